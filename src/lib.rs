@@ -1,0 +1,28 @@
+//! herdsim: a discrete-event simulator of retry storms.
+//!
+//! N clients fail together and retry against a shared resource; a backoff
+//! policy decides when. [`engine::simulate`] runs one replicate as a pure
+//! function of a [`spec::RunSpec`] and a seed; [`replicates`] fans seeds across
+//! cores; [`report`] formats results; [`cli`] is the command line.
+//!
+//! The simulation core (`engine`, `policy`, `resource`, `metrics`, `draws`,
+//! `seeding`, `stats`, `time`) does no I/O and knows nothing of the command
+//! line.
+
+pub mod cli;
+pub mod draws;
+pub mod engine;
+pub mod metrics;
+pub mod policy;
+pub mod replicates;
+pub mod report;
+pub mod resource;
+pub mod seeding;
+pub mod spec;
+pub mod stats;
+pub mod time;
+
+pub use engine::simulate;
+pub use metrics::RunMetrics;
+pub use policy::{PolicyKind, PolicySpec};
+pub use spec::RunSpec;

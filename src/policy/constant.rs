@@ -1,0 +1,47 @@
+//! `constant`: the same delay every retry.
+
+use super::Backoff;
+use crate::draws::Draws;
+use crate::time::Micros;
+
+/// `d = min(cap, base)`. The cap applies here too, so that every policy keeps
+/// its delays in `[0, cap]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Constant {
+    /// The delay, µs.
+    pub base: Micros,
+    /// Largest delay, µs.
+    pub cap: Micros,
+}
+
+impl Backoff for Constant {
+    type Walk = ();
+
+    fn start(&self) {}
+
+    #[inline]
+    fn delay<D: Draws + ?Sized>(&self, _: u32, _: &mut (), _: &mut D) -> Micros {
+        self.base.min(self.cap)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::draws::ScriptedDraws;
+
+    #[test]
+    fn the_delay_never_changes_and_respects_the_cap() {
+        let mut none = ScriptedDraws::new(&[]);
+        let p = Constant {
+            base: 250,
+            cap: 20_000,
+        };
+        assert!((1..100).all(|k| p.delay(k, &mut (), &mut none) == 250));
+        let low_cap = Constant {
+            base: 250,
+            cap: 100,
+        };
+        assert_eq!(low_cap.delay(1, &mut (), &mut none), 100);
+    }
+}

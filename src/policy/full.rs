@@ -1,0 +1,97 @@
+//! `full`: full jitter.
+
+use super::{Backoff, exponential_ceiling};
+use crate::draws::Draws;
+use crate::time::Micros;
+
+/// `d = U[0, c_k]`: clamp the window first, then pick a point inside it (seed
+/// 004's order of operations), so `0 ≤ d ≤ c_k ≤ cap` on every retry. A zero
+/// delay is allowed: full jitter may retry at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FullJitter {
+    /// First retry's ceiling, µs.
+    pub base: Micros,
+    /// Largest ceiling, µs.
+    pub cap: Micros,
+}
+
+impl Backoff for FullJitter {
+    type Walk = ();
+
+    fn start(&self) {}
+
+    #[inline]
+    fn delay<D: Draws + ?Sized>(&self, retry: u32, _: &mut (), draws: &mut D) -> Micros {
+        draws.uniform(0, exponential_ceiling(self.base, self.cap, retry))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::draws::ScriptedDraws;
+
+    /// Seed 004's delays for `draws` under `base`, `cap` (in ms, as the seed
+    /// states them), returned in µs.
+    fn seed_004(base_ms: f64, cap_ms: f64, draws: &[f64]) -> Vec<Micros> {
+        let p = FullJitter {
+            base: (base_ms * 1e3) as Micros,
+            cap: (cap_ms * 1e3) as Micros,
+        };
+        let mut d = ScriptedDraws::new(draws);
+        (1..=draws.len() as u32)
+            .map(|k| p.delay(k, &mut (), &mut d))
+            .collect()
+    }
+
+    #[test]
+    fn seed_004_worked_trace() {
+        // backoff_jitter(1.0, 10.0, 5, [1.0, 0.5, 1.0, 0.5, 0.0]) -> [1, 1, 4, 4, 0]
+        assert_eq!(
+            seed_004(1.0, 10.0, &[1.0, 0.5, 1.0, 0.5, 0.0]),
+            [1_000, 1_000, 4_000, 4_000, 0]
+        );
+    }
+
+    #[test]
+    fn seed_004_cap_below_base() {
+        // base 10, cap 3, rand [1.0, 0.5, 0.25] -> [3.0, 1.5, 0.75]
+        assert_eq!(seed_004(10.0, 3.0, &[1.0, 0.5, 0.25]), [3_000, 1_500, 750]);
+    }
+
+    #[test]
+    fn seed_004_zero_draw_is_an_immediate_retry() {
+        assert_eq!(seed_004(1.0, 10.0, &[0.0]), [0]);
+    }
+
+    #[test]
+    fn seed_004_float_noise_is_exact_in_integer_time() {
+        // base 0.1, cap 5.0, rand [0.7, 0.7, 0.7]: raw float products such as
+        // 0.06999999999999999 must come out as 0.07, 0.14, 0.28.
+        assert_eq!(seed_004(0.1, 5.0, &[0.7, 0.7, 0.7]), [70, 140, 280]);
+    }
+
+    #[test]
+    fn seed_004_huge_retry_numbers_are_the_cap() {
+        let p = FullJitter {
+            base: 1_000,
+            cap: 10_000,
+        };
+        for k in [10_000, 100_000] {
+            let mut d = ScriptedDraws::new(&[1.0]);
+            assert_eq!(p.delay(k, &mut (), &mut d), 10_000);
+        }
+    }
+
+    #[test]
+    fn the_brute_force_clamp_after_jitter_bug_is_absent() {
+        // Seed 004: min(cap, rand·base·2^i) puts ~84% of draws at retry 7 exactly
+        // on the cap. Clamping first puts a draw of 0.5 at half the cap.
+        let p = FullJitter {
+            base: 1_000,
+            cap: 10_000,
+        };
+        let mut d = ScriptedDraws::new(&[0.5]);
+        assert_eq!(p.delay(7, &mut (), &mut d), 5_000);
+    }
+}

@@ -1,0 +1,53 @@
+//! `none`: plain capped exponential backoff, no jitter.
+
+use super::{Backoff, exponential_ceiling};
+use crate::draws::Draws;
+use crate::time::Micros;
+
+/// `d = c_k = min(cap, base·2^(k−1))`. Draws nothing: every client that failed
+/// at the same instant retries at the same instant, so on the slot resource each
+/// wave is served one client and the rest re-synchronise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NoJitter {
+    /// First retry's delay, µs.
+    pub base: Micros,
+    /// Largest delay, µs.
+    pub cap: Micros,
+}
+
+impl Backoff for NoJitter {
+    type Walk = ();
+
+    fn start(&self) {}
+
+    #[inline]
+    fn delay<D: Draws + ?Sized>(&self, retry: u32, _: &mut (), _: &mut D) -> Micros {
+        exponential_ceiling(self.base, self.cap, retry)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::draws::ScriptedDraws;
+
+    #[test]
+    fn doubles_to_the_cap_and_reaches_it_at_retry_8() {
+        // Seed 000: from 100 ms to a 10 s cap, plain exponential reaches the cap
+        // at attempt 8, every time.
+        let p = NoJitter {
+            base: 100_000,
+            cap: 10_000_000,
+        };
+        let mut none = ScriptedDraws::new(&[]);
+        let delays: Vec<_> = (1..=9).map(|k| p.delay(k, &mut (), &mut none)).collect();
+        assert_eq!(
+            delays,
+            [
+                100_000, 200_000, 400_000, 800_000, 1_600_000, 3_200_000, 6_400_000, 10_000_000,
+                10_000_000
+            ]
+        );
+        assert_eq!(delays.iter().position(|&d| d == p.cap), Some(7), "retry 8");
+    }
+}

@@ -1,0 +1,258 @@
+//! The typed description of one simulated workload, and the accepted range of
+//! every parameter.
+//!
+//! Each parameter has one checker here, used both by the command line (so an
+//! error names the flag) and by [`RunSpec::validate`] (for specs built in code
+//! or read from files), so the accepted ranges are stated once.
+
+use serde::Serialize;
+
+use crate::policy::PolicySpec;
+use crate::resource::SlotResource;
+use crate::time::{Micros, format_duration};
+
+/// Most clients in one run: a million-client run takes ~40 MB; this bound keeps
+/// a typo from asking for terabytes.
+pub const MAX_CLIENTS: u64 = 100_000_000;
+/// Most replicate seeds in one command.
+pub const MAX_SEEDS: u64 = 1_000_000;
+/// Capacity bounds, requests per ms: from one per second to one per µs (the
+/// clock's resolution).
+pub const CAPACITY_RANGE: (f64, f64) = (0.001, 1_000.0);
+
+/// One simulated workload: everything but the seed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunSpec {
+    /// Clients, each wanting one successful call; all first calls at t = 0.
+    pub clients: u32,
+    /// The slot resource's capacity, requests per ms.
+    pub capacity_per_ms: f64,
+    /// The backoff policy and its parameters.
+    pub policy: PolicySpec,
+    /// The window of the peak-retries metric, µs; `None` is one service time.
+    pub window_us: Option<Micros>,
+}
+
+/// A parameter outside its accepted range. `key` is the parameter's name as
+/// the command line spells it (without `--`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid value '{value}' for {key}: {reason}")]
+pub struct SpecError {
+    /// The parameter.
+    pub key: &'static str,
+    /// The value given, as text.
+    pub value: String,
+    /// What is accepted.
+    pub reason: String,
+}
+
+impl RunSpec {
+    /// The slot's service time, ns.
+    pub fn service_ns(&self) -> u64 {
+        SlotResource::service_ns_for(self.capacity_per_ms)
+    }
+
+    /// The peak-retries window actually used, µs: the given one, or one service
+    /// time rounded to the nearest µs.
+    pub fn window(&self) -> Micros {
+        self.window_us
+            .unwrap_or_else(|| ((self.service_ns() + 500) / 1_000).max(1))
+    }
+
+    /// Checks every parameter against its accepted range.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        let fail = |key, value: String, reason: String| Err(SpecError { key, value, reason });
+        if let Err(reason) = check_count(u64::from(self.clients), 1, MAX_CLIENTS) {
+            return fail("clients", self.clients.to_string(), reason);
+        }
+        if let Err(reason) = check_capacity(self.capacity_per_ms) {
+            return fail("capacity", self.capacity_per_ms.to_string(), reason);
+        }
+        let p = &self.policy;
+        for (key, us) in [("base", p.base_us), ("cap", p.cap_us)] {
+            if let Err(reason) = check_positive_duration(us) {
+                return fail(key, format_duration(us), reason);
+            }
+        }
+        if let Err(reason) = check_jitter_factor(p.jitter_factor) {
+            return fail("jitter-factor", p.jitter_factor.to_string(), reason);
+        }
+        if let Some(w) = self.window_us
+            && let Err(reason) = check_positive_duration(w)
+        {
+            return fail("window", format_duration(w), reason);
+        }
+        Ok(())
+    }
+}
+
+/// A whole number in `min..=max`.
+pub fn check_count(n: u64, min: u64, max: u64) -> Result<u64, String> {
+    if (min..=max).contains(&n) {
+        Ok(n)
+    } else {
+        Err(count_range(min, max))
+    }
+}
+
+/// Parses a whole number in `min..=max` (negative numbers and junk get the
+/// same message: what is accepted).
+pub fn parse_count(text: &str, min: u64, max: u64) -> Result<u64, String> {
+    let n: u64 = text
+        .trim()
+        .replace('_', "")
+        .parse()
+        .map_err(|_| count_range(min, max))?;
+    check_count(n, min, max)
+}
+
+fn count_range(min: u64, max: u64) -> String {
+    format!(
+        "expected a whole number from {} to {}",
+        group_thousands(min),
+        group_thousands(max)
+    )
+}
+
+/// A capacity in requests per ms.
+pub fn check_capacity(c: f64) -> Result<f64, String> {
+    let (lo, hi) = CAPACITY_RANGE;
+    if c.is_finite() && (lo..=hi).contains(&c) {
+        Ok(c)
+    } else {
+        Err(format!(
+            "expected requests per ms, a number from {lo} to {hi} (fractions allowed)"
+        ))
+    }
+}
+
+/// Parses a capacity in requests per ms.
+pub fn parse_capacity(text: &str) -> Result<f64, String> {
+    check_capacity(text.trim().parse().unwrap_or(f64::NAN))
+}
+
+/// A jitter factor in `[0, 1]`.
+pub fn check_jitter_factor(f: f64) -> Result<f64, String> {
+    if (0.0..=1.0).contains(&f) {
+        Ok(f)
+    } else {
+        Err("expected a number from 0 to 1 (0 is off)".to_string())
+    }
+}
+
+/// Parses a jitter factor in `[0, 1]`.
+pub fn parse_jitter_factor(text: &str) -> Result<f64, String> {
+    check_jitter_factor(text.trim().parse().unwrap_or(f64::NAN))
+}
+
+/// A duration of at least 1 µs.
+pub fn check_positive_duration(us: Micros) -> Result<Micros, String> {
+    if us >= 1 {
+        Ok(us)
+    } else {
+        Err("expected a duration of at least 1us, such as 100ms or 20s".to_string())
+    }
+}
+
+/// Parses a duration of at least 1 µs.
+pub fn parse_positive_duration(text: &str) -> Result<Micros, String> {
+    check_positive_duration(crate::time::parse_duration(text)?)
+}
+
+/// `1234567` as `1,234,567`.
+pub fn group_thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::{PolicyKind, PolicySpec};
+
+    fn spec() -> RunSpec {
+        RunSpec {
+            clients: 1_000,
+            capacity_per_ms: 1.0,
+            policy: PolicySpec {
+                kind: PolicyKind::Full,
+                base_us: 100_000,
+                cap_us: 20_000_000,
+                step_us: 0,
+                jitter_factor: 0.0,
+            },
+            window_us: None,
+        }
+    }
+
+    #[test]
+    fn the_default_workload_is_valid_and_its_window_is_one_slot() {
+        assert_eq!(spec().validate(), Ok(()));
+        assert_eq!(spec().window(), 1_000);
+        let fast = RunSpec {
+            capacity_per_ms: 3.0,
+            ..spec()
+        };
+        assert_eq!(fast.window(), 333);
+    }
+
+    #[test]
+    fn each_bad_parameter_is_named() {
+        let mut s = spec();
+        s.clients = 0;
+        assert_eq!(s.validate().unwrap_err().key, "clients");
+        let mut s = spec();
+        s.capacity_per_ms = 0.0;
+        assert_eq!(s.validate().unwrap_err().key, "capacity");
+        s.capacity_per_ms = f64::NAN;
+        assert_eq!(s.validate().unwrap_err().key, "capacity");
+        let mut s = spec();
+        s.policy.base_us = 0;
+        assert_eq!(s.validate().unwrap_err().key, "base");
+        let mut s = spec();
+        s.policy.jitter_factor = 1.5;
+        let err = s.validate().unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid value '1.5' for jitter-factor: expected a number from 0 to 1 (0 is off)"
+        );
+        let mut s = spec();
+        s.window_us = Some(0);
+        assert_eq!(s.validate().unwrap_err().key, "window");
+    }
+
+    #[test]
+    fn a_cap_below_the_base_is_valid() {
+        let mut s = spec();
+        s.policy.cap_us = 1_000;
+        assert_eq!(s.validate(), Ok(()));
+    }
+
+    #[test]
+    fn counts_parse_with_their_range_in_the_error() {
+        assert_eq!(parse_count("1_000", 1, 10_000), Ok(1_000));
+        assert_eq!(
+            parse_count("-5", 1, 100_000_000).unwrap_err(),
+            "expected a whole number from 1 to 100,000,000"
+        );
+        assert!(parse_count("0", 1, 5).is_err());
+        assert!(parse_count("6", 1, 5).is_err());
+        assert!(parse_count("three", 1, 5).is_err());
+    }
+
+    #[test]
+    fn thousands_are_grouped() {
+        assert_eq!(group_thousands(0), "0");
+        assert_eq!(group_thousands(999), "999");
+        assert_eq!(group_thousands(1_000), "1,000");
+        assert_eq!(group_thousands(500_500), "500,500");
+        assert_eq!(group_thousands(100_000_000), "100,000,000");
+    }
+}

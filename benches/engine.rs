@@ -1,1 +1,88 @@
-fn main() {}
+//! `cargo bench`: events (calls) per second of the event loop, single-threaded,
+//! at 1,000 and 100,000 clients, then the plain Python heapq reference
+//! (`benches/reference/heapq_slot.py`) on the same machine in the same run.
+//!
+//! criterion reports throughput in elements per second; an element is one
+//! event (one call).
+
+use std::hint::black_box;
+use std::process::Command;
+use std::time::Duration;
+
+use criterion::{BenchmarkId, Criterion, Throughput};
+use herdsim::{PolicyKind, PolicySpec, RunSpec, simulate};
+
+fn workload(kind: PolicyKind, clients: u32) -> RunSpec {
+    RunSpec {
+        clients,
+        capacity_per_ms: 1.0,
+        policy: PolicySpec {
+            kind,
+            base_us: 100_000,
+            cap_us: 20_000_000,
+            step_us: 100_000,
+            jitter_factor: 0.0,
+        },
+        window_us: None,
+    }
+}
+
+fn bench_engine(c: &mut Criterion) {
+    let cases = [
+        (PolicyKind::Decorrelated, 1_000),
+        (PolicyKind::Full, 1_000),
+        (PolicyKind::Equal, 1_000),
+        (PolicyKind::None, 1_000),
+        (PolicyKind::Decorrelated, 100_000),
+    ];
+    let mut group = c.benchmark_group("slot");
+    for (kind, clients) in cases {
+        let spec = workload(kind, clients);
+        // The same seed every iteration, so every iteration does the same work.
+        let events = simulate(&spec, 1).calls;
+        group.throughput(Throughput::Elements(events));
+        if clients > 10_000 {
+            group.sample_size(10).measurement_time(Duration::from_secs(8));
+        } else {
+            group.sample_size(30).measurement_time(Duration::from_secs(3));
+        }
+        group.bench_with_input(BenchmarkId::new(kind.name(), clients), &spec, |b, spec| {
+            b.iter(|| simulate(black_box(spec), black_box(1)))
+        });
+    }
+    group.finish();
+}
+
+/// Runs the Python heapq reference, if python3 is here, and prints its rate.
+fn python_reference() {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/reference/heapq_slot.py");
+    for (clients, runs) in [("1000", "20"), ("100000", "1")] {
+        match Command::new("python3").args([script, clients, runs]).output() {
+            Ok(out) if out.status.success() => {
+                let line = String::from_utf8_lossy(&out.stdout);
+                let rate = line
+                    .split("\"events_per_second\": ")
+                    .nth(1)
+                    .and_then(|s| s.trim().trim_end_matches('}').parse::<f64>().ok());
+                match rate {
+                    Some(rate) => println!(
+                        "reference/python-heapq/decorrelated/{clients}: {:.3} Melem/s",
+                        rate / 1e6
+                    ),
+                    None => println!("reference/python-heapq: unexpected output {line}"),
+                }
+            }
+            _ => println!("reference/python-heapq: python3 not available, skipped"),
+        }
+    }
+}
+
+fn main() {
+    let mut criterion = Criterion::default().configure_from_args();
+    bench_engine(&mut criterion);
+    criterion.final_summary();
+    // `cargo bench -- --list` and filtered runs skip the slow reference.
+    if std::env::args().skip(1).all(|a| a == "--bench") {
+        python_reference();
+    }
+}

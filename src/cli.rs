@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use crate::metrics::METRICS;
 use crate::policy::{PolicyKind, PolicySpec};
 use crate::replicates::{run_replicates, summarize};
 use crate::report::{RunReport, policies_table, run_json, run_table};
@@ -39,6 +40,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Simulate one workload over replicate seeds and summarise every metric
+    #[command(after_long_help = metrics_help())]
     Run(RunArgs),
     /// List the backoff policies with their formulas and parameters
     Policies,
@@ -51,7 +53,7 @@ struct RunArgs {
     clients: u32,
 
     /// Backoff policy (see `herdsim policies`)
-    #[arg(long, value_name = "POLICY", default_value = "full", value_parser = parse_policy)]
+    #[arg(long, value_name = "POLICY", default_value = "full", value_parser = policy_parser())]
     policy: PolicyKind,
 
     /// First retry's delay (decorrelated: the walk's floor); a duration such as 100ms
@@ -95,6 +97,17 @@ struct RunArgs {
     quiet: bool,
 }
 
+/// The metrics `run` reports, for `herdsim run --help`.
+fn metrics_help() -> String {
+    let width = METRICS.iter().map(|m| m.name.len()).max().unwrap_or(0);
+    let mut text = String::from("Metrics (times in ms, from each client's first call):\n");
+    for metric in METRICS {
+        text += &format!("  {:<width$}  {}\n", metric.name, metric.description);
+    }
+    text += "\nDurations take a unit: 250us, 100ms, 1.5s, 2m, 1h; a bare number is ms.";
+    text
+}
+
 fn parse_clients(text: &str) -> Result<u32, String> {
     spec::parse_count(text, 1, MAX_CLIENTS).map(|n| n as u32)
 }
@@ -107,8 +120,10 @@ fn parse_seed(text: &str) -> Result<u64, String> {
     spec::parse_count(text, 0, u64::MAX)
 }
 
-fn parse_policy(text: &str) -> Result<PolicyKind, String> {
-    text.parse()
+fn policy_parser() -> impl clap::builder::TypedValueParser<Value = PolicyKind> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(PolicyKind::names())
+        .map(|name| name.parse::<PolicyKind>().expect("a listed policy name"))
 }
 
 /// Runs the command line `args` and returns the process's exit code.

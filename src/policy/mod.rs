@@ -19,7 +19,7 @@ mod linear;
 mod none;
 
 pub use constant::Constant;
-pub use decorrelated::DecorrelatedJitter;
+pub use decorrelated::{CapWalk, DecorrelatedJitter};
 pub use equal::EqualJitter;
 pub use full::FullJitter;
 pub use jitter_factor::ProportionalJitter;

@@ -4,6 +4,7 @@ use std::fmt::Write;
 
 use super::{RunReport, WorkloadSummary, format_number};
 use crate::policy::PolicyKind;
+use crate::spec::group_thousands;
 
 /// `herdsim run`'s human output: the workload stated above a table with one
 /// metric a row, mean ± 95% CI and min..max.
@@ -15,7 +16,8 @@ pub fn run_table(report: &RunReport<'_>) -> String {
     let n = report.replicates();
     let _ = writeln!(
         out,
-        "{n} replicate{} from master seed {}; peak retries counted in {}ms windows",
+        "{} replicate{} from master seed {}; peak retries counted in {}ms windows",
+        group_thousands(n as u64),
         if n == 1 { "" } else { "s" },
         report.master_seed,
         format_number(report.spec.window() as f64 / 1e3, 3)
@@ -24,60 +26,61 @@ pub fn run_table(report: &RunReport<'_>) -> String {
     );
     out.push('\n');
 
-    let rows: Vec<[String; 4]> = report
+    let rows: Vec<Vec<String>> = report
         .summaries
         .iter()
         .map(|(metric, s)| {
             let d = metric.decimals;
-            let mean_decimals = if n > 1 { d.max(1) } else { d };
-            [
-                metric.name.to_string(),
-                format_number(s.mean, mean_decimals),
-                s.ci95.map_or_else(
-                    || "-".to_string(),
-                    |ci| format!("± {}", format_number(ci, mean_decimals)),
-                ),
-                format!("{} .. {}", format_number(s.min, d), format_number(s.max, d)),
-            ]
+            match s.ci95 {
+                // One replicate: its values, exactly.
+                None => vec![metric.name.to_string(), format_number(s.mean, d)],
+                Some(ci) => {
+                    let mean_decimals = d.max(1);
+                    vec![
+                        metric.name.to_string(),
+                        format_number(s.mean, mean_decimals),
+                        format!("± {}", format_number(ci, mean_decimals)),
+                        format_number(s.min, d),
+                        format_number(s.max, d),
+                    ]
+                }
+            }
         })
         .collect();
-    let header = [
-        "metric",
-        if n > 1 { "mean" } else { "value" },
-        "95% CI",
-        "min .. max",
-    ];
-    let width = |i: usize| {
-        rows.iter()
-            .map(|r| r[i].chars().count())
-            .chain([header[i].len()])
-            .max()
-            .unwrap_or(0)
+    let header: &[&str] = if n > 1 {
+        &["metric", "mean", "95% CI", "min", "max"]
+    } else {
+        &["metric", "value"]
     };
-    let widths = [width(0), width(1), width(2), width(3)];
-    let _ = writeln!(
-        out,
-        "{:<w0$}  {:>w1$}  {:<w2$}  {}",
-        header[0],
-        header[1],
-        header[2],
-        header[3],
-        w0 = widths[0],
-        w1 = widths[1],
-        w2 = widths[2]
-    );
-    for r in &rows {
-        let _ = writeln!(
-            out,
-            "{:<w0$}  {:>w1$}  {:<w2$}  {}",
-            r[0],
-            r[1],
-            r[2],
-            r[3],
-            w0 = widths[0],
-            w1 = widths[1],
-            w2 = widths[2]
-        );
+    out += &aligned(header, &rows);
+    out
+}
+
+/// Rows under a header: the first column left-aligned, the rest right-aligned,
+/// two spaces apart.
+fn aligned(header: &[&str], rows: &[Vec<String>]) -> String {
+    let widths: Vec<usize> = (0..header.len())
+        .map(|i| {
+            rows.iter()
+                .map(|r| r[i].chars().count())
+                .chain([header[i].chars().count()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    let header: Vec<String> = header.iter().map(|h| h.to_string()).collect();
+    for row in std::iter::once(&header).chain(rows) {
+        let mut line = String::new();
+        for (i, (cell, width)) in row.iter().zip(&widths).enumerate() {
+            if i == 0 {
+                let _ = write!(line, "{cell:<width$}");
+            } else {
+                let _ = write!(line, "  {cell:>width$}");
+            }
+        }
+        out += line.trim_end();
+        out.push('\n');
     }
     out
 }

@@ -42,9 +42,13 @@ fn bench_engine(c: &mut Criterion) {
         let events = simulate(&spec, 1).calls;
         group.throughput(Throughput::Elements(events));
         if clients > 10_000 {
-            group.sample_size(10).measurement_time(Duration::from_secs(8));
+            group
+                .sample_size(10)
+                .measurement_time(Duration::from_secs(8));
         } else {
-            group.sample_size(30).measurement_time(Duration::from_secs(3));
+            group
+                .sample_size(30)
+                .measurement_time(Duration::from_secs(3));
         }
         group.bench_with_input(BenchmarkId::new(kind.name(), clients), &spec, |b, spec| {
             b.iter(|| simulate(black_box(spec), black_box(1)))
@@ -55,9 +59,15 @@ fn bench_engine(c: &mut Criterion) {
 
 /// Runs the Python heapq reference, if python3 is here, and prints its rate.
 fn python_reference() {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/reference/heapq_slot.py");
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/benches/reference/heapq_slot.py"
+    );
     for (clients, runs) in [("1000", "20"), ("100000", "1")] {
-        match Command::new("python3").args([script, clients, runs]).output() {
+        match Command::new("python3")
+            .args([script, clients, runs])
+            .output()
+        {
             Ok(out) if out.status.success() => {
                 let line = String::from_utf8_lossy(&out.stdout);
                 let rate = line

@@ -13,7 +13,11 @@ fn stdout_of(args: &[&str], threads: &str) -> String {
         .env("RAYON_NUM_THREADS", threads)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -25,12 +29,29 @@ fn json_of(args: &[&str]) -> Value {
 
 #[test]
 fn the_main_job_prints_a_table_with_the_workload_above_it() {
-    let out = stdout_of(&["run", "--clients", "1000", "--policy", "decorrelated"], "2");
-    assert!(out.starts_with("1,000 clients, all first calls at t = 0"), "{out}");
-    assert!(out.contains("policy decorrelated (base 100ms, cap 20s)"), "{out}");
+    let out = stdout_of(
+        &["run", "--clients", "1000", "--policy", "decorrelated"],
+        "2",
+    );
+    assert!(
+        out.starts_with("1,000 clients, all first calls at t = 0"),
+        "{out}"
+    );
+    assert!(
+        out.contains("policy decorrelated (base 100ms, cap 20s)"),
+        "{out}"
+    );
     assert!(out.contains("1 replicate from master seed 42"), "{out}");
-    for metric in ["calls", "last_success_ms", "peak_retries_pct", "completion_p99_ms"] {
-        assert!(out.lines().any(|l| l.starts_with(metric)), "{metric} missing:\n{out}");
+    for metric in [
+        "calls",
+        "last_success_ms",
+        "peak_retries_pct",
+        "completion_p99_ms",
+    ] {
+        assert!(
+            out.lines().any(|l| l.starts_with(metric)),
+            "{metric} missing:\n{out}"
+        );
     }
 }
 
@@ -43,12 +64,25 @@ fn no_jitter_makes_500_500_calls_through_the_cli() {
     assert_eq!(v["workload"]["clients"], 1000);
     assert_eq!(v["workload"]["cap_ms"], 20_000.0);
     let table = stdout_of(&["run", "--policy", "none"], "1");
-    assert!(table.lines().any(|l| l.starts_with("calls") && l.contains("500,500")), "{table}");
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("calls") && l.contains("500,500")),
+        "{table}"
+    );
 }
 
 #[test]
 fn json_has_every_metric_with_its_summary() {
-    let v = json_of(&["run", "--policy", "full", "--clients", "200", "--seeds", "5"]);
+    let v = json_of(&[
+        "run",
+        "--policy",
+        "full",
+        "--clients",
+        "200",
+        "--seeds",
+        "5",
+    ]);
     let metrics = v["metrics"].as_object().unwrap();
     assert_eq!(metrics.len(), herdsim::metrics::METRICS.len());
     for (name, s) in metrics {
@@ -58,13 +92,24 @@ fn json_has_every_metric_with_its_summary() {
         assert!(s["min"].as_f64() <= s["mean"].as_f64() && s["mean"].as_f64() <= s["max"].as_f64());
     }
     let single = json_of(&["run", "--clients", "50"]);
-    assert!(single["metrics"]["calls"]["ci95"].is_null(), "one replicate has no CI");
+    assert!(
+        single["metrics"]["calls"]["ci95"].is_null(),
+        "one replicate has no CI"
+    );
 }
 
 #[test]
 fn the_same_seed_gives_byte_identical_output_at_any_thread_count() {
     for extra in [&[][..], &["--json"][..]] {
-        let mut args = vec!["run", "--policy", "decorrelated", "--seeds", "16", "--clients", "300"];
+        let mut args = vec![
+            "run",
+            "--policy",
+            "decorrelated",
+            "--seeds",
+            "16",
+            "--clients",
+            "300",
+        ];
         args.extend_from_slice(extra);
         let one = stdout_of(&args, "1");
         let two = stdout_of(&args, "2");
@@ -83,7 +128,17 @@ fn another_seed_gives_other_results() {
 
 #[test]
 fn a_cap_below_the_base_is_valid() {
-    let v = json_of(&["run", "--policy", "full", "--base", "100ms", "--cap", "20ms", "--clients", "100"]);
+    let v = json_of(&[
+        "run",
+        "--policy",
+        "full",
+        "--base",
+        "100ms",
+        "--cap",
+        "20ms",
+        "--clients",
+        "100",
+    ]);
     assert_eq!(v["metrics"]["successes"]["mean"], 100.0);
 }
 
@@ -102,22 +157,48 @@ fn bad_input_gets_one_line_naming_the_flag_and_exit_code_2() {
         (&["--base", "NaN"], "--base", "a duration such as"),
         (&["--cap", "10 parsecs"], "--cap", "unknown unit 'parsecs'"),
         (&["--window", "0"], "--window", "at least 1us"),
-        (&["--jitter-factor", "1.5"], "--jitter-factor", "from 0 to 1"),
-        (&["--jitter-factor", "-0.1"], "--jitter-factor", "from 0 to 1"),
-        (&["--policy", "jittery"], "--policy", "none, equal, full, decorrelated, constant, linear"),
+        (
+            &["--jitter-factor", "1.5"],
+            "--jitter-factor",
+            "from 0 to 1",
+        ),
+        (
+            &["--jitter-factor", "-0.1"],
+            "--jitter-factor",
+            "from 0 to 1",
+        ),
+        (
+            &["--policy", "jittery"],
+            "--policy",
+            "none, equal, full, decorrelated, constant, linear",
+        ),
         (&["--seeds", "0"], "--seeds", "1 to 1,000,000"),
         (&["--seed", "-1"], "--seed", "whole number"),
         (&["--frobnicate"], "--frobnicate", "unexpected argument"),
     ];
     for (args, flag, accepted) in cases {
-        let out = cargo_bin_cmd!("herdsim").arg("run").args(*args).output().unwrap();
+        let out = cargo_bin_cmd!("herdsim")
+            .arg("run")
+            .args(*args)
+            .output()
+            .unwrap();
         let stderr = String::from_utf8(out.stderr).unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(out.stdout.is_empty(), "{args:?} printed results");
-        assert_eq!(stderr.lines().count(), 1, "{args:?} is not one line:\n{stderr}");
+        assert_eq!(
+            stderr.lines().count(),
+            1,
+            "{args:?} is not one line:\n{stderr}"
+        );
         assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
-        assert!(stderr.contains(flag), "{args:?} does not name {flag}: {stderr}");
-        assert!(stderr.contains(accepted), "{args:?} does not say '{accepted}': {stderr}");
+        assert!(
+            stderr.contains(flag),
+            "{args:?} does not name {flag}: {stderr}"
+        );
+        assert!(
+            stderr.contains(accepted),
+            "{args:?} does not say '{accepted}': {stderr}"
+        );
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
 }
@@ -126,19 +207,30 @@ fn bad_input_gets_one_line_naming_the_flag_and_exit_code_2() {
 fn policies_lists_every_policy_with_its_formula() {
     let out = stdout_of(&["policies"], "1");
     for kind in herdsim::PolicyKind::ALL {
-        assert!(out.lines().any(|l| l.starts_with(kind.name())), "{kind} missing");
+        assert!(
+            out.lines().any(|l| l.starts_with(kind.name())),
+            "{kind} missing"
+        );
         assert!(out.contains(kind.formula()), "{kind} formula missing");
     }
 }
 
 #[test]
 fn help_and_version_succeed() {
-    herdsim(&["--help"]).success().stdout(predicates::str::contains("run"));
-    herdsim(&["run", "--help"]).success().stdout(predicates::str::contains("--jitter-factor"));
-    herdsim(&["--version"]).success().stdout(predicates::str::contains(env!("CARGO_PKG_VERSION")));
+    herdsim(&["--help"])
+        .success()
+        .stdout(predicates::str::contains("run"));
+    herdsim(&["run", "--help"])
+        .success()
+        .stdout(predicates::str::contains("--jitter-factor"));
+    herdsim(&["--version"])
+        .success()
+        .stdout(predicates::str::contains(env!("CARGO_PKG_VERSION")));
 }
 
 #[test]
 fn no_subcommand_shows_help_and_fails() {
-    herdsim(&[]).code(2).stderr(predicates::str::contains("Usage"));
+    herdsim(&[])
+        .code(2)
+        .stderr(predicates::str::contains("Usage"));
 }

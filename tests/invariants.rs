@@ -44,20 +44,31 @@ fn spec_strategy() -> impl Strategy<Value = RunSpec> {
         prop_oneof![Just(0.0), 0.0f64..=1.0],
         prop::option::of(1u64..50_000),
     )
-        .prop_map(|(clients, kind, base_us, cap_us, step_us, capacity_per_ms, jitter_factor, window_us)| {
-            RunSpec {
+        .prop_map(
+            |(
                 clients,
+                kind,
+                base_us,
+                cap_us,
+                step_us,
                 capacity_per_ms,
-                policy: PolicySpec {
-                    kind,
-                    base_us,
-                    cap_us,
-                    step_us,
-                    jitter_factor,
-                },
+                jitter_factor,
                 window_us,
-            }
-        })
+            )| {
+                RunSpec {
+                    clients,
+                    capacity_per_ms,
+                    policy: PolicySpec {
+                        kind,
+                        base_us,
+                        cap_us,
+                        step_us,
+                        jitter_factor,
+                    },
+                    window_us,
+                }
+            },
+        )
 }
 
 proptest! {

@@ -23,7 +23,13 @@ fn default_workload(kind: PolicyKind) -> RunSpec {
 
 /// Our replicates of `kind`: mean and standard error of `metric`.
 fn measure(kind: PolicyKind, metric: &str, seeds: u32) -> (f64, f64) {
-    let runs = run_replicates(&default_workload(kind), DEFAULT_MASTER_SEED, 0, seeds, || {});
+    let runs = run_replicates(
+        &default_workload(kind),
+        DEFAULT_MASTER_SEED,
+        0,
+        seeds,
+        || {},
+    );
     let (_, summary) = summarize(&runs)
         .into_iter()
         .find(|(m, _)| m.name == metric)
@@ -50,7 +56,10 @@ fn assert_agrees(kind: PolicyKind, metric: &str, ref_mean: f64, ref_sd: f64) {
 fn no_jitter_makes_exactly_500_500_calls() {
     // Each synchronised wave serves one client: 1000 + 999 + ... + 1 calls.
     let runs = run_replicates(&default_workload(PolicyKind::None), 7, 0, 20, || {});
-    assert!(runs.iter().all(|r| r.calls == 500_500 && r.successes == 1_000));
+    assert!(
+        runs.iter()
+            .all(|r| r.calls == 500_500 && r.successes == 1_000)
+    );
 }
 
 #[test]
@@ -70,4 +79,3 @@ fn decorrelated_jitter_matches_the_reference() {
     assert_agrees(PolicyKind::Decorrelated, "calls", 3_740.0, 24.0);
     assert_agrees(PolicyKind::Decorrelated, "peak_retries", 13.0, 1.0);
 }
-

@@ -17,14 +17,22 @@ fn decorrelated_walk_reaches_a_10s_cap_in_a_median_of_14_draws_with_step_ratio_1
     // at 1.53". Over 100,000 walks the step ratio's standard error is below
     // 0.001 (three seeds of this test agree to ±0.0005), so the issue's ±0.02
     // is a margin of more than 20 standard errors against model error, not noise.
-    let policy = DecorrelatedJitter { base: 100 * MS, cap: 10_000 * MS };
+    let policy = DecorrelatedJitter {
+        base: 100 * MS,
+        cap: 10_000 * MS,
+    };
     let mut rng = job_rng(2015);
     let walks: Vec<_> = (0..100_000).map(|_| policy.walk_to_cap(&mut rng)).collect();
     let mut draws: Vec<u32> = walks.iter().map(|w| w.draws).collect();
     draws.sort_unstable();
     assert_eq!(draws[draws.len() / 2], 14, "median draws to the cap");
     // The spread is the point: a walk may take 6 draws or 87 (seed 000).
-    assert!(draws[0] <= 6 && draws[draws.len() - 1] >= 87, "{} .. {}", draws[0], draws[draws.len() - 1]);
+    assert!(
+        draws[0] <= 6 && draws[draws.len() - 1] >= 87,
+        "{} .. {}",
+        draws[0],
+        draws[draws.len() - 1]
+    );
 
     let pooled = walks.into_iter().reduce(|a, b| a.pool(b)).unwrap();
     let ratio = pooled.step_ratio();
@@ -33,7 +41,10 @@ fn decorrelated_walk_reaches_a_10s_cap_in_a_median_of_14_draws_with_step_ratio_1
 
 #[test]
 fn plain_exponential_reaches_a_10s_cap_at_retry_8() {
-    let policy = NoJitter { base: 100 * MS, cap: 10_000 * MS };
+    let policy = NoJitter {
+        base: 100 * MS,
+        cap: 10_000 * MS,
+    };
     let mut rng = job_rng(1);
     let first_at_cap = (1..).find(|&k| policy.delay(k, &mut (), &mut rng) == policy.cap);
     assert_eq!(first_at_cap, Some(8));
@@ -60,7 +71,11 @@ fn sample<P: Backoff>(policy: &P, retry: u32, n: usize, seed: u64) -> (f64, Micr
 /// margin guards against a wrong formula, which moves the mean by far more.
 fn assert_uniform_mean(mean: f64, expected: f64, width: f64, n: usize) {
     let se = width / 12f64.sqrt() / (n as f64).sqrt();
-    assert!((mean - expected).abs() <= 4.0 * se, "mean {mean}, expected {expected} ± {}", 4.0 * se);
+    assert!(
+        (mean - expected).abs() <= 4.0 * se,
+        "mean {mean}, expected {expected} ± {}",
+        4.0 * se
+    );
 }
 
 const N: usize = 100_000;
@@ -68,7 +83,10 @@ const N: usize = 100_000;
 #[test]
 fn full_jitter_is_uniform_on_zero_to_the_ceiling() {
     // Seed 002: full_jitter(3) with a 800 ms ceiling: min ≈ 0, mean ≈ 400, max ≈ 800.
-    let policy = FullJitter { base: 100 * MS, cap: 20_000 * MS };
+    let policy = FullJitter {
+        base: 100 * MS,
+        cap: 20_000 * MS,
+    };
     let ceiling = exponential_ceiling(policy.base, policy.cap, 4);
     assert_eq!(ceiling, 800 * MS);
     let (mean, lo, hi) = sample(&policy, 4, N, 3);
@@ -78,18 +96,28 @@ fn full_jitter_is_uniform_on_zero_to_the_ceiling() {
 
 #[test]
 fn equal_jitter_is_uniform_on_the_upper_half() {
-    let policy = EqualJitter { base: 100 * MS, cap: 20_000 * MS };
+    let policy = EqualJitter {
+        base: 100 * MS,
+        cap: 20_000 * MS,
+    };
     for retry in [1, 5, 12] {
         let c = exponential_ceiling(policy.base, policy.cap, retry);
         let (mean, lo, hi) = sample(&policy, retry, N, u64::from(retry));
-        assert!(lo >= c / 2 && hi <= c, "retry {retry}: {lo}..{hi} outside [{}, {c}]", c / 2);
+        assert!(
+            lo >= c / 2 && hi <= c,
+            "retry {retry}: {lo}..{hi} outside [{}, {c}]",
+            c / 2
+        );
         assert_uniform_mean(mean, 0.75 * c as f64, c as f64 / 2.0, N);
     }
 }
 
 #[test]
 fn decorrelated_first_draw_is_uniform_on_base_to_three_base() {
-    let policy = DecorrelatedJitter { base: 100 * MS, cap: 20_000 * MS };
+    let policy = DecorrelatedJitter {
+        base: 100 * MS,
+        cap: 20_000 * MS,
+    };
     let (mean, lo, hi) = sample(&policy, 1, N, 5);
     assert!(lo >= 100 * MS && hi <= 300 * MS);
     assert_uniform_mean(mean, 200.0 * MS as f64, 200.0 * MS as f64, N);
@@ -97,14 +125,20 @@ fn decorrelated_first_draw_is_uniform_on_base_to_three_base() {
 
 #[test]
 fn decorrelated_delays_stay_between_base_and_cap() {
-    let policy = DecorrelatedJitter { base: 100 * MS, cap: 2_000 * MS };
+    let policy = DecorrelatedJitter {
+        base: 100 * MS,
+        cap: 2_000 * MS,
+    };
     let mut rng = job_rng(9);
     for _ in 0..1_000 {
         let mut prev = policy.start();
         for k in 1..50 {
             let before = prev;
             let d = policy.delay(k, &mut prev, &mut rng);
-            assert!(d >= policy.base && d <= policy.cap.min(3 * before), "{d} from {before}");
+            assert!(
+                d >= policy.base && d <= policy.cap.min(3 * before),
+                "{d} from {before}"
+            );
         }
     }
 }
@@ -112,7 +146,10 @@ fn decorrelated_delays_stay_between_base_and_cap() {
 #[test]
 fn the_jitter_factor_is_centred_on_the_delay() {
     // Seed 003: factor 0.3 on a 10 s delay gives 8.5 s to 11.5 s.
-    let inner = NoJitter { base: 10_000 * MS, cap: 30_000 * MS };
+    let inner = NoJitter {
+        base: 10_000 * MS,
+        cap: 30_000 * MS,
+    };
     let policy = ProportionalJitter::new(inner, 0.3);
     let (mean, lo, hi) = sample(&policy, 1, N, 11);
     assert!(lo >= 8_500 * MS && hi <= 11_500 * MS);
@@ -130,6 +167,9 @@ fn draws_are_uniform_over_a_small_range() {
     }
     for count in bins {
         let share = count as f64 / N as f64;
-        assert!((share - 0.25).abs() < 4.0 * (0.25f64 * 0.75 / N as f64).sqrt(), "{bins:?}");
+        assert!(
+            (share - 0.25).abs() < 4.0 * (0.25f64 * 0.75 / N as f64).sqrt(),
+            "{bins:?}"
+        );
     }
 }

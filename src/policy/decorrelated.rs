@@ -143,7 +143,10 @@ mod tests {
         let mut d = ScriptedDraws::new(&[1.0; 5]);
         let walk = P.walk_to_cap(&mut d);
         assert_eq!(walk.draws, 5);
-        assert_eq!(walk.prev_total, 100_000 + 300_000 + 900_000 + 2_700_000 + 8_100_000);
+        assert_eq!(
+            walk.prev_total,
+            100_000 + 300_000 + 900_000 + 2_700_000 + 8_100_000
+        );
         assert_eq!(walk.drawn_total, 3 * walk.prev_total);
         assert_eq!(walk.step_ratio(), 3.0);
     }

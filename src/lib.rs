@@ -12,14 +12,17 @@
 pub mod cli;
 pub mod draws;
 pub mod engine;
+pub mod grid;
 pub mod metrics;
 pub mod policy;
 pub mod replicates;
 pub mod report;
 pub mod resource;
+pub mod scenario;
 pub mod seeding;
 pub mod spec;
 pub mod stats;
+pub mod sweep;
 pub mod time;
 
 pub use engine::simulate;

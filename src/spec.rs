@@ -7,9 +7,9 @@
 
 use serde::Serialize;
 
-use crate::policy::PolicySpec;
+use crate::policy::{PolicyKind, PolicySpec};
 use crate::resource::SlotResource;
-use crate::time::{Micros, format_duration};
+use crate::time::{Micros, format_duration, parse_duration};
 
 /// Most clients in one run: a million-client run takes ~40 MB; this bound keeps
 /// a typo from asking for terabytes.
@@ -157,6 +157,31 @@ pub fn check_positive_duration(us: Micros) -> Result<Micros, String> {
 /// Parses a duration of at least 1 µs.
 pub fn parse_positive_duration(text: &str) -> Result<Micros, String> {
     check_positive_duration(crate::time::parse_duration(text)?)
+}
+
+/// Parses a policy name (as `--policy` does).
+pub fn parse_policy(text: &str) -> Result<PolicyKind, String> {
+    text.parse()
+}
+
+/// Parses a client count (as `--clients` does).
+pub fn parse_clients(text: &str) -> Result<u32, String> {
+    parse_count(text, 1, MAX_CLIENTS).map(|n| n as u32)
+}
+
+/// Parses a replicate count (as `--seeds` does).
+pub fn parse_replicates(text: &str) -> Result<u32, String> {
+    parse_count(text, 1, MAX_SEEDS).map(|n| n as u32)
+}
+
+/// Parses a master seed (as `--seed` does).
+pub fn parse_master_seed(text: &str) -> Result<u64, String> {
+    parse_count(text, 0, u64::MAX)
+}
+
+/// Parses a duration that may be zero (as `--step` does).
+pub fn parse_step(text: &str) -> Result<Micros, String> {
+    parse_duration(text)
 }
 
 /// `1234567` as `1,234,567`.

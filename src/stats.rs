@@ -23,11 +23,14 @@ pub struct Summary {
 
 impl Summary {
     /// Summarises `values` (at least one), summing in the order given so the
-    /// result is the same on every machine and thread count.
+    /// result is the same on every machine and thread count. Sums are taken
+    /// relative to the first value, so identical values give exactly their
+    /// value as the mean and exactly 0 as the sd, with no rounding noise.
     pub fn of(values: &[f64]) -> Summary {
         assert!(!values.is_empty(), "a summary needs at least one value");
         let n = values.len();
-        let mean = values.iter().sum::<f64>() / n as f64;
+        let shift = values[0];
+        let mean = shift + values.iter().map(|v| v - shift).sum::<f64>() / n as f64;
         let (sd, ci95) = if n > 1 {
             let ss: f64 = values.iter().map(|v| (v - mean) * (v - mean)).sum();
             let sd = (ss / (n - 1) as f64).sqrt();
@@ -199,6 +202,12 @@ mod tests {
         assert!((s.sd.unwrap() - sd).abs() < 1e-12);
         assert!((s.ci95.unwrap() - 2.364_624 * sd / 8f64.sqrt()).abs() < 1e-5);
         assert_eq!((s.min, s.max), (2.0, 9.0));
+    }
+
+    #[test]
+    fn identical_values_have_exactly_no_spread() {
+        let s = Summary::of(&[9_856_040.7; 10]);
+        assert_eq!((s.mean, s.sd, s.ci95), (9_856_040.7, Some(0.0), Some(0.0)));
     }
 
     #[test]

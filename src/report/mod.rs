@@ -1,6 +1,7 @@
 //! Reports of results, one exporter per format. Exporters build strings; the
 //! command line decides where they go.
 
+pub mod csv;
 mod json;
 mod table;
 

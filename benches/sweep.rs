@@ -1,0 +1,71 @@
+//! `cargo bench --bench sweep`: a 200-job sweep (seed 002's four strategies ×
+//! 50 seeds, 1,000 clients) on a pool of one thread and of two, rows formatted
+//! as CSV as `herdsim sweep` writes them. The ratio of the two times is the
+//! parallel speed-up.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{BenchmarkId, Criterion, Throughput};
+use herdsim::PolicyKind;
+use herdsim::grid::Grid;
+use herdsim::report::csv as sweep_csv;
+use herdsim::scenario::Scenario;
+use herdsim::sweep::{SweepPlan, run_sweep};
+
+fn bench_sweep(c: &mut Criterion) {
+    let scenario = Scenario {
+        grid: Grid {
+            policy: vec![
+                PolicyKind::None,
+                PolicyKind::Equal,
+                PolicyKind::Full,
+                PolicyKind::Decorrelated,
+            ],
+            ..Grid::default()
+        },
+        replicates: 50,
+        ..Scenario::default()
+    };
+    let plan = SweepPlan {
+        scenario: &scenario,
+        points: 0..scenario.grid.len(),
+        per_run: false,
+        rows_done: 0,
+    };
+    let mut group = c.benchmark_group("sweep-200-jobs");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(12));
+    group.throughput(Throughput::Elements(scenario.jobs()));
+    for threads in [1, 2] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        group.bench_with_input(BenchmarkId::new("threads", threads), &plan, |b, plan| {
+            b.iter(|| {
+                let mut bytes = 0;
+                pool.install(|| {
+                    run_sweep(
+                        plan,
+                        || {},
+                        |row| {
+                            bytes += sweep_csv::line(&sweep_csv::record(&row, 42)).len();
+                            Ok::<_, ()>(())
+                        },
+                    )
+                })
+                .unwrap();
+                black_box(bytes)
+            })
+        });
+    }
+    group.finish();
+}
+
+fn main() {
+    let mut criterion = Criterion::default().configure_from_args();
+    bench_sweep(&mut criterion);
+    criterion.final_summary();
+}

@@ -1,0 +1,112 @@
+//! `herdsim run`: one workload over replicate seeds.
+
+use clap::Args;
+
+use super::progress::runs_bar;
+use super::{CliError, policy_parser, write_stdout};
+use crate::metrics::METRICS;
+use crate::policy::{PolicyKind, PolicySpec};
+use crate::replicates::{run_replicates, summarize};
+use crate::report::{RunReport, run_json, run_table};
+use crate::seeding::DEFAULT_MASTER_SEED;
+use crate::spec::{self, RunSpec};
+use crate::time::Micros;
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Clients in the herd; each wants one successful call
+    #[arg(long, value_name = "N", default_value = "1000", value_parser = spec::parse_clients, allow_hyphen_values = true)]
+    clients: u32,
+
+    /// Backoff policy (see `herdsim policies`)
+    #[arg(long, value_name = "POLICY", default_value = "full", value_parser = policy_parser())]
+    policy: PolicyKind,
+
+    /// First retry's delay (decorrelated: the walk's floor); a duration such as 100ms
+    #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = spec::parse_positive_duration, allow_hyphen_values = true)]
+    base: Micros,
+
+    /// Largest delay; may be below the base (every delay is then the cap)
+    #[arg(long, value_name = "DURATION", default_value = "20s", value_parser = spec::parse_positive_duration, allow_hyphen_values = true)]
+    cap: Micros,
+
+    /// Growth per retry of the linear policy [default: the base]
+    #[arg(long, value_name = "DURATION", value_parser = spec::parse_step, allow_hyphen_values = true)]
+    step: Option<Micros>,
+
+    /// Requests the resource serves per millisecond (fractions allowed)
+    #[arg(long, value_name = "PER_MS", default_value = "1", value_parser = spec::parse_capacity, allow_hyphen_values = true)]
+    capacity: f64,
+
+    /// Proportional jitter f in [0, 1] on top of the policy: d + U[-f·d/2, +f·d/2]
+    #[arg(long, value_name = "F", default_value = "0", value_parser = spec::parse_jitter_factor, allow_hyphen_values = true)]
+    jitter_factor: f64,
+
+    /// Master seed; every replicate's seed is mixed from it and its index
+    #[arg(long, value_name = "SEED", default_value_t = DEFAULT_MASTER_SEED, value_parser = spec::parse_master_seed, allow_hyphen_values = true)]
+    seed: u64,
+
+    /// Replicates (independent seeds), run in parallel
+    #[arg(long, value_name = "R", default_value = "1", value_parser = spec::parse_replicates, allow_hyphen_values = true)]
+    seeds: u32,
+
+    /// Window of the peak-retries metric [default: one service time]
+    #[arg(long, value_name = "DURATION", value_parser = spec::parse_positive_duration, allow_hyphen_values = true)]
+    window: Option<Micros>,
+
+    /// Print the results as one JSON object instead of a table
+    #[arg(long)]
+    json: bool,
+
+    /// Hide the progress bar (it is hidden anyway when stderr is not a terminal)
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+/// The metrics `run` reports, for `herdsim run --help`.
+pub fn metrics_help() -> String {
+    let width = METRICS.iter().map(|m| m.name.len()).max().unwrap_or(0);
+    let mut text = String::from("Metrics (times in ms, from each client's first call):\n");
+    for metric in METRICS {
+        text += &format!("  {:<width$}  {}\n", metric.name, metric.description);
+    }
+    text += "\nDurations take a unit: 250us, 100ms, 1.5s, 2m, 1h; a bare number is ms.";
+    text
+}
+
+pub fn run(args: &RunArgs) -> Result<(), CliError> {
+    let spec = RunSpec {
+        clients: args.clients,
+        capacity_per_ms: args.capacity,
+        policy: PolicySpec {
+            kind: args.policy,
+            base_us: args.base,
+            cap_us: args.cap,
+            step_us: args.step.unwrap_or(args.base),
+            jitter_factor: args.jitter_factor,
+        },
+        window_us: args.window,
+    };
+    spec.validate().map_err(|e| {
+        CliError::Usage(format!(
+            "invalid value '{}' for '--{}': {}",
+            e.value, e.key, e.reason
+        ))
+    })?;
+
+    let progress = runs_bar(u64::from(args.seeds), args.quiet);
+    let runs = run_replicates(&spec, args.seed, 0, args.seeds, || progress.inc(1));
+    progress.finish_and_clear();
+
+    let report = RunReport {
+        spec: &spec,
+        master_seed: args.seed,
+        summaries: summarize(&runs),
+    };
+    let text = if args.json {
+        run_json(&report)
+    } else {
+        run_table(&report)
+    };
+    write_stdout(&text)
+}

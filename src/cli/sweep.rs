@@ -1,0 +1,434 @@
+//! `herdsim sweep` and `herdsim merge`: grids to CSV, streamed, resumable and
+//! shardable.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use clap::Args;
+
+use super::progress::runs_bar;
+use super::{CliError, policy_parser};
+use crate::policy::PolicyKind;
+use crate::report::csv as sweep_csv;
+use crate::scenario::Scenario;
+use crate::seeding::job_seed;
+use crate::spec::{self, group_thousands};
+use crate::sweep::{Shard, SweepPlan, run_sweep};
+use crate::time::Micros;
+
+pub const SWEEP_HELP: &str = "\
+Any parameter given as a list (in the scenario file, or as a comma-separated flag) is a grid
+axis; the points are their cartesian product, numbered with the last axis varying fastest in
+the order policy, clients, capacity, base, cap, step, jitter_factor, window. Flags replace the
+scenario's values for their keys.
+
+Rows are written in grid order as they complete, one line at a time, so an interrupted sweep
+leaves every finished row readable; --resume continues it to the file an uninterrupted sweep
+writes, byte for byte. --shard K/N runs the K-th of N contiguous slices of the points;
+`herdsim merge` joins the shard files into the unsharded file.
+
+Columns: point, the parameters (policy, clients, capacity_per_ms, base_ms, cap_ms, step_ms,
+jitter_factor, window_ms), replicates and master_seed, then for every metric its _mean, _sd,
+_ci95, _min and _max. With --per-run: point, replicate, seed, the parameters, then each metric.";
+
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    /// Scenario file (TOML); without one, the grid comes from the flags alone
+    #[arg(value_name = "SCENARIO")]
+    scenario: Option<PathBuf>,
+
+    /// Output CSV file
+    #[arg(long, short, value_name = "FILE")]
+    out: PathBuf,
+
+    /// Backoff policies, comma-separated
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = policy_parser())]
+    policy: Vec<PolicyKind>,
+
+    /// Client counts, comma-separated
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = spec::parse_clients, allow_hyphen_values = true)]
+    clients: Vec<u32>,
+
+    /// Capacities in requests per ms, comma-separated
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = spec::parse_capacity, allow_hyphen_values = true)]
+    capacity: Vec<f64>,
+
+    /// Bases, comma-separated durations
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = spec::parse_positive_duration, allow_hyphen_values = true)]
+    base: Vec<Micros>,
+
+    /// Caps, comma-separated durations
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = spec::parse_positive_duration, allow_hyphen_values = true)]
+    cap: Vec<Micros>,
+
+    /// Linear steps, comma-separated durations [default: each point's base]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = spec::parse_step, allow_hyphen_values = true)]
+    step: Vec<Micros>,
+
+    /// Proportional jitter factors in [0, 1], comma-separated
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = spec::parse_jitter_factor, allow_hyphen_values = true)]
+    jitter_factor: Vec<f64>,
+
+    /// Peak-retries windows, comma-separated durations [default: one service time]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = spec::parse_positive_duration, allow_hyphen_values = true)]
+    window: Vec<Micros>,
+
+    /// Replicate seeds per point [default: the scenario's, or 1]
+    #[arg(long, value_name = "R", value_parser = spec::parse_replicates, allow_hyphen_values = true)]
+    seeds: Option<u32>,
+
+    /// Master seed [default: the scenario's, or 42]
+    #[arg(long, value_name = "SEED", value_parser = spec::parse_master_seed, allow_hyphen_values = true)]
+    seed: Option<u64>,
+
+    /// One row per run (with its seed) instead of one per point
+    #[arg(long)]
+    per_run: bool,
+
+    /// Run only the K-th of N slices of the points, such as 2/8
+    #[arg(long, value_name = "K/N")]
+    shard: Option<Shard>,
+
+    /// Continue an interrupted sweep in FILE
+    #[arg(long, conflicts_with = "force")]
+    resume: bool,
+
+    /// Replace FILE if it exists
+    #[arg(long)]
+    force: bool,
+
+    /// Hide the progress bar and the closing summary
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Shard files of one sweep, in any order
+    #[arg(value_name = "FILE", required = true)]
+    files: Vec<PathBuf>,
+
+    /// Output CSV file
+    #[arg(long, short, value_name = "FILE")]
+    out: PathBuf,
+
+    /// Replace the output file if it exists
+    #[arg(long)]
+    force: bool,
+}
+
+/// The scenario a sweep runs: the file's, with the flags' values replacing it.
+fn scenario_of(args: &SweepArgs) -> Result<Scenario, CliError> {
+    let mut scenario = match &args.scenario {
+        Some(path) => {
+            let shown = path.display().to_string();
+            let text = fs::read_to_string(path)
+                .map_err(|e| CliError::Usage(format!("cannot read scenario '{shown}': {e}")))?;
+            Scenario::from_toml(&shown, &text).map_err(|e| CliError::Usage(e.to_string()))?
+        }
+        None => Scenario::default(),
+    };
+    let grid = &mut scenario.grid;
+    fn replace<T: Clone>(axis: &mut Vec<T>, given: &[T]) {
+        if !given.is_empty() {
+            *axis = given.to_vec();
+        }
+    }
+    replace(&mut grid.policy, &args.policy);
+    replace(&mut grid.clients, &args.clients);
+    replace(&mut grid.capacity, &args.capacity);
+    replace(&mut grid.base, &args.base);
+    replace(&mut grid.cap, &args.cap);
+    replace(&mut grid.jitter_factor, &args.jitter_factor);
+    let step: Vec<_> = args.step.iter().copied().map(Some).collect();
+    replace(&mut grid.step, &step);
+    let window: Vec<_> = args.window.iter().copied().map(Some).collect();
+    replace(&mut grid.window, &window);
+    if let Some(r) = args.seeds {
+        scenario.replicates = r;
+    }
+    if let Some(seed) = args.seed {
+        scenario.master_seed = seed;
+    }
+    for i in 0..scenario.grid.len() {
+        scenario.grid.point(i).validate().map_err(|e| {
+            CliError::Usage(format!(
+                "point {i}: invalid value '{}' for {}: {}",
+                e.value, e.key, e.reason
+            ))
+        })?;
+    }
+    Ok(scenario)
+}
+
+pub fn sweep(args: &SweepArgs) -> Result<(), CliError> {
+    let started = Instant::now();
+    let scenario = scenario_of(args)?;
+    let shard = args.shard.unwrap_or(Shard::WHOLE);
+    let mut plan = SweepPlan {
+        scenario: &scenario,
+        points: shard.points(scenario.grid.len()),
+        per_run: args.per_run,
+        rows_done: 0,
+    };
+    let header = sweep_csv::line(&sweep_csv::header(args.per_run));
+    let (mut file, rows_done) = open_output(&args.out, args, &plan, &header)?;
+    plan.rows_done = rows_done;
+
+    let jobs = plan.jobs();
+    let progress = runs_bar(jobs.len() as u64, args.quiet);
+    let master = scenario.master_seed;
+    let written = run_sweep(
+        &plan,
+        || progress.inc(1),
+        |row| file.write_all(sweep_csv::line(&sweep_csv::record(&row, master)).as_bytes()),
+    );
+    progress.finish_and_clear();
+    written.map_err(|e| CliError::Usage(format!("cannot write '{}': {e}", args.out.display())))?;
+
+    if !args.quiet {
+        eprintln!(
+            "{} rows ({} runs{}) in {:.2} s → {}",
+            group_thousands(plan.total_rows() as u64),
+            group_thousands(jobs.len() as u64),
+            if rows_done > 0 {
+                format!(", resumed after {rows_done} rows")
+            } else {
+                String::new()
+            },
+            started.elapsed().as_secs_f64(),
+            args.out.display()
+        );
+    }
+    Ok(())
+}
+
+/// Opens the output for writing rows, with the header in place: a new file,
+/// a replaced one (`--force`), or an interrupted one to continue (`--resume`),
+/// whose finished rows are checked to belong to this sweep. Returns the file
+/// and how many rows it already holds.
+fn open_output(
+    path: &Path,
+    args: &SweepArgs,
+    plan: &SweepPlan<'_>,
+    header: &str,
+) -> Result<(File, usize), CliError> {
+    let shown = path.display();
+    if path.is_dir() {
+        return Err(CliError::Usage(format!(
+            "'--out {shown}' is a directory; give a file name"
+        )));
+    }
+    let exists = path.exists();
+    if exists && args.resume {
+        return resume(path, plan, header);
+    }
+    if exists && !args.force {
+        return Err(CliError::Usage(format!(
+            "'{shown}' exists: pass --force to replace it or --resume to continue it"
+        )));
+    }
+    let mut file = create(path, args.force)?;
+    file.write_all(header.as_bytes())?;
+    Ok((file, 0))
+}
+
+/// Creates `path` (replacing it only if `replace`), with errors that name it.
+fn create(path: &Path, replace: bool) -> Result<File, CliError> {
+    let mut options = OpenOptions::new();
+    options.write(true);
+    if replace {
+        options.create(true).truncate(true);
+    } else {
+        options.create_new(true);
+    }
+    options
+        .open(path)
+        .map_err(|e| CliError::Usage(format!("cannot create '{}': {e}", path.display())))
+}
+
+fn resume(path: &Path, plan: &SweepPlan<'_>, header: &str) -> Result<(File, usize), CliError> {
+    let shown = path.display();
+    let text = fs::read_to_string(path)?;
+    // A line cut short by the interruption is dropped: it is written again.
+    let complete = text.rfind('\n').map_or(0, |i| i + 1);
+    let mut lines = text[..complete].lines();
+    // Appends go to the end as it is after the cut.
+    let mut file = OpenOptions::new().append(true).open(path)?;
+    file.set_len(complete as u64)?;
+    let rows_done = match lines.next() {
+        None => {
+            file.write_all(header.as_bytes())?;
+            0
+        }
+        Some(first) if first == header.trim_end() => {
+            let rows: Vec<&str> = lines.collect();
+            check_rows(&rows, plan).map_err(|(row, why)| {
+                CliError::Usage(format!(
+                    "'{shown}' line {}: {why}; it is not from this sweep (pass --force to start over)",
+                    row + 2
+                ))
+            })?;
+            rows.len()
+        }
+        Some(_) => {
+            return Err(CliError::Usage(format!(
+                "'{shown}' has another header: it is not from this sweep (pass --force to start over)"
+            )));
+        }
+    };
+    Ok((file, rows_done))
+}
+
+/// Checks that finished `rows` are this plan's first rows: same points,
+/// parameters and seeds. Returns the first mismatching row's index and why.
+fn check_rows(rows: &[&str], plan: &SweepPlan<'_>) -> Result<(), (usize, String)> {
+    if rows.len() > plan.total_rows() {
+        return Err((
+            plan.total_rows(),
+            format!("this sweep has only {} rows", plan.total_rows()),
+        ));
+    }
+    let scenario = plan.scenario;
+    let r = scenario.replicates as usize;
+    let identity_len = sweep_csv::identity_columns(plan.per_run).len();
+    for (i, row) in rows.iter().enumerate() {
+        let expected = if plan.per_run {
+            let job = plan.points.start * r + i;
+            let (point, replicate) = (job / r, job % r);
+            let seed = job_seed(scenario.master_seed, point as u64, replicate as u64);
+            sweep_csv::identity(
+                point,
+                Some((replicate as u32, seed)),
+                &scenario.grid.point(point),
+                1,
+                0,
+            )
+        } else {
+            let point = plan.points.start + i;
+            sweep_csv::identity(
+                point,
+                None,
+                &scenario.grid.point(point),
+                scenario.replicates,
+                scenario.master_seed,
+            )
+        };
+        let got: Vec<&str> = row.split(',').take(identity_len).collect();
+        if got != expected {
+            return Err((i, format!("expected a row starting {}", expected.join(","))));
+        }
+    }
+    Ok(())
+}
+
+pub fn merge(args: &MergeArgs) -> Result<(), CliError> {
+    let mut header: Option<String> = None;
+    let mut rows: Vec<((u64, u64), String)> = Vec::new();
+    for path in &args.files {
+        let shown = path.display();
+        let text = fs::read_to_string(path)
+            .map_err(|e| CliError::Usage(format!("cannot read '{shown}': {e}")))?;
+        let mut lines = text.lines();
+        let first = lines
+            .next()
+            .ok_or_else(|| CliError::Usage(format!("'{shown}' is empty: not a sweep file")))?;
+        match &header {
+            None => header = Some(first.to_string()),
+            Some(h) if h != first => {
+                return Err(CliError::Usage(format!(
+                    "'{shown}' has another header than '{}': not shards of one sweep",
+                    args.files[0].display()
+                )));
+            }
+            Some(_) => {}
+        }
+        let per_run = first.starts_with("point,replicate,");
+        if !first.starts_with("point,") {
+            return Err(CliError::Usage(format!(
+                "'{shown}' is not a herdsim sweep file"
+            )));
+        }
+        if !text.ends_with('\n') {
+            return Err(CliError::Usage(format!(
+                "'{shown}' ends in a cut-off line: finish that shard with --resume first"
+            )));
+        }
+        for (n, line) in lines.enumerate() {
+            let mut fields = line.split(',');
+            let mut number = || fields.next().and_then(|f| f.parse::<u64>().ok());
+            let key = match (number(), if per_run { number() } else { Some(0) }) {
+                (Some(point), Some(replicate)) => (point, replicate),
+                _ => {
+                    return Err(CliError::Usage(format!(
+                        "'{shown}' line {}: not a sweep row",
+                        n + 2
+                    )));
+                }
+            };
+            rows.push((key, line.to_string()));
+        }
+    }
+    rows.sort_by_key(|(key, _)| *key);
+    if let Some(pair) = rows.windows(2).find(|p| p[0].0 == p[1].0) {
+        return Err(CliError::Usage(format!(
+            "point {} appears twice: the files overlap (a shard given twice?)",
+            pair[0].0.0
+        )));
+    }
+    // Points must run 0, 1, 2, … with no gap: a gap is a missing shard.
+    let mut expected_point = 0;
+    for ((point, _), _) in &rows {
+        if *point > expected_point {
+            return Err(CliError::Usage(format!(
+                "points {expected_point} to {} are missing: a shard file was not given",
+                point - 1
+            )));
+        }
+        expected_point = point + 1;
+    }
+
+    let mut text = header.unwrap_or_default();
+    text.push('\n');
+    for (_, line) in &rows {
+        text += line;
+        text.push('\n');
+    }
+    write_whole(&args.out, args.force, &text)
+}
+
+/// Writes `text` to `path` whole: to a temporary file beside it, then renamed
+/// into place, so no reader ever sees half of it.
+fn write_whole(path: &Path, force: bool, text: &str) -> Result<(), CliError> {
+    let shown = path.display();
+    if path.is_dir() {
+        return Err(CliError::Usage(format!(
+            "'--out {shown}' is a directory; give a file name"
+        )));
+    }
+    if path.exists() && !force {
+        return Err(CliError::Usage(format!(
+            "'{shown}' exists: pass --force to replace it"
+        )));
+    }
+    let mut temporary = path.as_os_str().to_owned();
+    temporary.push(".partial");
+    let temporary = PathBuf::from(temporary);
+    let written = create(&temporary, true).and_then(|mut f| {
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        Ok(())
+    });
+    if let Err(e) = written.and_then(|()| fs::rename(&temporary, path).map_err(CliError::Io)) {
+        let _ = fs::remove_file(&temporary);
+        return Err(match e {
+            CliError::Io(e) if e.kind() != io::ErrorKind::BrokenPipe => {
+                CliError::Usage(format!("cannot write '{shown}': {e}"))
+            }
+            other => other,
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,176 @@
+//! A grid of workloads: every parameter a list of values, the points their
+//! cartesian product.
+//!
+//! Points are numbered in row-major order over [`AXES`]: the last axis varies
+//! fastest, as nested loops in that order would visit them. Point `i` is
+//! computed from `i` alone, so a grid of millions of points costs no memory.
+
+use crate::policy::{PolicyKind, PolicySpec};
+use crate::spec::RunSpec;
+use crate::time::Micros;
+
+/// The grid's axes, in numbering order, as scenario keys spell them.
+pub const AXES: [&str; 8] = [
+    "policy",
+    "clients",
+    "capacity",
+    "base",
+    "cap",
+    "step",
+    "jitter_factor",
+    "window",
+];
+
+/// Values of every parameter. A single value is an axis of length one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Grid {
+    /// Backoff policies.
+    pub policy: Vec<PolicyKind>,
+    /// Client counts.
+    pub clients: Vec<u32>,
+    /// Capacities, requests per ms.
+    pub capacity: Vec<f64>,
+    /// Policy bases, µs.
+    pub base: Vec<Micros>,
+    /// Policy caps, µs.
+    pub cap: Vec<Micros>,
+    /// Linear steps, µs; `None` is the point's base.
+    pub step: Vec<Option<Micros>>,
+    /// Proportional jitter factors.
+    pub jitter_factor: Vec<f64>,
+    /// Peak windows, µs; `None` is one service time.
+    pub window: Vec<Option<Micros>>,
+}
+
+impl Default for Grid {
+    /// The default workload of `herdsim run`: full jitter, 1000 clients, 1/ms,
+    /// base 100 ms, cap 20 s.
+    fn default() -> Self {
+        Grid {
+            policy: vec![PolicyKind::Full],
+            clients: vec![1_000],
+            capacity: vec![1.0],
+            base: vec![100_000],
+            cap: vec![20_000_000],
+            step: vec![None],
+            jitter_factor: vec![0.0],
+            window: vec![None],
+        }
+    }
+}
+
+impl Grid {
+    /// Each axis's length, in [`AXES`] order.
+    pub fn lengths(&self) -> [usize; AXES.len()] {
+        [
+            self.policy.len(),
+            self.clients.len(),
+            self.capacity.len(),
+            self.base.len(),
+            self.cap.len(),
+            self.step.len(),
+            self.jitter_factor.len(),
+            self.window.len(),
+        ]
+    }
+
+    /// The number of points (0 if any axis is empty).
+    pub fn len(&self) -> usize {
+        self.lengths().iter().product()
+    }
+
+    /// True if the grid has no points.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The names of the axes with more than one value: what varies.
+    pub fn varying(&self) -> Vec<&'static str> {
+        AXES.iter()
+            .zip(self.lengths())
+            .filter(|(_, n)| *n > 1)
+            .map(|(name, _)| *name)
+            .collect()
+    }
+
+    /// Point `index` (< [`Grid::len`]) as a run spec.
+    pub fn point(&self, index: usize) -> RunSpec {
+        assert!(
+            index < self.len(),
+            "point {index} of a {}-point grid",
+            self.len()
+        );
+        let lengths = self.lengths();
+        let mut at = [0usize; AXES.len()];
+        let mut rest = index;
+        for axis in (0..AXES.len()).rev() {
+            at[axis] = rest % lengths[axis];
+            rest /= lengths[axis];
+        }
+        let base_us = self.base[at[3]];
+        RunSpec {
+            clients: self.clients[at[1]],
+            capacity_per_ms: self.capacity[at[2]],
+            policy: PolicySpec {
+                kind: self.policy[at[0]],
+                base_us,
+                cap_us: self.cap[at[4]],
+                step_us: self.step[at[5]].unwrap_or(base_us),
+                jitter_factor: self.jitter_factor[at[6]],
+            },
+            window_us: self.window[at[7]],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn points_are_row_major_with_the_last_axis_fastest() {
+        let grid = Grid {
+            policy: vec![PolicyKind::None, PolicyKind::Full],
+            clients: vec![10, 100, 1_000],
+            ..Grid::default()
+        };
+        assert_eq!(grid.len(), 6);
+        assert_eq!(grid.varying(), ["policy", "clients"]);
+        let points: Vec<_> = (0..6)
+            .map(|i| {
+                let p = grid.point(i);
+                (p.policy.kind, p.clients)
+            })
+            .collect();
+        assert_eq!(
+            points,
+            [
+                (PolicyKind::None, 10),
+                (PolicyKind::None, 100),
+                (PolicyKind::None, 1_000),
+                (PolicyKind::Full, 10),
+                (PolicyKind::Full, 100),
+                (PolicyKind::Full, 1_000),
+            ]
+        );
+    }
+
+    #[test]
+    fn the_step_defaults_to_each_points_base() {
+        let grid = Grid {
+            base: vec![1_000, 2_000],
+            ..Grid::default()
+        };
+        assert_eq!(grid.point(0).policy.step_us, 1_000);
+        assert_eq!(grid.point(1).policy.step_us, 2_000);
+    }
+
+    #[test]
+    fn an_empty_axis_empties_the_grid() {
+        let grid = Grid {
+            clients: vec![],
+            ..Grid::default()
+        };
+        assert!(grid.is_empty());
+    }
+}

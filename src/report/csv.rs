@@ -1,0 +1,191 @@
+//! Sweep output as tidy CSV: one header, one row per point (or per run),
+//! snake_case columns with units in their names, every parameter in every row.
+//!
+//! Numbers are written in Rust's shortest round-trip form, so the same values
+//! give the same bytes on every machine; a missing value (the sd of a single
+//! replicate) is an empty field, which pandas and R read as NA.
+
+use crate::metrics::METRICS;
+use crate::spec::RunSpec;
+use crate::sweep::SweepRow;
+use crate::time::us_to_ms;
+
+/// A number as CSV text: whole numbers without a fraction (`5050`), others in
+/// the shortest form that reads back to the same `f64` (`0.02`), very small or
+/// large ones in exponent form (`1.5e-9`). Deterministic on every machine.
+pub fn number(v: f64) -> String {
+    if v == v.trunc() && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else if v != 0.0 && (v.abs() < 1e-4 || v.abs() >= 1e15) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
+/// The parameter columns, after the key columns, in every sweep file.
+pub const PARAMETER_COLUMNS: [&str; 8] = [
+    "policy",
+    "clients",
+    "capacity_per_ms",
+    "base_ms",
+    "cap_ms",
+    "step_ms",
+    "jitter_factor",
+    "window_ms",
+];
+
+/// Statistics of each metric in an aggregated row, in column order.
+pub const STATISTICS: [&str; 5] = ["mean", "sd", "ci95", "min", "max"];
+
+/// The key columns: what identifies a row.
+pub fn key_columns(per_run: bool) -> &'static [&'static str] {
+    if per_run {
+        &["point", "replicate", "seed"]
+    } else {
+        &["point"]
+    }
+}
+
+/// The columns that describe a row's workload rather than its results: keys,
+/// parameters and (aggregated) the replicate count and master seed.
+pub fn identity_columns(per_run: bool) -> Vec<&'static str> {
+    let mut columns = key_columns(per_run).to_vec();
+    columns.extend(PARAMETER_COLUMNS);
+    if !per_run {
+        columns.extend(["replicates", "master_seed"]);
+    }
+    columns
+}
+
+/// The header of a sweep file.
+pub fn header(per_run: bool) -> Vec<String> {
+    let mut columns: Vec<String> = identity_columns(per_run)
+        .iter()
+        .map(|c| c.to_string())
+        .collect();
+    for metric in METRICS {
+        if per_run {
+            columns.push(metric.name.to_string());
+        } else {
+            columns.extend(STATISTICS.iter().map(|s| format!("{}_{s}", metric.name)));
+        }
+    }
+    columns
+}
+
+fn parameters(spec: &RunSpec) -> [String; PARAMETER_COLUMNS.len()] {
+    let p = &spec.policy;
+    [
+        p.kind.name().to_string(),
+        spec.clients.to_string(),
+        number(spec.capacity_per_ms),
+        number(us_to_ms(p.base_us)),
+        number(us_to_ms(p.cap_us)),
+        number(us_to_ms(p.step_us)),
+        number(p.jitter_factor),
+        number(us_to_ms(spec.window())),
+    ]
+}
+
+/// What identifies a row and its workload: the fields under
+/// [`identity_columns`]. `run` is `(replicate, seed)` for a per-run row.
+pub fn identity(
+    point: usize,
+    run: Option<(u32, u64)>,
+    spec: &RunSpec,
+    replicates: u32,
+    master_seed: u64,
+) -> Vec<String> {
+    let mut fields = vec![point.to_string()];
+    if let Some((replicate, seed)) = run {
+        fields.extend([replicate.to_string(), seed.to_string()]);
+    }
+    fields.extend(parameters(spec));
+    if run.is_none() {
+        fields.extend([replicates.to_string(), master_seed.to_string()]);
+    }
+    fields
+}
+
+/// A row's fields, matching [`header`].
+pub fn record(row: &SweepRow, master_seed: u64) -> Vec<String> {
+    match row {
+        SweepRow::Run {
+            point,
+            replicate,
+            seed,
+            spec,
+            metrics,
+        } => {
+            let mut fields = identity(*point, Some((*replicate, *seed)), spec, 1, master_seed);
+            fields.extend(metrics.values().into_iter().map(number));
+            fields
+        }
+        SweepRow::Point {
+            point,
+            spec,
+            summaries,
+        } => {
+            let n = summaries.first().map_or(0, |(_, s)| s.n) as u32;
+            let mut fields = identity(*point, None, spec, n, master_seed);
+            let optional = |v: Option<f64>| v.map_or_else(String::new, number);
+            for (_, s) in summaries {
+                fields.extend([
+                    number(s.mean),
+                    optional(s.sd),
+                    optional(s.ci95),
+                    number(s.min),
+                    number(s.max),
+                ]);
+            }
+            fields
+        }
+    }
+}
+
+/// One CSV line, newline included, quoted only where a field needs it.
+pub fn line<S: AsRef<[u8]>>(fields: &[S]) -> String {
+    let mut writer = csv::WriterBuilder::new()
+        .terminator(csv::Terminator::Any(b'\n'))
+        .from_writer(Vec::new());
+    writer.write_record(fields).expect("writing to memory");
+    String::from_utf8(writer.into_inner().expect("writing to memory")).expect("fields are UTF-8")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aggregated_headers_have_units_and_statistics() {
+        let h = header(false);
+        assert_eq!(&h[..3], ["point", "policy", "clients"]);
+        assert!(h.contains(&"last_success_ms_mean".to_string()));
+        assert!(h.contains(&"calls_ci95".to_string()));
+        assert_eq!(h.len(), 11 + METRICS.len() * 5);
+        let per_run = header(true);
+        assert_eq!(&per_run[..3], ["point", "replicate", "seed"]);
+        assert!(per_run.contains(&"peak_retries_pct".to_string()));
+    }
+
+    #[test]
+    fn numbers_are_short_and_exact() {
+        assert_eq!(number(5_050.0), "5050");
+        assert_eq!(number(-3.0), "-3");
+        assert_eq!(number(0.0), "0");
+        assert_eq!(number(0.02), "0.02");
+        assert_eq!(number(9_856_040.7), "9856040.7");
+        assert_eq!(number(1.963_400_381_411_351e-9), "1.963400381411351e-9");
+        assert_eq!(number(0.1 + 0.2), "0.30000000000000004");
+        for v in [0.1, 1.0 / 3.0, 2.5e-7, 123_456.789, 1e20] {
+            assert_eq!(number(v).parse::<f64>(), Ok(v));
+        }
+    }
+
+    #[test]
+    fn lines_quote_only_when_needed() {
+        assert_eq!(line(&["a", "1.5", ""]), "a,1.5,\n");
+        assert_eq!(line(&["x,y"]), "\"x,y\"\n");
+    }
+}

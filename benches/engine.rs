@@ -10,22 +10,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput};
-use herdsim::{PolicyKind, PolicySpec, RunSpec, simulate};
-
-fn workload(kind: PolicyKind, clients: u32) -> RunSpec {
-    RunSpec {
-        clients,
-        capacity_per_ms: 1.0,
-        policy: PolicySpec {
-            kind,
-            base_us: 100_000,
-            cap_us: 20_000_000,
-            step_us: 100_000,
-            jitter_factor: 0.0,
-        },
-        window_us: None,
-    }
-}
+use herdsim::{PolicyKind, RunSpec, simulate};
 
 fn bench_engine(c: &mut Criterion) {
     let cases = [
@@ -37,7 +22,7 @@ fn bench_engine(c: &mut Criterion) {
     ];
     let mut group = c.benchmark_group("slot");
     for (kind, clients) in cases {
-        let spec = workload(kind, clients);
+        let spec = RunSpec::seed_002(kind, clients);
         // The same seed every iteration, so every iteration does the same work.
         let events = simulate(&spec, 1).calls;
         group.throughput(Throughput::Elements(events));

@@ -177,21 +177,10 @@ fn slot_loop<P: Backoff, D: Draws, O: Observer>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::{PolicyKind, PolicySpec};
+    use crate::policy::PolicyKind;
 
     fn spec(kind: PolicyKind, clients: u32) -> RunSpec {
-        RunSpec {
-            clients,
-            capacity_per_ms: 1.0,
-            policy: PolicySpec {
-                kind,
-                base_us: 100_000,
-                cap_us: 20_000_000,
-                step_us: 0,
-                jitter_factor: 0.0,
-            },
-            window_us: None,
-        }
+        RunSpec::seed_002(kind, clients)
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! computed from `i` alone, so a grid of millions of points costs no memory.
 
 use crate::policy::{PolicyKind, PolicySpec};
-use crate::spec::RunSpec;
+use crate::spec::{DEFAULT_BASE_US, DEFAULT_CAP_US, DEFAULT_CLIENTS, RunSpec};
 use crate::time::Micros;
 
 /// The grid's axes, in numbering order, as scenario keys spell them.
@@ -48,10 +48,10 @@ impl Default for Grid {
     fn default() -> Self {
         Grid {
             policy: vec![PolicyKind::Full],
-            clients: vec![1_000],
+            clients: vec![DEFAULT_CLIENTS],
             capacity: vec![1.0],
-            base: vec![100_000],
-            cap: vec![20_000_000],
+            base: vec![DEFAULT_BASE_US],
+            cap: vec![DEFAULT_CAP_US],
             step: vec![None],
             jitter_factor: vec![0.0],
             window: vec![None],

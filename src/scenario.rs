@@ -20,27 +20,19 @@ use std::ops::Range;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
-use crate::grid::Grid;
+use crate::grid::{AXES, Grid};
 use crate::seeding::DEFAULT_MASTER_SEED;
 use crate::spec::{
     self, parse_clients, parse_master_seed, parse_policy, parse_replicates, parse_step,
 };
 
-/// Every key a scenario file may have.
-pub const KEYS: [&str; 12] = [
-    "name",
-    "description",
-    "seed",
-    "seeds",
-    "policy",
-    "clients",
-    "capacity",
-    "base",
-    "cap",
-    "step",
-    "jitter_factor",
-    "window",
-];
+/// The keys that are not grid axes.
+pub const SETTINGS: [&str; 4] = ["name", "description", "seed", "seeds"];
+
+/// Every key a scenario file may have: the settings, then the grid's axes.
+pub fn keys() -> Vec<&'static str> {
+    SETTINGS.iter().chain(AXES.iter()).copied().collect()
+}
 
 /// A grid of workloads with its replicates and master seed.
 #[derive(Debug, Clone, PartialEq)]
@@ -207,7 +199,7 @@ impl Scenario {
                     }),
                     _ => Err((
                         key.span(),
-                        format!("unknown key: expected one of {}", KEYS.join(", ")),
+                        format!("unknown key: expected one of {}", keys().join(", ")),
                     )),
                 };
             set.map_err(|(span, message)| fail(Some(span), Some(name), message))?;

@@ -46,7 +46,32 @@ pub struct SpecError {
     pub reason: String,
 }
 
+/// The default first-retry delay: 100 ms (seed 002's `BASE_MS`).
+pub const DEFAULT_BASE_US: Micros = 100_000;
+/// The default cap: 20 s (seed 002's `CAP_MS`).
+pub const DEFAULT_CAP_US: Micros = 20_000_000;
+/// The default herd: 1,000 clients (seed 002's table).
+pub const DEFAULT_CLIENTS: u32 = 1_000;
+
 impl RunSpec {
+    /// Seed 002's workload for `clients` clients under `kind`: capacity 1 per
+    /// ms, base 100 ms, cap 20 s, linear step equal to the base, no jitter
+    /// factor, a one-slot peak window. The defaults of `herdsim run`.
+    pub fn seed_002(kind: PolicyKind, clients: u32) -> RunSpec {
+        RunSpec {
+            clients,
+            capacity_per_ms: 1.0,
+            policy: PolicySpec {
+                kind,
+                base_us: DEFAULT_BASE_US,
+                cap_us: DEFAULT_CAP_US,
+                step_us: DEFAULT_BASE_US,
+                jitter_factor: 0.0,
+            },
+            window_us: None,
+        }
+    }
+
     /// The slot's service time, ns.
     pub fn service_ns(&self) -> u64 {
         SlotResource::service_ns_for(self.capacity_per_ms)
@@ -200,21 +225,10 @@ pub fn group_thousands(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::{PolicyKind, PolicySpec};
+    use crate::policy::PolicyKind;
 
     fn spec() -> RunSpec {
-        RunSpec {
-            clients: 1_000,
-            capacity_per_ms: 1.0,
-            policy: PolicySpec {
-                kind: PolicyKind::Full,
-                base_us: 100_000,
-                cap_us: 20_000_000,
-                step_us: 0,
-                jitter_factor: 0.0,
-            },
-            window_us: None,
-        }
+        RunSpec::seed_002(PolicyKind::Full, DEFAULT_CLIENTS)
     }
 
     #[test]

@@ -4,21 +4,10 @@
 
 use herdsim::replicates::{run_replicates, summarize};
 use herdsim::seeding::DEFAULT_MASTER_SEED;
-use herdsim::{PolicyKind, PolicySpec, RunSpec};
+use herdsim::{PolicyKind, RunSpec};
 
 fn default_workload(kind: PolicyKind) -> RunSpec {
-    RunSpec {
-        clients: 1_000,
-        capacity_per_ms: 1.0,
-        policy: PolicySpec {
-            kind,
-            base_us: 100_000,
-            cap_us: 20_000_000,
-            step_us: 100_000,
-            jitter_factor: 0.0,
-        },
-        window_us: None,
-    }
+    RunSpec::seed_002(kind, 1_000)
 }
 
 /// Our replicates of `kind`: mean and standard error of `metric`.

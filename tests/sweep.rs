@@ -140,22 +140,17 @@ fn a_sweep_point_is_the_same_run_as_herdsim_run() {
     // Point 0 under master seed S uses the seeds `herdsim run --seed S` uses.
     let dir = workdir("same-as-run");
     let out = path(&dir, "x.csv");
-    ok(
-        &[
-            "sweep",
-            "--policy",
-            "decorrelated",
-            "--clients",
-            "400",
-            "--seeds",
-            "7",
-            "--seed",
-            "9",
-            "--out",
-            &out,
-        ],
-        "2",
-    );
+    let workload = [
+        "--policy",
+        "decorrelated",
+        "--clients",
+        "400",
+        "--seeds",
+        "7",
+        "--seed",
+        "9",
+    ];
+    ok(&[&["sweep", "--out", &out][..], &workload].concat(), "2");
     let text = fs::read_to_string(&out).unwrap();
     let mut reader = csv::Reader::from_reader(text.as_bytes());
     let column = reader
@@ -165,21 +160,7 @@ fn a_sweep_point_is_the_same_run_as_herdsim_run() {
         .position(|h| h == "calls_mean")
         .unwrap();
     let row = reader.records().next().unwrap().unwrap();
-    let run = herdsim(
-        &[
-            "run",
-            "--policy",
-            "decorrelated",
-            "--clients",
-            "400",
-            "--seeds",
-            "7",
-            "--seed",
-            "9",
-            "--json",
-        ],
-        "2",
-    );
+    let run = herdsim(&[&["run", "--json"][..], &workload].concat(), "2");
     let json: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
     assert_eq!(
         row[column].parse::<f64>().unwrap(),

@@ -10,11 +10,13 @@
 //! line.
 
 pub mod cli;
+pub mod compare;
 pub mod draws;
 pub mod engine;
 pub mod grid;
 pub mod metrics;
 pub mod policy;
+pub mod published;
 pub mod replicates;
 pub mod report;
 pub mod resource;

@@ -5,6 +5,7 @@
 //! code 2. Output files are never half-written by bad input, and never
 //! clobbered unless asked.
 
+mod compare;
 mod progress;
 mod run;
 mod sweep;
@@ -44,6 +45,8 @@ enum Command {
     /// Run a grid of workloads × replicate seeds on every core, to CSV
     #[command(after_long_help = sweep::SWEEP_HELP)]
     Sweep(sweep::SweepArgs),
+    /// Set a scenario's results beside the published figures, with verdicts
+    Compare(compare::CompareArgs),
     /// Combine the shard files of a sweep into the file the whole sweep writes
     Merge(sweep::MergeArgs),
     /// List the backoff policies with their formulas and parameters
@@ -64,6 +67,7 @@ where
         Command::Run(args) => run::run(&args),
         Command::Sweep(args) => sweep::sweep(&args),
         Command::Merge(args) => sweep::merge(&args),
+        Command::Compare(args) => compare::compare(&args),
         Command::Policies => write_stdout(&policies_table()),
     };
     match result {

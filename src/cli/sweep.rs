@@ -33,16 +33,10 @@ Columns: point, the parameters (policy, clients, capacity_per_ms, base_ms, cap_m
 jitter_factor, window_ms), replicates and master_seed, then for every metric its _mean, _sd,
 _ci95, _min and _max. With --per-run: point, replicate, seed, the parameters, then each metric.";
 
+/// The grid of a sweep or comparison: a scenario file, and flags that replace
+/// its values.
 #[derive(Debug, Args)]
-pub struct SweepArgs {
-    /// Scenario file (TOML); without one, the grid comes from the flags alone
-    #[arg(value_name = "SCENARIO")]
-    scenario: Option<PathBuf>,
-
-    /// Output CSV file
-    #[arg(long, short, value_name = "FILE")]
-    out: PathBuf,
-
+pub struct GridArgs {
     /// Backoff policies, comma-separated
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = policy_parser())]
     policy: Vec<PolicyKind>,
@@ -82,6 +76,20 @@ pub struct SweepArgs {
     /// Master seed [default: the scenario's, or 42]
     #[arg(long, value_name = "SEED", value_parser = spec::parse_master_seed, allow_hyphen_values = true)]
     seed: Option<u64>,
+}
+
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    /// Scenario file (TOML); without one, the grid comes from the flags alone
+    #[arg(value_name = "SCENARIO")]
+    scenario: Option<PathBuf>,
+
+    /// Output CSV file
+    #[arg(long, short, value_name = "FILE")]
+    out: PathBuf,
+
+    #[command(flatten)]
+    grid: GridArgs,
 
     /// One row per run (with its seed) instead of one per point
     #[arg(long)]
@@ -119,53 +127,77 @@ pub struct MergeArgs {
     force: bool,
 }
 
-/// The scenario a sweep runs: the file's, with the flags' values replacing it.
-fn scenario_of(args: &SweepArgs) -> Result<Scenario, CliError> {
-    let mut scenario = match &args.scenario {
-        Some(path) => {
-            let shown = path.display().to_string();
-            let text = fs::read_to_string(path)
-                .map_err(|e| CliError::Usage(format!("cannot read scenario '{shown}': {e}")))?;
-            Scenario::from_toml(&shown, &text).map_err(|e| CliError::Usage(e.to_string()))?
+/// Reads a scenario file, with errors that name it (and the line and key).
+pub fn read_scenario(path: &Path) -> Result<Scenario, CliError> {
+    let shown = path.display().to_string();
+    let text = fs::read_to_string(path)
+        .map_err(|e| CliError::Usage(format!("cannot read scenario '{shown}': {e}")))?;
+    Scenario::from_toml(&shown, &text).map_err(|e| CliError::Usage(e.to_string()))
+}
+
+impl GridArgs {
+    /// `scenario` with the flags' values replacing its own, every point checked.
+    pub fn apply(&self, mut scenario: Scenario) -> Result<Scenario, CliError> {
+        let grid = &mut scenario.grid;
+        let mut changed = Vec::new();
+        fn replace<T: Clone>(
+            changed: &mut Vec<&str>,
+            key: &'static str,
+            axis: &mut Vec<T>,
+            given: &[T],
+        ) {
+            if !given.is_empty() {
+                *axis = given.to_vec();
+                changed.push(key);
+            }
         }
-        None => Scenario::default(),
-    };
-    let grid = &mut scenario.grid;
-    fn replace<T: Clone>(axis: &mut Vec<T>, given: &[T]) {
-        if !given.is_empty() {
-            *axis = given.to_vec();
+        replace(&mut changed, "policy", &mut grid.policy, &self.policy);
+        replace(&mut changed, "clients", &mut grid.clients, &self.clients);
+        replace(&mut changed, "capacity", &mut grid.capacity, &self.capacity);
+        replace(&mut changed, "base", &mut grid.base, &self.base);
+        replace(&mut changed, "cap", &mut grid.cap, &self.cap);
+        let step: Vec<_> = self.step.iter().copied().map(Some).collect();
+        replace(&mut changed, "step", &mut grid.step, &step);
+        replace(
+            &mut changed,
+            "jitter_factor",
+            &mut grid.jitter_factor,
+            &self.jitter_factor,
+        );
+        let window: Vec<_> = self.window.iter().copied().map(Some).collect();
+        replace(&mut changed, "window", &mut grid.window, &window);
+        if let Some(r) = self.seeds {
+            scenario.replicates = r;
+            changed.push("seeds");
         }
+        if let Some(seed) = self.seed {
+            scenario.master_seed = seed;
+            changed.push("seed");
+        }
+        if let Some(description) = scenario.description.as_mut()
+            && !changed.is_empty()
+        {
+            *description += &format!(" (changed on the command line: {})", changed.join(", "));
+        }
+        for i in 0..scenario.grid.len() {
+            scenario.grid.point(i).validate().map_err(|e| {
+                CliError::Usage(format!(
+                    "point {i}: invalid value '{}' for {}: {}",
+                    e.value, e.key, e.reason
+                ))
+            })?;
+        }
+        Ok(scenario)
     }
-    replace(&mut grid.policy, &args.policy);
-    replace(&mut grid.clients, &args.clients);
-    replace(&mut grid.capacity, &args.capacity);
-    replace(&mut grid.base, &args.base);
-    replace(&mut grid.cap, &args.cap);
-    replace(&mut grid.jitter_factor, &args.jitter_factor);
-    let step: Vec<_> = args.step.iter().copied().map(Some).collect();
-    replace(&mut grid.step, &step);
-    let window: Vec<_> = args.window.iter().copied().map(Some).collect();
-    replace(&mut grid.window, &window);
-    if let Some(r) = args.seeds {
-        scenario.replicates = r;
-    }
-    if let Some(seed) = args.seed {
-        scenario.master_seed = seed;
-    }
-    for i in 0..scenario.grid.len() {
-        scenario.grid.point(i).validate().map_err(|e| {
-            CliError::Usage(format!(
-                "point {i}: invalid value '{}' for {}: {}",
-                e.value, e.key, e.reason
-            ))
-        })?;
-    }
-    Ok(scenario)
 }
 
 pub fn sweep(args: &SweepArgs) -> Result<(), CliError> {
     let started = Instant::now();
-    let scenario = scenario_of(args)?;
+    let scenario = match &args.scenario {
+        Some(path) => read_scenario(path)?,
+        None => Scenario::default(),
+    };
+    let scenario = args.grid.apply(scenario)?;
     let shard = args.shard.unwrap_or(Shard::WHOLE);
     let mut plan = SweepPlan {
         scenario: &scenario,
@@ -401,7 +433,7 @@ pub fn merge(args: &MergeArgs) -> Result<(), CliError> {
 
 /// Writes `text` to `path` whole: to a temporary file beside it, then renamed
 /// into place, so no reader ever sees half of it.
-fn write_whole(path: &Path, force: bool, text: &str) -> Result<(), CliError> {
+pub fn write_whole(path: &Path, force: bool, text: &str) -> Result<(), CliError> {
     let shown = path.display();
     if path.is_dir() {
         return Err(CliError::Usage(format!(

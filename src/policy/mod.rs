@@ -12,6 +12,7 @@
 
 mod constant;
 mod decorrelated;
+mod decorrelated_attempt;
 mod equal;
 mod full;
 mod jitter_factor;
@@ -20,6 +21,7 @@ mod none;
 
 pub use constant::Constant;
 pub use decorrelated::{CapWalk, DecorrelatedJitter};
+pub use decorrelated_attempt::DecorrelatedAttempt;
 pub use equal::EqualJitter;
 pub use full::FullJitter;
 pub use jitter_factor::ProportionalJitter;
@@ -73,6 +75,9 @@ pub enum PolicyKind {
     Full,
     /// Decorrelated jitter: a random walk from the previous delay.
     Decorrelated,
+    /// Seed 002's decorrelated jitter as its `simulate()` calls it: with the
+    /// attempt number where the previous delay belongs.
+    DecorrelatedAttempt,
     /// The same delay every time.
     Constant,
     /// A delay growing by a fixed step.
@@ -81,11 +86,12 @@ pub enum PolicyKind {
 
 impl PolicyKind {
     /// Every policy, in the order `herdsim policies` lists them.
-    pub const ALL: [PolicyKind; 6] = [
+    pub const ALL: [PolicyKind; 7] = [
         PolicyKind::None,
         PolicyKind::Equal,
         PolicyKind::Full,
         PolicyKind::Decorrelated,
+        PolicyKind::DecorrelatedAttempt,
         PolicyKind::Constant,
         PolicyKind::Linear,
     ];
@@ -97,6 +103,7 @@ impl PolicyKind {
             PolicyKind::Equal => "equal",
             PolicyKind::Full => "full",
             PolicyKind::Decorrelated => "decorrelated",
+            PolicyKind::DecorrelatedAttempt => "decorrelated-attempt",
             PolicyKind::Constant => "constant",
             PolicyKind::Linear => "linear",
         }
@@ -110,6 +117,9 @@ impl PolicyKind {
             PolicyKind::Full => "d = U[0, c_k]",
             PolicyKind::Decorrelated => {
                 "d = min(cap, U[base, max(base, 3·prev)]); prev starts at base, then is d"
+            }
+            PolicyKind::DecorrelatedAttempt => {
+                "d = min(cap, U between base and 3·(k−1) ms)  (prev replaced by the attempt number)"
             }
             PolicyKind::Constant => "d = min(cap, base)",
             PolicyKind::Linear => "d = min(cap, base + (k−1)·step)",
@@ -136,6 +146,9 @@ impl PolicyKind {
             PolicyKind::Full => "full jitter: uniform over the whole window (the AWS SDK default)",
             PolicyKind::Decorrelated => {
                 "decorrelated jitter: a random walk from the previous delay (Brooker, 2015)"
+            }
+            PolicyKind::DecorrelatedAttempt => {
+                "seed 002's simulate() as written: decorrelated jitter handed the attempt number, not the previous delay"
             }
             PolicyKind::Constant => "a fixed delay; no backoff",
             PolicyKind::Linear => "a delay that grows by a fixed step each retry",
@@ -204,6 +217,9 @@ impl PolicySpec {
             PolicyKind::Equal => self.with_factor(EqualJitter { base, cap }, visitor),
             PolicyKind::Full => self.with_factor(FullJitter { base, cap }, visitor),
             PolicyKind::Decorrelated => self.with_factor(DecorrelatedJitter { base, cap }, visitor),
+            PolicyKind::DecorrelatedAttempt => {
+                self.with_factor(DecorrelatedAttempt { base, cap }, visitor)
+            }
             PolicyKind::Constant => self.with_factor(Constant { base, cap }, visitor),
             PolicyKind::Linear => self.with_factor(Linear { base, step, cap }, visitor),
         }
@@ -264,6 +280,8 @@ mod tests {
             assert_eq!(kind.name().parse::<PolicyKind>(), Ok(kind));
         }
         let err = "jittery".parse::<PolicyKind>().unwrap_err();
-        assert!(err.contains("none, equal, full, decorrelated, constant, linear"));
+        assert!(
+            err.contains("none, equal, full, decorrelated, decorrelated-attempt, constant, linear")
+        );
     }
 }

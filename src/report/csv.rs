@@ -144,6 +144,64 @@ pub fn record(row: &SweepRow, master_seed: u64) -> Vec<String> {
     }
 }
 
+/// The header of `herdsim compare --csv`: long format, one row per point and
+/// metric.
+pub fn comparison_header() -> Vec<String> {
+    let mut columns = identity_columns(false);
+    columns.extend([
+        "metric",
+        "mean",
+        "sd",
+        "ci95",
+        "min",
+        "max",
+        "published",
+        "published_rounding",
+        "published_source",
+        "verdict",
+    ]);
+    columns.iter().map(|c| c.to_string()).collect()
+}
+
+/// The rows of `herdsim compare --csv`, in grid order, metrics in report order.
+pub fn comparison_records(comparison: &crate::compare::Comparison<'_>) -> Vec<Vec<String>> {
+    let scenario = comparison.scenario;
+    let optional = |v: Option<f64>| v.map_or_else(String::new, number);
+    let mut records = Vec::new();
+    for p in &comparison.points {
+        let id = identity(
+            p.point,
+            None,
+            &p.spec,
+            scenario.replicates,
+            scenario.master_seed,
+        );
+        for cell in &p.cells {
+            let s = &cell.summary;
+            let mut fields = id.clone();
+            fields.extend([
+                cell.metric.name.to_string(),
+                number(s.mean),
+                optional(s.sd),
+                optional(s.ci95),
+                number(s.min),
+                number(s.max),
+            ]);
+            match &cell.published {
+                Some(f) => fields.extend([
+                    number(f.value),
+                    number(f.rounding),
+                    f.source.clone(),
+                    cell.verdict.map(|v| v.to_string()).unwrap_or_default(),
+                ]),
+                None => fields.extend([String::new(), String::new(), String::new(), String::new()]),
+            }
+            records.push(fields);
+        }
+    }
+    records
+}
+
 /// One CSV line, newline included, quoted only where a field needs it.
 pub fn line<S: AsRef<[u8]>>(fields: &[S]) -> String {
     let mut writer = csv::WriterBuilder::new()

@@ -3,10 +3,12 @@
 
 pub mod csv;
 mod json;
+mod markdown;
 mod table;
 
 pub use json::run_json;
-pub use table::{policies_table, run_table};
+pub use markdown::compare_markdown;
+pub use table::{compare_table, policies_table, run_table};
 
 use serde::Serialize;
 
@@ -111,6 +113,175 @@ impl WorkloadSummary {
             format!("policy {policy}: {}", p.kind.formula()),
         ]
     }
+}
+
+/// A compared metric's heading, in the unit [`compared_value`] shows it in.
+pub fn compared_heading(metric: &str) -> &'static str {
+    match metric {
+        "calls" => "calls",
+        "last_success_ms" => "last success (s)",
+        "peak_retries" => "peak retries (% of clients)",
+        "peak_retries_pct" => "peak retries (% of clients)",
+        "completion_p99_ms" => "p99 completion (s)",
+        _ => "",
+    }
+}
+
+/// `mean ± ci95` of a compared metric, times in seconds (as seed 002 publishes
+/// them), `mean` alone for a single replicate.
+pub fn compared_value(cell: &crate::compare::ComparedCell) -> String {
+    let (scale, decimals) = compared_unit(cell.metric.name);
+    let s = &cell.summary;
+    let mean = format_number(s.mean * scale, decimals);
+    match s.ci95 {
+        Some(ci) => format!("{mean} ± {}", format_number(ci * scale, decimals)),
+        None => mean,
+    }
+}
+
+/// The scale and decimals a compared metric is shown with.
+fn compared_unit(metric: &str) -> (f64, usize) {
+    match metric {
+        "last_success_ms" | "completion_p99_ms" => (1e-3, 2),
+        "peak_retries_pct" => (1.0, 2),
+        _ => (1.0, 1),
+    }
+}
+
+/// The published figure of a compared cell as published, or `-`.
+pub fn compared_published(cell: &crate::compare::ComparedCell) -> String {
+    cell.published
+        .as_ref()
+        .map_or_else(|| "-".to_string(), |f| f.shown.clone())
+}
+
+/// The verdict of a compared cell, or `-`.
+pub fn compared_verdict(cell: &crate::compare::ComparedCell) -> String {
+    cell.verdict
+        .map_or_else(|| "-".to_string(), |v| v.to_string())
+}
+
+/// The table of a comparison as rows of cells: a header, then a row per point.
+/// Metrics with published figures get a published and a verdict column.
+pub fn comparison_cells(
+    comparison: &crate::compare::Comparison<'_>,
+) -> (Vec<String>, Vec<Vec<String>>) {
+    use crate::compare::COMPARED;
+    let with_published: Vec<bool> = COMPARED
+        .iter()
+        .map(|m| {
+            comparison
+                .points
+                .iter()
+                .any(|p| p.cell(m).published.is_some())
+        })
+        .collect();
+    let mut header = vec!["policy".to_string()];
+    for (metric, published) in COMPARED.iter().zip(&with_published) {
+        if *metric == "peak_retries_pct" {
+            continue; // shown beside the count
+        }
+        header.push(compared_heading(metric).to_string());
+        if *published {
+            header.extend(["published".to_string(), "verdict".to_string()]);
+        }
+    }
+    let rows = comparison
+        .points
+        .iter()
+        .map(|p| {
+            let mut row = vec![p.label.clone()];
+            for (metric, published) in COMPARED.iter().zip(&with_published) {
+                let cell = p.cell(metric);
+                match *metric {
+                    "peak_retries_pct" => continue,
+                    "peak_retries" => row.push(format!(
+                        "{} ({}%)",
+                        compared_value(cell),
+                        format_number(p.cell("peak_retries_pct").summary.mean, 2)
+                    )),
+                    _ => row.push(compared_value(cell)),
+                }
+                if *published {
+                    row.extend([compared_published(cell), compared_verdict(cell)]);
+                }
+            }
+            row
+        })
+        .collect();
+    (header, rows)
+}
+
+/// The notes under a comparison: published remarks and the rankings.
+pub fn comparison_notes(comparison: &crate::compare::Comparison<'_>) -> Vec<String> {
+    let mut notes = Vec::new();
+    let remarks: Vec<String> = comparison
+        .points
+        .iter()
+        .filter(|p| p.spec.policy.kind != crate::PolicyKind::DecorrelatedAttempt)
+        .filter_map(|p| Some(format!("{}: {}", p.label, p.remark.as_ref()?.text)))
+        .collect();
+    if let Some(source) = comparison.points.iter().find_map(|p| p.remark.as_ref()) {
+        notes.push(format!(
+            "Published server-side contention ({}): {}.",
+            source.source,
+            remarks.join("; ")
+        ));
+    }
+    for ranking in comparison.rankings() {
+        let (scale, decimals) = compared_unit(ranking.metric);
+        let unit = if scale == 1.0 { "" } else { " s" };
+        let (label, s) = &ranking.lowest;
+        let mut note = format!(
+            "Lowest {}: herdsim {label}, {}{unit}{}",
+            compared_heading(ranking.metric).trim_end_matches(" (s)"),
+            format_number(s.mean * scale, decimals),
+            if ranking.clear {
+                " (its 95% CI lies below every other row's)"
+            } else {
+                " (not clearly: its 95% CI overlaps another's)"
+            }
+        );
+        if let Some((published_label, figure)) = &ranking.published_lowest {
+            let same = published_label == label;
+            note += &format!(
+                "; published: {published_label}, {} ({}).",
+                figure.shown,
+                if same { "the same" } else { "differs" }
+            );
+        } else {
+            note.push('.');
+        }
+        notes.push(note);
+    }
+    notes
+}
+
+/// The lines above a comparison: the scenario, and how to read it.
+pub fn comparison_title(comparison: &crate::compare::Comparison<'_>) -> Vec<String> {
+    let s = comparison.scenario;
+    let mut lines = vec![match &s.description {
+        Some(d) => format!("{}: {d}", s.name),
+        None => s.name.clone(),
+    }];
+    lines.push(format!(
+        "{} replicate{} per point from master seed {}; herdsim's figures are mean ± 95% CI.",
+        group_thousands(u64::from(s.replicates)),
+        if s.replicates == 1 { "" } else { "s" },
+        s.master_seed
+    ));
+    if comparison
+        .points
+        .iter()
+        .any(|p| p.cells.iter().any(|c| c.published.is_some()))
+    {
+        lines.push(
+            "A published figure agrees when herdsim's CI overlaps the range its rounding \
+             allows (~3,400 is 3,350 to 3,450)."
+                .to_string(),
+        );
+    }
+    lines
 }
 
 /// `v` with `decimals` decimals and thousands separators: `3,740.25`.

@@ -85,6 +85,24 @@ fn aligned(header: &[&str], rows: &[Vec<String>]) -> String {
     out
 }
 
+/// `herdsim compare`'s human output: the scenario, a row per point with the
+/// published figures and verdicts beside herdsim's, then the notes.
+pub fn compare_table(comparison: &crate::compare::Comparison<'_>) -> String {
+    let mut out = String::new();
+    for line in super::comparison_title(comparison) {
+        let _ = writeln!(out, "{line}");
+    }
+    out.push('\n');
+    let (header, rows) = super::comparison_cells(comparison);
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    out += &aligned(&header, &rows);
+    out.push('\n');
+    for note in super::comparison_notes(comparison) {
+        let _ = writeln!(out, "{note}");
+    }
+    out
+}
+
 /// `herdsim policies`: each policy with its formula and parameters.
 pub fn policies_table() -> String {
     let mut out = String::new();

@@ -10,7 +10,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput};
-use herdsim::{PolicyKind, RunSpec, simulate};
+use herdsim::{PolicyKind, RunSpec, Seeds, simulate};
 
 fn bench_engine(c: &mut Criterion) {
     let cases = [
@@ -24,7 +24,8 @@ fn bench_engine(c: &mut Criterion) {
     for (kind, clients) in cases {
         let spec = RunSpec::seed_002(kind, clients);
         // The same seed every iteration, so every iteration does the same work.
-        let events = simulate(&spec, 1).calls;
+        let seeds = Seeds::for_job(1, 0, 0);
+        let events = simulate(&spec, seeds).calls;
         group.throughput(Throughput::Elements(events));
         if clients > 10_000 {
             group
@@ -36,7 +37,7 @@ fn bench_engine(c: &mut Criterion) {
                 .measurement_time(Duration::from_secs(3));
         }
         group.bench_with_input(BenchmarkId::new(kind.name(), clients), &spec, |b, spec| {
-            b.iter(|| simulate(black_box(spec), black_box(1)))
+            b.iter(|| simulate(black_box(spec), black_box(seeds)))
         });
     }
     group.finish();

@@ -9,7 +9,8 @@ use crate::spec::RunSpec;
 use crate::stats::Summary;
 use crate::sweep::SweepRow;
 
-/// The metrics a comparison shows, in column order.
+/// The metrics every comparison shows, in column order; any other metric
+/// with a published figure follows them.
 pub const COMPARED: [&str; 5] = [
     "calls",
     "last_success_ms",
@@ -126,6 +127,21 @@ impl<'a> Comparison<'a> {
             })
             .collect();
         Comparison { scenario, points }
+    }
+
+    /// The metrics shown: [`COMPARED`], then any other with a published figure.
+    pub fn metrics(&self) -> Vec<&'static str> {
+        let mut metrics = COMPARED.to_vec();
+        for metric in crate::metrics::METRICS {
+            let published = self
+                .points
+                .iter()
+                .any(|p| p.cell(metric.name).published.is_some());
+            if published && !metrics.contains(&metric.name) {
+                metrics.push(metric.name);
+            }
+        }
+        metrics
     }
 
     /// The lowest point of each [`RANKED`] metric, in herdsim and as published.

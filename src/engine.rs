@@ -12,17 +12,43 @@ use std::collections::binary_heap::PeekMut;
 use crate::draws::Draws;
 use crate::metrics::{RunMetrics, nearest_rank};
 use crate::policy::{Backoff, PolicyVisitor};
-use crate::resource::SlotResource;
-use crate::seeding::job_rng;
+use crate::resource::{
+    CallResource, OccNetwork, OutageResource, ResourceKind, SlotResource, run_occ,
+};
+use crate::seeding::{environment_seed, job_rng, job_seed};
 use crate::spec::RunSpec;
 use crate::time::Micros;
 
-/// One pending call: client `client` calls at `time`.
+/// The seeds of one run: one for the policy's draws, one for the
+/// environment's (arrival times, outage lengths and rolls, network delays).
+///
+/// The environment's seed depends on the replicate but not on the workload
+/// point, so every policy in a sweep meets the same environment in the same
+/// replicate: differences between policies are the policies' own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Event {
-    time: Micros,
-    seq: u64,
-    client: u32,
+pub struct Seeds {
+    /// Seeds the policy's generator.
+    pub policy: u64,
+    /// Seeds the environment's generator.
+    pub environment: u64,
+}
+
+impl Seeds {
+    /// The seeds of replicate `replicate` of point `point` under `master`.
+    pub fn for_job(master: u64, point: u64, replicate: u64) -> Seeds {
+        Seeds {
+            policy: job_seed(master, point, replicate),
+            environment: environment_seed(master, replicate),
+        }
+    }
+}
+
+/// One pending event: client `client` acts at `time`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Event {
+    pub(crate) time: Micros,
+    pub(crate) seq: u64,
+    pub(crate) client: u32,
 }
 
 /// Earliest `(time, seq)` first: reversed, since `BinaryHeap` pops the largest.
@@ -38,6 +64,20 @@ impl PartialOrd for Event {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
+}
+
+/// The queue of pending events, one per client, seeded with the first calls
+/// in time order and client order within an instant.
+pub(crate) fn first_events(first_call: &[Micros]) -> BinaryHeap<Event> {
+    first_call
+        .iter()
+        .zip(0u32..)
+        .map(|(&time, client)| Event {
+            time,
+            seq: u64::from(client),
+            client,
+        })
+        .collect()
 }
 
 /// Sees every call and every delay of a run, for tests and pictures. The
@@ -57,121 +97,239 @@ pub struct NoObserver;
 
 impl Observer for NoObserver {}
 
-/// Runs one replicate of `spec` with the generator of job seed `seed`.
+/// When a client stops trying: after `max_attempts` attempts, or when its next
+/// attempt would start more than `deadline` after its first call.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct StopRules {
+    max_attempts: u32,
+    deadline: Micros,
+}
+
+impl StopRules {
+    pub(crate) fn of(spec: &RunSpec) -> Self {
+        StopRules {
+            max_attempts: spec.max_attempts.unwrap_or(u32::MAX),
+            deadline: spec.deadline_us.unwrap_or(Micros::MAX),
+        }
+    }
+
+    /// May a client that has made `attempts` attempts make another?
+    #[inline]
+    pub(crate) fn another_attempt(&self, attempts: u32) -> bool {
+        attempts < self.max_attempts
+    }
+
+    /// May an attempt start at `start`, for a client that first called at
+    /// `first`? (An attempt exactly at the deadline is made.)
+    #[inline]
+    pub(crate) fn in_time(&self, start: Micros, first: Micros) -> bool {
+        start - first <= self.deadline
+    }
+}
+
+/// Counts what a run measures as it happens.
+pub(crate) struct Recorder {
+    clients: u32,
+    window: Micros,
+    window_end: Micros,
+    in_window: u64,
+    peak_retries: u64,
+    calls: u64,
+    retries: u64,
+    gave_up: u64,
+    last_success_us: Micros,
+    completions: Vec<Micros>,
+}
+
+impl Recorder {
+    pub(crate) fn new(spec: &RunSpec) -> Self {
+        Recorder {
+            clients: spec.clients,
+            window: spec.window(),
+            window_end: 0,
+            in_window: 0,
+            peak_retries: 0,
+            calls: 0,
+            retries: 0,
+            gave_up: 0,
+            last_success_us: 0,
+            completions: Vec::with_capacity(spec.clients as usize),
+        }
+    }
+
+    /// A call (attempt `attempt`) at `time`; calls arrive in time order.
+    #[inline]
+    pub(crate) fn call(&mut self, time: Micros, attempt: u32) {
+        self.calls += 1;
+        if attempt > 0 {
+            self.retries += 1;
+            if time >= self.window_end {
+                self.peak_retries = self.peak_retries.max(self.in_window);
+                self.in_window = 0;
+                self.window_end = (time / self.window + 1) * self.window;
+            }
+            self.in_window += 1;
+        }
+    }
+
+    /// A client done at `done` that first called at `first`.
+    #[inline]
+    pub(crate) fn success(&mut self, done: Micros, first: Micros) {
+        self.completions.push(done - first);
+        self.last_success_us = self.last_success_us.max(done);
+    }
+
+    /// A client that stopped without success.
+    #[inline]
+    pub(crate) fn give_up(&mut self) {
+        self.gave_up += 1;
+    }
+
+    pub(crate) fn finish(mut self) -> RunMetrics {
+        let peak_retries = self.peak_retries.max(self.in_window);
+        let successes = self.completions.len() as u64;
+        let completion_total_us = self.completions.iter().map(|&c| u128::from(c)).sum();
+        let completion_max_us = self.completions.iter().copied().max().unwrap_or(0);
+        RunMetrics {
+            clients: u64::from(self.clients),
+            calls: self.calls,
+            retries: self.retries,
+            successes,
+            gave_up: self.gave_up,
+            last_success_us: self.last_success_us,
+            completion_total_us,
+            completion_p50_us: nearest_rank(&mut self.completions, 50.0),
+            completion_p99_us: nearest_rank(&mut self.completions, 99.0),
+            completion_max_us,
+            peak_retries,
+        }
+    }
+}
+
+/// Runs one replicate of `spec` with the generators of `seeds`.
 ///
 /// Panics if `spec` is invalid ([`RunSpec::validate`]).
-pub fn simulate(spec: &RunSpec, seed: u64) -> RunMetrics {
-    simulate_observed(spec, seed, &mut NoObserver)
+pub fn simulate(spec: &RunSpec, seeds: Seeds) -> RunMetrics {
+    simulate_observed(spec, seeds, &mut NoObserver)
 }
 
 /// [`simulate`], reporting every call and delay to `observer`.
-pub fn simulate_observed<O: Observer>(spec: &RunSpec, seed: u64, observer: &mut O) -> RunMetrics {
+pub fn simulate_observed<O: Observer>(
+    spec: &RunSpec,
+    seeds: Seeds,
+    observer: &mut O,
+) -> RunMetrics {
     if let Err(e) = spec.validate() {
         panic!("simulate called with an invalid spec: {e}");
     }
-    spec.policy.visit(SlotRun {
+    spec.policy.visit(Run {
         spec,
-        seed,
+        seeds,
         observer,
     })
 }
 
-/// The slot model's event loop, made concrete for one policy type.
-struct SlotRun<'a, O> {
+/// One run, made concrete for one policy type.
+struct Run<'a, O> {
     spec: &'a RunSpec,
-    seed: u64,
+    seeds: Seeds,
     observer: &'a mut O,
 }
 
-impl<O: Observer> PolicyVisitor for SlotRun<'_, O> {
+impl<O: Observer> PolicyVisitor for Run<'_, O> {
     type Output = RunMetrics;
 
     fn visit<P: Backoff>(self, policy: P) -> RunMetrics {
-        let mut draws = job_rng(self.seed);
-        slot_loop(self.spec, &policy, &mut draws, self.observer)
+        let spec = self.spec;
+        let mut draws = job_rng(self.seeds.policy);
+        let mut environment = job_rng(self.seeds.environment);
+        let first_call = spec.arrivals.first_calls(spec.clients, &mut environment);
+        match spec.resource {
+            ResourceKind::Slot => {
+                let slot = SlotResource::new(spec.service_ns()).with_outage(spec.down);
+                call_loop(spec, &policy, slot, &first_call, &mut draws, self.observer)
+            }
+            ResourceKind::Outage => {
+                let outage = OutageResource::new(spec.clients, &mut environment);
+                call_loop(
+                    spec,
+                    &policy,
+                    outage,
+                    &first_call,
+                    &mut draws,
+                    self.observer,
+                )
+            }
+            ResourceKind::Occ => {
+                let network = OccNetwork::new(environment);
+                run_occ(
+                    spec,
+                    &policy,
+                    network,
+                    &first_call,
+                    &mut draws,
+                    self.observer,
+                )
+            }
+        }
     }
 }
 
-fn slot_loop<P: Backoff, D: Draws, O: Observer>(
+/// The event loop of a resource that answers every call at once: each event
+/// is one call.
+fn call_loop<P: Backoff, R: CallResource, D: Draws, O: Observer>(
     spec: &RunSpec,
     policy: &P,
+    mut resource: R,
+    first_call: &[Micros],
     draws: &mut D,
     observer: &mut O,
 ) -> RunMetrics {
-    let clients = spec.clients;
-    let n = clients as usize;
-    // The herd: every first call at t = 0, in client-id order.
-    let mut queue: BinaryHeap<Event> = (0..clients)
-        .map(|client| Event {
-            time: 0,
-            seq: u64::from(client),
-            client,
-        })
-        .collect();
-    let mut seq = u64::from(clients);
+    let n = spec.clients as usize;
+    let mut queue = first_events(first_call);
+    let mut seq = u64::from(spec.clients);
     let mut retry_of = vec![0u32; n];
     let mut walk_of = vec![policy.start(); n];
-    let mut completions: Vec<Micros> = Vec::with_capacity(n);
-    let mut resource = SlotResource::new(spec.service_ns());
-
-    let window = spec.window();
-    let (mut window_end, mut in_window, mut peak_retries) = (0, 0u64, 0u64);
-    let (mut calls, mut retries, mut last_success_us) = (0u64, 0u64, 0);
+    let stop = StopRules::of(spec);
+    let mut recorder = Recorder::new(spec);
 
     while let Some(mut next) = queue.peek_mut() {
         let Event { time, client, .. } = *next;
         let c = client as usize;
         let attempt = retry_of[c];
-        calls += 1;
-        if attempt > 0 {
-            retries += 1;
-            if time >= window_end {
-                peak_retries = peak_retries.max(in_window);
-                in_window = 0;
-                window_end = (time / window + 1) * window;
-            }
-            in_window += 1;
-        }
-        let served = resource.call(time);
+        recorder.call(time, attempt);
+        let served = resource.call(time, client, attempt);
         observer.call(time, client, attempt, served);
         if served {
-            // Completion is measured from the client's first call, at t = 0.
-            completions.push(time);
-            last_success_us = time;
+            recorder.success(time, first_call[c]);
             PeekMut::pop(next);
-        } else {
-            let retry = attempt + 1;
-            retry_of[c] = retry;
-            let delay = policy.delay(retry, &mut walk_of[c], draws);
-            observer.delay(client, retry, delay);
-            // Replacing the top and sifting once is cheaper than pop + push,
-            // and pops in exactly the same order: keys are unique.
-            *next = Event {
-                time: time + delay,
-                seq,
-                client,
-            };
-            seq += 1;
+            continue;
         }
+        let retry = attempt + 1;
+        if !stop.another_attempt(retry) {
+            recorder.give_up();
+            PeekMut::pop(next);
+            continue;
+        }
+        retry_of[c] = retry;
+        let delay = policy.delay(retry, &mut walk_of[c], draws);
+        observer.delay(client, retry, delay);
+        let at = time + delay;
+        if !stop.in_time(at, first_call[c]) {
+            recorder.give_up();
+            PeekMut::pop(next);
+            continue;
+        }
+        // Replacing the top and sifting once is cheaper than pop + push, and
+        // pops in exactly the same order: keys are unique.
+        *next = Event {
+            time: at,
+            seq,
+            client,
+        };
+        seq += 1;
     }
-    peak_retries = peak_retries.max(in_window);
-
-    let successes = completions.len() as u64;
-    let completion_total_us = completions.iter().map(|&c| u128::from(c)).sum();
-    let completion_max_us = completions.iter().copied().max().unwrap_or(0);
-    RunMetrics {
-        clients: u64::from(clients),
-        calls,
-        retries,
-        successes,
-        gave_up: u64::from(clients) - successes,
-        last_success_us,
-        completion_total_us,
-        completion_p50_us: nearest_rank(&mut completions, 50.0),
-        completion_p99_us: nearest_rank(&mut completions, 99.0),
-        completion_max_us,
-        peak_retries,
-    }
+    recorder.finish()
 }
 
 #[cfg(test)]
@@ -199,7 +357,7 @@ mod tests {
 
     #[test]
     fn one_client_succeeds_at_once() {
-        let m = simulate(&spec(PolicyKind::Full, 1), 1);
+        let m = simulate(&spec(PolicyKind::Full, 1), Seeds::for_job(1, 0, 0));
         assert_eq!(
             (m.calls, m.retries, m.successes, m.last_success_us),
             (1, 0, 1, 0)
@@ -211,7 +369,7 @@ mod tests {
     fn two_clients_without_jitter() {
         // t=0: client 0 served, client 1 fails and waits base (100 ms);
         // t=100 ms: served.
-        let m = simulate(&spec(PolicyKind::None, 2), 1);
+        let m = simulate(&spec(PolicyKind::None, 2), Seeds::for_job(1, 0, 0));
         assert_eq!((m.calls, m.retries, m.last_success_us), (3, 1, 100_000));
         assert_eq!((m.completion_p50_us, m.completion_max_us), (0, 100_000));
         assert_eq!(m.completion_total_us, 100_000);
@@ -222,7 +380,7 @@ mod tests {
         // Every wave is the whole remaining herd at one instant; the first in
         // line wins, the rest fail together: n(n+1)/2 calls.
         for n in [1u64, 2, 10, 100, 1_000] {
-            let m = simulate(&spec(PolicyKind::None, n as u32), 7);
+            let m = simulate(&spec(PolicyKind::None, n as u32), Seeds::for_job(7, 0, 0));
             assert_eq!(m.calls, n * (n + 1) / 2, "{n} clients");
             assert_eq!(m.peak_retries, n - 1);
         }
@@ -231,7 +389,8 @@ mod tests {
     #[test]
     fn the_same_seed_gives_the_same_run_and_another_seed_another() {
         let s = spec(PolicyKind::Decorrelated, 500);
-        assert_eq!(simulate(&s, 3), simulate(&s, 3));
-        assert_ne!(simulate(&s, 3), simulate(&s, 4));
+        let seeds = |r| Seeds::for_job(3, 0, r);
+        assert_eq!(simulate(&s, seeds(0)), simulate(&s, seeds(0)));
+        assert_ne!(simulate(&s, seeds(0)), simulate(&s, seeds(1)));
     }
 }

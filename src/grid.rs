@@ -5,12 +5,14 @@
 //! fastest, as nested loops in that order would visit them. Point `i` is
 //! computed from `i` alone, so a grid of millions of points costs no memory.
 
+use crate::arrivals::Arrivals;
 use crate::policy::{PolicyKind, PolicySpec};
+use crate::resource::ResourceKind;
 use crate::spec::{DEFAULT_BASE_US, DEFAULT_CAP_US, DEFAULT_CLIENTS, RunSpec};
 use crate::time::Micros;
 
 /// The grid's axes, in numbering order, as scenario keys spell them.
-pub const AXES: [&str; 8] = [
+pub const AXES: [&str; 14] = [
     "policy",
     "clients",
     "capacity",
@@ -19,6 +21,12 @@ pub const AXES: [&str; 8] = [
     "step",
     "jitter_factor",
     "window",
+    "resource",
+    "arrivals",
+    "down",
+    "max_attempts",
+    "deadline",
+    "first_exponent",
 ];
 
 /// Values of every parameter. A single value is an axis of length one.
@@ -40,6 +48,18 @@ pub struct Grid {
     pub jitter_factor: Vec<f64>,
     /// Peak windows, µs; `None` is one service time.
     pub window: Vec<Option<Micros>>,
+    /// Resource models.
+    pub resource: Vec<ResourceKind>,
+    /// Arrival patterns.
+    pub arrivals: Vec<Arrivals>,
+    /// Slot outage windows `[from, to)`, µs; `None` is always up.
+    pub down: Vec<Option<(Micros, Micros)>>,
+    /// Most attempts per client; `None` is unlimited.
+    pub max_attempts: Vec<Option<u32>>,
+    /// Deadlines after each client's first call, µs; `None` is none.
+    pub deadline: Vec<Option<Micros>>,
+    /// Exponent offsets of the exponential family.
+    pub first_exponent: Vec<u32>,
 }
 
 impl Default for Grid {
@@ -55,6 +75,12 @@ impl Default for Grid {
             step: vec![None],
             jitter_factor: vec![0.0],
             window: vec![None],
+            resource: vec![ResourceKind::Slot],
+            arrivals: vec![Arrivals::Herd],
+            down: vec![None],
+            max_attempts: vec![None],
+            deadline: vec![None],
+            first_exponent: vec![0],
         }
     }
 }
@@ -71,6 +97,12 @@ impl Grid {
             self.step.len(),
             self.jitter_factor.len(),
             self.window.len(),
+            self.resource.len(),
+            self.arrivals.len(),
+            self.down.len(),
+            self.max_attempts.len(),
+            self.deadline.len(),
+            self.first_exponent.len(),
         ]
     }
 
@@ -110,14 +142,20 @@ impl Grid {
         let base_us = self.base[at[3]];
         RunSpec {
             clients: self.clients[at[1]],
+            resource: self.resource[at[8]],
             capacity_per_ms: self.capacity[at[2]],
+            arrivals: self.arrivals[at[9]],
+            down: self.down[at[10]],
             policy: PolicySpec {
                 kind: self.policy[at[0]],
                 base_us,
                 cap_us: self.cap[at[4]],
                 step_us: self.step[at[5]].unwrap_or(base_us),
                 jitter_factor: self.jitter_factor[at[6]],
+                first_exponent: self.first_exponent[at[13]],
             },
+            max_attempts: self.max_attempts[at[11]],
+            deadline_us: self.deadline[at[12]],
             window_us: self.window[at[7]],
         }
     }

@@ -9,6 +9,7 @@
 //! `seeding`, `stats`, `time`) does no I/O and knows nothing of the command
 //! line.
 
+pub mod arrivals;
 pub mod cli;
 pub mod compare;
 pub mod draws;
@@ -27,7 +28,7 @@ pub mod stats;
 pub mod sweep;
 pub mod time;
 
-pub use engine::simulate;
+pub use engine::{Seeds, simulate};
 pub use metrics::RunMetrics;
 pub use policy::{PolicyKind, PolicySpec};
 pub use spec::RunSpec;

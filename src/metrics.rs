@@ -53,11 +53,12 @@ const fn metric(name: &'static str, decimals: usize, description: &'static str) 
 
 /// Every metric, in report order. [`RunMetrics::values`] returns them in this
 /// order.
-pub const METRICS: [Metric; 13] = [
+pub const METRICS: [Metric; 14] = [
     metric("calls", 0, "every attempt, first calls included"),
     metric("retries", 0, "calls after each client's first"),
     metric("successes", 0, "clients whose call succeeded"),
     metric("gave_up", 0, "clients that stopped without success"),
+    metric("success_rate", 3, "successes as a fraction of clients"),
     metric("last_success_ms", 1, "time of the last successful call"),
     metric(
         "completion_mean_ms",
@@ -90,7 +91,11 @@ pub const METRICS: [Metric; 13] = [
         4,
         "peak_retries as a fraction of all retries",
     ),
-    metric("amplification", 3, "calls per client"),
+    metric(
+        "amplification",
+        3,
+        "calls per client: the mean number of attempts",
+    ),
 ];
 
 impl RunMetrics {
@@ -107,6 +112,7 @@ impl RunMetrics {
             self.retries as f64,
             self.successes as f64,
             self.gave_up as f64,
+            self.successes as f64 / clients,
             us_to_ms(self.last_success_us),
             completion_mean_ms,
             us_to_ms(self.completion_p50_us),

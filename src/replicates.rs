@@ -2,16 +2,15 @@
 
 use rayon::prelude::*;
 
-use crate::engine::simulate;
+use crate::engine::{Seeds, simulate};
 use crate::metrics::{METRICS, Metric, RunMetrics};
-use crate::seeding::job_seed;
 use crate::spec::RunSpec;
 use crate::stats::Summary;
 
 /// Runs replicates `0..replicates` of `spec` (as point `point` under master
 /// seed `master`) on rayon's pool, calling `on_done` after each. Results come
 /// back in replicate order whatever the thread count, each from its own
-/// generator seeded by [`job_seed`].
+/// generators seeded by [`Seeds::for_job`].
 pub fn run_replicates(
     spec: &RunSpec,
     master: u64,
@@ -22,7 +21,7 @@ pub fn run_replicates(
     (0..u64::from(replicates))
         .into_par_iter()
         .map(|replicate| {
-            let metrics = simulate(spec, job_seed(master, point, replicate));
+            let metrics = simulate(spec, Seeds::for_job(master, point, replicate));
             on_done();
             metrics
         })

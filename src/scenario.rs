@@ -197,6 +197,23 @@ impl Scenario {
                     "window" => axis(&mut grid.window, value, Kind::Duration, |s| {
                         spec::parse_positive_duration(s).map(Some)
                     }),
+                    "resource" => axis(&mut grid.resource, value, Kind::Text, spec::parse_resource),
+                    "arrivals" => axis(&mut grid.arrivals, value, Kind::Text, spec::parse_arrivals),
+                    "down" => axis(&mut grid.down, value, Kind::Text, |s| {
+                        spec::parse_down(s).map(Some)
+                    }),
+                    "max_attempts" => axis(&mut grid.max_attempts, value, Kind::Count, |s| {
+                        spec::parse_max_attempts(s).map(Some)
+                    }),
+                    "deadline" => axis(&mut grid.deadline, value, Kind::Duration, |s| {
+                        spec::parse_positive_duration(s).map(Some)
+                    }),
+                    "first_exponent" => axis(
+                        &mut grid.first_exponent,
+                        value,
+                        Kind::Count,
+                        spec::parse_first_exponent,
+                    ),
                     _ => Err((
                         key.span(),
                         format!("unknown key: expected one of {}", keys().join(", ")),
@@ -319,7 +336,8 @@ mod tests {
         assert_eq!(
             error("clients = 10\nfrobs = 3\n"),
             "s.toml:2: key 'frobs': unknown key: expected one of name, description, seed, seeds, \
-             policy, clients, capacity, base, cap, step, jitter_factor, window"
+             policy, clients, capacity, base, cap, step, jitter_factor, window, resource, arrivals, \
+             down, max_attempts, deadline, first_exponent"
         );
         assert_eq!(
             error("seeds = 5\nclients = []\n"),

@@ -24,6 +24,13 @@ pub fn job_seed(master: u64, point: u64, replicate: u64) -> u64 {
     splitmix64(splitmix64(splitmix64(master) ^ point) ^ replicate)
 }
 
+/// The environment's seed for replicate `replicate` under `master`: the same
+/// for every point of a sweep, so policies meet the same environment.
+pub fn environment_seed(master: u64, replicate: u64) -> u64 {
+    // A constant no job seed chain starts from keeps the two streams apart.
+    splitmix64(splitmix64(splitmix64(master) ^ 0xE4F1_2A7C_5D3B_9061) ^ replicate)
+}
+
 /// The generator of one job, from its seed: two further SplitMix64 steps fill the
 /// 128-bit PCG state.
 pub fn job_rng(seed: u64) -> Pcg64Mcg {

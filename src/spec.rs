@@ -5,10 +5,9 @@
 //! error names the flag) and by [`RunSpec::validate`] (for specs built in code
 //! or read from files), so the accepted ranges are stated once.
 
-use serde::Serialize;
-
+use crate::arrivals::Arrivals;
 use crate::policy::{PolicyKind, PolicySpec};
-use crate::resource::SlotResource;
+use crate::resource::{ResourceKind, SlotResource};
 use crate::time::{Micros, format_duration, parse_duration};
 
 /// Most clients in one run: a million-client run takes ~40 MB; this bound keeps
@@ -20,16 +19,30 @@ pub const MAX_SEEDS: u64 = 1_000_000;
 /// clock's resolution).
 pub const CAPACITY_RANGE: (f64, f64) = (0.001, 1_000.0);
 
+/// Most attempts a client may be allowed.
+pub const MAX_ATTEMPTS: u64 = 1_000_000_000;
+
 /// One simulated workload: everything but the seed.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RunSpec {
-    /// Clients, each wanting one successful call; all first calls at t = 0.
+    /// Clients, each wanting one successful call.
     pub clients: u32,
+    /// What decides whether a call succeeds.
+    pub resource: ResourceKind,
     /// The slot resource's capacity, requests per ms.
     pub capacity_per_ms: f64,
+    /// When the clients make their first calls.
+    pub arrivals: Arrivals,
+    /// A window `[from, to)` in which every call to the slot resource fails, µs.
+    pub down: Option<(Micros, Micros)>,
     /// The backoff policy and its parameters.
     pub policy: PolicySpec,
-    /// The window of the peak-retries metric, µs; `None` is one service time.
+    /// Most attempts per client, first call included; `None` is unlimited.
+    pub max_attempts: Option<u32>,
+    /// No attempt starts later than this after the client's first call, µs.
+    pub deadline_us: Option<Micros>,
+    /// The window of the peak-retries metric, µs; `None` is one service time
+    /// of the slot resource, or 1 ms for the others.
     pub window_us: Option<Micros>,
 }
 
@@ -60,14 +73,20 @@ impl RunSpec {
     pub fn seed_002(kind: PolicyKind, clients: u32) -> RunSpec {
         RunSpec {
             clients,
+            resource: ResourceKind::Slot,
             capacity_per_ms: 1.0,
+            arrivals: Arrivals::Herd,
+            down: None,
             policy: PolicySpec {
                 kind,
                 base_us: DEFAULT_BASE_US,
                 cap_us: DEFAULT_CAP_US,
                 step_us: DEFAULT_BASE_US,
                 jitter_factor: 0.0,
+                first_exponent: 0,
             },
+            max_attempts: None,
+            deadline_us: None,
             window_us: None,
         }
     }
@@ -80,8 +99,10 @@ impl RunSpec {
     /// The peak-retries window actually used, µs: the given one, or one service
     /// time rounded to the nearest µs.
     pub fn window(&self) -> Micros {
-        self.window_us
-            .unwrap_or_else(|| ((self.service_ns() + 500) / 1_000).max(1))
+        self.window_us.unwrap_or_else(|| match self.resource {
+            ResourceKind::Slot => ((self.service_ns() + 500) / 1_000).max(1),
+            _ => crate::time::US_PER_MS,
+        })
     }
 
     /// Checks every parameter against its accepted range.
@@ -107,8 +128,109 @@ impl RunSpec {
         {
             return fail("window", format_duration(w), reason);
         }
+        if p.first_exponent > MAX_FIRST_EXPONENT {
+            return fail(
+                "first-exponent",
+                p.first_exponent.to_string(),
+                format!("expected a whole number from 0 to {MAX_FIRST_EXPONENT}"),
+            );
+        }
+        if let Some((from, to)) = self.down
+            && let Err(reason) = check_down(from, to)
+        {
+            return fail("down", format_window(from, to), reason);
+        }
+        if let Some(n) = self.max_attempts
+            && let Err(reason) = check_count(u64::from(n), 1, MAX_ATTEMPTS)
+        {
+            return fail("max-attempts", n.to_string(), reason);
+        }
+        if let Some(d) = self.deadline_us
+            && let Err(reason) = check_positive_duration(d)
+        {
+            return fail("deadline", format_duration(d), reason);
+        }
+        if let Arrivals::Poisson { rate_per_ms } = self.arrivals
+            && !(rate_per_ms.is_finite() && rate_per_ms > 0.0)
+        {
+            return fail(
+                "arrivals",
+                self.arrivals.to_string(),
+                "expected a rate above 0".into(),
+            );
+        }
+        // A zero delay never lets simulated time pass for the client that
+        // draws it: with a resource that answers at once, it would spin.
+        if p.kind == PolicyKind::NoBackoff
+            && self.resource != ResourceKind::Occ
+            && self.max_attempts.is_none()
+        {
+            return fail(
+                "policy",
+                p.kind.name().to_string(),
+                format!(
+                    "no-backoff retries at the same instant forever on the {} resource: \
+                     give --max-attempts, or use --resource occ",
+                    self.resource
+                ),
+            );
+        }
+        if self.resource != ResourceKind::Slot && self.down.is_some() {
+            return fail(
+                "down",
+                self.down
+                    .map(|(a, b)| format_window(a, b))
+                    .unwrap_or_default(),
+                "an outage window applies to the slot resource only".into(),
+            );
+        }
         Ok(())
     }
+}
+
+/// The largest first-retry exponent.
+pub const MAX_FIRST_EXPONENT: u32 = 16;
+
+/// An outage window `[from, to)` with `from < to`.
+pub fn check_down(from: Micros, to: Micros) -> Result<(Micros, Micros), String> {
+    if from < to {
+        Ok((from, to))
+    } else {
+        Err("expected <from>..<to> with from before to, such as 5s..15s".to_string())
+    }
+}
+
+/// `5s..15s`.
+pub fn format_window(from: Micros, to: Micros) -> String {
+    format!("{}..{}", format_duration(from), format_duration(to))
+}
+
+/// Parses an outage window `<from>..<to>` (as `--down` does).
+pub fn parse_down(text: &str) -> Result<(Micros, Micros), String> {
+    let (from, to) = text
+        .split_once("..")
+        .ok_or_else(|| "expected <from>..<to> with from before to, such as 5s..15s".to_string())?;
+    check_down(parse_duration(from)?, parse_duration(to)?)
+}
+
+/// Parses a resource model's name (as `--resource` does).
+pub fn parse_resource(text: &str) -> Result<ResourceKind, String> {
+    text.parse()
+}
+
+/// Parses an arrival pattern (as `--arrivals` does).
+pub fn parse_arrivals(text: &str) -> Result<Arrivals, String> {
+    text.parse()
+}
+
+/// Parses a maximum number of attempts (as `--max-attempts` does).
+pub fn parse_max_attempts(text: &str) -> Result<u32, String> {
+    parse_count(text, 1, MAX_ATTEMPTS).map(|n| n as u32)
+}
+
+/// Parses a first-retry exponent (as `--first-exponent` does).
+pub fn parse_first_exponent(text: &str) -> Result<u32, String> {
+    parse_count(text, 0, u64::from(MAX_FIRST_EXPONENT)).map(|n| n as u32)
 }
 
 /// A whole number in `min..=max`.

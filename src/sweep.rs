@@ -1,8 +1,8 @@
 //! Sweeps: a scenario's grid × replicates as jobs on rayon's pool, results
 //! delivered in grid order.
 //!
-//! Job `j` is replicate `j mod R` of point `j div R`, with the seed
-//! [`job_seed`]`(master, point, replicate)`: the same job gets the same seed
+//! Job `j` is replicate `j mod R` of point `j div R`, with the seeds
+//! [`Seeds::for_job`]`(master, point, replicate)`: the same job gets the same seeds
 //! whatever the thread count, shard or resume point, which is what makes
 //! sharded, resumed and parallel sweeps byte-identical to a plain one.
 //!
@@ -20,11 +20,10 @@ use std::sync::{Condvar, Mutex};
 
 use rayon::prelude::*;
 
-use crate::engine::simulate;
+use crate::engine::{Seeds, simulate};
 use crate::metrics::{Metric, RunMetrics};
 use crate::replicates::summarize;
 use crate::scenario::Scenario;
-use crate::seeding::job_seed;
 use crate::spec::RunSpec;
 use crate::stats::Summary;
 
@@ -158,8 +157,8 @@ pub enum SweepRow {
         point: usize,
         /// The replicate's index.
         replicate: u32,
-        /// The job's seed.
-        seed: u64,
+        /// The job's seeds.
+        seeds: Seeds,
         /// The point's workload.
         spec: RunSpec,
         /// What the run measured.
@@ -228,18 +227,18 @@ pub fn run_sweep<E: Send>(
 
     let job = |j: usize| {
         let (point, replicate) = (j / replicates, (j % replicates) as u64);
-        let seed = job_seed(master, point as u64, replicate);
-        let metrics = simulate(&scenario.grid.point(point), seed);
+        let seeds = Seeds::for_job(master, point as u64, replicate);
+        let metrics = simulate(&scenario.grid.point(point), seeds);
         on_job_done();
-        (seed, metrics)
+        (seeds, metrics)
     };
-    for_each_ordered(plan.jobs(), job, |j, (seed, metrics)| {
+    for_each_ordered(plan.jobs(), job, |j, (seeds, metrics)| {
         let (point, replicate) = (j / replicates, j % replicates);
         if per_run {
             return sink(SweepRow::Run {
                 point,
                 replicate: replicate as u32,
-                seed,
+                seeds,
                 spec: scenario.grid.point(point),
                 metrics,
             });

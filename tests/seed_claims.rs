@@ -44,6 +44,7 @@ fn plain_exponential_reaches_a_10s_cap_at_retry_8() {
     let policy = NoJitter {
         base: 100 * MS,
         cap: 10_000 * MS,
+        first_exponent: 0,
     };
     let mut rng = job_rng(1);
     let first_at_cap = (1..).find(|&k| policy.delay(k, &mut (), &mut rng) == policy.cap);
@@ -86,6 +87,7 @@ fn full_jitter_is_uniform_on_zero_to_the_ceiling() {
     let policy = FullJitter {
         base: 100 * MS,
         cap: 20_000 * MS,
+        first_exponent: 0,
     };
     let ceiling = exponential_ceiling(policy.base, policy.cap, 4);
     assert_eq!(ceiling, 800 * MS);
@@ -99,6 +101,7 @@ fn equal_jitter_is_uniform_on_the_upper_half() {
     let policy = EqualJitter {
         base: 100 * MS,
         cap: 20_000 * MS,
+        first_exponent: 0,
     };
     for retry in [1, 5, 12] {
         let c = exponential_ceiling(policy.base, policy.cap, retry);
@@ -149,6 +152,7 @@ fn the_jitter_factor_is_centred_on_the_delay() {
     let inner = NoJitter {
         base: 10_000 * MS,
         cap: 30_000 * MS,
+        first_exponent: 0,
     };
     let policy = ProportionalJitter::new(inner, 0.3);
     let (mean, lo, hi) = sample(&policy, 1, N, 11);

@@ -4,10 +4,12 @@ use clap::Args;
 
 use super::progress::runs_bar;
 use super::{CliError, policy_parser, write_stdout};
+use crate::arrivals::Arrivals;
 use crate::metrics::METRICS;
 use crate::policy::{PolicyKind, PolicySpec};
 use crate::replicates::{run_replicates, summarize};
 use crate::report::{RunReport, run_json, run_table};
+use crate::resource::ResourceKind;
 use crate::seeding::DEFAULT_MASTER_SEED;
 use crate::spec::{self, RunSpec};
 use crate::time::Micros;
@@ -54,6 +56,33 @@ pub struct RunArgs {
     #[arg(long, value_name = "DURATION", value_parser = spec::parse_positive_duration, allow_hyphen_values = true)]
     window: Option<Micros>,
 
+    /// Resource model: slot (seed 002's contended slot), outage (independent
+    /// outage episodes), occ (the AWS optimistic-concurrency row)
+    #[arg(long, value_name = "MODEL", default_value = "slot", value_parser = spec::parse_resource)]
+    resource: ResourceKind,
+
+    /// When clients make their first call: herd (all at t = 0),
+    /// uniform:<duration>, or poisson:<arrivals per ms>
+    #[arg(long, value_name = "PATTERN", default_value = "herd", value_parser = spec::parse_arrivals)]
+    arrivals: Arrivals,
+
+    /// An outage window <from>..<to> in which every call to the slot fails, such as 5s..15s
+    #[arg(long, value_name = "FROM..TO", value_parser = spec::parse_down)]
+    down: Option<(Micros, Micros)>,
+
+    /// Most attempts per client, first call included [default: unlimited]
+    #[arg(long, value_name = "N", value_parser = spec::parse_max_attempts, allow_hyphen_values = true)]
+    max_attempts: Option<u32>,
+
+    /// No attempt starts later than this after the client's first call [default: none]
+    #[arg(long, value_name = "DURATION", value_parser = spec::parse_positive_duration, allow_hyphen_values = true)]
+    deadline: Option<Micros>,
+
+    /// Added to every retry's exponent in none, equal and full: 1 makes the first
+    /// ceiling 2·base, as the AWS simulator does
+    #[arg(long, value_name = "E", default_value = "0", value_parser = spec::parse_first_exponent, allow_hyphen_values = true)]
+    first_exponent: u32,
+
     /// Print the results as one JSON object instead of a table
     #[arg(long)]
     json: bool,
@@ -77,14 +106,20 @@ pub fn metrics_help() -> String {
 pub fn run(args: &RunArgs) -> Result<(), CliError> {
     let spec = RunSpec {
         clients: args.clients,
+        resource: args.resource,
         capacity_per_ms: args.capacity,
+        arrivals: args.arrivals,
+        down: args.down,
         policy: PolicySpec {
             kind: args.policy,
             base_us: args.base,
             cap_us: args.cap,
             step_us: args.step.unwrap_or(args.base),
             jitter_factor: args.jitter_factor,
+            first_exponent: args.first_exponent,
         },
+        max_attempts: args.max_attempts,
+        deadline_us: args.deadline,
         window_us: args.window,
     };
     spec.validate().map_err(|e| {

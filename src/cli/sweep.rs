@@ -10,10 +10,12 @@ use clap::Args;
 
 use super::progress::runs_bar;
 use super::{CliError, policy_parser};
+use crate::arrivals::Arrivals;
+use crate::engine::Seeds;
 use crate::policy::PolicyKind;
 use crate::report::csv as sweep_csv;
+use crate::resource::ResourceKind;
 use crate::scenario::Scenario;
-use crate::seeding::job_seed;
 use crate::spec::{self, group_thousands};
 use crate::sweep::{Shard, SweepPlan, run_sweep};
 use crate::time::Micros;
@@ -68,6 +70,30 @@ pub struct GridArgs {
     /// Peak-retries windows, comma-separated durations [default: one service time]
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = spec::parse_positive_duration, allow_hyphen_values = true)]
     window: Vec<Micros>,
+
+    /// Resource models (slot, outage, occ), comma-separated
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = spec::parse_resource)]
+    resource: Vec<ResourceKind>,
+
+    /// Arrival patterns (herd, uniform:<duration>, poisson:<rate>), comma-separated
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = spec::parse_arrivals)]
+    arrivals: Vec<Arrivals>,
+
+    /// Slot outage windows <from>..<to>, comma-separated
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = spec::parse_down)]
+    down: Vec<(Micros, Micros)>,
+
+    /// Most attempts per client, comma-separated
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = spec::parse_max_attempts, allow_hyphen_values = true)]
+    max_attempts: Vec<u32>,
+
+    /// Deadlines after each client's first call, comma-separated durations
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = spec::parse_positive_duration, allow_hyphen_values = true)]
+    deadline: Vec<Micros>,
+
+    /// Exponent offsets of none, equal and full, comma-separated
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = spec::parse_first_exponent, allow_hyphen_values = true)]
+    first_exponent: Vec<u32>,
 
     /// Replicate seeds per point [default: the scenario's, or 1]
     #[arg(long, value_name = "R", value_parser = spec::parse_replicates, allow_hyphen_values = true)]
@@ -166,6 +192,25 @@ impl GridArgs {
         );
         let window: Vec<_> = self.window.iter().copied().map(Some).collect();
         replace(&mut changed, "window", &mut grid.window, &window);
+        replace(&mut changed, "resource", &mut grid.resource, &self.resource);
+        replace(&mut changed, "arrivals", &mut grid.arrivals, &self.arrivals);
+        let down: Vec<_> = self.down.iter().copied().map(Some).collect();
+        replace(&mut changed, "down", &mut grid.down, &down);
+        let max_attempts: Vec<_> = self.max_attempts.iter().copied().map(Some).collect();
+        replace(
+            &mut changed,
+            "max_attempts",
+            &mut grid.max_attempts,
+            &max_attempts,
+        );
+        let deadline: Vec<_> = self.deadline.iter().copied().map(Some).collect();
+        replace(&mut changed, "deadline", &mut grid.deadline, &deadline);
+        replace(
+            &mut changed,
+            "first_exponent",
+            &mut grid.first_exponent,
+            &self.first_exponent,
+        );
         if let Some(r) = self.seeds {
             scenario.replicates = r;
             changed.push("seeds");
@@ -330,10 +375,10 @@ fn check_rows(rows: &[&str], plan: &SweepPlan<'_>) -> Result<(), (usize, String)
         let expected = if plan.per_run {
             let job = plan.points.start * r + i;
             let (point, replicate) = (job / r, job % r);
-            let seed = job_seed(scenario.master_seed, point as u64, replicate as u64);
+            let seeds = Seeds::for_job(scenario.master_seed, point as u64, replicate as u64);
             sweep_csv::identity(
                 point,
-                Some((replicate as u32, seed)),
+                Some((replicate as u32, seeds)),
                 &scenario.grid.point(point),
                 1,
                 0,

@@ -12,6 +12,9 @@ pub struct EqualJitter {
     pub base: Micros,
     /// Largest ceiling, µs.
     pub cap: Micros,
+    /// Added to every retry's exponent: 1 makes the first ceiling `2·base`,
+    /// as the AWS Architecture Blog simulator does.
+    pub first_exponent: u32,
 }
 
 impl Backoff for EqualJitter {
@@ -21,7 +24,11 @@ impl Backoff for EqualJitter {
 
     #[inline]
     fn delay<D: Draws + ?Sized>(&self, retry: u32, _: &mut (), draws: &mut D) -> Micros {
-        let ceiling = exponential_ceiling(self.base, self.cap, retry);
+        let ceiling = exponential_ceiling(
+            self.base,
+            self.cap,
+            retry.saturating_add(self.first_exponent),
+        );
         draws.uniform(ceiling / 2, ceiling)
     }
 }
@@ -37,6 +44,7 @@ mod tests {
         let p = EqualJitter {
             base: 1_000,
             cap: 10_000,
+            first_exponent: 0,
         };
         let mut d = ScriptedDraws::new(&[1.0, 0.5, 1.0, 0.5, 0.0]);
         let got: Vec<_> = (1..=5).map(|k| p.delay(k, &mut (), &mut d)).collect();

@@ -13,6 +13,9 @@ pub struct FullJitter {
     pub base: Micros,
     /// Largest ceiling, µs.
     pub cap: Micros,
+    /// Added to every retry's exponent: 1 makes the first ceiling `2·base`,
+    /// as the AWS Architecture Blog simulator does.
+    pub first_exponent: u32,
 }
 
 impl Backoff for FullJitter {
@@ -22,7 +25,14 @@ impl Backoff for FullJitter {
 
     #[inline]
     fn delay<D: Draws + ?Sized>(&self, retry: u32, _: &mut (), draws: &mut D) -> Micros {
-        draws.uniform(0, exponential_ceiling(self.base, self.cap, retry))
+        draws.uniform(
+            0,
+            exponential_ceiling(
+                self.base,
+                self.cap,
+                retry.saturating_add(self.first_exponent),
+            ),
+        )
     }
 }
 
@@ -37,6 +47,7 @@ mod tests {
         let p = FullJitter {
             base: (base_ms * 1e3) as Micros,
             cap: (cap_ms * 1e3) as Micros,
+            first_exponent: 0,
         };
         let mut d = ScriptedDraws::new(draws);
         (1..=draws.len() as u32)
@@ -76,6 +87,7 @@ mod tests {
         let p = FullJitter {
             base: 1_000,
             cap: 10_000,
+            first_exponent: 0,
         };
         for k in [10_000, 100_000] {
             let mut d = ScriptedDraws::new(&[1.0]);
@@ -90,6 +102,7 @@ mod tests {
         let p = FullJitter {
             base: 1_000,
             cap: 10_000,
+            first_exponent: 0,
         };
         let mut d = ScriptedDraws::new(&[0.5]);
         assert_eq!(p.delay(7, &mut (), &mut d), 5_000);

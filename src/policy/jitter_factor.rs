@@ -85,6 +85,7 @@ mod tests {
             NoJitter {
                 base: 1_000_000,
                 cap: 30_000_000,
+                first_exponent: 0,
             },
             0.3,
         );

@@ -17,6 +17,7 @@ mod equal;
 mod full;
 mod jitter_factor;
 mod linear;
+mod no_backoff;
 mod none;
 
 pub use constant::Constant;
@@ -26,6 +27,7 @@ pub use equal::EqualJitter;
 pub use full::FullJitter;
 pub use jitter_factor::ProportionalJitter;
 pub use linear::Linear;
+pub use no_backoff::NoBackoff;
 pub use none::NoJitter;
 
 use std::fmt;
@@ -78,6 +80,8 @@ pub enum PolicyKind {
     /// Seed 002's decorrelated jitter as its `simulate()` calls it: with the
     /// attempt number where the previous delay belongs.
     DecorrelatedAttempt,
+    /// No delay at all (the AWS simulator's baseline).
+    NoBackoff,
     /// The same delay every time.
     Constant,
     /// A delay growing by a fixed step.
@@ -86,12 +90,13 @@ pub enum PolicyKind {
 
 impl PolicyKind {
     /// Every policy, in the order `herdsim policies` lists them.
-    pub const ALL: [PolicyKind; 7] = [
+    pub const ALL: [PolicyKind; 8] = [
         PolicyKind::None,
         PolicyKind::Equal,
         PolicyKind::Full,
         PolicyKind::Decorrelated,
         PolicyKind::DecorrelatedAttempt,
+        PolicyKind::NoBackoff,
         PolicyKind::Constant,
         PolicyKind::Linear,
     ];
@@ -104,6 +109,7 @@ impl PolicyKind {
             PolicyKind::Full => "full",
             PolicyKind::Decorrelated => "decorrelated",
             PolicyKind::DecorrelatedAttempt => "decorrelated-attempt",
+            PolicyKind::NoBackoff => "no-backoff",
             PolicyKind::Constant => "constant",
             PolicyKind::Linear => "linear",
         }
@@ -121,6 +127,7 @@ impl PolicyKind {
             PolicyKind::DecorrelatedAttempt => {
                 "d = min(cap, U between base and 3·(k−1) ms)  (prev replaced by the attempt number)"
             }
+            PolicyKind::NoBackoff => "d = 0",
             PolicyKind::Constant => "d = min(cap, base)",
             PolicyKind::Linear => "d = min(cap, base + (k−1)·step)",
         }
@@ -130,6 +137,8 @@ impl PolicyKind {
     pub fn parameters(self) -> &'static str {
         match self {
             PolicyKind::Linear => "base, step, cap",
+            PolicyKind::None | PolicyKind::Equal | PolicyKind::Full => "base, cap, first-exponent",
+            PolicyKind::NoBackoff => "none",
             _ => "base, cap",
         }
     }
@@ -149,6 +158,9 @@ impl PolicyKind {
             }
             PolicyKind::DecorrelatedAttempt => {
                 "seed 002's simulate() as written: decorrelated jitter handed the attempt number, not the previous delay"
+            }
+            PolicyKind::NoBackoff => {
+                "retry at once (the AWS simulator's None); needs --max-attempts or --resource occ"
             }
             PolicyKind::Constant => "a fixed delay; no backoff",
             PolicyKind::Linear => "a delay that grows by a fixed step each retry",
@@ -196,6 +208,9 @@ pub struct PolicySpec {
     pub step_us: Micros,
     /// Seed 003's proportional jitter factor in `[0, 1]`; 0 is off.
     pub jitter_factor: f64,
+    /// Added to the exponent of every retry of the exponential family
+    /// (none, equal, full): `c_k = min(cap, base·2^(k−1+first_exponent))`.
+    pub first_exponent: u32,
 }
 
 /// Something to do with a concrete policy type: the way a [`PolicySpec`] chosen
@@ -212,14 +227,37 @@ impl PolicySpec {
     /// the proportional jitter when the factor is not zero.
     pub fn visit<V: PolicyVisitor>(&self, visitor: V) -> V::Output {
         let (base, cap, step) = (self.base_us, self.cap_us, self.step_us);
+        let first_exponent = self.first_exponent;
         match self.kind {
-            PolicyKind::None => self.with_factor(NoJitter { base, cap }, visitor),
-            PolicyKind::Equal => self.with_factor(EqualJitter { base, cap }, visitor),
-            PolicyKind::Full => self.with_factor(FullJitter { base, cap }, visitor),
+            PolicyKind::None => self.with_factor(
+                NoJitter {
+                    base,
+                    cap,
+                    first_exponent,
+                },
+                visitor,
+            ),
+            PolicyKind::Equal => self.with_factor(
+                EqualJitter {
+                    base,
+                    cap,
+                    first_exponent,
+                },
+                visitor,
+            ),
+            PolicyKind::Full => self.with_factor(
+                FullJitter {
+                    base,
+                    cap,
+                    first_exponent,
+                },
+                visitor,
+            ),
             PolicyKind::Decorrelated => self.with_factor(DecorrelatedJitter { base, cap }, visitor),
             PolicyKind::DecorrelatedAttempt => {
                 self.with_factor(DecorrelatedAttempt { base, cap }, visitor)
             }
+            PolicyKind::NoBackoff => self.with_factor(NoBackoff, visitor),
             PolicyKind::Constant => self.with_factor(Constant { base, cap }, visitor),
             PolicyKind::Linear => self.with_factor(Linear { base, step, cap }, visitor),
         }
@@ -280,8 +318,8 @@ mod tests {
             assert_eq!(kind.name().parse::<PolicyKind>(), Ok(kind));
         }
         let err = "jittery".parse::<PolicyKind>().unwrap_err();
-        assert!(
-            err.contains("none, equal, full, decorrelated, decorrelated-attempt, constant, linear")
-        );
+        assert!(err.contains(
+            "none, equal, full, decorrelated, decorrelated-attempt, no-backoff, constant, linear"
+        ));
     }
 }

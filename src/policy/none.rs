@@ -13,6 +13,9 @@ pub struct NoJitter {
     pub base: Micros,
     /// Largest delay, µs.
     pub cap: Micros,
+    /// Added to every retry's exponent: 1 makes the first ceiling `2·base`,
+    /// as the AWS Architecture Blog simulator does.
+    pub first_exponent: u32,
 }
 
 impl Backoff for NoJitter {
@@ -22,7 +25,11 @@ impl Backoff for NoJitter {
 
     #[inline]
     fn delay<D: Draws + ?Sized>(&self, retry: u32, _: &mut (), _: &mut D) -> Micros {
-        exponential_ceiling(self.base, self.cap, retry)
+        exponential_ceiling(
+            self.base,
+            self.cap,
+            retry.saturating_add(self.first_exponent),
+        )
     }
 }
 
@@ -38,6 +45,7 @@ mod tests {
         let p = NoJitter {
             base: 100_000,
             cap: 10_000_000,
+            first_exponent: 0,
         };
         let mut none = ScriptedDraws::new(&[]);
         let delays: Vec<_> = (1..=9).map(|k| p.delay(k, &mut (), &mut none)).collect();

@@ -5,6 +5,7 @@
 //! give the same bytes on every machine; a missing value (the sd of a single
 //! replicate) is an empty field, which pandas and R read as NA.
 
+use crate::engine::Seeds;
 use crate::metrics::METRICS;
 use crate::spec::RunSpec;
 use crate::sweep::SweepRow;
@@ -23,8 +24,9 @@ pub fn number(v: f64) -> String {
     }
 }
 
-/// The parameter columns, after the key columns, in every sweep file.
-pub const PARAMETER_COLUMNS: [&str; 8] = [
+/// The parameter columns, after the key columns, in every sweep file. An
+/// empty field is "none" (no outage window, no attempt limit, no deadline).
+pub const PARAMETER_COLUMNS: [&str; 15] = [
     "policy",
     "clients",
     "capacity_per_ms",
@@ -33,6 +35,13 @@ pub const PARAMETER_COLUMNS: [&str; 8] = [
     "step_ms",
     "jitter_factor",
     "window_ms",
+    "resource",
+    "arrivals",
+    "down_from_ms",
+    "down_to_ms",
+    "max_attempts",
+    "deadline_ms",
+    "first_exponent",
 ];
 
 /// Statistics of each metric in an aggregated row, in column order.
@@ -41,7 +50,7 @@ pub const STATISTICS: [&str; 5] = ["mean", "sd", "ci95", "min", "max"];
 /// The key columns: what identifies a row.
 pub fn key_columns(per_run: bool) -> &'static [&'static str] {
     if per_run {
-        &["point", "replicate", "seed"]
+        &["point", "replicate", "policy_seed", "environment_seed"]
     } else {
         &["point"]
     }
@@ -85,21 +94,36 @@ fn parameters(spec: &RunSpec) -> [String; PARAMETER_COLUMNS.len()] {
         number(us_to_ms(p.step_us)),
         number(p.jitter_factor),
         number(us_to_ms(spec.window())),
+        spec.resource.name().to_string(),
+        spec.arrivals.to_string(),
+        spec.down
+            .map_or_else(String::new, |(from, _)| number(us_to_ms(from))),
+        spec.down
+            .map_or_else(String::new, |(_, to)| number(us_to_ms(to))),
+        spec.max_attempts
+            .map_or_else(String::new, |n| n.to_string()),
+        spec.deadline_us
+            .map_or_else(String::new, |d| number(us_to_ms(d))),
+        p.first_exponent.to_string(),
     ]
 }
 
 /// What identifies a row and its workload: the fields under
-/// [`identity_columns`]. `run` is `(replicate, seed)` for a per-run row.
+/// [`identity_columns`]. `run` is `(replicate, seeds)` for a per-run row.
 pub fn identity(
     point: usize,
-    run: Option<(u32, u64)>,
+    run: Option<(u32, Seeds)>,
     spec: &RunSpec,
     replicates: u32,
     master_seed: u64,
 ) -> Vec<String> {
     let mut fields = vec![point.to_string()];
-    if let Some((replicate, seed)) = run {
-        fields.extend([replicate.to_string(), seed.to_string()]);
+    if let Some((replicate, seeds)) = run {
+        fields.extend([
+            replicate.to_string(),
+            seeds.policy.to_string(),
+            seeds.environment.to_string(),
+        ]);
     }
     fields.extend(parameters(spec));
     if run.is_none() {
@@ -114,11 +138,11 @@ pub fn record(row: &SweepRow, master_seed: u64) -> Vec<String> {
         SweepRow::Run {
             point,
             replicate,
-            seed,
+            seeds,
             spec,
             metrics,
         } => {
-            let mut fields = identity(*point, Some((*replicate, *seed)), spec, 1, master_seed);
+            let mut fields = identity(*point, Some((*replicate, *seeds)), spec, 1, master_seed);
             fields.extend(metrics.values().into_iter().map(number));
             fields
         }
@@ -156,7 +180,9 @@ pub fn comparison_header() -> Vec<String> {
         "min",
         "max",
         "published",
-        "published_rounding",
+        "published_low",
+        "published_high",
+        "published_runs",
         "published_source",
         "verdict",
     ]);
@@ -190,11 +216,13 @@ pub fn comparison_records(comparison: &crate::compare::Comparison<'_>) -> Vec<Ve
             match &cell.published {
                 Some(f) => fields.extend([
                     number(f.value),
-                    number(f.rounding),
+                    number(f.range.0),
+                    number(f.range.1),
+                    f.runs.map_or_else(String::new, |r| r.to_string()),
                     f.source.clone(),
                     cell.verdict.map(|v| v.to_string()).unwrap_or_default(),
                 ]),
-                None => fields.extend([String::new(), String::new(), String::new(), String::new()]),
+                None => fields.extend(std::iter::repeat_n(String::new(), 6)),
             }
             records.push(fields);
         }
@@ -221,9 +249,12 @@ mod tests {
         assert_eq!(&h[..3], ["point", "policy", "clients"]);
         assert!(h.contains(&"last_success_ms_mean".to_string()));
         assert!(h.contains(&"calls_ci95".to_string()));
-        assert_eq!(h.len(), 11 + METRICS.len() * 5);
+        assert_eq!(h.len(), 1 + PARAMETER_COLUMNS.len() + 2 + METRICS.len() * 5);
         let per_run = header(true);
-        assert_eq!(&per_run[..3], ["point", "replicate", "seed"]);
+        assert_eq!(
+            &per_run[..4],
+            ["point", "replicate", "policy_seed", "environment_seed"]
+        );
         assert!(per_run.contains(&"peak_retries_pct".to_string()));
     }
 

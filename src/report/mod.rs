@@ -41,7 +41,16 @@ pub struct WorkloadSummary {
     /// Resource model.
     pub resource: &'static str,
     /// How first calls arrive.
-    pub arrivals: &'static str,
+    pub arrivals: String,
+    /// The slot's outage window `[from, to)`, ms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub down_ms: Option<(f64, f64)>,
+    /// Most attempts per client.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_attempts: Option<u32>,
+    /// Deadline after each client's first call, ms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deadline_ms: Option<f64>,
     /// Clients.
     pub clients: u32,
     /// Requests served per ms.
@@ -59,6 +68,8 @@ pub struct WorkloadSummary {
     pub step_ms: Option<f64>,
     /// Proportional jitter factor (0 is off).
     pub jitter_factor: f64,
+    /// Exponent offset of the exponential family.
+    pub first_exponent: u32,
     /// Peak-retries window, ms.
     pub window_ms: f64,
 }
@@ -68,8 +79,11 @@ impl WorkloadSummary {
     pub fn of(spec: &RunSpec) -> Self {
         let p = &spec.policy;
         WorkloadSummary {
-            resource: "slot",
-            arrivals: "herd",
+            resource: spec.resource.name(),
+            arrivals: spec.arrivals.to_string(),
+            down_ms: spec.down.map(|(a, b)| (us_to_ms(a), us_to_ms(b))),
+            max_attempts: spec.max_attempts,
+            deadline_ms: spec.deadline_us.map(us_to_ms),
             clients: spec.clients,
             capacity_per_ms: spec.capacity_per_ms,
             service_ms: spec.service_ns() as f64 / 1e6,
@@ -78,18 +92,46 @@ impl WorkloadSummary {
             cap_ms: us_to_ms(p.cap_us),
             step_ms: (p.kind == crate::PolicyKind::Linear).then(|| us_to_ms(p.step_us)),
             jitter_factor: p.jitter_factor,
+            first_exponent: p.first_exponent,
             window_ms: us_to_ms(spec.window()),
         }
     }
 
     /// One line a parameter group, for human output.
-    pub fn lines(spec: &RunSpec) -> [String; 2] {
+    pub fn lines(spec: &RunSpec) -> Vec<String> {
         let p = &spec.policy;
-        let service = spec.service_ns();
-        let service = if service.is_multiple_of(1_000) {
-            format_duration(service / 1_000)
-        } else {
-            format!("{:.3}us", service as f64 / 1e3)
+        let clients = group_thousands(u64::from(spec.clients));
+        let arrivals = match spec.arrivals {
+            crate::arrivals::Arrivals::Herd => "all first calls at t = 0".to_string(),
+            other => format!("first calls {other}"),
+        };
+        let resource = match spec.resource {
+            crate::resource::ResourceKind::Slot => {
+                let service = spec.service_ns();
+                let service = if service.is_multiple_of(1_000) {
+                    format_duration(service / 1_000)
+                } else {
+                    format!("{:.3}us", service as f64 / 1e3)
+                };
+                let mut text = format!(
+                    "a slot resource serving {}/ms (one call per {service})",
+                    spec.capacity_per_ms
+                );
+                if let Some((from, to)) = spec.down {
+                    text += &format!(
+                        ", down from {} to {}",
+                        format_duration(from),
+                        format_duration(to)
+                    );
+                }
+                text
+            }
+            crate::resource::ResourceKind::Outage => {
+                "outage episodes (each client down U[0, 30s], then 90% success)".to_string()
+            }
+            crate::resource::ResourceKind::Occ => {
+                "an optimistic-concurrency row (read, then write; hops |N(10ms, 2ms)|)".to_string()
+            }
         };
         let mut policy = format!(
             "{} (base {}, cap {}",
@@ -100,18 +142,28 @@ impl WorkloadSummary {
         if p.kind == crate::PolicyKind::Linear {
             policy += &format!(", step {}", format_duration(p.step_us));
         }
+        if p.first_exponent > 0 {
+            policy += &format!(", first exponent {}", p.first_exponent);
+        }
         if p.jitter_factor > 0.0 {
             policy += &format!(", jitter factor {}", p.jitter_factor);
         }
         policy.push(')');
-        [
-            format!(
-                "{} clients, all first calls at t = 0, against a slot resource serving {}/ms (one call per {service})",
-                group_thousands(u64::from(spec.clients)),
-                spec.capacity_per_ms
-            ),
+        let mut lines = vec![
+            format!("{clients} clients, {arrivals}, against {resource}"),
             format!("policy {policy}: {}", p.kind.formula()),
-        ]
+        ];
+        let mut stops = Vec::new();
+        if let Some(n) = spec.max_attempts {
+            stops.push(format!("at most {n} attempts"));
+        }
+        if let Some(d) = spec.deadline_us {
+            stops.push(format!("no attempt after {}", format_duration(d)));
+        }
+        if !stops.is_empty() {
+            lines.push(format!("each client stops: {}", stops.join(", ")));
+        }
+        lines
     }
 }
 
@@ -123,6 +175,8 @@ pub fn compared_heading(metric: &str) -> &'static str {
         "peak_retries" => "peak retries (% of clients)",
         "peak_retries_pct" => "peak retries (% of clients)",
         "completion_p99_ms" => "p99 completion (s)",
+        "peak_retry_share" => "peak retry share",
+        "success_rate" => "success rate",
         _ => "",
     }
 }
@@ -144,6 +198,8 @@ fn compared_unit(metric: &str) -> (f64, usize) {
     match metric {
         "last_success_ms" | "completion_p99_ms" => (1e-3, 2),
         "peak_retries_pct" => (1.0, 2),
+        "peak_retry_share" => (1.0, 4),
+        "success_rate" => (1.0, 3),
         _ => (1.0, 1),
     }
 }
@@ -166,8 +222,8 @@ pub fn compared_verdict(cell: &crate::compare::ComparedCell) -> String {
 pub fn comparison_cells(
     comparison: &crate::compare::Comparison<'_>,
 ) -> (Vec<String>, Vec<Vec<String>>) {
-    use crate::compare::COMPARED;
-    let with_published: Vec<bool> = COMPARED
+    let compared = comparison.metrics();
+    let with_published: Vec<bool> = compared
         .iter()
         .map(|m| {
             comparison
@@ -177,7 +233,7 @@ pub fn comparison_cells(
         })
         .collect();
     let mut header = vec!["policy".to_string()];
-    for (metric, published) in COMPARED.iter().zip(&with_published) {
+    for (metric, published) in compared.iter().zip(&with_published) {
         if *metric == "peak_retries_pct" {
             continue; // shown beside the count
         }
@@ -191,7 +247,7 @@ pub fn comparison_cells(
         .iter()
         .map(|p| {
             let mut row = vec![p.label.clone()];
-            for (metric, published) in COMPARED.iter().zip(&with_published) {
+            for (metric, published) in compared.iter().zip(&with_published) {
                 let cell = p.cell(metric);
                 match *metric {
                     "peak_retries_pct" => continue,
@@ -276,8 +332,9 @@ pub fn comparison_title(comparison: &crate::compare::Comparison<'_>) -> Vec<Stri
         .any(|p| p.cells.iter().any(|c| c.published.is_some()))
     {
         lines.push(
-            "A published figure agrees when herdsim's CI overlaps the range its rounding \
-             allows (~3,400 is 3,350 to 3,450)."
+            "A published figure agrees when herdsim's mean is within sampling error of the range \
+             its rounding allows (~3,400 is 3,350 to 3,450): 1.96 standard errors of the \
+             difference, counting the published figure's own when it is a mean of known runs."
                 .to_string(),
         );
     }

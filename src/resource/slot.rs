@@ -1,5 +1,6 @@
 //! The `slot` resource: seed 002's contended dependency.
 
+use super::CallResource;
 use crate::time::Micros;
 
 /// Nanoseconds per microsecond: the slot keeps its clock in ns so that a
@@ -12,10 +13,13 @@ const NS_PER_US: u64 = 1_000;
 /// A call at time `t` succeeds iff `t ≥ free_at`, and then occupies the
 /// resource for one service time `S = 1/capacity` ms. A failed call costs no
 /// time (it is rejected at once, as by a full queue or a 503).
+///
+/// An optional outage window `[from, to)` makes every call inside it fail.
 #[derive(Debug, Clone)]
 pub struct SlotResource {
     service_ns: u64,
     free_at_ns: u64,
+    down: Option<(Micros, Micros)>,
 }
 
 impl SlotResource {
@@ -25,7 +29,14 @@ impl SlotResource {
         SlotResource {
             service_ns,
             free_at_ns: 0,
+            down: None,
         }
+    }
+
+    /// The same resource, failing every call in `[from, to)`.
+    pub fn with_outage(mut self, down: Option<(Micros, Micros)>) -> Self {
+        self.down = down;
+        self
     }
 
     /// The service time for `capacity_per_ms` requests per millisecond, in ns
@@ -37,6 +48,11 @@ impl SlotResource {
     /// Offers a call at `t`; true if it is served.
     #[inline]
     pub fn call(&mut self, t: Micros) -> bool {
+        if let Some((from, to)) = self.down
+            && (from..to).contains(&t)
+        {
+            return false;
+        }
         let now = t.saturating_mul(NS_PER_US);
         if now >= self.free_at_ns {
             self.free_at_ns = now + self.service_ns;
@@ -44,6 +60,13 @@ impl SlotResource {
         } else {
             false
         }
+    }
+}
+
+impl CallResource for SlotResource {
+    #[inline]
+    fn call(&mut self, t: Micros, _client: u32, _attempt: u32) -> bool {
+        SlotResource::call(self, t)
     }
 }
 
@@ -60,6 +83,15 @@ mod tests {
         assert!(r.call(1_000));
         assert!(!r.call(1_999));
         assert!(r.call(5_000));
+    }
+
+    #[test]
+    fn every_call_inside_the_outage_window_fails() {
+        let mut r = SlotResource::new(1_000_000).with_outage(Some((5_000, 9_000)));
+        assert!(r.call(0));
+        assert!(!r.call(5_000));
+        assert!(!r.call(8_999));
+        assert!(r.call(9_000));
     }
 
     #[test]

@@ -1,0 +1,157 @@
+//! The `occ` resource: the AWS Architecture Blog's optimistic-concurrency
+//! simulator (2015), the model behind its "Exponential Backoff And Jitter"
+//! curves.
+
+use std::collections::binary_heap::PeekMut;
+
+use rand_pcg::Pcg64Mcg;
+
+use crate::draws::Draws;
+use crate::engine::{Event, Observer, Recorder, StopRules, first_events};
+use crate::metrics::RunMetrics;
+use crate::policy::Backoff;
+use crate::spec::RunSpec;
+use crate::time::Micros;
+
+/// Mean one-way network delay, µs.
+pub const NET_MEAN_US: f64 = 10_000.0;
+/// Standard deviation of the network delay, µs.
+pub const NET_SD_US: f64 = 2_000.0;
+
+/// The network between the clients and the row: every hop takes
+/// `|Normal(10 ms, 2 ms)|`, drawn from the environment's stream in event order.
+pub struct OccNetwork {
+    draws: Pcg64Mcg,
+    spare: Option<f64>,
+}
+
+impl OccNetwork {
+    /// A network drawing its delays from `draws`.
+    pub fn new(draws: Pcg64Mcg) -> Self {
+        OccNetwork { draws, spare: None }
+    }
+
+    /// A standard normal deviate (Box–Muller; each pair of uniforms gives two).
+    fn standard_normal(&mut self) -> f64 {
+        if let Some(z) = self.spare.take() {
+            return z;
+        }
+        let unit =
+            |d: &mut Pcg64Mcg| (d.uniform(0, u64::MAX >> 11) as f64 + 1.0) / (1u64 << 53) as f64;
+        let (u, v) = (unit(&mut self.draws), unit(&mut self.draws));
+        let radius = (-2.0 * u.ln()).sqrt();
+        let angle = std::f64::consts::TAU * v;
+        self.spare = Some(radius * angle.sin());
+        radius * angle.cos()
+    }
+
+    /// One hop's delay, µs.
+    pub fn delay(&mut self) -> Micros {
+        (NET_MEAN_US + NET_SD_US * self.standard_normal())
+            .abs()
+            .round() as Micros
+    }
+}
+
+/// Runs the OCC model. One row with a version number; each client wants to
+/// update it once. An attempt is read → reply → write → reply, each hop one
+/// network delay. The read records the row's version; the write succeeds iff
+/// the version is unchanged when it arrives, and then increments it. After a
+/// failed write's reply the client waits its backoff, and its next read
+/// arrives one network delay later. Only writes count as calls; a client is
+/// done when its successful write's reply reaches it.
+///
+/// Only the row's reads and writes are events (the clients' hops add delay but
+/// change nothing), so each attempt is two events, in the order the original
+/// simulator processes them.
+pub fn run_occ<P: Backoff, D: Draws, O: Observer>(
+    spec: &RunSpec,
+    policy: &P,
+    mut network: OccNetwork,
+    first_call: &[Micros],
+    draws: &mut D,
+    observer: &mut O,
+) -> RunMetrics {
+    let n = spec.clients as usize;
+    // Each client's first read leaves at its first call and reaches the row
+    // one delay later.
+    let arrivals: Vec<Micros> = first_call.iter().map(|&t| t + network.delay()).collect();
+    let mut queue = first_events(&arrivals);
+    let mut seq = u64::from(spec.clients);
+    let mut retry_of = vec![0u32; n];
+    let mut walk_of = vec![policy.start(); n];
+    let mut read_version = vec![0u64; n];
+    let mut writing = vec![false; n];
+    let mut version = 0u64;
+    let stop = StopRules::of(spec);
+    let mut recorder = Recorder::new(spec);
+
+    while let Some(mut next) = queue.peek_mut() {
+        let Event { time, client, .. } = *next;
+        let c = client as usize;
+        if !writing[c] {
+            // A read: note the version; the reply and the write each take a hop.
+            read_version[c] = version;
+            writing[c] = true;
+            *next = Event {
+                time: time + network.delay() + network.delay(),
+                seq,
+                client,
+            };
+            seq += 1;
+            continue;
+        }
+        writing[c] = false;
+        let attempt = retry_of[c];
+        recorder.call(time, attempt);
+        let served = read_version[c] == version;
+        observer.call(time, client, attempt, served);
+        let reply = time + network.delay();
+        if served {
+            version += 1;
+            recorder.success(reply, first_call[c]);
+            PeekMut::pop(next);
+            continue;
+        }
+        let retry = attempt + 1;
+        if !stop.another_attempt(retry) {
+            recorder.give_up();
+            PeekMut::pop(next);
+            continue;
+        }
+        retry_of[c] = retry;
+        let delay = policy.delay(retry, &mut walk_of[c], draws);
+        observer.delay(client, retry, delay);
+        // The next attempt starts when the client sends its read.
+        let sent = reply + delay;
+        if !stop.in_time(sent, first_call[c]) {
+            recorder.give_up();
+            PeekMut::pop(next);
+            continue;
+        }
+        *next = Event {
+            time: sent + network.delay(),
+            seq,
+            client,
+        };
+        seq += 1;
+    }
+    recorder.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::seeding::job_rng;
+
+    #[test]
+    fn network_delays_are_folded_normal_10ms_2ms() {
+        let mut net = OccNetwork::new(job_rng(5));
+        let delays: Vec<f64> = (0..100_000).map(|_| net.delay() as f64).collect();
+        let mean = delays.iter().sum::<f64>() / 1e5;
+        let sd = (delays.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / 1e5).sqrt();
+        // SE of the mean 2 ms/√100,000 = 6.3 µs; 4 SE. The sd's SE is ~4.5 µs.
+        assert!((mean - 10_000.0).abs() < 25.0, "{mean}");
+        assert!((sd - 2_000.0).abs() < 25.0, "{sd}");
+    }
+}

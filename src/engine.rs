@@ -127,6 +127,64 @@ impl StopRules {
     }
 }
 
+/// Each client's retry count and policy memory, and what happens after a
+/// failed attempt: the next attempt's start, or giving up. Shared by every
+/// model's event loop, so the stop rules mean the same everywhere.
+pub(crate) struct Retries<'a, P: Backoff> {
+    policy: &'a P,
+    stop: StopRules,
+    retry_of: Vec<u32>,
+    walk_of: Vec<P::Walk>,
+}
+
+impl<'a, P: Backoff> Retries<'a, P> {
+    pub(crate) fn new(spec: &RunSpec, policy: &'a P) -> Self {
+        let n = spec.clients as usize;
+        Retries {
+            policy,
+            stop: StopRules::of(spec),
+            retry_of: vec![0; n],
+            walk_of: vec![policy.start(); n],
+        }
+    }
+
+    /// The number of `client`'s current attempt (0 is its first call).
+    #[inline]
+    pub(crate) fn attempt(&self, client: u32) -> u32 {
+        self.retry_of[client as usize]
+    }
+
+    /// After `client`'s current attempt failed, at `ready` (when the client
+    /// learns of it): the time its next attempt starts, `ready` plus the
+    /// policy's delay, or `None` if a stop rule ends it (counted as given up).
+    #[inline]
+    pub(crate) fn after_failure<D: Draws, O: Observer>(
+        &mut self,
+        client: u32,
+        ready: Micros,
+        first_call: Micros,
+        draws: &mut D,
+        observer: &mut O,
+        recorder: &mut Recorder,
+    ) -> Option<Micros> {
+        let c = client as usize;
+        let retry = self.retry_of[c] + 1;
+        if !self.stop.another_attempt(retry) {
+            recorder.give_up();
+            return None;
+        }
+        self.retry_of[c] = retry;
+        let delay = self.policy.delay(retry, &mut self.walk_of[c], draws);
+        observer.delay(client, retry, delay);
+        let start = ready + delay;
+        if !self.stop.in_time(start, first_call) {
+            recorder.give_up();
+            return None;
+        }
+        Some(start)
+    }
+}
+
 /// Counts what a run measures as it happens.
 pub(crate) struct Recorder {
     clients: u32,
@@ -285,49 +343,38 @@ fn call_loop<P: Backoff, R: CallResource, D: Draws, O: Observer>(
     draws: &mut D,
     observer: &mut O,
 ) -> RunMetrics {
-    let n = spec.clients as usize;
     let mut queue = first_events(first_call);
     let mut seq = u64::from(spec.clients);
-    let mut retry_of = vec![0u32; n];
-    let mut walk_of = vec![policy.start(); n];
-    let stop = StopRules::of(spec);
+    let mut retries = Retries::new(spec, policy);
     let mut recorder = Recorder::new(spec);
 
     while let Some(mut next) = queue.peek_mut() {
         let Event { time, client, .. } = *next;
-        let c = client as usize;
-        let attempt = retry_of[c];
+        let first = first_call[client as usize];
+        let attempt = retries.attempt(client);
         recorder.call(time, attempt);
         let served = resource.call(time, client, attempt);
         observer.call(time, client, attempt, served);
         if served {
-            recorder.success(time, first_call[c]);
+            recorder.success(time, first);
             PeekMut::pop(next);
             continue;
         }
-        let retry = attempt + 1;
-        if !stop.another_attempt(retry) {
-            recorder.give_up();
-            PeekMut::pop(next);
-            continue;
+        match retries.after_failure(client, time, first, draws, observer, &mut recorder) {
+            // Replacing the top and sifting once is cheaper than pop + push,
+            // and pops in exactly the same order: keys are unique.
+            Some(at) => {
+                *next = Event {
+                    time: at,
+                    seq,
+                    client,
+                };
+                seq += 1;
+            }
+            None => {
+                PeekMut::pop(next);
+            }
         }
-        retry_of[c] = retry;
-        let delay = policy.delay(retry, &mut walk_of[c], draws);
-        observer.delay(client, retry, delay);
-        let at = time + delay;
-        if !stop.in_time(at, first_call[c]) {
-            recorder.give_up();
-            PeekMut::pop(next);
-            continue;
-        }
-        // Replacing the top and sifting once is cheaper than pop + push, and
-        // pops in exactly the same order: keys are unique.
-        *next = Event {
-            time: at,
-            seq,
-            client,
-        };
-        seq += 1;
     }
     recorder.finish()
 }

@@ -7,7 +7,7 @@ use std::collections::binary_heap::PeekMut;
 use rand_pcg::Pcg64Mcg;
 
 use crate::draws::Draws;
-use crate::engine::{Event, Observer, Recorder, StopRules, first_events};
+use crate::engine::{Event, Observer, Recorder, Retries, first_events};
 use crate::metrics::RunMetrics;
 use crate::policy::Backoff;
 use crate::spec::RunSpec;
@@ -78,63 +78,51 @@ pub fn run_occ<P: Backoff, D: Draws, O: Observer>(
     let arrivals: Vec<Micros> = first_call.iter().map(|&t| t + network.delay()).collect();
     let mut queue = first_events(&arrivals);
     let mut seq = u64::from(spec.clients);
-    let mut retry_of = vec![0u32; n];
-    let mut walk_of = vec![policy.start(); n];
     let mut read_version = vec![0u64; n];
     let mut writing = vec![false; n];
     let mut version = 0u64;
-    let stop = StopRules::of(spec);
+    let mut retries = Retries::new(spec, policy);
     let mut recorder = Recorder::new(spec);
 
     while let Some(mut next) = queue.peek_mut() {
         let Event { time, client, .. } = *next;
         let c = client as usize;
-        if !writing[c] {
+        let arrives = if !writing[c] {
             // A read: note the version; the reply and the write each take a hop.
             read_version[c] = version;
             writing[c] = true;
-            *next = Event {
-                time: time + network.delay() + network.delay(),
-                seq,
-                client,
-            };
-            seq += 1;
-            continue;
-        }
-        writing[c] = false;
-        let attempt = retry_of[c];
-        recorder.call(time, attempt);
-        let served = read_version[c] == version;
-        observer.call(time, client, attempt, served);
-        let reply = time + network.delay();
-        if served {
-            version += 1;
-            recorder.success(reply, first_call[c]);
-            PeekMut::pop(next);
-            continue;
-        }
-        let retry = attempt + 1;
-        if !stop.another_attempt(retry) {
-            recorder.give_up();
-            PeekMut::pop(next);
-            continue;
-        }
-        retry_of[c] = retry;
-        let delay = policy.delay(retry, &mut walk_of[c], draws);
-        observer.delay(client, retry, delay);
-        // The next attempt starts when the client sends its read.
-        let sent = reply + delay;
-        if !stop.in_time(sent, first_call[c]) {
-            recorder.give_up();
-            PeekMut::pop(next);
-            continue;
-        }
-        *next = Event {
-            time: sent + network.delay(),
-            seq,
-            client,
+            Some(time + network.delay() + network.delay())
+        } else {
+            writing[c] = false;
+            let attempt = retries.attempt(client);
+            recorder.call(time, attempt);
+            let served = read_version[c] == version;
+            observer.call(time, client, attempt, served);
+            let reply = time + network.delay();
+            if served {
+                version += 1;
+                recorder.success(reply, first_call[c]);
+                None
+            } else {
+                // The next attempt starts when the client sends its read.
+                retries
+                    .after_failure(client, reply, first_call[c], draws, observer, &mut recorder)
+                    .map(|sent| sent + network.delay())
+            }
         };
-        seq += 1;
+        match arrives {
+            Some(at) => {
+                *next = Event {
+                    time: at,
+                    seq,
+                    client,
+                };
+                seq += 1;
+            }
+            None => {
+                PeekMut::pop(next);
+            }
+        }
     }
     recorder.finish()
 }

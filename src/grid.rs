@@ -6,13 +6,13 @@
 //! computed from `i` alone, so a grid of millions of points costs no memory.
 
 use crate::arrivals::Arrivals;
-use crate::policy::{PolicyKind, PolicySpec};
+use crate::policy::{CapMode, PolicyKind, PolicySpec};
 use crate::resource::ResourceKind;
 use crate::spec::{DEFAULT_BASE_US, DEFAULT_CAP_US, DEFAULT_CLIENTS, RunSpec};
 use crate::time::Micros;
 
 /// The grid's axes, in numbering order, as scenario keys spell them.
-pub const AXES: [&str; 14] = [
+pub const AXES: [&str; 15] = [
     "policy",
     "clients",
     "capacity",
@@ -27,6 +27,7 @@ pub const AXES: [&str; 14] = [
     "max_attempts",
     "deadline",
     "first_exponent",
+    "cap_mode",
 ];
 
 /// Values of every parameter. A single value is an axis of length one.
@@ -60,6 +61,8 @@ pub struct Grid {
     pub deadline: Vec<Option<Micros>>,
     /// Exponent offsets of the exponential family.
     pub first_exponent: Vec<u32>,
+    /// Where equal and full jitter apply the cap.
+    pub cap_mode: Vec<CapMode>,
 }
 
 impl Default for Grid {
@@ -81,6 +84,7 @@ impl Default for Grid {
             max_attempts: vec![None],
             deadline: vec![None],
             first_exponent: vec![0],
+            cap_mode: vec![CapMode::Before],
         }
     }
 }
@@ -103,6 +107,7 @@ impl Grid {
             self.max_attempts.len(),
             self.deadline.len(),
             self.first_exponent.len(),
+            self.cap_mode.len(),
         ]
     }
 
@@ -153,6 +158,7 @@ impl Grid {
                 step_us: self.step[at[5]].unwrap_or(base_us),
                 jitter_factor: self.jitter_factor[at[6]],
                 first_exponent: self.first_exponent[at[13]],
+                cap_mode: self.cap_mode[at[14]],
             },
             max_attempts: self.max_attempts[at[11]],
             deadline_us: self.deadline[at[12]],

@@ -208,6 +208,7 @@ impl Scenario {
                     "deadline" => axis(&mut grid.deadline, value, Kind::Duration, |s| {
                         spec::parse_positive_duration(s).map(Some)
                     }),
+                    "cap_mode" => axis(&mut grid.cap_mode, value, Kind::Text, spec::parse_cap_mode),
                     "first_exponent" => axis(
                         &mut grid.first_exponent,
                         value,
@@ -337,7 +338,7 @@ mod tests {
             error("clients = 10\nfrobs = 3\n"),
             "s.toml:2: key 'frobs': unknown key: expected one of name, description, seed, seeds, \
              policy, clients, capacity, base, cap, step, jitter_factor, window, resource, arrivals, \
-             down, max_attempts, deadline, first_exponent"
+             down, max_attempts, deadline, first_exponent, cap_mode"
         );
         assert_eq!(
             error("seeds = 5\nclients = []\n"),

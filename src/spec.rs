@@ -6,7 +6,7 @@
 //! or read from files), so the accepted ranges are stated once.
 
 use crate::arrivals::Arrivals;
-use crate::policy::{PolicyKind, PolicySpec};
+use crate::policy::{CapMode, PolicyKind, PolicySpec};
 use crate::resource::{ResourceKind, SlotResource};
 use crate::time::{Micros, format_duration, parse_duration};
 
@@ -84,6 +84,7 @@ impl RunSpec {
                 step_us: DEFAULT_BASE_US,
                 jitter_factor: 0.0,
                 first_exponent: 0,
+                cap_mode: CapMode::Before,
             },
             max_attempts: None,
             deadline_us: None,
@@ -226,6 +227,11 @@ pub fn parse_arrivals(text: &str) -> Result<Arrivals, String> {
 /// Parses a maximum number of attempts (as `--max-attempts` does).
 pub fn parse_max_attempts(text: &str) -> Result<u32, String> {
     parse_count(text, 1, MAX_ATTEMPTS).map(|n| n as u32)
+}
+
+/// Parses a cap mode (as `--cap-mode` does).
+pub fn parse_cap_mode(text: &str) -> Result<CapMode, String> {
+    text.parse()
 }
 
 /// Parses a first-retry exponent (as `--first-exponent` does).

@@ -170,7 +170,7 @@ fn bad_input_gets_one_line_naming_the_flag_and_exit_code_2() {
         (
             &["--policy", "jittery"],
             "--policy",
-            "none, equal, full, decorrelated, decorrelated-attempt, no-backoff, constant, linear",
+            "none, equal, full, decorrelated, decorrelated-ceiling, decorrelated-v2, decorrelated-attempt, grpc, fibonacci, no-backoff, constant, linear",
         ),
         (&["--seeds", "0"], "--seeds", "1 to 1,000,000"),
         (&["--seed", "-1"], "--seed", "whole number"),

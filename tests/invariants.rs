@@ -3,6 +3,7 @@
 
 use herdsim::arrivals::Arrivals;
 use herdsim::engine::{Observer, Seeds, simulate, simulate_observed};
+use herdsim::policy::CapMode;
 use herdsim::resource::ResourceKind;
 use herdsim::time::Micros;
 use herdsim::{PolicyKind, PolicySpec, RunSpec};
@@ -63,6 +64,7 @@ fn spec_strategy() -> impl Strategy<Value = RunSpec> {
         prop_oneof![Just(0.0), 0.0f64..=1.0],
         prop::option::of(1u64..50_000),
         0u32..3,
+        prop_oneof![Just(CapMode::Before), Just(CapMode::After)],
     );
     let environment = (
         prop::sample::select(ResourceKind::ALL.to_vec()),
@@ -88,6 +90,7 @@ fn spec_strategy() -> impl Strategy<Value = RunSpec> {
                 jitter_factor,
                 window_us,
                 first_exponent,
+                cap_mode,
             ),
             (resource, arrivals, down, max_attempts, deadline_us),
         )| {
@@ -104,6 +107,7 @@ fn spec_strategy() -> impl Strategy<Value = RunSpec> {
                     step_us,
                     jitter_factor,
                     first_exponent,
+                    cap_mode,
                 },
                 max_attempts,
                 deadline_us,
@@ -152,7 +156,7 @@ proptest! {
         // Every delay in [0, cap], but for the jitter factor's overshoot.
         let max_delay = spec.policy.max_delay_us();
         prop_assert!(trace.delays.iter().all(|&d| d <= max_delay));
-        if spec.policy.jitter_factor == 0.0 {
+        if spec.policy.jitter_factor == 0.0 && spec.policy.kind != PolicyKind::Grpc {
             prop_assert!(trace.delays.iter().all(|&d| d <= spec.policy.cap_us));
         }
         prop_assert!(m.peak_retries <= m.retries);

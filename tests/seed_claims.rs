@@ -2,7 +2,7 @@
 
 use herdsim::draws::Draws;
 use herdsim::policy::{
-    Backoff, DecorrelatedJitter, EqualJitter, FullJitter, NoJitter, ProportionalJitter,
+    Backoff, CapMode, DecorrelatedJitter, EqualJitter, FullJitter, NoJitter, ProportionalJitter,
     exponential_ceiling,
 };
 use herdsim::seeding::job_rng;
@@ -88,6 +88,7 @@ fn full_jitter_is_uniform_on_zero_to_the_ceiling() {
         base: 100 * MS,
         cap: 20_000 * MS,
         first_exponent: 0,
+        cap_mode: CapMode::Before,
     };
     let ceiling = exponential_ceiling(policy.base, policy.cap, 4);
     assert_eq!(ceiling, 800 * MS);
@@ -102,6 +103,7 @@ fn equal_jitter_is_uniform_on_the_upper_half() {
         base: 100 * MS,
         cap: 20_000 * MS,
         first_exponent: 0,
+        cap_mode: CapMode::Before,
     };
     for retry in [1, 5, 12] {
         let c = exponential_ceiling(policy.base, policy.cap, retry);

@@ -6,7 +6,7 @@ use super::progress::runs_bar;
 use super::{CliError, policy_parser, write_stdout};
 use crate::arrivals::Arrivals;
 use crate::metrics::METRICS;
-use crate::policy::{PolicyKind, PolicySpec};
+use crate::policy::{CapMode, PolicyKind, PolicySpec};
 use crate::replicates::{run_replicates, summarize};
 use crate::report::{RunReport, run_json, run_table};
 use crate::resource::ResourceKind;
@@ -83,6 +83,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "E", default_value = "0", value_parser = spec::parse_first_exponent, allow_hyphen_values = true)]
     first_exponent: u32,
 
+    /// Where equal and full jitter apply the cap: before the draw, or after it
+    /// (clamping the draw: the bunching bug several libraries shipped)
+    #[arg(long, value_name = "MODE", default_value = "before", value_parser = spec::parse_cap_mode)]
+    cap_mode: CapMode,
+
     /// Print the results as one JSON object instead of a table
     #[arg(long)]
     json: bool,
@@ -117,6 +122,7 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
             step_us: args.step.unwrap_or(args.base),
             jitter_factor: args.jitter_factor,
             first_exponent: args.first_exponent,
+            cap_mode: args.cap_mode,
         },
         max_attempts: args.max_attempts,
         deadline_us: args.deadline,

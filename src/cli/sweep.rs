@@ -12,7 +12,7 @@ use super::progress::runs_bar;
 use super::{CliError, policy_parser};
 use crate::arrivals::Arrivals;
 use crate::engine::Seeds;
-use crate::policy::PolicyKind;
+use crate::policy::{CapMode, PolicyKind};
 use crate::report::csv as sweep_csv;
 use crate::resource::ResourceKind;
 use crate::scenario::Scenario;
@@ -94,6 +94,10 @@ pub struct GridArgs {
     /// Exponent offsets of none, equal and full, comma-separated
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = spec::parse_first_exponent, allow_hyphen_values = true)]
     first_exponent: Vec<u32>,
+
+    /// Cap modes of equal and full jitter (before, after), comma-separated
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = spec::parse_cap_mode)]
+    cap_mode: Vec<CapMode>,
 
     /// Replicate seeds per point [default: the scenario's, or 1]
     #[arg(long, value_name = "R", value_parser = spec::parse_replicates, allow_hyphen_values = true)]
@@ -211,6 +215,7 @@ impl GridArgs {
             &mut grid.first_exponent,
             &self.first_exponent,
         );
+        replace(&mut changed, "cap_mode", &mut grid.cap_mode, &self.cap_mode);
         if let Some(r) = self.seeds {
             scenario.replicates = r;
             changed.push("seeds");

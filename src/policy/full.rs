@@ -1,12 +1,14 @@
 //! `full`: full jitter.
 
-use super::{Backoff, exponential_ceiling};
+use super::{Backoff, CapMode, ceiling_for};
 use crate::draws::Draws;
 use crate::time::Micros;
 
 /// `d = U[0, c_k]`: clamp the window first, then pick a point inside it (seed
 /// 004's order of operations), so `0 ≤ d ≤ c_k ≤ cap` on every retry. A zero
-/// delay is allowed: full jitter may retry at once.
+/// delay is allowed: full jitter may retry at once. [`CapMode::After`] is seed
+/// 004's brute-force draft, `min(cap, U[0, base·2^(k−1)])`, kept to measure
+/// the bunching it causes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FullJitter {
     /// First retry's ceiling, µs.
@@ -16,6 +18,8 @@ pub struct FullJitter {
     /// Added to every retry's exponent: 1 makes the first ceiling `2·base`,
     /// as the AWS Architecture Blog simulator does.
     pub first_exponent: u32,
+    /// Cap the ceiling before the draw, or clamp the draw after.
+    pub cap_mode: CapMode,
 }
 
 impl Backoff for FullJitter {
@@ -25,14 +29,9 @@ impl Backoff for FullJitter {
 
     #[inline]
     fn delay<D: Draws + ?Sized>(&self, retry: u32, _: &mut (), draws: &mut D) -> Micros {
-        draws.uniform(
-            0,
-            exponential_ceiling(
-                self.base,
-                self.cap,
-                retry.saturating_add(self.first_exponent),
-            ),
-        )
+        let retry = retry.saturating_add(self.first_exponent);
+        let ceiling = ceiling_for(self.base, self.cap, retry, self.cap_mode);
+        draws.uniform(0, ceiling).min(self.cap)
     }
 }
 
@@ -48,6 +47,7 @@ mod tests {
             base: (base_ms * 1e3) as Micros,
             cap: (cap_ms * 1e3) as Micros,
             first_exponent: 0,
+            cap_mode: CapMode::Before,
         };
         let mut d = ScriptedDraws::new(draws);
         (1..=draws.len() as u32)
@@ -88,6 +88,7 @@ mod tests {
             base: 1_000,
             cap: 10_000,
             first_exponent: 0,
+            cap_mode: CapMode::Before,
         };
         for k in [10_000, 100_000] {
             let mut d = ScriptedDraws::new(&[1.0]);
@@ -103,8 +104,31 @@ mod tests {
             base: 1_000,
             cap: 10_000,
             first_exponent: 0,
+            cap_mode: CapMode::Before,
         };
         let mut d = ScriptedDraws::new(&[0.5]);
         assert_eq!(p.delay(7, &mut (), &mut d), 5_000);
+    }
+
+    #[test]
+    fn cap_mode_after_is_seed_004s_brute_force_draft() {
+        // At retry 7 (i = 6 in seed 004), base 1, cap 10: every draw above
+        // 10/64 lands exactly on the cap, about 84% of clients.
+        let p = FullJitter {
+            base: 1_000,
+            cap: 10_000,
+            first_exponent: 0,
+            cap_mode: CapMode::After,
+        };
+        let mut d = ScriptedDraws::new(&[0.5, 0.1]);
+        assert_eq!(p.delay(7, &mut (), &mut d), 10_000);
+        assert_eq!(p.delay(7, &mut (), &mut d), 6_400);
+        let mut rng = crate::seeding::job_rng(3);
+        let at_cap = (0..100_000)
+            .filter(|_| p.delay(7, &mut (), &mut rng) == 10_000)
+            .count();
+        // P(U[0, 64 ms] > 10 ms) = 54,000/64,001 = 0.8437; SE 0.0011; 4 SE.
+        let expected = 54_000.0 / 64_001.0;
+        assert!((at_cap as f64 / 1e5 - expected).abs() < 0.0046, "{at_cap}");
     }
 }

@@ -6,15 +6,20 @@
 //! (the decorrelated walk) is the policy's associated [`Backoff::Walk`] type,
 //! kept by the engine in one array, so stateless policies cost no memory.
 //!
-//! Every policy's delay lies in `[0, cap]`. The proportional jitter factor of
-//! seed 003 ([`ProportionalJitter`]) wraps any policy and is applied after the
-//! cap, so it may overshoot the cap by at most `factor·cap/2`.
+//! Every policy's delay lies in `[0, cap]` but gRPC's, whose ±20% jitter is
+//! applied after its cap, as gRPC specifies (up to `1.2·cap`). The
+//! proportional jitter factor of seed 003 ([`ProportionalJitter`]) wraps any
+//! policy and is applied after the cap, so it may overshoot by `factor·max/2`.
 
 mod constant;
 mod decorrelated;
 mod decorrelated_attempt;
+mod decorrelated_ceiling;
+mod decorrelated_v2;
 mod equal;
+mod fibonacci;
 mod full;
+mod grpc;
 mod jitter_factor;
 mod linear;
 mod no_backoff;
@@ -23,8 +28,12 @@ mod none;
 pub use constant::Constant;
 pub use decorrelated::{CapWalk, DecorrelatedJitter};
 pub use decorrelated_attempt::DecorrelatedAttempt;
+pub use decorrelated_ceiling::DecorrelatedCeiling;
+pub use decorrelated_v2::DecorrelatedV2;
 pub use equal::EqualJitter;
+pub use fibonacci::Fibonacci;
 pub use full::FullJitter;
+pub use grpc::Grpc;
 pub use jitter_factor::ProportionalJitter;
 pub use linear::Linear;
 pub use no_backoff::NoBackoff;
@@ -77,9 +86,17 @@ pub enum PolicyKind {
     Full,
     /// Decorrelated jitter: a random walk from the previous delay.
     Decorrelated,
+    /// Decorrelated jitter with the cap bounding the draw (Polly.Contrib).
+    DecorrelatedCeiling,
+    /// Polly's DecorrelatedJitterBackoffV2.
+    DecorrelatedV2,
     /// Seed 002's decorrelated jitter as its `simulate()` calls it: with the
     /// attempt number where the previous delay belongs.
     DecorrelatedAttempt,
+    /// gRPC's connection backoff.
+    Grpc,
+    /// Fibonacci backoff.
+    Fibonacci,
     /// No delay at all (the AWS simulator's baseline).
     NoBackoff,
     /// The same delay every time.
@@ -88,83 +105,153 @@ pub enum PolicyKind {
     Linear,
 }
 
+/// What `herdsim policies` and `--help` say of a policy.
+struct PolicyInfo {
+    kind: PolicyKind,
+    name: &'static str,
+    formula: &'static str,
+    parameters: &'static str,
+    summary: &'static str,
+}
+
+/// Every policy's description, in [`PolicyKind::ALL`] order.
+const POLICIES: [PolicyInfo; 12] = [
+    PolicyInfo {
+        kind: PolicyKind::None,
+        name: "none",
+        formula: "d = c_k",
+        parameters: "base, cap, first-exponent",
+        summary: "plain capped exponential; every client that failed together retries together",
+    },
+    PolicyInfo {
+        kind: PolicyKind::Equal,
+        name: "equal",
+        formula: "d = U[c_k/2, c_k]  (c_k/2 fixed, c_k/2 drawn)",
+        parameters: "base, cap, first-exponent, cap-mode",
+        summary: "equal jitter: a guaranteed wait of half the ceiling, half the spread of full",
+    },
+    PolicyInfo {
+        kind: PolicyKind::Full,
+        name: "full",
+        formula: "d = U[0, c_k]",
+        parameters: "base, cap, first-exponent, cap-mode",
+        summary: "full jitter: uniform over the whole window (the AWS SDK default)",
+    },
+    PolicyInfo {
+        kind: PolicyKind::Decorrelated,
+        name: "decorrelated",
+        formula: "d = min(cap, U[base, max(base, 3·prev)]); prev starts at base, then is d",
+        parameters: "base, cap",
+        summary: "decorrelated jitter: a random walk from the previous delay (Brooker, 2015)",
+    },
+    PolicyInfo {
+        kind: PolicyKind::DecorrelatedCeiling,
+        name: "decorrelated-ceiling",
+        formula: "d = U[base, min(cap, 3·prev)]; prev starts at base, then is d",
+        parameters: "base, cap",
+        summary: "Polly.Contrib's AWS variant: the cap bounds the draw, so delays do not bunch at the cap",
+    },
+    PolicyInfo {
+        kind: PolicyKind::DecorrelatedV2,
+        name: "decorrelated-v2",
+        formula: "t = (k−1) + U[0,1); next = 2^t·tanh(√(4t)); d = min(cap, (next − prev)·base/1.4); prev = next",
+        parameters: "base (the median first delay), cap",
+        summary: "Polly's DecorrelatedJitterBackoffV2: exponential on average, without clustering",
+    },
+    PolicyInfo {
+        kind: PolicyKind::DecorrelatedAttempt,
+        name: "decorrelated-attempt",
+        formula: "d = min(cap, U between base and 3·(k−1) ms)  (prev replaced by the attempt number)",
+        parameters: "base, cap",
+        summary: "seed 002's simulate() as written: decorrelated jitter handed the attempt number, not the previous delay",
+    },
+    PolicyInfo {
+        kind: PolicyKind::Grpc,
+        name: "grpc",
+        formula: "k = 1: d = base; then b = min(b·1.6, cap), d = b·U[0.8, 1.2]",
+        parameters: "base, cap",
+        summary: "gRPC connection backoff (defaults base 1s, cap 120s)",
+    },
+    PolicyInfo {
+        kind: PolicyKind::Fibonacci,
+        name: "fibonacci",
+        formula: "d = min(cap, base·F_k), F = 1, 1, 2, 3, 5, 8, …",
+        parameters: "base, cap",
+        summary: "Fibonacci backoff (backon, tokio-retry): grows ~1.618× per retry",
+    },
+    PolicyInfo {
+        kind: PolicyKind::NoBackoff,
+        name: "no-backoff",
+        formula: "d = 0",
+        parameters: "none",
+        summary: "retry at once (the AWS simulator's None); needs --max-attempts or --resource occ",
+    },
+    PolicyInfo {
+        kind: PolicyKind::Constant,
+        name: "constant",
+        formula: "d = min(cap, base)",
+        parameters: "base, cap",
+        summary: "a fixed delay; no backoff",
+    },
+    PolicyInfo {
+        kind: PolicyKind::Linear,
+        name: "linear",
+        formula: "d = min(cap, base + (k−1)·step)",
+        parameters: "base, step, cap",
+        summary: "a delay that grows by a fixed step each retry",
+    },
+];
+
 impl PolicyKind {
     /// Every policy, in the order `herdsim policies` lists them.
-    pub const ALL: [PolicyKind; 8] = [
+    pub const ALL: [PolicyKind; 12] = [
         PolicyKind::None,
         PolicyKind::Equal,
         PolicyKind::Full,
         PolicyKind::Decorrelated,
+        PolicyKind::DecorrelatedCeiling,
+        PolicyKind::DecorrelatedV2,
         PolicyKind::DecorrelatedAttempt,
+        PolicyKind::Grpc,
+        PolicyKind::Fibonacci,
         PolicyKind::NoBackoff,
         PolicyKind::Constant,
         PolicyKind::Linear,
     ];
 
+    fn info(self) -> &'static PolicyInfo {
+        let info = &POLICIES[self as usize];
+        debug_assert_eq!(info.kind, self, "POLICIES is in kind order");
+        info
+    }
+
     /// The name used on the command line and in output.
     pub fn name(self) -> &'static str {
-        match self {
-            PolicyKind::None => "none",
-            PolicyKind::Equal => "equal",
-            PolicyKind::Full => "full",
-            PolicyKind::Decorrelated => "decorrelated",
-            PolicyKind::DecorrelatedAttempt => "decorrelated-attempt",
-            PolicyKind::NoBackoff => "no-backoff",
-            PolicyKind::Constant => "constant",
-            PolicyKind::Linear => "linear",
-        }
+        self.info().name
     }
 
     /// The delay formula for retry k, with c_k = min(cap, base·2^(k−1)).
     pub fn formula(self) -> &'static str {
-        match self {
-            PolicyKind::None => "d = c_k",
-            PolicyKind::Equal => "d = U[c_k/2, c_k]  (c_k/2 fixed, c_k/2 drawn)",
-            PolicyKind::Full => "d = U[0, c_k]",
-            PolicyKind::Decorrelated => {
-                "d = min(cap, U[base, max(base, 3·prev)]); prev starts at base, then is d"
-            }
-            PolicyKind::DecorrelatedAttempt => {
-                "d = min(cap, U between base and 3·(k−1) ms)  (prev replaced by the attempt number)"
-            }
-            PolicyKind::NoBackoff => "d = 0",
-            PolicyKind::Constant => "d = min(cap, base)",
-            PolicyKind::Linear => "d = min(cap, base + (k−1)·step)",
-        }
+        self.info().formula
     }
 
     /// The parameters the policy reads.
     pub fn parameters(self) -> &'static str {
-        match self {
-            PolicyKind::Linear => "base, step, cap",
-            PolicyKind::None | PolicyKind::Equal | PolicyKind::Full => "base, cap, first-exponent",
-            PolicyKind::NoBackoff => "none",
-            _ => "base, cap",
-        }
+        self.info().parameters
     }
 
     /// Where the policy comes from, briefly.
     pub fn summary(self) -> &'static str {
-        match self {
-            PolicyKind::None => {
-                "plain capped exponential; every client that failed together retries together"
-            }
-            PolicyKind::Equal => {
-                "equal jitter: a guaranteed wait of half the ceiling, half the spread of full"
-            }
-            PolicyKind::Full => "full jitter: uniform over the whole window (the AWS SDK default)",
-            PolicyKind::Decorrelated => {
-                "decorrelated jitter: a random walk from the previous delay (Brooker, 2015)"
-            }
-            PolicyKind::DecorrelatedAttempt => {
-                "seed 002's simulate() as written: decorrelated jitter handed the attempt number, not the previous delay"
-            }
-            PolicyKind::NoBackoff => {
-                "retry at once (the AWS simulator's None); needs --max-attempts or --resource occ"
-            }
-            PolicyKind::Constant => "a fixed delay; no backoff",
-            PolicyKind::Linear => "a delay that grows by a fixed step each retry",
-        }
+        self.info().summary
+    }
+
+    /// True for the decorrelated family, whose walks `herdsim policy` follows
+    /// to the cap.
+    pub fn is_walk(self) -> bool {
+        matches!(
+            self,
+            PolicyKind::Decorrelated | PolicyKind::DecorrelatedCeiling
+        )
     }
 
     /// Every name, for error messages and `--help`.
@@ -196,7 +283,7 @@ impl FromStr for PolicyKind {
 }
 
 /// A fully parameterised policy, as a run uses it.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PolicySpec {
     /// Which policy.
     pub kind: PolicyKind,
@@ -211,6 +298,53 @@ pub struct PolicySpec {
     /// Added to the exponent of every retry of the exponential family
     /// (none, equal, full): `c_k = min(cap, base·2^(k−1+first_exponent))`.
     pub first_exponent: u32,
+    /// Where equal and full jitter apply the cap.
+    pub cap_mode: CapMode,
+}
+
+/// Where the jittered exponential family (equal, full) applies the cap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CapMode {
+    /// Cap the ceiling, then draw inside it (seed 004's order).
+    #[default]
+    Before,
+    /// Draw from the uncapped ceiling, then clamp to the cap: the bug several
+    /// libraries shipped, which puts most late retries exactly on the cap.
+    After,
+}
+
+impl CapMode {
+    /// The name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            CapMode::Before => "before",
+            CapMode::After => "after",
+        }
+    }
+}
+
+impl FromStr for CapMode {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text {
+            "before" => Ok(CapMode::Before),
+            "after" => Ok(CapMode::After),
+            _ => Err(format!(
+                "unknown cap mode '{text}': expected before or after"
+            )),
+        }
+    }
+}
+
+/// `min(cap, base·2^(retry−1))`, or with [`CapMode::After`] the uncapped
+/// `base·2^(retry−1)` (saturating at `u64::MAX`).
+#[inline]
+pub(crate) fn ceiling_for(base: Micros, cap: Micros, retry: u32, mode: CapMode) -> Micros {
+    match mode {
+        CapMode::Before => exponential_ceiling(base, cap, retry),
+        CapMode::After => exponential_ceiling(base, Micros::MAX, retry),
+    }
 }
 
 /// Something to do with a concrete policy type: the way a [`PolicySpec`] chosen
@@ -242,6 +376,7 @@ impl PolicySpec {
                     base,
                     cap,
                     first_exponent,
+                    cap_mode: self.cap_mode,
                 },
                 visitor,
             ),
@@ -250,9 +385,16 @@ impl PolicySpec {
                     base,
                     cap,
                     first_exponent,
+                    cap_mode: self.cap_mode,
                 },
                 visitor,
             ),
+            PolicyKind::DecorrelatedCeiling => {
+                self.with_factor(DecorrelatedCeiling { base, cap }, visitor)
+            }
+            PolicyKind::DecorrelatedV2 => self.with_factor(DecorrelatedV2 { base, cap }, visitor),
+            PolicyKind::Grpc => self.with_factor(Grpc { base, cap }, visitor),
+            PolicyKind::Fibonacci => self.with_factor(Fibonacci { base, cap }, visitor),
             PolicyKind::Decorrelated => self.with_factor(DecorrelatedJitter { base, cap }, visitor),
             PolicyKind::DecorrelatedAttempt => {
                 self.with_factor(DecorrelatedAttempt { base, cap }, visitor)
@@ -271,10 +413,14 @@ impl PolicySpec {
         }
     }
 
-    /// The largest delay this spec can produce: the cap, plus the jitter
-    /// factor's documented overshoot.
+    /// The largest delay this spec can produce: the cap (gRPC's: 1.2·cap),
+    /// plus the jitter factor's documented overshoot.
     pub fn max_delay_us(&self) -> Micros {
-        self.cap_us + jitter_factor::half_width(self.cap_us, self.jitter_factor)
+        let policy_max = match self.kind {
+            PolicyKind::Grpc => self.cap_us.saturating_mul(6) / 5,
+            _ => self.cap_us,
+        };
+        policy_max + jitter_factor::half_width(policy_max, self.jitter_factor)
     }
 }
 
@@ -313,13 +459,21 @@ mod tests {
     }
 
     #[test]
+    fn the_description_table_is_in_kind_order() {
+        for (i, kind) in PolicyKind::ALL.into_iter().enumerate() {
+            assert_eq!(kind as usize, i);
+            assert_eq!(POLICIES[i].kind, kind);
+        }
+    }
+
+    #[test]
     fn names_parse_back() {
         for kind in PolicyKind::ALL {
             assert_eq!(kind.name().parse::<PolicyKind>(), Ok(kind));
         }
         let err = "jittery".parse::<PolicyKind>().unwrap_err();
         assert!(err.contains(
-            "none, equal, full, decorrelated, decorrelated-attempt, no-backoff, constant, linear"
+            "none, equal, full, decorrelated, decorrelated-ceiling, decorrelated-v2, decorrelated-attempt, grpc, fibonacci, no-backoff, constant, linear"
         ));
     }
 }

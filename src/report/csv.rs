@@ -26,7 +26,7 @@ pub fn number(v: f64) -> String {
 
 /// The parameter columns, after the key columns, in every sweep file. An
 /// empty field is "none" (no outage window, no attempt limit, no deadline).
-pub const PARAMETER_COLUMNS: [&str; 15] = [
+pub const PARAMETER_COLUMNS: [&str; 16] = [
     "policy",
     "clients",
     "capacity_per_ms",
@@ -42,6 +42,7 @@ pub const PARAMETER_COLUMNS: [&str; 15] = [
     "max_attempts",
     "deadline_ms",
     "first_exponent",
+    "cap_mode",
 ];
 
 /// Statistics of each metric in an aggregated row, in column order.
@@ -105,6 +106,7 @@ fn parameters(spec: &RunSpec) -> [String; PARAMETER_COLUMNS.len()] {
         spec.deadline_us
             .map_or_else(String::new, |d| number(us_to_ms(d))),
         p.first_exponent.to_string(),
+        p.cap_mode.name().to_string(),
     ]
 }
 

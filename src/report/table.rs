@@ -119,7 +119,7 @@ pub fn policies_table() -> String {
     }
     out.push_str(
         "For retry k ≥ 1, c_k = min(cap, base·2^(k−1)). U[a, b] is a uniform whole number of\n\
-         microseconds, both ends included. Every delay lies in [0, cap].\n\
+         microseconds, both ends included. Every delay lies in [0, cap] but grpc's (up to 1.2·cap).\n\
          --jitter-factor f (any policy; seed 003): d' = d + U[−f·d/2, +f·d/2], applied after\n\
          the cap, so a delay may exceed the cap by at most f·cap/2.\n",
     );

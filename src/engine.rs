@@ -9,14 +9,15 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::collections::binary_heap::PeekMut;
 
-use crate::draws::Draws;
+use rand_pcg::Pcg64Mcg;
+
 use crate::metrics::{RunMetrics, nearest_rank};
 use crate::policy::{Backoff, PolicyVisitor};
 use crate::resource::{
     CallResource, OccNetwork, OutageResource, ResourceKind, SlotResource, run_occ,
 };
 use crate::seeding::{environment_seed, job_rng, job_seed};
-use crate::spec::RunSpec;
+use crate::spec::{RunSpec, Seeding};
 use crate::time::Micros;
 
 /// The seeds of one run: one for the policy's draws, one for the
@@ -132,16 +133,33 @@ impl StopRules {
 /// model's event loop, so the stop rules mean the same everywhere.
 pub(crate) struct Retries<'a, P: Backoff> {
     policy: &'a P,
+    draws: PolicyDraws,
     stop: StopRules,
     retry_of: Vec<u32>,
     walk_of: Vec<P::Walk>,
 }
 
+/// Where the policy's draws come from.
+enum PolicyDraws {
+    /// One generator for the run, drawn in event order: every client's draws
+    /// are independent of every other's.
+    Independent(Pcg64Mcg),
+    /// One generator per client, all seeded alike (`--seeding shared`): the
+    /// fleet bug of seed 002's failure table, where clients that failed
+    /// together draw the same delays and stay together.
+    Shared(Vec<Pcg64Mcg>),
+}
+
 impl<'a, P: Backoff> Retries<'a, P> {
-    pub(crate) fn new(spec: &RunSpec, policy: &'a P) -> Self {
+    pub(crate) fn new(spec: &RunSpec, policy: &'a P, seed: u64) -> Self {
         let n = spec.clients as usize;
+        let draws = match spec.seeding {
+            Seeding::Independent => PolicyDraws::Independent(job_rng(seed)),
+            Seeding::Shared => PolicyDraws::Shared(vec![job_rng(seed); n]),
+        };
         Retries {
             policy,
+            draws,
             stop: StopRules::of(spec),
             retry_of: vec![0; n],
             walk_of: vec![policy.start(); n],
@@ -158,12 +176,11 @@ impl<'a, P: Backoff> Retries<'a, P> {
     /// learns of it): the time its next attempt starts, `ready` plus the
     /// policy's delay, or `None` if a stop rule ends it (counted as given up).
     #[inline]
-    pub(crate) fn after_failure<D: Draws, O: Observer>(
+    pub(crate) fn after_failure<O: Observer>(
         &mut self,
         client: u32,
         ready: Micros,
         first_call: Micros,
-        draws: &mut D,
         observer: &mut O,
         recorder: &mut Recorder,
     ) -> Option<Micros> {
@@ -174,7 +191,11 @@ impl<'a, P: Backoff> Retries<'a, P> {
             return None;
         }
         self.retry_of[c] = retry;
-        let delay = self.policy.delay(retry, &mut self.walk_of[c], draws);
+        let walk = &mut self.walk_of[c];
+        let delay = match &mut self.draws {
+            PolicyDraws::Independent(draws) => self.policy.delay(retry, walk, draws),
+            PolicyDraws::Shared(draws) => self.policy.delay(retry, walk, &mut draws[c]),
+        };
         observer.delay(client, retry, delay);
         let start = ready + delay;
         if !self.stop.in_time(start, first_call) {
@@ -299,35 +320,21 @@ impl<O: Observer> PolicyVisitor for Run<'_, O> {
 
     fn visit<P: Backoff>(self, policy: P) -> RunMetrics {
         let spec = self.spec;
-        let mut draws = job_rng(self.seeds.policy);
+        let retries = Retries::new(spec, &policy, self.seeds.policy);
         let mut environment = job_rng(self.seeds.environment);
         let first_call = spec.arrivals.first_calls(spec.clients, &mut environment);
         match spec.resource {
             ResourceKind::Slot => {
                 let slot = SlotResource::new(spec.service_ns()).with_outage(spec.down);
-                call_loop(spec, &policy, slot, &first_call, &mut draws, self.observer)
+                call_loop(spec, retries, slot, &first_call, self.observer)
             }
             ResourceKind::Outage => {
                 let outage = OutageResource::new(spec.clients, &mut environment);
-                call_loop(
-                    spec,
-                    &policy,
-                    outage,
-                    &first_call,
-                    &mut draws,
-                    self.observer,
-                )
+                call_loop(spec, retries, outage, &first_call, self.observer)
             }
             ResourceKind::Occ => {
                 let network = OccNetwork::new(environment);
-                run_occ(
-                    spec,
-                    &policy,
-                    network,
-                    &first_call,
-                    &mut draws,
-                    self.observer,
-                )
+                run_occ(spec, retries, network, &first_call, self.observer)
             }
         }
     }
@@ -335,17 +342,15 @@ impl<O: Observer> PolicyVisitor for Run<'_, O> {
 
 /// The event loop of a resource that answers every call at once: each event
 /// is one call.
-fn call_loop<P: Backoff, R: CallResource, D: Draws, O: Observer>(
+fn call_loop<P: Backoff, R: CallResource, O: Observer>(
     spec: &RunSpec,
-    policy: &P,
+    mut retries: Retries<'_, P>,
     mut resource: R,
     first_call: &[Micros],
-    draws: &mut D,
     observer: &mut O,
 ) -> RunMetrics {
     let mut queue = first_events(first_call);
     let mut seq = u64::from(spec.clients);
-    let mut retries = Retries::new(spec, policy);
     let mut recorder = Recorder::new(spec);
 
     while let Some(mut next) = queue.peek_mut() {
@@ -360,7 +365,7 @@ fn call_loop<P: Backoff, R: CallResource, D: Draws, O: Observer>(
             PeekMut::pop(next);
             continue;
         }
-        match retries.after_failure(client, time, first, draws, observer, &mut recorder) {
+        match retries.after_failure(client, time, first, observer, &mut recorder) {
             // Replacing the top and sifting once is cheaper than pop + push,
             // and pops in exactly the same order: keys are unique.
             Some(at) => {

@@ -8,11 +8,11 @@
 use crate::arrivals::Arrivals;
 use crate::policy::{CapMode, PolicyKind, PolicySpec};
 use crate::resource::ResourceKind;
-use crate::spec::{DEFAULT_BASE_US, DEFAULT_CAP_US, DEFAULT_CLIENTS, RunSpec};
+use crate::spec::{DEFAULT_BASE_US, DEFAULT_CAP_US, DEFAULT_CLIENTS, RunSpec, Seeding};
 use crate::time::Micros;
 
 /// The grid's axes, in numbering order, as scenario keys spell them.
-pub const AXES: [&str; 15] = [
+pub const AXES: [&str; 16] = [
     "policy",
     "clients",
     "capacity",
@@ -28,6 +28,7 @@ pub const AXES: [&str; 15] = [
     "deadline",
     "first_exponent",
     "cap_mode",
+    "seeding",
 ];
 
 /// Values of every parameter. A single value is an axis of length one.
@@ -63,6 +64,8 @@ pub struct Grid {
     pub first_exponent: Vec<u32>,
     /// Where equal and full jitter apply the cap.
     pub cap_mode: Vec<CapMode>,
+    /// How the clients' generators are seeded.
+    pub seeding: Vec<Seeding>,
 }
 
 impl Default for Grid {
@@ -85,6 +88,7 @@ impl Default for Grid {
             deadline: vec![None],
             first_exponent: vec![0],
             cap_mode: vec![CapMode::Before],
+            seeding: vec![Seeding::Independent],
         }
     }
 }
@@ -108,6 +112,7 @@ impl Grid {
             self.deadline.len(),
             self.first_exponent.len(),
             self.cap_mode.len(),
+            self.seeding.len(),
         ]
     }
 
@@ -163,6 +168,7 @@ impl Grid {
             max_attempts: self.max_attempts[at[11]],
             deadline_us: self.deadline[at[12]],
             window_us: self.window[at[7]],
+            seeding: self.seeding[at[15]],
         }
     }
 }

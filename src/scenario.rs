@@ -209,6 +209,7 @@ impl Scenario {
                         spec::parse_positive_duration(s).map(Some)
                     }),
                     "cap_mode" => axis(&mut grid.cap_mode, value, Kind::Text, spec::parse_cap_mode),
+                    "seeding" => axis(&mut grid.seeding, value, Kind::Text, spec::parse_seeding),
                     "first_exponent" => axis(
                         &mut grid.first_exponent,
                         value,
@@ -338,7 +339,7 @@ mod tests {
             error("clients = 10\nfrobs = 3\n"),
             "s.toml:2: key 'frobs': unknown key: expected one of name, description, seed, seeds, \
              policy, clients, capacity, base, cap, step, jitter_factor, window, resource, arrivals, \
-             down, max_attempts, deadline, first_exponent, cap_mode"
+             down, max_attempts, deadline, first_exponent, cap_mode, seeding"
         );
         assert_eq!(
             error("seeds = 5\nclients = []\n"),

@@ -44,6 +44,40 @@ pub struct RunSpec {
     /// The window of the peak-retries metric, µs; `None` is one service time
     /// of the slot resource, or 1 ms for the others.
     pub window_us: Option<Micros>,
+    /// How the clients' policy generators are seeded.
+    pub seeding: Seeding,
+}
+
+/// How the clients' policy generators are seeded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Seeding {
+    /// Every client's draws independent of every other's.
+    #[default]
+    Independent,
+    /// Every client's generator seeded alike: the fleet bug of seed 002's
+    /// failure table ("every client seeds its RNG from the same fixed value").
+    Shared,
+}
+
+impl Seeding {
+    /// The name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Seeding::Independent => "independent",
+            Seeding::Shared => "shared",
+        }
+    }
+}
+
+/// Parses a seeding mode (as `--seeding` does).
+pub fn parse_seeding(text: &str) -> Result<Seeding, String> {
+    match text {
+        "independent" => Ok(Seeding::Independent),
+        "shared" => Ok(Seeding::Shared),
+        _ => Err(format!(
+            "unknown seeding '{text}': expected independent or shared"
+        )),
+    }
 }
 
 /// A parameter outside its accepted range. `key` is the parameter's name as
@@ -89,6 +123,7 @@ impl RunSpec {
             max_attempts: None,
             deadline_us: None,
             window_us: None,
+            seeding: Seeding::Independent,
         }
     }
 

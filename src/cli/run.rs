@@ -11,7 +11,7 @@ use crate::replicates::{run_replicates, summarize};
 use crate::report::{RunReport, run_json, run_table};
 use crate::resource::ResourceKind;
 use crate::seeding::DEFAULT_MASTER_SEED;
-use crate::spec::{self, RunSpec};
+use crate::spec::{self, RunSpec, Seeding};
 use crate::time::Micros;
 
 #[derive(Debug, Args)]
@@ -88,6 +88,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "MODE", default_value = "before", value_parser = spec::parse_cap_mode)]
     cap_mode: CapMode,
 
+    /// How the clients' generators are seeded: independent, or shared (every
+    /// client seeded alike, the fleet bug that keeps a jittered herd together)
+    #[arg(long, value_name = "MODE", default_value = "independent", value_parser = spec::parse_seeding)]
+    seeding: Seeding,
+
     /// Print the results as one JSON object instead of a table
     #[arg(long)]
     json: bool,
@@ -127,6 +132,7 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         max_attempts: args.max_attempts,
         deadline_us: args.deadline,
         window_us: args.window,
+        seeding: args.seeding,
     };
     spec.validate().map_err(|e| {
         CliError::Usage(format!(

@@ -16,7 +16,7 @@ use crate::policy::{CapMode, PolicyKind};
 use crate::report::csv as sweep_csv;
 use crate::resource::ResourceKind;
 use crate::scenario::Scenario;
-use crate::spec::{self, group_thousands};
+use crate::spec::{self, Seeding, group_thousands};
 use crate::sweep::{Shard, SweepPlan, run_sweep};
 use crate::time::Micros;
 
@@ -98,6 +98,10 @@ pub struct GridArgs {
     /// Cap modes of equal and full jitter (before, after), comma-separated
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = spec::parse_cap_mode)]
     cap_mode: Vec<CapMode>,
+
+    /// Seeding modes (independent, shared), comma-separated
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = spec::parse_seeding)]
+    seeding: Vec<Seeding>,
 
     /// Replicate seeds per point [default: the scenario's, or 1]
     #[arg(long, value_name = "R", value_parser = spec::parse_replicates, allow_hyphen_values = true)]
@@ -216,6 +220,7 @@ impl GridArgs {
             &self.first_exponent,
         );
         replace(&mut changed, "cap_mode", &mut grid.cap_mode, &self.cap_mode);
+        replace(&mut changed, "seeding", &mut grid.seeding, &self.seeding);
         if let Some(r) = self.seeds {
             scenario.replicates = r;
             changed.push("seeds");

@@ -26,7 +26,7 @@ pub fn number(v: f64) -> String {
 
 /// The parameter columns, after the key columns, in every sweep file. An
 /// empty field is "none" (no outage window, no attempt limit, no deadline).
-pub const PARAMETER_COLUMNS: [&str; 16] = [
+pub const PARAMETER_COLUMNS: [&str; 17] = [
     "policy",
     "clients",
     "capacity_per_ms",
@@ -43,6 +43,7 @@ pub const PARAMETER_COLUMNS: [&str; 16] = [
     "deadline_ms",
     "first_exponent",
     "cap_mode",
+    "seeding",
 ];
 
 /// Statistics of each metric in an aggregated row, in column order.
@@ -107,6 +108,7 @@ fn parameters(spec: &RunSpec) -> [String; PARAMETER_COLUMNS.len()] {
             .map_or_else(String::new, |d| number(us_to_ms(d))),
         p.first_exponent.to_string(),
         p.cap_mode.name().to_string(),
+        spec.seeding.name().to_string(),
     ]
 }
 

@@ -8,7 +8,8 @@ mod occ;
 mod outage;
 mod slot;
 
-pub use occ::{OccNetwork, run_occ};
+pub use occ::OccNetwork;
+pub(crate) use occ::run_occ;
 pub use outage::OutageResource;
 pub use slot::SlotResource;
 

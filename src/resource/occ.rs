@@ -64,12 +64,11 @@ impl OccNetwork {
 /// Only the row's reads and writes are events (the clients' hops add delay but
 /// change nothing), so each attempt is two events, in the order the original
 /// simulator processes them.
-pub fn run_occ<P: Backoff, D: Draws, O: Observer>(
+pub(crate) fn run_occ<P: Backoff, O: Observer>(
     spec: &RunSpec,
-    policy: &P,
+    mut retries: Retries<'_, P>,
     mut network: OccNetwork,
     first_call: &[Micros],
-    draws: &mut D,
     observer: &mut O,
 ) -> RunMetrics {
     let n = spec.clients as usize;
@@ -81,7 +80,6 @@ pub fn run_occ<P: Backoff, D: Draws, O: Observer>(
     let mut read_version = vec![0u64; n];
     let mut writing = vec![false; n];
     let mut version = 0u64;
-    let mut retries = Retries::new(spec, policy);
     let mut recorder = Recorder::new(spec);
 
     while let Some(mut next) = queue.peek_mut() {
@@ -106,7 +104,7 @@ pub fn run_occ<P: Backoff, D: Draws, O: Observer>(
             } else {
                 // The next attempt starts when the client sends its read.
                 retries
-                    .after_failure(client, reply, first_call[c], draws, observer, &mut recorder)
+                    .after_failure(client, reply, first_call[c], observer, &mut recorder)
                     .map(|sent| sent + network.delay())
             }
         };

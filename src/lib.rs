@@ -22,6 +22,7 @@ pub mod replicates;
 pub mod report;
 pub mod resource;
 pub mod scenario;
+pub mod schedule;
 pub mod seeding;
 pub mod spec;
 pub mod stats;

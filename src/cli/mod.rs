@@ -6,6 +6,7 @@
 //! clobbered unless asked.
 
 mod compare;
+mod policy;
 mod progress;
 mod run;
 mod sweep;
@@ -49,6 +50,8 @@ enum Command {
     Compare(compare::CompareArgs),
     /// Combine the shard files of a sweep into the file the whole sweep writes
     Merge(sweep::MergeArgs),
+    /// Show policies' delays retry by retry, without contention
+    Policy(policy::PolicyArgs),
     /// List the backoff policies with their formulas and parameters
     Policies,
 }
@@ -68,6 +71,7 @@ where
         Command::Sweep(args) => sweep::sweep(&args),
         Command::Merge(args) => sweep::merge(&args),
         Command::Compare(args) => compare::compare(&args),
+        Command::Policy(args) => policy::policy(&args),
         Command::Policies => write_stdout(&policies_table()),
     };
     match result {

@@ -234,6 +234,36 @@ pub fn comparison_records(comparison: &crate::compare::Comparison<'_>) -> Vec<Ve
     records
 }
 
+/// The header of `herdsim policy --csv`.
+pub const SCHEDULE_HEADER: [&str; 7] = [
+    "policy",
+    "retry",
+    "delay_p1_ms",
+    "delay_p50_ms",
+    "delay_p99_ms",
+    "at_cap_share",
+    "wait_p50_ms",
+];
+
+/// The rows of `herdsim policy --csv`: one per retry number.
+pub fn schedule_records(schedule: &crate::schedule::Schedule) -> Vec<Vec<String>> {
+    schedule
+        .retries
+        .iter()
+        .map(|r| {
+            vec![
+                schedule.policy.kind.name().to_string(),
+                r.retry.to_string(),
+                number(us_to_ms(r.p1)),
+                number(us_to_ms(r.p50)),
+                number(us_to_ms(r.p99)),
+                number(r.at_cap),
+                number(us_to_ms(r.wait_p50)),
+            ]
+        })
+        .collect()
+}
+
 /// One CSV line, newline included, quoted only where a field needs it.
 pub fn line<S: AsRef<[u8]>>(fields: &[S]) -> String {
     let mut writer = csv::WriterBuilder::new()

@@ -103,6 +103,64 @@ pub fn compare_table(comparison: &crate::compare::Comparison<'_>) -> String {
     out
 }
 
+/// `herdsim policy`: a policy's schedule without contention, retry by retry,
+/// then when it reaches the cap.
+pub fn schedule_table(schedule: &crate::schedule::Schedule) -> String {
+    let mut out = String::new();
+    let p = &schedule.policy;
+    let spec = crate::RunSpec {
+        policy: *p,
+        ..crate::RunSpec::seed_002(p.kind, 1)
+    };
+    let _ = writeln!(out, "{}", WorkloadSummary::lines(&spec)[1]);
+    let _ = writeln!(
+        out,
+        "{} sampled clients, every attempt failing; delays in ms",
+        group_thousands(u64::from(schedule.samples))
+    );
+    out.push('\n');
+    let ms = |us: crate::time::Micros| format_number(us as f64 / 1e3, 1);
+    let rows: Vec<Vec<String>> = schedule
+        .retries
+        .iter()
+        .map(|r| {
+            vec![
+                r.retry.to_string(),
+                ms(r.p1),
+                ms(r.p50),
+                ms(r.p99),
+                format!("{}%", format_number(r.at_cap * 100.0, 2)),
+                ms(r.wait_p50),
+            ]
+        })
+        .collect();
+    out += &aligned(
+        &["retry", "p1", "p50", "p99", "at cap", "total wait p50"],
+        &rows,
+    );
+    out.push('\n');
+    match schedule.all_at_cap_from {
+        Some(k) => {
+            let _ = writeln!(out, "Every delay is the cap from retry {k}.");
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "No retry up to {} has every delay at the cap.",
+                schedule.retries.len()
+            );
+        }
+    }
+    if let Some(w) = schedule.walk {
+        let _ = writeln!(
+            out,
+            "Walks to the cap: median {} draws (p1 {}, p99 {}, max {}); mean step ratio {:.3}.",
+            w.median, w.p1, w.p99, w.max, w.step_ratio
+        );
+    }
+    out
+}
+
 /// `herdsim policies`: each policy with its formula and parameters.
 pub fn policies_table() -> String {
     let mut out = String::new();

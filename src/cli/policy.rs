@@ -1,0 +1,113 @@
+//! `herdsim policy`: one or more policies' schedules without contention.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::sweep::write_whole;
+use super::{CliError, policy_parser, write_stdout};
+use crate::policy::{CapMode, PolicyKind, PolicySpec};
+use crate::report::{csv as sweep_csv, schedule_table};
+use crate::schedule::schedule;
+use crate::seeding::DEFAULT_MASTER_SEED;
+use crate::spec;
+use crate::time::Micros;
+
+#[derive(Debug, Args)]
+pub struct PolicyArgs {
+    /// Policies, comma-separated (see `herdsim policies`)
+    #[arg(value_name = "NAME[,NAME…]", value_delimiter = ',', required = true, value_parser = policy_parser())]
+    policies: Vec<PolicyKind>,
+
+    /// First retry's delay; a duration such as 100ms
+    #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = spec::parse_positive_duration, allow_hyphen_values = true)]
+    base: Micros,
+
+    /// Largest delay
+    #[arg(long, value_name = "DURATION", default_value = "20s", value_parser = spec::parse_positive_duration, allow_hyphen_values = true)]
+    cap: Micros,
+
+    /// Growth per retry of the linear policy [default: the base]
+    #[arg(long, value_name = "DURATION", value_parser = spec::parse_step, allow_hyphen_values = true)]
+    step: Option<Micros>,
+
+    /// Proportional jitter f in [0, 1] on top of the policy
+    #[arg(long, value_name = "F", default_value = "0", value_parser = spec::parse_jitter_factor, allow_hyphen_values = true)]
+    jitter_factor: f64,
+
+    /// Added to every retry's exponent in none, equal and full
+    #[arg(long, value_name = "E", default_value = "0", value_parser = spec::parse_first_exponent, allow_hyphen_values = true)]
+    first_exponent: u32,
+
+    /// Where equal and full jitter apply the cap: before or after the draw
+    #[arg(long, value_name = "MODE", default_value = "before", value_parser = spec::parse_cap_mode)]
+    cap_mode: CapMode,
+
+    /// Retry numbers to show
+    #[arg(long, value_name = "K", default_value = "12", value_parser = parse_retries, allow_hyphen_values = true)]
+    retries: u32,
+
+    /// Sampled clients
+    #[arg(long, value_name = "N", default_value = "10000", value_parser = parse_samples, allow_hyphen_values = true)]
+    samples: u32,
+
+    /// Master seed
+    #[arg(long, value_name = "SEED", default_value_t = DEFAULT_MASTER_SEED, value_parser = spec::parse_master_seed, allow_hyphen_values = true)]
+    seed: u64,
+
+    /// Also write the table as CSV (one row per policy and retry)
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
+
+    /// Replace the CSV file if it exists
+    #[arg(long)]
+    force: bool,
+}
+
+fn parse_retries(text: &str) -> Result<u32, String> {
+    spec::parse_count(text, 1, 1_000).map(|n| n as u32)
+}
+
+fn parse_samples(text: &str) -> Result<u32, String> {
+    spec::parse_count(text, 1, 10_000_000).map(|n| n as u32)
+}
+
+pub fn policy(args: &PolicyArgs) -> Result<(), CliError> {
+    let specs: Vec<PolicySpec> = args
+        .policies
+        .iter()
+        .map(|&kind| PolicySpec {
+            kind,
+            base_us: args.base,
+            cap_us: args.cap,
+            step_us: args.step.unwrap_or(args.base),
+            jitter_factor: args.jitter_factor,
+            first_exponent: args.first_exponent,
+            cap_mode: args.cap_mode,
+        })
+        .collect();
+    if let Some(path) = &args.csv
+        && path.exists()
+        && !args.force
+    {
+        return Err(CliError::Usage(format!(
+            "'{}' exists: pass --force to replace it",
+            path.display()
+        )));
+    }
+    let schedules: Vec<_> = specs
+        .iter()
+        .map(|p| schedule(p, args.retries, args.samples, args.seed))
+        .collect();
+    if let Some(path) = &args.csv {
+        let mut text = sweep_csv::line(&sweep_csv::SCHEDULE_HEADER);
+        for s in &schedules {
+            for record in sweep_csv::schedule_records(s) {
+                text += &sweep_csv::line(&record);
+            }
+        }
+        write_whole(path, args.force, &text)?;
+    }
+    let tables: Vec<String> = schedules.iter().map(schedule_table).collect();
+    write_stdout(&tables.join("\n"))
+}

@@ -11,6 +11,7 @@ use std::collections::binary_heap::PeekMut;
 
 use rand_pcg::Pcg64Mcg;
 
+use crate::budget::{Budget, RetryAfter};
 use crate::metrics::{RunMetrics, nearest_rank};
 use crate::policy::{Backoff, PolicyVisitor};
 use crate::resource::{
@@ -137,6 +138,8 @@ pub(crate) struct Retries<'a, P: Backoff> {
     stop: StopRules,
     retry_of: Vec<u32>,
     walk_of: Vec<P::Walk>,
+    budget: Option<Budget>,
+    retry_after: RetryAfter,
 }
 
 /// Where the policy's draws come from.
@@ -163,6 +166,31 @@ impl<'a, P: Backoff> Retries<'a, P> {
             stop: StopRules::of(spec),
             retry_of: vec![0; n],
             walk_of: vec![policy.start(); n],
+            budget: spec
+                .budget
+                .map(|b| Budget::new(b, spec.clients, spec.fleet.unwrap_or(spec.clients))),
+            retry_after: spec.retry_after,
+        }
+    }
+
+    /// True if the clients read the resource's retry hints.
+    pub(crate) fn wants_hints(&self) -> bool {
+        self.retry_after != RetryAfter::Ignore
+    }
+
+    /// `client` makes its first call (a request, for ratio budgets).
+    #[inline]
+    pub(crate) fn first_call(&mut self, client: u32) {
+        if let Some(budget) = &mut self.budget {
+            budget.request(client);
+        }
+    }
+
+    /// `client`'s current attempt succeeded.
+    #[inline]
+    pub(crate) fn succeeded(&mut self, client: u32) {
+        if let Some(budget) = &mut self.budget {
+            budget.success(client, self.retry_of[client as usize] > 0);
         }
     }
 
@@ -173,13 +201,16 @@ impl<'a, P: Backoff> Retries<'a, P> {
     }
 
     /// After `client`'s current attempt failed, at `ready` (when the client
-    /// learns of it): the time its next attempt starts, `ready` plus the
-    /// policy's delay, or `None` if a stop rule ends it (counted as given up).
+    /// learns of it, with the resource's retry `hint`): the time its next
+    /// attempt starts, `ready` plus the policy's delay (or the hint, as
+    /// `--retry-after` says), or `None` if a stop rule or the budget ends it
+    /// (counted as given up).
     #[inline]
     pub(crate) fn after_failure<O: Observer>(
         &mut self,
         client: u32,
         ready: Micros,
+        hint: Micros,
         first_call: Micros,
         observer: &mut O,
         recorder: &mut Recorder,
@@ -190,12 +221,19 @@ impl<'a, P: Backoff> Retries<'a, P> {
             recorder.give_up();
             return None;
         }
+        if let Some(budget) = &mut self.budget
+            && !budget.allow_retry(client)
+        {
+            recorder.give_up();
+            return None;
+        }
         self.retry_of[c] = retry;
         let walk = &mut self.walk_of[c];
         let delay = match &mut self.draws {
             PolicyDraws::Independent(draws) => self.policy.delay(retry, walk, draws),
             PolicyDraws::Shared(draws) => self.policy.delay(retry, walk, &mut draws[c]),
         };
+        let delay = self.retry_after.wait(delay, hint);
         observer.delay(client, retry, delay);
         let start = ready + delay;
         if !self.stop.in_time(start, first_call) {
@@ -325,7 +363,10 @@ impl<O: Observer> PolicyVisitor for Run<'_, O> {
         let first_call = spec.arrivals.first_calls(spec.clients, &mut environment);
         match spec.resource {
             ResourceKind::Slot => {
-                let slot = SlotResource::new(spec.service_ns()).with_outage(spec.down);
+                let mut slot = SlotResource::new(spec.service_ns()).with_outage(spec.down);
+                if retries.wants_hints() {
+                    slot = slot.with_hints(spec.clients);
+                }
                 call_loop(spec, retries, slot, &first_call, self.observer)
             }
             ResourceKind::Outage => {
@@ -358,14 +399,19 @@ fn call_loop<P: Backoff, R: CallResource, O: Observer>(
         let first = first_call[client as usize];
         let attempt = retries.attempt(client);
         recorder.call(time, attempt);
+        if attempt == 0 {
+            retries.first_call(client);
+        }
         let served = resource.call(time, client, attempt);
         observer.call(time, client, attempt, served);
         if served {
             recorder.success(time, first);
+            retries.succeeded(client);
             PeekMut::pop(next);
             continue;
         }
-        match retries.after_failure(client, time, first, observer, &mut recorder) {
+        let hint = resource.retry_hint(time);
+        match retries.after_failure(client, time, hint, first, observer, &mut recorder) {
             // Replacing the top and sifting once is cheaper than pop + push,
             // and pops in exactly the same order: keys are unique.
             Some(at) => {

@@ -6,13 +6,14 @@
 //! computed from `i` alone, so a grid of millions of points costs no memory.
 
 use crate::arrivals::Arrivals;
+use crate::budget::{BudgetSpec, RetryAfter};
 use crate::policy::{CapMode, PolicyKind, PolicySpec};
 use crate::resource::ResourceKind;
 use crate::spec::{DEFAULT_BASE_US, DEFAULT_CAP_US, DEFAULT_CLIENTS, RunSpec, Seeding};
 use crate::time::Micros;
 
 /// The grid's axes, in numbering order, as scenario keys spell them.
-pub const AXES: [&str; 16] = [
+pub const AXES: [&str; 19] = [
     "policy",
     "clients",
     "capacity",
@@ -29,6 +30,9 @@ pub const AXES: [&str; 16] = [
     "first_exponent",
     "cap_mode",
     "seeding",
+    "budget",
+    "fleet",
+    "retry_after",
 ];
 
 /// Values of every parameter. A single value is an axis of length one.
@@ -66,6 +70,12 @@ pub struct Grid {
     pub cap_mode: Vec<CapMode>,
     /// How the clients' generators are seeded.
     pub seeding: Vec<Seeding>,
+    /// Retry budgets; `None` is unlimited.
+    pub budget: Vec<Option<BudgetSpec>>,
+    /// Clients per budget fleet; `None` is all.
+    pub fleet: Vec<Option<u32>>,
+    /// What clients do with retry hints.
+    pub retry_after: Vec<RetryAfter>,
 }
 
 impl Default for Grid {
@@ -89,6 +99,9 @@ impl Default for Grid {
             first_exponent: vec![0],
             cap_mode: vec![CapMode::Before],
             seeding: vec![Seeding::Independent],
+            budget: vec![None],
+            fleet: vec![None],
+            retry_after: vec![RetryAfter::Ignore],
         }
     }
 }
@@ -113,6 +126,9 @@ impl Grid {
             self.first_exponent.len(),
             self.cap_mode.len(),
             self.seeding.len(),
+            self.budget.len(),
+            self.fleet.len(),
+            self.retry_after.len(),
         ]
     }
 
@@ -169,6 +185,9 @@ impl Grid {
             deadline_us: self.deadline[at[12]],
             window_us: self.window[at[7]],
             seeding: self.seeding[at[15]],
+            budget: self.budget[at[16]],
+            fleet: self.fleet[at[17]],
+            retry_after: self.retry_after[at[18]],
         }
     }
 }

@@ -10,6 +10,7 @@
 //! line.
 
 pub mod arrivals;
+pub mod budget;
 pub mod cli;
 pub mod compare;
 pub mod draws;

@@ -210,6 +210,16 @@ impl Scenario {
                     }),
                     "cap_mode" => axis(&mut grid.cap_mode, value, Kind::Text, spec::parse_cap_mode),
                     "seeding" => axis(&mut grid.seeding, value, Kind::Text, spec::parse_seeding),
+                    "budget" => axis(&mut grid.budget, value, Kind::Text, spec::parse_budget),
+                    "fleet" => axis(&mut grid.fleet, value, Kind::Count, |s| {
+                        spec::parse_fleet(s).map(Some)
+                    }),
+                    "retry_after" => axis(
+                        &mut grid.retry_after,
+                        value,
+                        Kind::Text,
+                        spec::parse_retry_after,
+                    ),
                     "first_exponent" => axis(
                         &mut grid.first_exponent,
                         value,
@@ -339,7 +349,8 @@ mod tests {
             error("clients = 10\nfrobs = 3\n"),
             "s.toml:2: key 'frobs': unknown key: expected one of name, description, seed, seeds, \
              policy, clients, capacity, base, cap, step, jitter_factor, window, resource, arrivals, \
-             down, max_attempts, deadline, first_exponent, cap_mode, seeding"
+             down, max_attempts, deadline, first_exponent, cap_mode, seeding, budget, fleet, \
+             retry_after"
         );
         assert_eq!(
             error("seeds = 5\nclients = []\n"),

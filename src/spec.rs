@@ -6,6 +6,7 @@
 //! or read from files), so the accepted ranges are stated once.
 
 use crate::arrivals::Arrivals;
+use crate::budget::{BudgetSpec, RetryAfter};
 use crate::policy::{CapMode, PolicyKind, PolicySpec};
 use crate::resource::{ResourceKind, SlotResource};
 use crate::time::{Micros, format_duration, parse_duration};
@@ -46,6 +47,12 @@ pub struct RunSpec {
     pub window_us: Option<Micros>,
     /// How the clients' policy generators are seeded.
     pub seeding: Seeding,
+    /// A retry budget shared by each fleet; `None` is unlimited.
+    pub budget: Option<BudgetSpec>,
+    /// Clients per budget fleet; `None` is one fleet of all clients.
+    pub fleet: Option<u32>,
+    /// What clients do with the slot resource's retry hint.
+    pub retry_after: RetryAfter,
 }
 
 /// How the clients' policy generators are seeded.
@@ -67,6 +74,24 @@ impl Seeding {
             Seeding::Shared => "shared",
         }
     }
+}
+
+/// Parses a retry budget (as `--budget` does); `none` is no budget.
+pub fn parse_budget(text: &str) -> Result<Option<BudgetSpec>, String> {
+    if text.trim() == "none" {
+        return Ok(None);
+    }
+    text.parse().map(Some)
+}
+
+/// Parses a fleet size (as `--fleet` does).
+pub fn parse_fleet(text: &str) -> Result<u32, String> {
+    parse_count(text, 1, MAX_CLIENTS).map(|n| n as u32)
+}
+
+/// Parses a retry-hint mode (as `--retry-after` does).
+pub fn parse_retry_after(text: &str) -> Result<RetryAfter, String> {
+    text.parse()
 }
 
 /// Parses a seeding mode (as `--seeding` does).
@@ -124,6 +149,9 @@ impl RunSpec {
             deadline_us: None,
             window_us: None,
             seeding: Seeding::Independent,
+            budget: None,
+            fleet: None,
+            retry_after: RetryAfter::Ignore,
         }
     }
 
@@ -210,6 +238,18 @@ impl RunSpec {
                     self.resource
                 ),
             );
+        }
+        if self.resource != ResourceKind::Slot && self.retry_after != RetryAfter::Ignore {
+            return fail(
+                "retry-after",
+                self.retry_after.name().to_string(),
+                "retry hints come from the slot resource only".into(),
+            );
+        }
+        if let Some(n) = self.fleet
+            && let Err(reason) = check_count(u64::from(n), 1, MAX_CLIENTS)
+        {
+            return fail("fleet", n.to_string(), reason);
         }
         if self.resource != ResourceKind::Slot && self.down.is_some() {
             return fail(

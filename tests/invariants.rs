@@ -2,9 +2,11 @@
 //! resource model, arrival pattern and stop rule.
 
 use herdsim::arrivals::Arrivals;
+use herdsim::budget::{BudgetSpec, RetryAfter};
 use herdsim::engine::{Observer, Seeds, simulate, simulate_observed};
 use herdsim::policy::CapMode;
 use herdsim::resource::ResourceKind;
+use herdsim::spec::Seeding;
 use herdsim::time::Micros;
 use herdsim::{PolicyKind, PolicySpec, RunSpec};
 use proptest::prelude::*;
@@ -77,7 +79,27 @@ fn spec_strategy() -> impl Strategy<Value = RunSpec> {
         prop::option::of(1u32..12),
         prop::option::of(1u64..60_000_000),
     );
-    (workload, environment).prop_filter_map(
+    let controls = (
+        prop_oneof![Just(Seeding::Independent), Just(Seeding::Shared)],
+        prop_oneof![
+            Just(None),
+            (1u64..300, 1u64..10, 0u64..3).prop_map(|(capacity, cost, refund)| Some(
+                BudgetSpec::Tokens {
+                    capacity,
+                    cost,
+                    refund
+                }
+            )),
+            (0.0f64..1.0, 0u64..20).prop_map(|(ratio, min)| Some(BudgetSpec::Ratio { ratio, min })),
+        ],
+        prop::option::of(1u32..50),
+        prop_oneof![
+            Just(RetryAfter::Ignore),
+            Just(RetryAfter::Floor),
+            Just(RetryAfter::FloorJitter)
+        ],
+    );
+    (workload, environment, controls).prop_filter_map(
         "valid specs only",
         |(
             (
@@ -93,6 +115,7 @@ fn spec_strategy() -> impl Strategy<Value = RunSpec> {
                 cap_mode,
             ),
             (resource, arrivals, down, max_attempts, deadline_us),
+            (seeding, budget, fleet, retry_after),
         )| {
             let spec = RunSpec {
                 clients,
@@ -112,6 +135,14 @@ fn spec_strategy() -> impl Strategy<Value = RunSpec> {
                 max_attempts,
                 deadline_us,
                 window_us,
+                seeding,
+                budget,
+                fleet,
+                retry_after: if resource == ResourceKind::Slot {
+                    retry_after
+                } else {
+                    RetryAfter::Ignore
+                },
             };
             spec.validate().is_ok().then_some(spec)
         },
@@ -134,7 +165,7 @@ proptest! {
         prop_assert_eq!(m.successes + m.gave_up, u64::from(spec.clients));
         prop_assert_eq!(m.retries, m.calls - u64::from(spec.clients));
         prop_assert!(trace.calls_in_order, "calls must happen in time order");
-        if spec.max_attempts.is_none() && spec.deadline_us.is_none() {
+        if spec.max_attempts.is_none() && spec.deadline_us.is_none() && spec.budget.is_none() {
             prop_assert_eq!(m.gave_up, 0);
         }
         // No client makes more attempts than allowed, nor starts one late.
@@ -153,10 +184,18 @@ proptest! {
                 prop_assert!(trace.served_at.iter().all(|t| !(from..to).contains(t)));
             }
         }
-        // Every delay in [0, cap], but for the jitter factor's overshoot.
-        let max_delay = spec.policy.max_delay_us();
+        // Every delay in [0, cap], but for the documented overshoots: the
+        // jitter factor's, gRPC's, and a server's retry hint.
+        let max_delay = if spec.retry_after == RetryAfter::Ignore {
+            spec.policy.max_delay_us()
+        } else {
+            Micros::MAX
+        };
         prop_assert!(trace.delays.iter().all(|&d| d <= max_delay));
-        if spec.policy.jitter_factor == 0.0 && spec.policy.kind != PolicyKind::Grpc {
+        if spec.policy.jitter_factor == 0.0
+            && spec.policy.kind != PolicyKind::Grpc
+            && spec.retry_after == RetryAfter::Ignore
+        {
             prop_assert!(trace.delays.iter().all(|&d| d <= spec.policy.cap_us));
         }
         prop_assert!(m.peak_retries <= m.retries);

@@ -5,6 +5,7 @@ use clap::Args;
 use super::progress::runs_bar;
 use super::{CliError, policy_parser, write_stdout};
 use crate::arrivals::Arrivals;
+use crate::budget::{BudgetSpec, RetryAfter};
 use crate::metrics::METRICS;
 use crate::policy::{CapMode, PolicyKind, PolicySpec};
 use crate::replicates::{run_replicates, summarize};
@@ -93,6 +94,21 @@ pub struct RunArgs {
     #[arg(long, value_name = "MODE", default_value = "independent", value_parser = spec::parse_seeding)]
     seeding: Seeding,
 
+    /// A retry budget shared by each fleet: tokens:CAPACITY,cost:N,refund:N (the
+    /// AWS SDK quota is tokens:500,cost:5,refund:1) or ratio:R,min:N; a retry it
+    /// refuses ends the client as given up
+    #[arg(long, value_name = "RULE", value_parser = parse_budget_rule)]
+    budget: Option<BudgetSpec>,
+
+    /// Clients per budget fleet [default: all clients share one budget]
+    #[arg(long, value_name = "N", value_parser = spec::parse_fleet, allow_hyphen_values = true)]
+    fleet: Option<u32>,
+
+    /// What clients do with the slot's retry hint (its backlog estimate):
+    /// ignore, floor (wait max(hint, delay)), floor+jitter (wait hint + delay)
+    #[arg(long, value_name = "MODE", default_value = "ignore", value_parser = spec::parse_retry_after)]
+    retry_after: RetryAfter,
+
     /// Print the results as one JSON object instead of a table
     #[arg(long)]
     json: bool,
@@ -111,6 +127,10 @@ pub fn metrics_help() -> String {
     }
     text += "\nDurations take a unit: 250us, 100ms, 1.5s, 2m, 1h; a bare number is ms.";
     text
+}
+
+fn parse_budget_rule(text: &str) -> Result<BudgetSpec, String> {
+    text.parse()
 }
 
 pub fn run(args: &RunArgs) -> Result<(), CliError> {
@@ -133,6 +153,9 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         deadline_us: args.deadline,
         window_us: args.window,
         seeding: args.seeding,
+        budget: args.budget,
+        fleet: args.fleet,
+        retry_after: args.retry_after,
     };
     spec.validate().map_err(|e| {
         CliError::Usage(format!(

@@ -11,6 +11,7 @@ use clap::Args;
 use super::progress::runs_bar;
 use super::{CliError, policy_parser};
 use crate::arrivals::Arrivals;
+use crate::budget::{BudgetSpec, RetryAfter};
 use crate::engine::Seeds;
 use crate::policy::{CapMode, PolicyKind};
 use crate::report::csv as sweep_csv;
@@ -103,6 +104,18 @@ pub struct GridArgs {
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = spec::parse_seeding)]
     seeding: Vec<Seeding>,
 
+    /// Retry budgets (tokens:…, ratio:…, none), separated by ';'
+    #[arg(long, value_name = "LIST", value_delimiter = ';', value_parser = parse_budget_choice)]
+    budget: Vec<BudgetChoice>,
+
+    /// Clients per budget fleet, comma-separated
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = spec::parse_fleet, allow_hyphen_values = true)]
+    fleet: Vec<u32>,
+
+    /// Retry-hint modes (ignore, floor, floor+jitter), comma-separated
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = spec::parse_retry_after)]
+    retry_after: Vec<RetryAfter>,
+
     /// Replicate seeds per point [default: the scenario's, or 1]
     #[arg(long, value_name = "R", value_parser = spec::parse_replicates, allow_hyphen_values = true)]
     seeds: Option<u32>,
@@ -159,6 +172,14 @@ pub struct MergeArgs {
     /// Replace the output file if it exists
     #[arg(long)]
     force: bool,
+}
+
+/// A budget or none, as a sweep axis's value.
+#[derive(Debug, Clone, Copy)]
+pub struct BudgetChoice(Option<BudgetSpec>);
+
+fn parse_budget_choice(text: &str) -> Result<BudgetChoice, String> {
+    spec::parse_budget(text).map(BudgetChoice)
 }
 
 /// Reads a scenario file, with errors that name it (and the line and key).
@@ -221,6 +242,16 @@ impl GridArgs {
         );
         replace(&mut changed, "cap_mode", &mut grid.cap_mode, &self.cap_mode);
         replace(&mut changed, "seeding", &mut grid.seeding, &self.seeding);
+        let budget: Vec<_> = self.budget.iter().map(|b| b.0).collect();
+        replace(&mut changed, "budget", &mut grid.budget, &budget);
+        let fleet: Vec<_> = self.fleet.iter().copied().map(Some).collect();
+        replace(&mut changed, "fleet", &mut grid.fleet, &fleet);
+        replace(
+            &mut changed,
+            "retry_after",
+            &mut grid.retry_after,
+            &self.retry_after,
+        );
         if let Some(r) = self.seeds {
             scenario.replicates = r;
             changed.push("seeds");
@@ -403,7 +434,15 @@ fn check_rows(rows: &[&str], plan: &SweepPlan<'_>) -> Result<(), (usize, String)
                 scenario.master_seed,
             )
         };
-        let got: Vec<&str> = row.split(',').take(identity_len).collect();
+        // Parsed as CSV: a budget rule is a quoted field with commas in it.
+        let got: Vec<String> = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .from_reader(row.as_bytes())
+            .records()
+            .next()
+            .and_then(Result::ok)
+            .map(|r| r.iter().take(identity_len).map(str::to_string).collect())
+            .unwrap_or_default();
         if got != expected {
             return Err((i, format!("expected a row starting {}", expected.join(","))));
         }

@@ -26,7 +26,7 @@ pub fn number(v: f64) -> String {
 
 /// The parameter columns, after the key columns, in every sweep file. An
 /// empty field is "none" (no outage window, no attempt limit, no deadline).
-pub const PARAMETER_COLUMNS: [&str; 17] = [
+pub const PARAMETER_COLUMNS: [&str; 20] = [
     "policy",
     "clients",
     "capacity_per_ms",
@@ -44,6 +44,9 @@ pub const PARAMETER_COLUMNS: [&str; 17] = [
     "first_exponent",
     "cap_mode",
     "seeding",
+    "budget",
+    "fleet",
+    "retry_after",
 ];
 
 /// Statistics of each metric in an aggregated row, in column order.
@@ -109,6 +112,9 @@ fn parameters(spec: &RunSpec) -> [String; PARAMETER_COLUMNS.len()] {
         p.first_exponent.to_string(),
         p.cap_mode.name().to_string(),
         spec.seeding.name().to_string(),
+        spec.budget.map_or_else(String::new, |b| b.to_string()),
+        spec.fleet.map_or_else(String::new, |n| n.to_string()),
+        spec.retry_after.name().to_string(),
     ]
 }
 

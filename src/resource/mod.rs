@@ -23,6 +23,12 @@ pub trait CallResource {
     /// Client `client` makes attempt `attempt` (0 is its first call) at `t`;
     /// true if it succeeds.
     fn call(&mut self, t: Micros, client: u32, attempt: u32) -> bool;
+
+    /// After a rejected call at `t`: the resource's estimate of how long until
+    /// it could serve, its Retry-After. 0 where the model gives none.
+    fn retry_hint(&self, _t: Micros) -> Micros {
+        0
+    }
 }
 
 /// The resource models, by their command-line names.

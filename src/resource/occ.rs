@@ -94,17 +94,21 @@ pub(crate) fn run_occ<P: Backoff, O: Observer>(
             writing[c] = false;
             let attempt = retries.attempt(client);
             recorder.call(time, attempt);
+            if attempt == 0 {
+                retries.first_call(client);
+            }
             let served = read_version[c] == version;
             observer.call(time, client, attempt, served);
             let reply = time + network.delay();
             if served {
                 version += 1;
                 recorder.success(reply, first_call[c]);
+                retries.succeeded(client);
                 None
             } else {
                 // The next attempt starts when the client sends its read.
                 retries
-                    .after_failure(client, reply, first_call[c], observer, &mut recorder)
+                    .after_failure(client, reply, 0, first_call[c], observer, &mut recorder)
                     .map(|sent| sent + network.delay())
             }
         };

@@ -15,11 +15,18 @@ const NS_PER_US: u64 = 1_000;
 /// time (it is rejected at once, as by a full queue or a 503).
 ///
 /// An optional outage window `[from, to)` makes every call inside it fail.
+///
+/// With hints on, the slot counts the clients it has rejected and not yet
+/// served, and answers a rejection with the time its backlog needs:
+/// the rest of the current service plus one service time per waiting client.
 #[derive(Debug, Clone)]
 pub struct SlotResource {
     service_ns: u64,
     free_at_ns: u64,
     down: Option<(Micros, Micros)>,
+    /// Per client: rejected and not yet served (only with hints on).
+    waiting_client: Vec<bool>,
+    waiting: u64,
 }
 
 impl SlotResource {
@@ -30,7 +37,15 @@ impl SlotResource {
             service_ns,
             free_at_ns: 0,
             down: None,
+            waiting_client: Vec::new(),
+            waiting: 0,
         }
+    }
+
+    /// The same resource, keeping the backlog count behind its retry hints.
+    pub fn with_hints(mut self, clients: u32) -> Self {
+        self.waiting_client = vec![false; clients as usize];
+        self
     }
 
     /// The same resource, failing every call in `[from, to)`.
@@ -65,8 +80,24 @@ impl SlotResource {
 
 impl CallResource for SlotResource {
     #[inline]
-    fn call(&mut self, t: Micros, _client: u32, _attempt: u32) -> bool {
-        SlotResource::call(self, t)
+    fn call(&mut self, t: Micros, client: u32, _attempt: u32) -> bool {
+        let served = SlotResource::call(self, t);
+        if let Some(waiting) = self.waiting_client.get_mut(client as usize)
+            && *waiting == served
+        {
+            *waiting = !served;
+            if served {
+                self.waiting -= 1;
+            } else {
+                self.waiting += 1;
+            }
+        }
+        served
+    }
+
+    fn retry_hint(&self, t: Micros) -> Micros {
+        let busy_ns = self.free_at_ns.saturating_sub(t.saturating_mul(NS_PER_US));
+        (busy_ns + self.waiting * self.service_ns).div_ceil(NS_PER_US)
     }
 }
 
@@ -83,6 +114,22 @@ mod tests {
         assert!(r.call(1_000));
         assert!(!r.call(1_999));
         assert!(r.call(5_000));
+    }
+
+    #[test]
+    fn the_hint_is_the_backlog_of_rejected_clients() {
+        let mut r = SlotResource::new(1_000_000).with_hints(3);
+        assert!(CallResource::call(&mut r, 0, 0, 0));
+        assert!(!CallResource::call(&mut r, 100, 1, 0));
+        assert!(!CallResource::call(&mut r, 100, 2, 0));
+        assert!(
+            !CallResource::call(&mut r, 200, 2, 1),
+            "a client counts once"
+        );
+        // 800 µs left of the current call, then two waiting clients of 1 ms.
+        assert_eq!(r.retry_hint(200), 2_800);
+        assert!(CallResource::call(&mut r, 1_000, 1, 1));
+        assert_eq!(r.retry_hint(1_000), 2_000);
     }
 
     #[test]

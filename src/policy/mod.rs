@@ -155,7 +155,7 @@ const POLICIES: [PolicyInfo; 12] = [
         kind: PolicyKind::DecorrelatedV2,
         name: "decorrelated-v2",
         formula: "t = (k−1) + U[0,1); next = 2^t·tanh(√(4t)); d = min(cap, (next − prev)·base/1.4); prev = next",
-        parameters: "base (the median first delay), cap",
+        parameters: "base (Polly's median first delay; the formula's own median is 0.897·base), cap",
         summary: "Polly's DecorrelatedJitterBackoffV2: exponential on average, without clustering",
     },
     PolicyInfo {

@@ -70,6 +70,18 @@ pub struct WorkloadSummary {
     pub jitter_factor: f64,
     /// Exponent offset of the exponential family.
     pub first_exponent: u32,
+    /// Where equal and full jitter apply the cap.
+    pub cap_mode: &'static str,
+    /// How clients' generators are seeded.
+    pub seeding: &'static str,
+    /// The retry budget, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget: Option<String>,
+    /// Clients per budget fleet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fleet: Option<u32>,
+    /// What clients do with retry hints.
+    pub retry_after: &'static str,
     /// Peak-retries window, ms.
     pub window_ms: f64,
 }
@@ -93,6 +105,11 @@ impl WorkloadSummary {
             step_ms: (p.kind == crate::PolicyKind::Linear).then(|| us_to_ms(p.step_us)),
             jitter_factor: p.jitter_factor,
             first_exponent: p.first_exponent,
+            cap_mode: p.cap_mode.name(),
+            seeding: spec.seeding.name(),
+            budget: spec.budget.map(|b| b.to_string()),
+            fleet: spec.fleet,
+            retry_after: spec.retry_after.name(),
             window_ms: us_to_ms(spec.window()),
         }
     }
@@ -145,6 +162,9 @@ impl WorkloadSummary {
         if p.first_exponent > 0 {
             policy += &format!(", first exponent {}", p.first_exponent);
         }
+        if p.cap_mode == crate::policy::CapMode::After {
+            policy += ", cap after the draw";
+        }
         if p.jitter_factor > 0.0 {
             policy += &format!(", jitter factor {}", p.jitter_factor);
         }
@@ -160,8 +180,24 @@ impl WorkloadSummary {
         if let Some(d) = spec.deadline_us {
             stops.push(format!("no attempt after {}", format_duration(d)));
         }
+        if let Some(budget) = spec.budget {
+            stops.push(match spec.fleet {
+                Some(n) => format!("when a budget of {budget} per fleet of {n} refuses a retry"),
+                None => format!("when a budget of {budget} for the whole herd refuses a retry"),
+            });
+        }
         if !stops.is_empty() {
             lines.push(format!("each client stops: {}", stops.join(", ")));
+        }
+        let mut controls = Vec::new();
+        if spec.seeding == crate::spec::Seeding::Shared {
+            controls.push("every client's generator seeded alike (shared seeding)".to_string());
+        }
+        if spec.retry_after != crate::budget::RetryAfter::Ignore {
+            controls.push(format!("retry hints used as {}", spec.retry_after.name()));
+        }
+        if !controls.is_empty() {
+            lines.push(controls.join("; "));
         }
         lines
     }

@@ -29,6 +29,7 @@ pub mod spec;
 pub mod stats;
 pub mod sweep;
 pub mod time;
+pub mod timeline;
 
 pub use engine::{Seeds, simulate};
 pub use metrics::RunMetrics;

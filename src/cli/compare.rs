@@ -4,14 +4,19 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::plot::write_svg;
 use super::progress::runs_bar;
-use super::sweep::{GridArgs, read_scenario, write_whole};
+use super::sweep::{GridArgs, check_output, read_scenario, write_whole};
 use super::{CliError, write_stdout};
 use crate::compare::Comparison;
+use crate::engine::{Seeds, simulate};
 use crate::published::Published;
+use crate::report::svg::timelines;
 use crate::report::{compare_markdown, compare_table, csv as sweep_csv};
+use crate::resource::ResourceKind;
 use crate::scenario::Scenario;
 use crate::sweep::{Shard, SweepPlan, run_sweep};
+use crate::timeline::Timeline;
 
 /// The default scenario, built in so `compare` works from any directory.
 const FOUR_STRATEGIES: (&str, &str) = (
@@ -37,7 +42,12 @@ pub struct CompareArgs {
     #[arg(long, value_name = "FILE")]
     csv: Option<PathBuf>,
 
-    /// Replace the CSV file if it exists
+    /// Also draw each point's retries over time (replicate 0), one panel per
+    /// point on shared axes, as SVG
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
+
+    /// Replace the CSV and SVG files if they exist
     #[arg(long)]
     force: bool,
 
@@ -53,14 +63,8 @@ pub fn compare(args: &CompareArgs) -> Result<(), CliError> {
             .expect("the built-in scenario parses"),
     };
     let scenario = args.grid.apply(scenario)?;
-    if let Some(path) = &args.csv
-        && path.exists()
-        && !args.force
-    {
-        return Err(CliError::Usage(format!(
-            "'{}' exists: pass --force to replace it",
-            path.display()
-        )));
+    for path in args.csv.iter().chain(&args.plot) {
+        check_output(path, args.force)?;
     }
 
     // The sweep machinery, aggregated rows kept in memory: one row a point.
@@ -90,12 +94,72 @@ pub fn compare(args: &CompareArgs) -> Result<(), CliError> {
         }
         write_whole(path, args.force, &text)?;
     }
+    if let Some(path) = &args.plot {
+        let seeds = |p: &crate::compare::ComparedPoint| {
+            Seeds::for_job(scenario.master_seed, p.point as u64, 0)
+        };
+        let spans: Vec<_> = comparison
+            .points
+            .iter()
+            .map(|p| simulate(&p.spec, seeds(p)).last_success_us + 1)
+            .collect();
+        let window = comparison
+            .points
+            .iter()
+            .map(|p| p.spec.window())
+            .max()
+            .unwrap_or(1);
+        let (bin, end) = Timeline::shared_bins(&spans, window, 400);
+        let runs: Vec<(String, Timeline)> = comparison
+            .points
+            .iter()
+            .zip(&spans)
+            .map(|(p, &span)| {
+                let mut label = p.label.clone();
+                if span > end {
+                    label += &format!(
+                        " (runs {}; the first {} shown)",
+                        human_duration(span - 1),
+                        human_duration(end)
+                    );
+                }
+                (label, Timeline::of_run_binned(&p.spec, seeds(p), bin, end))
+            })
+            .collect();
+        let panels: Vec<(String, &Timeline)> = runs.iter().map(|(l, t)| (l.clone(), t)).collect();
+        let capacity = scenario
+            .grid
+            .resource
+            .iter()
+            .all(|r| *r == ResourceKind::Slot)
+            .then(|| scenario.grid.capacity[0]);
+        let title = format!(
+            "{}: retries per ms over time, replicate 0 of each point",
+            scenario.name
+        );
+        let figure = timelines(&title, &panels, capacity).map_err(CliError::Usage)?;
+        write_svg(path, args.force, &figure)?;
+    }
     let text = if args.markdown {
         compare_markdown(&comparison, &command_line())
     } else {
         compare_table(&comparison)
     };
     write_stdout(&text)
+}
+
+/// `5.5 h`, `20.3 min`, `12.7 s`, `250 ms`.
+fn human_duration(us: u64) -> String {
+    let s = us as f64 / 1e6;
+    if s >= 3_600.0 {
+        format!("{:.1} h", s / 3_600.0)
+    } else if s >= 60.0 {
+        format!("{:.1} min", s / 60.0)
+    } else if s >= 1.0 {
+        format!("{s:.1} s")
+    } else {
+        format!("{:.0} ms", s * 1e3)
+    }
 }
 
 /// This process's command line as a user would type it again.

@@ -6,6 +6,7 @@
 //! clobbered unless asked.
 
 mod compare;
+mod plot;
 mod policy;
 mod progress;
 mod run;
@@ -48,6 +49,8 @@ enum Command {
     Sweep(sweep::SweepArgs),
     /// Set a scenario's results beside the published figures, with verdicts
     Compare(compare::CompareArgs),
+    /// Draw a sweep's curves, with their 95% CI bands, as SVG
+    Plot(plot::PlotArgs),
     /// Combine the shard files of a sweep into the file the whole sweep writes
     Merge(sweep::MergeArgs),
     /// Show policies' delays retry by retry, without contention
@@ -71,6 +74,7 @@ where
         Command::Sweep(args) => sweep::sweep(&args),
         Command::Merge(args) => sweep::merge(&args),
         Command::Compare(args) => compare::compare(&args),
+        Command::Plot(args) => plot::plot(&args),
         Command::Policy(args) => policy::policy(&args),
         Command::Policies => write_stdout(&policies_table()),
     };

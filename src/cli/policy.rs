@@ -4,14 +4,17 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::sweep::write_whole;
+use super::plot::write_svg;
+use super::sweep::{check_output, write_whole};
 use super::{CliError, policy_parser, write_stdout};
 use crate::policy::{CapMode, PolicyKind, PolicySpec};
+use crate::report::svg::delay_bands;
 use crate::report::{csv as sweep_csv, schedule_table};
 use crate::schedule::schedule;
 use crate::seeding::DEFAULT_MASTER_SEED;
 use crate::spec;
 use crate::time::Micros;
+use crate::time::format_duration;
 
 #[derive(Debug, Args)]
 pub struct PolicyArgs {
@@ -59,7 +62,12 @@ pub struct PolicyArgs {
     #[arg(long, value_name = "FILE")]
     csv: Option<PathBuf>,
 
-    /// Replace the CSV file if it exists
+    /// Also draw each policy's delay band per retry (p1 to p99, median marked)
+    /// on a log axis, one row per policy, as SVG
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
+
+    /// Replace the CSV and SVG files if they exist
     #[arg(long)]
     force: bool,
 }
@@ -86,14 +94,8 @@ pub fn policy(args: &PolicyArgs) -> Result<(), CliError> {
             cap_mode: args.cap_mode,
         })
         .collect();
-    if let Some(path) = &args.csv
-        && path.exists()
-        && !args.force
-    {
-        return Err(CliError::Usage(format!(
-            "'{}' exists: pass --force to replace it",
-            path.display()
-        )));
+    for path in args.csv.iter().chain(&args.plot) {
+        check_output(path, args.force)?;
     }
     let schedules: Vec<_> = specs
         .iter()
@@ -107,6 +109,16 @@ pub fn policy(args: &PolicyArgs) -> Result<(), CliError> {
             }
         }
         write_whole(path, args.force, &text)?;
+    }
+    if let Some(path) = &args.plot {
+        let title = format!(
+            "Delay per retry without contention (base {}, cap {}; {} clients sampled)",
+            format_duration(args.base),
+            format_duration(args.cap),
+            crate::spec::group_thousands(u64::from(args.samples))
+        );
+        let figure = delay_bands(&title, &schedules).map_err(CliError::Usage)?;
+        write_svg(path, args.force, &figure)?;
     }
     let tables: Vec<String> = schedules.iter().map(schedule_table).collect();
     write_stdout(&tables.join("\n"))

@@ -2,18 +2,23 @@
 
 use clap::Args;
 
+use super::plot::write_svg;
 use super::progress::runs_bar;
+use super::sweep::check_output;
 use super::{CliError, policy_parser, write_stdout};
 use crate::arrivals::Arrivals;
 use crate::budget::{BudgetSpec, RetryAfter};
+use crate::engine::Seeds;
 use crate::metrics::METRICS;
 use crate::policy::{CapMode, PolicyKind, PolicySpec};
 use crate::replicates::{run_replicates, summarize};
+use crate::report::svg::timelines;
 use crate::report::{RunReport, run_json, run_table};
 use crate::resource::ResourceKind;
 use crate::seeding::DEFAULT_MASTER_SEED;
 use crate::spec::{self, RunSpec, Seeding};
 use crate::time::Micros;
+use crate::timeline::Timeline;
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -109,6 +114,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "MODE", default_value = "ignore", value_parser = spec::parse_retry_after)]
     retry_after: RetryAfter,
 
+    /// Also draw replicate 0's retries per ms over time, with the capacity
+    /// line, as SVG (replaces FILE if it exists)
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<std::path::PathBuf>,
+
     /// Print the results as one JSON object instead of a table
     #[arg(long)]
     json: bool,
@@ -164,6 +174,9 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         ))
     })?;
 
+    if let Some(path) = &args.plot {
+        check_output(path, true)?;
+    }
     let progress = runs_bar(u64::from(args.seeds), args.quiet);
     let runs = run_replicates(&spec, args.seed, 0, args.seeds, || progress.inc(1));
     progress.finish_and_clear();
@@ -173,10 +186,34 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         master_seed: args.seed,
         summaries: summarize(&runs),
     };
+    // Replicate 0 again, observed: where its retries landed in time.
+    let timeline = Timeline::of_run(&spec, Seeds::for_job(args.seed, 0, 0), 400);
+    if let Some(path) = &args.plot {
+        let title = format!(
+            "{} clients, {} (base {}, cap {}): retries per ms over time",
+            crate::spec::group_thousands(u64::from(spec.clients)),
+            spec.policy.kind,
+            crate::time::format_duration(spec.policy.base_us),
+            crate::time::format_duration(spec.policy.cap_us)
+        );
+        let label = format!(
+            "{}: replicate 0 of master seed {}",
+            spec.policy.kind, args.seed
+        );
+        let capacity = (spec.resource == ResourceKind::Slot).then_some(spec.capacity_per_ms);
+        let figure = timelines(&title, &[(label, &timeline)], capacity).map_err(CliError::Usage)?;
+        write_svg(path, true, &figure)?;
+    }
     let text = if args.json {
         run_json(&report)
     } else {
-        run_table(&report)
+        let end = timeline.bin_us * timeline.retries.len() as u64;
+        format!(
+            "{}\nretries over time, replicate 0, 0 to {}: {}\n",
+            run_table(&report),
+            crate::time::format_duration(end),
+            timeline.sparkline(64)
+        )
     };
     write_stdout(&text)
 }

@@ -525,13 +525,23 @@ pub fn merge(args: &MergeArgs) -> Result<(), CliError> {
     write_whole(&args.out, args.force, &text)
 }
 
-/// Writes `text` to `path` whole: to a temporary file beside it, then renamed
-/// into place, so no reader ever sees half of it.
-pub fn write_whole(path: &Path, force: bool, text: &str) -> Result<(), CliError> {
+/// Checks, before any work, that `path` can take an output file: not a
+/// directory, in a directory that exists, and not an existing file unless
+/// `force`.
+pub fn check_output(path: &Path, force: bool) -> Result<(), CliError> {
     let shown = path.display();
     if path.is_dir() {
         return Err(CliError::Usage(format!(
-            "'--out {shown}' is a directory; give a file name"
+            "'{shown}' is a directory; give a file name"
+        )));
+    }
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+    if let Some(dir) = parent
+        && !dir.is_dir()
+    {
+        return Err(CliError::Usage(format!(
+            "cannot write '{shown}': directory '{}' does not exist",
+            dir.display()
         )));
     }
     if path.exists() && !force {
@@ -539,6 +549,14 @@ pub fn write_whole(path: &Path, force: bool, text: &str) -> Result<(), CliError>
             "'{shown}' exists: pass --force to replace it"
         )));
     }
+    Ok(())
+}
+
+/// Writes `text` to `path` whole: to a temporary file beside it, then renamed
+/// into place, so no reader ever sees half of it.
+pub fn write_whole(path: &Path, force: bool, text: &str) -> Result<(), CliError> {
+    let shown = path.display();
+    check_output(path, force)?;
     let mut temporary = path.as_os_str().to_owned();
     temporary.push(".partial");
     let temporary = PathBuf::from(temporary);

@@ -4,6 +4,7 @@
 pub mod csv;
 mod json;
 mod markdown;
+pub mod svg;
 mod table;
 
 pub use json::run_json;

@@ -124,9 +124,18 @@ pub fn plot(args: &PlotArgs) -> Result<(), CliError> {
     let name = Path::new(&args.input)
         .file_stem()
         .map_or(shown.clone(), |s| s.to_string_lossy().into_owned());
-    let title = format!("{name}: {} against {}", args.y, args.x);
+    let mut y_label = args.y.clone();
+    if !args.filters.is_empty() {
+        let kept: Vec<String> = args
+            .filters
+            .iter()
+            .map(|(c, v)| format!("{c}={v}"))
+            .collect();
+        y_label += &format!(" ({})", kept.join(", "));
+    }
+    let title = format!("{name}: {y_label} against {}", args.x);
     let figure =
-        curves(&title, &args.x, &args.y, &series, args.log_x, args.log_y).map_err(usage)?;
+        curves(&title, &args.x, &y_label, &series, args.log_x, args.log_y).map_err(usage)?;
     write_svg(&args.out, args.force, &figure)
 }
 

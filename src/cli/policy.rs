@@ -16,17 +16,14 @@ use crate::spec;
 use crate::time::Micros;
 use crate::time::format_duration;
 
+/// A policy's parameters, as `run` and `policy` take them.
 #[derive(Debug, Args)]
-pub struct PolicyArgs {
-    /// Policies, comma-separated (see `herdsim policies`)
-    #[arg(value_name = "NAME[,NAME…]", value_delimiter = ',', required = true, value_parser = policy_parser())]
-    policies: Vec<PolicyKind>,
-
-    /// First retry's delay; a duration such as 100ms
+pub struct PolicyParams {
+    /// First retry's delay (decorrelated: the walk's floor); a duration such as 100ms
     #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = spec::parse_positive_duration, allow_hyphen_values = true)]
     base: Micros,
 
-    /// Largest delay
+    /// Largest delay; may be below the base (every delay is then the cap)
     #[arg(long, value_name = "DURATION", default_value = "20s", value_parser = spec::parse_positive_duration, allow_hyphen_values = true)]
     cap: Micros,
 
@@ -34,17 +31,44 @@ pub struct PolicyArgs {
     #[arg(long, value_name = "DURATION", value_parser = spec::parse_step, allow_hyphen_values = true)]
     step: Option<Micros>,
 
-    /// Proportional jitter f in [0, 1] on top of the policy
+    /// Proportional jitter f in [0, 1] on top of the policy: d + U[-f·d/2, +f·d/2]
     #[arg(long, value_name = "F", default_value = "0", value_parser = spec::parse_jitter_factor, allow_hyphen_values = true)]
     jitter_factor: f64,
 
-    /// Added to every retry's exponent in none, equal and full
+    /// Added to every retry's exponent in none, equal and full: 1 makes the first
+    /// ceiling 2·base, as the AWS simulator does
     #[arg(long, value_name = "E", default_value = "0", value_parser = spec::parse_first_exponent, allow_hyphen_values = true)]
     first_exponent: u32,
 
-    /// Where equal and full jitter apply the cap: before or after the draw
+    /// Where equal and full jitter apply the cap: before the draw, or after it
+    /// (clamping the draw: the bunching bug several libraries shipped)
     #[arg(long, value_name = "MODE", default_value = "before", value_parser = spec::parse_cap_mode)]
     cap_mode: CapMode,
+}
+
+impl PolicyParams {
+    /// The fully parameterised `kind`.
+    pub fn spec(&self, kind: PolicyKind) -> PolicySpec {
+        PolicySpec {
+            kind,
+            base_us: self.base,
+            cap_us: self.cap,
+            step_us: self.step.unwrap_or(self.base),
+            jitter_factor: self.jitter_factor,
+            first_exponent: self.first_exponent,
+            cap_mode: self.cap_mode,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct PolicyArgs {
+    /// Policies, comma-separated (see `herdsim policies`)
+    #[arg(value_name = "NAME[,NAME…]", value_delimiter = ',', required = true, value_parser = policy_parser())]
+    policies: Vec<PolicyKind>,
+
+    #[command(flatten)]
+    params: PolicyParams,
 
     /// Retry numbers to show
     #[arg(long, value_name = "K", default_value = "12", value_parser = parse_retries, allow_hyphen_values = true)]
@@ -81,19 +105,7 @@ fn parse_samples(text: &str) -> Result<u32, String> {
 }
 
 pub fn policy(args: &PolicyArgs) -> Result<(), CliError> {
-    let specs: Vec<PolicySpec> = args
-        .policies
-        .iter()
-        .map(|&kind| PolicySpec {
-            kind,
-            base_us: args.base,
-            cap_us: args.cap,
-            step_us: args.step.unwrap_or(args.base),
-            jitter_factor: args.jitter_factor,
-            first_exponent: args.first_exponent,
-            cap_mode: args.cap_mode,
-        })
-        .collect();
+    let specs: Vec<PolicySpec> = args.policies.iter().map(|&k| args.params.spec(k)).collect();
     for path in args.csv.iter().chain(&args.plot) {
         check_output(path, args.force)?;
     }
@@ -113,8 +125,8 @@ pub fn policy(args: &PolicyArgs) -> Result<(), CliError> {
     if let Some(path) = &args.plot {
         let title = format!(
             "Delay per retry without contention (base {}, cap {}; {} clients sampled)",
-            format_duration(args.base),
-            format_duration(args.cap),
+            format_duration(args.params.base),
+            format_duration(args.params.cap),
             crate::spec::group_thousands(u64::from(args.samples))
         );
         let figure = delay_bands(&title, &schedules).map_err(CliError::Usage)?;

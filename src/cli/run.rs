@@ -3,6 +3,7 @@
 use clap::Args;
 
 use super::plot::write_svg;
+use super::policy::PolicyParams;
 use super::progress::runs_bar;
 use super::sweep::check_output;
 use super::{CliError, policy_parser, write_stdout};
@@ -10,7 +11,7 @@ use crate::arrivals::Arrivals;
 use crate::budget::{BudgetSpec, RetryAfter};
 use crate::engine::Seeds;
 use crate::metrics::METRICS;
-use crate::policy::{CapMode, PolicyKind, PolicySpec};
+use crate::policy::PolicyKind;
 use crate::replicates::{run_replicates, summarize};
 use crate::report::svg::timelines;
 use crate::report::{RunReport, run_json, run_table};
@@ -30,25 +31,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "POLICY", default_value = "full", value_parser = policy_parser())]
     policy: PolicyKind,
 
-    /// First retry's delay (decorrelated: the walk's floor); a duration such as 100ms
-    #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = spec::parse_positive_duration, allow_hyphen_values = true)]
-    base: Micros,
-
-    /// Largest delay; may be below the base (every delay is then the cap)
-    #[arg(long, value_name = "DURATION", default_value = "20s", value_parser = spec::parse_positive_duration, allow_hyphen_values = true)]
-    cap: Micros,
-
-    /// Growth per retry of the linear policy [default: the base]
-    #[arg(long, value_name = "DURATION", value_parser = spec::parse_step, allow_hyphen_values = true)]
-    step: Option<Micros>,
+    #[command(flatten)]
+    params: PolicyParams,
 
     /// Requests the resource serves per millisecond (fractions allowed)
     #[arg(long, value_name = "PER_MS", default_value = "1", value_parser = spec::parse_capacity, allow_hyphen_values = true)]
     capacity: f64,
-
-    /// Proportional jitter f in [0, 1] on top of the policy: d + U[-f·d/2, +f·d/2]
-    #[arg(long, value_name = "F", default_value = "0", value_parser = spec::parse_jitter_factor, allow_hyphen_values = true)]
-    jitter_factor: f64,
 
     /// Master seed; every replicate's seed is mixed from it and its index
     #[arg(long, value_name = "SEED", default_value_t = DEFAULT_MASTER_SEED, value_parser = spec::parse_master_seed, allow_hyphen_values = true)]
@@ -83,16 +71,6 @@ pub struct RunArgs {
     /// No attempt starts later than this after the client's first call [default: none]
     #[arg(long, value_name = "DURATION", value_parser = spec::parse_positive_duration, allow_hyphen_values = true)]
     deadline: Option<Micros>,
-
-    /// Added to every retry's exponent in none, equal and full: 1 makes the first
-    /// ceiling 2·base, as the AWS simulator does
-    #[arg(long, value_name = "E", default_value = "0", value_parser = spec::parse_first_exponent, allow_hyphen_values = true)]
-    first_exponent: u32,
-
-    /// Where equal and full jitter apply the cap: before the draw, or after it
-    /// (clamping the draw: the bunching bug several libraries shipped)
-    #[arg(long, value_name = "MODE", default_value = "before", value_parser = spec::parse_cap_mode)]
-    cap_mode: CapMode,
 
     /// How the clients' generators are seeded: independent, or shared (every
     /// client seeded alike, the fleet bug that keeps a jittered herd together)
@@ -150,15 +128,7 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         capacity_per_ms: args.capacity,
         arrivals: args.arrivals,
         down: args.down,
-        policy: PolicySpec {
-            kind: args.policy,
-            base_us: args.base,
-            cap_us: args.cap,
-            step_us: args.step.unwrap_or(args.base),
-            jitter_factor: args.jitter_factor,
-            first_exponent: args.first_exponent,
-            cap_mode: args.cap_mode,
-        },
+        policy: args.params.spec(args.policy),
         max_attempts: args.max_attempts,
         deadline_us: args.deadline,
         window_us: args.window,

@@ -117,32 +117,26 @@ impl Published {
     /// success_rate`. Each figure is one run of `episodes` episodes.
     pub fn from_outage_csv(text: &str) -> Result<Published, String> {
         let mut published = Published::default();
-        for (row, r) in records(text)?.into_iter().enumerate() {
-            let get = |n: usize| r.get(n).ok_or(format!("row {}: too few fields", row + 2));
-            let number = |n: usize| -> Result<f64, String> {
-                get(n)?
-                    .parse::<f64>()
-                    .map_err(|e| format!("row {}: {e}", row + 2))
-            };
+        for r in rows(text)? {
             let workload = Workload {
                 resource: ResourceKind::Outage,
-                policies: vec![get(7)?.parse()?],
-                clients: number(1)? as u32,
+                policies: vec![r.text(7)?.parse()?],
+                clients: r.number(1)? as u32,
                 capacity_per_ms: None,
-                base_us: (number(2)? * 1e3) as Micros,
-                cap_us: (number(3)? * 1e3) as Micros,
+                base_us: (r.number(2)? * 1e3) as Micros,
+                cap_us: (r.number(3)? * 1e3) as Micros,
                 first_exponent: 0,
             };
             for (column, metric) in [(8, "peak_retry_share"), (9, "success_rate")] {
-                let value = number(column)?;
-                let half = last_digit_rounding(get(column)?);
+                let value = r.number(column)?;
+                let half = last_digit_rounding(r.text(column)?);
                 published.figures.push(PublishedFigure {
-                    source: get(0)?.to_string(),
+                    source: r.text(0)?.to_string(),
                     metric,
                     value,
                     range: (value - half, value + half),
                     runs: Some(1),
-                    shown: get(column)?.to_string(),
+                    shown: r.text(column)?.to_string(),
                     workload: workload.clone(),
                 });
             }
@@ -155,36 +149,30 @@ impl Published {
     /// first exponent 1.
     pub fn from_aws_occ_csv(text: &str) -> Result<Published, String> {
         let mut published = Published::default();
-        for (row, r) in records(text)?.into_iter().enumerate() {
-            let get = |n: usize| r.get(n).ok_or(format!("row {}: too few fields", row + 2));
-            let number = |n: usize| -> Result<f64, String> {
-                get(n)?
-                    .parse::<f64>()
-                    .map_err(|e| format!("row {}: {e}", row + 2))
-            };
-            let policy = match get(3)? {
+        for r in rows(text)? {
+            let policy = match r.text(3)? {
                 "Exponential" => PolicyKind::None,
                 "Decorr" => PolicyKind::Decorrelated,
                 "EqualJitter" => PolicyKind::Equal,
                 "FullJitter" => PolicyKind::Full,
                 "None" => PolicyKind::NoBackoff,
-                other => return Err(format!("row {}: unknown algorithm '{other}'", row + 2)),
+                other => return Err(format!("line {}: unknown algorithm '{other}'", r.line)),
             };
             let workload = Workload {
                 resource: ResourceKind::Occ,
                 policies: vec![policy],
-                clients: number(0)? as u32,
+                clients: r.number(0)? as u32,
                 capacity_per_ms: None,
                 base_us: 5_000,
                 cap_us: 2_000_000,
                 first_exponent: 1,
             };
             for (column, metric) in [(1, "last_success_ms"), (2, "calls")] {
-                let value = number(column)?;
+                let value = r.number(column)?;
                 // Times are compared in seconds, as herdsim shows them.
                 let shown = match metric {
                     "last_success_ms" => format!("{} s", value / 1e3),
-                    _ => get(column)?.to_string(),
+                    _ => r.text(column)?.to_string(),
                 };
                 published.figures.push(PublishedFigure {
                     source: "AWS simulator output".to_string(),
@@ -204,14 +192,8 @@ impl Published {
     /// cap_ms, policy, total_calls, time_to_last_success_s, server_contention`.
     pub fn from_four_strategies_csv(text: &str) -> Result<Published, String> {
         let mut published = Published::default();
-        for (i, r) in records(text)?.into_iter().enumerate() {
-            let field = |n: usize| r.get(n).ok_or(format!("row {}: too few fields", i + 2));
-            let number = |n: usize| -> Result<f64, String> {
-                field(n)?
-                    .parse::<f64>()
-                    .map_err(|e| format!("row {}: {e}", i + 2))
-            };
-            let policy: PolicyKind = field(5)?.parse()?;
+        for r in rows(text)? {
+            let policy: PolicyKind = r.text(5)?.parse()?;
             // Seed 002 made its "decorrelated" row, it says, with its simulate(),
             // which calls decorrelated jitter with the attempt number: the
             // figure describes both the intended walk and the code as written.
@@ -222,15 +204,15 @@ impl Published {
             let workload = Workload {
                 resource: ResourceKind::Slot,
                 policies,
-                clients: number(1)? as u32,
-                capacity_per_ms: Some(number(2)?),
-                base_us: (number(3)? * 1e3) as Micros,
-                cap_us: (number(4)? * 1e3) as Micros,
+                clients: r.number(1)? as u32,
+                capacity_per_ms: Some(r.number(2)?),
+                base_us: (r.number(3)? * 1e3) as Micros,
+                cap_us: (r.number(4)? * 1e3) as Micros,
                 first_exponent: 0,
             };
-            let source = field(0)?.to_string();
-            let calls = number(6)?;
-            let seconds = number(7)?;
+            let source = r.text(0)?.to_string();
+            let calls = r.number(6)?;
+            let seconds = r.number(7)?;
             published.figures.push(PublishedFigure {
                 source: source.clone(),
                 metric: "calls",
@@ -257,7 +239,7 @@ impl Published {
             });
             published.remarks.push(PublishedRemark {
                 source,
-                text: field(8)?.to_string(),
+                text: r.text(8)?.to_string(),
                 workload,
             });
         }
@@ -277,11 +259,40 @@ impl Published {
     }
 }
 
-/// A CSV text's records, header skipped.
-fn records(text: &str) -> Result<Vec<csv::StringRecord>, String> {
+/// One row of a published table, with its line for error messages.
+struct Row {
+    record: csv::StringRecord,
+    line: usize,
+}
+
+impl Row {
+    /// Field `n` as text.
+    fn text(&self, n: usize) -> Result<&str, String> {
+        self.record
+            .get(n)
+            .ok_or(format!("line {}: too few fields", self.line))
+    }
+
+    /// Field `n` as a number.
+    fn number(&self, n: usize) -> Result<f64, String> {
+        self.text(n)?
+            .parse()
+            .map_err(|e| format!("line {}: {e}", self.line))
+    }
+}
+
+/// A CSV text's rows, header skipped.
+fn rows(text: &str) -> Result<Vec<Row>, String> {
     csv::Reader::from_reader(text.as_bytes())
         .records()
-        .map(|r| r.map_err(|e| e.to_string()))
+        .enumerate()
+        .map(|(i, r)| {
+            r.map(|record| Row {
+                record,
+                line: i + 2,
+            })
+            .map_err(|e| e.to_string())
+        })
         .collect()
 }
 

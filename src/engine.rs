@@ -127,6 +127,12 @@ impl StopRules {
     pub(crate) fn in_time(&self, start: Micros, first: Micros) -> bool {
         start - first <= self.deadline
     }
+
+    /// True if a deadline applies.
+    #[inline]
+    pub(crate) fn has_deadline(&self) -> bool {
+        self.deadline != Micros::MAX
+    }
 }
 
 /// Each client's retry count and policy memory, and what happens after a
@@ -138,6 +144,7 @@ pub(crate) struct Retries<'a, P: Backoff> {
     stop: StopRules,
     retry_of: Vec<u32>,
     walk_of: Vec<P::Walk>,
+    first_call: Vec<Micros>,
     budget: Option<Budget>,
     retry_after: RetryAfter,
 }
@@ -154,7 +161,7 @@ enum PolicyDraws {
 }
 
 impl<'a, P: Backoff> Retries<'a, P> {
-    pub(crate) fn new(spec: &RunSpec, policy: &'a P, seed: u64) -> Self {
+    pub(crate) fn new(spec: &RunSpec, policy: &'a P, seed: u64, first_call: Vec<Micros>) -> Self {
         let n = spec.clients as usize;
         let draws = match spec.seeding {
             Seeding::Independent => PolicyDraws::Independent(job_rng(seed)),
@@ -166,11 +173,18 @@ impl<'a, P: Backoff> Retries<'a, P> {
             stop: StopRules::of(spec),
             retry_of: vec![0; n],
             walk_of: vec![policy.start(); n],
+            first_call,
             budget: spec
                 .budget
                 .map(|b| Budget::new(b, spec.clients, spec.fleet.unwrap_or(spec.clients))),
             retry_after: spec.retry_after,
         }
+    }
+
+    /// When `client` made its first call.
+    #[inline]
+    pub(crate) fn started(&self, client: u32) -> Micros {
+        self.first_call[client as usize]
     }
 
     /// True if the clients read the resource's retry hints.
@@ -211,7 +225,6 @@ impl<'a, P: Backoff> Retries<'a, P> {
         client: u32,
         ready: Micros,
         hint: Micros,
-        first_call: Micros,
         observer: &mut O,
         recorder: &mut Recorder,
     ) -> Option<Micros> {
@@ -236,7 +249,7 @@ impl<'a, P: Backoff> Retries<'a, P> {
         let delay = self.retry_after.wait(delay, hint);
         observer.delay(client, retry, delay);
         let start = ready + delay;
-        if !self.stop.in_time(start, first_call) {
+        if self.stop.has_deadline() && !self.stop.in_time(start, self.first_call[c]) {
             recorder.give_up();
             return None;
         }
@@ -358,24 +371,24 @@ impl<O: Observer> PolicyVisitor for Run<'_, O> {
 
     fn visit<P: Backoff>(self, policy: P) -> RunMetrics {
         let spec = self.spec;
-        let retries = Retries::new(spec, &policy, self.seeds.policy);
         let mut environment = job_rng(self.seeds.environment);
         let first_call = spec.arrivals.first_calls(spec.clients, &mut environment);
+        let retries = Retries::new(spec, &policy, self.seeds.policy, first_call);
         match spec.resource {
             ResourceKind::Slot => {
                 let mut slot = SlotResource::new(spec.service_ns()).with_outage(spec.down);
                 if retries.wants_hints() {
                     slot = slot.with_hints(spec.clients);
                 }
-                call_loop(spec, retries, slot, &first_call, self.observer)
+                call_loop(spec, retries, slot, self.observer)
             }
             ResourceKind::Outage => {
                 let outage = OutageResource::new(spec.clients, &mut environment);
-                call_loop(spec, retries, outage, &first_call, self.observer)
+                call_loop(spec, retries, outage, self.observer)
             }
             ResourceKind::Occ => {
                 let network = OccNetwork::new(environment);
-                run_occ(spec, retries, network, &first_call, self.observer)
+                run_occ(spec, retries, network, self.observer)
             }
         }
     }
@@ -387,16 +400,14 @@ fn call_loop<P: Backoff, R: CallResource, O: Observer>(
     spec: &RunSpec,
     mut retries: Retries<'_, P>,
     mut resource: R,
-    first_call: &[Micros],
     observer: &mut O,
 ) -> RunMetrics {
-    let mut queue = first_events(first_call);
+    let mut queue = first_events(&retries.first_call);
     let mut seq = u64::from(spec.clients);
     let mut recorder = Recorder::new(spec);
 
     while let Some(mut next) = queue.peek_mut() {
         let Event { time, client, .. } = *next;
-        let first = first_call[client as usize];
         let attempt = retries.attempt(client);
         recorder.call(time, attempt);
         if attempt == 0 {
@@ -405,13 +416,17 @@ fn call_loop<P: Backoff, R: CallResource, O: Observer>(
         let served = resource.call(time, client, attempt);
         observer.call(time, client, attempt, served);
         if served {
-            recorder.success(time, first);
+            recorder.success(time, retries.started(client));
             retries.succeeded(client);
             PeekMut::pop(next);
             continue;
         }
-        let hint = resource.retry_hint(time);
-        match retries.after_failure(client, time, hint, first, observer, &mut recorder) {
+        let hint = if retries.wants_hints() {
+            resource.retry_hint(time)
+        } else {
+            0
+        };
+        match retries.after_failure(client, time, hint, observer, &mut recorder) {
             // Replacing the top and sifting once is cheaper than pop + push,
             // and pops in exactly the same order: keys are unique.
             Some(at) => {

@@ -68,13 +68,14 @@ pub(crate) fn run_occ<P: Backoff, O: Observer>(
     spec: &RunSpec,
     mut retries: Retries<'_, P>,
     mut network: OccNetwork,
-    first_call: &[Micros],
     observer: &mut O,
 ) -> RunMetrics {
     let n = spec.clients as usize;
     // Each client's first read leaves at its first call and reaches the row
     // one delay later.
-    let arrivals: Vec<Micros> = first_call.iter().map(|&t| t + network.delay()).collect();
+    let arrivals: Vec<Micros> = (0..spec.clients)
+        .map(|c| retries.started(c) + network.delay())
+        .collect();
     let mut queue = first_events(&arrivals);
     let mut seq = u64::from(spec.clients);
     let mut read_version = vec![0u64; n];
@@ -102,13 +103,13 @@ pub(crate) fn run_occ<P: Backoff, O: Observer>(
             let reply = time + network.delay();
             if served {
                 version += 1;
-                recorder.success(reply, first_call[c]);
+                recorder.success(reply, retries.started(client));
                 retries.succeeded(client);
                 None
             } else {
                 // The next attempt starts when the client sends its read.
                 retries
-                    .after_failure(client, reply, 0, first_call[c], observer, &mut recorder)
+                    .after_failure(client, reply, 0, observer, &mut recorder)
                     .map(|sent| sent + network.delay())
             }
         };

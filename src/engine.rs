@@ -82,6 +82,28 @@ pub(crate) fn first_events(first_call: &[Micros]) -> BinaryHeap<Event> {
         .collect()
 }
 
+/// Moves the queue's first event, client `client`'s, to time `at` with the
+/// next sequence number, or removes it when `at` is `None`. Replacing the top
+/// and sifting once is cheaper than pop + push, and pops in exactly the same
+/// order: keys are unique.
+#[inline]
+pub(crate) fn reschedule(mut top: PeekMut<'_, Event>, at: Option<Micros>, seq: &mut u64) {
+    match at {
+        Some(time) => {
+            let client = top.client;
+            *top = Event {
+                time,
+                seq: *seq,
+                client,
+            };
+            *seq += 1;
+        }
+        None => {
+            PeekMut::pop(top);
+        }
+    }
+}
+
 /// Sees every call and every delay of a run, for tests and pictures. The
 /// default methods do nothing and compile away.
 pub trait Observer {
@@ -406,7 +428,7 @@ fn call_loop<P: Backoff, R: CallResource, O: Observer>(
     let mut seq = u64::from(spec.clients);
     let mut recorder = Recorder::new(spec);
 
-    while let Some(mut next) = queue.peek_mut() {
+    while let Some(next) = queue.peek_mut() {
         let Event { time, client, .. } = *next;
         let attempt = retries.attempt(client);
         recorder.call(time, attempt);
@@ -418,7 +440,7 @@ fn call_loop<P: Backoff, R: CallResource, O: Observer>(
         if served {
             recorder.success(time, retries.started(client));
             retries.succeeded(client);
-            PeekMut::pop(next);
+            reschedule(next, None, &mut seq);
             continue;
         }
         let hint = if retries.wants_hints() {
@@ -426,21 +448,8 @@ fn call_loop<P: Backoff, R: CallResource, O: Observer>(
         } else {
             0
         };
-        match retries.after_failure(client, time, hint, observer, &mut recorder) {
-            // Replacing the top and sifting once is cheaper than pop + push,
-            // and pops in exactly the same order: keys are unique.
-            Some(at) => {
-                *next = Event {
-                    time: at,
-                    seq,
-                    client,
-                };
-                seq += 1;
-            }
-            None => {
-                PeekMut::pop(next);
-            }
-        }
+        let at = retries.after_failure(client, time, hint, observer, &mut recorder);
+        reschedule(next, at, &mut seq);
     }
     recorder.finish()
 }

@@ -2,12 +2,10 @@
 //! simulator (2015), the model behind its "Exponential Backoff And Jitter"
 //! curves.
 
-use std::collections::binary_heap::PeekMut;
-
 use rand_pcg::Pcg64Mcg;
 
 use crate::draws::Draws;
-use crate::engine::{Event, Observer, Recorder, Retries, first_events};
+use crate::engine::{Event, Observer, Recorder, Retries, first_events, reschedule};
 use crate::metrics::RunMetrics;
 use crate::policy::Backoff;
 use crate::spec::RunSpec;
@@ -83,7 +81,7 @@ pub(crate) fn run_occ<P: Backoff, O: Observer>(
     let mut version = 0u64;
     let mut recorder = Recorder::new(spec);
 
-    while let Some(mut next) = queue.peek_mut() {
+    while let Some(next) = queue.peek_mut() {
         let Event { time, client, .. } = *next;
         let c = client as usize;
         let arrives = if !writing[c] {
@@ -113,19 +111,7 @@ pub(crate) fn run_occ<P: Backoff, O: Observer>(
                     .map(|sent| sent + network.delay())
             }
         };
-        match arrives {
-            Some(at) => {
-                *next = Event {
-                    time: at,
-                    seq,
-                    client,
-                };
-                seq += 1;
-            }
-            None => {
-                PeekMut::pop(next);
-            }
-        }
+        reschedule(next, arrives, &mut seq);
     }
     recorder.finish()
 }

@@ -169,6 +169,46 @@ impl RunSpec {
         })
     }
 
+    /// Roughly the latest simulated time this workload could reach, µs: the
+    /// last first call (Poisson arrivals: 50 times their mean span), then for
+    /// each client one wait of at most the largest delay (plus a retry hint of
+    /// the whole backlog) and one service time, after any outage window. A
+    /// guard against clocks wrapping, not a prediction.
+    fn horizon_us(&self) -> f64 {
+        let clients = f64::from(self.clients);
+        let service = (self.service_ns() as f64 / 1e3).max(1.0);
+        let hint = if self.retry_after == RetryAfter::Ignore {
+            0.0
+        } else {
+            clients * service
+        };
+        let arrivals = match self.arrivals {
+            Arrivals::Herd => 0.0,
+            Arrivals::Uniform { window_us } => window_us as f64,
+            Arrivals::Poisson { rate_per_ms } => clients * 1e3 / rate_per_ms * 50.0,
+        };
+        let outage = self.down.map_or(0.0, |(_, to)| to as f64) + 30e6 + 1e6;
+        arrivals + outage + clients * (self.policy.max_delay_us() as f64 + service + hint)
+    }
+
+    /// Simulated time is whole µs in a `u64`, and the slot's clock counts ns:
+    /// a workload that could run past `u64::MAX` ns (584 years) is refused
+    /// rather than let its clock wrap.
+    fn check_horizon(&self) -> Result<(), String> {
+        const LIMIT_US: f64 = u64::MAX as f64 / 1e3;
+        let horizon = self.horizon_us();
+        if horizon < LIMIT_US {
+            Ok(())
+        } else {
+            Err(format!(
+                "with {} clients this run could last {:.0} years of simulated time; \
+                 herdsim's clock stops at 584 years: lower --cap or --clients",
+                group_thousands(u64::from(self.clients)),
+                horizon / 1e6 / 3.156e7
+            ))
+        }
+    }
+
     /// Checks every parameter against its accepted range.
     pub fn validate(&self) -> Result<(), SpecError> {
         let fail = |key, value: String, reason: String| Err(SpecError { key, value, reason });
@@ -250,6 +290,9 @@ impl RunSpec {
             && let Err(reason) = check_count(u64::from(n), 1, MAX_CLIENTS)
         {
             return fail("fleet", n.to_string(), reason);
+        }
+        if let Err(reason) = self.check_horizon() {
+            return fail("cap", format_duration(p.cap_us), reason);
         }
         if self.resource != ResourceKind::Slot && self.down.is_some() {
             return fail(

@@ -175,6 +175,11 @@ fn bad_input_gets_one_line_naming_the_flag_and_exit_code_2() {
         (&["--seeds", "0"], "--seeds", "1 to 1,000,000"),
         (&["--seed", "-1"], "--seed", "whole number"),
         (&["--frobnicate"], "--frobnicate", "unexpected argument"),
+        (
+            &["--policy", "none", "--cap", "8760h", "--base", "8760h"],
+            "--cap",
+            "clock stops at 584 years",
+        ),
     ];
     for (args, flag, accepted) in cases {
         let out = cargo_bin_cmd!("herdsim")

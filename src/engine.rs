@@ -113,6 +113,31 @@ pub trait Observer {
     /// Client `client` will wait `delay` before retry `retry`.
     #[inline]
     fn delay(&mut self, _client: u32, _retry: u32, _delay: Micros) {}
+    /// Every [`PROGRESS_EVERY`] calls: simulated time and calls so far. Return
+    /// false to stop the run there (its metrics then say it is incomplete).
+    #[inline]
+    fn progress(&mut self, _time: Micros, _calls: u64) -> bool {
+        true
+    }
+}
+
+/// How often, in calls, a run reports its progress to its observer.
+pub const PROGRESS_EVERY: u64 = 1 << 20;
+
+/// An observer for long runs: reports progress and stops a run at a number
+/// of calls (checked every [`PROGRESS_EVERY`] calls).
+pub struct Watch<'a> {
+    /// Stop at the first check with at least this many calls.
+    pub max_events: u64,
+    /// Called at every check with the simulated time and the calls so far.
+    pub on_progress: &'a (dyn Fn(Micros, u64) + Sync),
+}
+
+impl Observer for Watch<'_> {
+    fn progress(&mut self, time: Micros, calls: u64) -> bool {
+        (self.on_progress)(time, calls);
+        calls < self.max_events
+    }
 }
 
 /// An observer that observes nothing.
@@ -291,6 +316,7 @@ pub(crate) struct Recorder {
     gave_up: u64,
     last_success_us: Micros,
     completions: Vec<Micros>,
+    stopped: bool,
 }
 
 impl Recorder {
@@ -306,13 +332,24 @@ impl Recorder {
             gave_up: 0,
             last_success_us: 0,
             completions: Vec::with_capacity(spec.clients as usize),
+            stopped: false,
         }
     }
 
     /// A call (attempt `attempt`) at `time`; calls arrive in time order.
+    /// False if the observer stops the run here.
     #[inline]
-    pub(crate) fn call(&mut self, time: Micros, attempt: u32) {
+    pub(crate) fn call<O: Observer>(
+        &mut self,
+        time: Micros,
+        attempt: u32,
+        observer: &mut O,
+    ) -> bool {
         self.calls += 1;
+        if self.calls.is_multiple_of(PROGRESS_EVERY) && !observer.progress(time, self.calls) {
+            self.stopped = true;
+            return false;
+        }
         if attempt > 0 {
             self.retries += 1;
             if time >= self.window_end {
@@ -322,6 +359,7 @@ impl Recorder {
             }
             self.in_window += 1;
         }
+        true
     }
 
     /// A client done at `done` that first called at `first`.
@@ -354,6 +392,7 @@ impl Recorder {
             completion_p99_us: nearest_rank(&mut self.completions, 99.0),
             completion_max_us,
             peak_retries,
+            complete: !self.stopped,
         }
     }
 }
@@ -431,7 +470,9 @@ fn call_loop<P: Backoff, R: CallResource, O: Observer>(
     while let Some(next) = queue.peek_mut() {
         let Event { time, client, .. } = *next;
         let attempt = retries.attempt(client);
-        recorder.call(time, attempt);
+        if !recorder.call(time, attempt, observer) {
+            break;
+        }
         if attempt == 0 {
             retries.first_call(client);
         }

@@ -30,6 +30,9 @@ pub struct RunMetrics {
     pub completion_max_us: Micros,
     /// The most retries sent inside one peak window.
     pub peak_retries: u64,
+    /// False if the run was stopped before every client finished (a
+    /// `--max-events` limit); its other fields then count what happened so far.
+    pub complete: bool,
 }
 
 /// One reported metric.
@@ -170,6 +173,7 @@ mod tests {
             completion_p99_us: 11_000_000,
             completion_max_us: 12_345_000,
             peak_retries: 30,
+            complete: true,
         };
         let v = m.values();
         let get = |name| v[METRICS.iter().position(|m| m.name == name).unwrap()];

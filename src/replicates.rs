@@ -2,10 +2,11 @@
 
 use rayon::prelude::*;
 
-use crate::engine::{Seeds, simulate};
+use crate::engine::{Seeds, Watch, simulate_observed};
 use crate::metrics::{METRICS, Metric, RunMetrics};
 use crate::spec::RunSpec;
 use crate::stats::Summary;
+use crate::time::Micros;
 
 /// Runs replicates `0..replicates` of `spec` (as point `point` under master
 /// seed `master`) on rayon's pool, calling `on_done` after each. Results come
@@ -18,10 +19,31 @@ pub fn run_replicates(
     replicates: u32,
     on_done: impl Fn() + Sync,
 ) -> Vec<RunMetrics> {
+    let watch = |_: Micros, _: u64| {};
+    run_replicates_watched(spec, master, point, replicates, u64::MAX, &watch, on_done)
+}
+
+/// [`run_replicates`], each run stopped at `max_events` calls (checked every
+/// [`PROGRESS_EVERY`](crate::engine::PROGRESS_EVERY) calls, the stopped run
+/// marked incomplete) and reporting its progress to `on_progress`.
+pub fn run_replicates_watched(
+    spec: &RunSpec,
+    master: u64,
+    point: u64,
+    replicates: u32,
+    max_events: u64,
+    on_progress: &(dyn Fn(Micros, u64) + Sync),
+    on_done: impl Fn() + Sync,
+) -> Vec<RunMetrics> {
     (0..u64::from(replicates))
         .into_par_iter()
         .map(|replicate| {
-            let metrics = simulate(spec, Seeds::for_job(master, point, replicate));
+            let mut watch = Watch {
+                max_events,
+                on_progress,
+            };
+            let seeds = Seeds::for_job(master, point, replicate);
+            let metrics = simulate_observed(spec, seeds, &mut watch);
             on_done();
             metrics
         })

@@ -255,3 +255,59 @@ fn compare_sets_the_outage_figures_beside_the_model() {
     );
     assert!(sweep_csv::header(false).contains(&"success_rate_mean".to_string()));
 }
+
+#[test]
+fn a_watched_run_stops_at_its_event_limit_and_says_so() {
+    use herdsim::engine::{PROGRESS_EVERY, Watch};
+    // No jitter, 3,000 clients: 4,501,500 calls in all.
+    let spec = RunSpec::seed_002(PolicyKind::None, 3_000);
+    let seen = std::sync::Mutex::new(Vec::new());
+    let on_progress = |time: Micros, calls: u64| seen.lock().unwrap().push((time, calls));
+    let mut watch = Watch {
+        max_events: 2_000_000,
+        on_progress: &on_progress,
+    };
+    let m = simulate_observed(&spec, Seeds::for_job(1, 0, 0), &mut watch);
+    assert!(!m.complete);
+    assert_eq!(
+        m.calls,
+        2 * PROGRESS_EVERY,
+        "stops at the first check past the limit"
+    );
+    assert!(m.successes + m.gave_up < 3_000);
+    let seen = seen.into_inner().unwrap();
+    assert_eq!(
+        seen.iter().map(|s| s.1).collect::<Vec<_>>(),
+        [PROGRESS_EVERY, 2 * PROGRESS_EVERY]
+    );
+    assert!(seen[0].0 <= seen[1].0, "simulated time moves forward");
+
+    let mut unlimited = Watch {
+        max_events: u64::MAX,
+        on_progress: &|_, _| {},
+    };
+    let full = simulate_observed(&spec, Seeds::for_job(1, 0, 0), &mut unlimited);
+    assert!(full.complete);
+    assert_eq!(full.calls, 3_000 * 3_001 / 2);
+
+    let out = cargo_bin_cmd!("herdsim")
+        .args([
+            "run",
+            "--policy",
+            "none",
+            "--clients",
+            "3000",
+            "--max-events",
+            "1000000",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(out.stdout.is_empty());
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--max-events 1,000,000 after 1,048,576 calls"),
+        "{err}"
+    );
+}

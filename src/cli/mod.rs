@@ -89,6 +89,10 @@ where
             eprintln!("error: {err}");
             ExitCode::FAILURE
         }
+        Err(CliError::Limit(message)) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
     }
 }
 
@@ -99,6 +103,8 @@ enum CliError {
     Usage(String),
     /// Reading or writing failed: exit code 1.
     Io(io::Error),
+    /// A run hit a limit it was given (`--max-events`): exit code 1.
+    Limit(String),
 }
 
 impl From<io::Error> for CliError {

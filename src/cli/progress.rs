@@ -4,6 +4,20 @@ use std::fmt::Write;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
+/// A spinner on stderr for one long run; its message says how far the run
+/// has got. Hidden like the bar.
+pub fn events_spinner(quiet: bool) -> ProgressBar {
+    if quiet {
+        return ProgressBar::hidden();
+    }
+    let spinner = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    spinner.set_style(
+        ProgressStyle::with_template("{spinner} {msg} · {elapsed}").expect("a valid template"),
+    );
+    spinner.enable_steady_tick(std::time::Duration::from_millis(120));
+    spinner
+}
+
 /// A bar on stderr counting runs (done of total, runs per second, ETA),
 /// hidden with `--quiet` and whenever stderr is not a terminal.
 pub fn runs_bar(total: u64, quiet: bool) -> ProgressBar {

@@ -4,7 +4,7 @@ use clap::Args;
 
 use super::plot::write_svg;
 use super::policy::PolicyParams;
-use super::progress::runs_bar;
+use super::progress::{events_spinner, runs_bar};
 use super::sweep::check_output;
 use super::{CliError, policy_parser, write_stdout};
 use crate::arrivals::Arrivals;
@@ -12,13 +12,15 @@ use crate::budget::{BudgetSpec, RetryAfter};
 use crate::engine::Seeds;
 use crate::metrics::METRICS;
 use crate::policy::PolicyKind;
-use crate::replicates::{run_replicates, summarize};
+use crate::replicates::{run_replicates_watched, summarize};
 use crate::report::svg::timelines;
 use crate::report::{RunReport, run_json, run_table};
 use crate::resource::ResourceKind;
 use crate::seeding::DEFAULT_MASTER_SEED;
+use crate::spec::group_thousands;
 use crate::spec::{self, RunSpec, Seeding};
 use crate::time::Micros;
+use crate::time::format_duration;
 use crate::timeline::Timeline;
 
 #[derive(Debug, Args)]
@@ -97,6 +99,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<std::path::PathBuf>,
 
+    /// Stop a run that reaches this many calls (checked every 1,048,576) and
+    /// report it, rather than run on: no jitter at 100,000 clients is 5·10^9
+    /// calls [default: no limit]
+    #[arg(long, value_name = "N", value_parser = parse_max_events, allow_hyphen_values = true)]
+    max_events: Option<u64>,
+
     /// Print the results as one JSON object instead of a table
     #[arg(long)]
     json: bool,
@@ -115,6 +123,10 @@ pub fn metrics_help() -> String {
     }
     text += "\nDurations take a unit: 250us, 100ms, 1.5s, 2m, 1h; a bare number is ms.";
     text
+}
+
+fn parse_max_events(text: &str) -> Result<u64, String> {
+    spec::parse_count(text, 1, u64::MAX)
 }
 
 fn parse_budget_rule(text: &str) -> Result<BudgetSpec, String> {
@@ -147,9 +159,44 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
     if let Some(path) = &args.plot {
         check_output(path, true)?;
     }
-    let progress = runs_bar(u64::from(args.seeds), args.quiet);
-    let runs = run_replicates(&spec, args.seed, 0, args.seeds, || progress.inc(1));
+    // One run: a spinner with simulated time and calls, so a long run never
+    // looks hung. Several: a bar of runs done.
+    let progress = if args.seeds == 1 {
+        events_spinner(args.quiet)
+    } else {
+        runs_bar(u64::from(args.seeds), args.quiet)
+    };
+    let on_progress = |time: Micros, calls: u64| {
+        if args.seeds == 1 {
+            progress.set_message(format!(
+                "simulated {}, {} calls",
+                format_duration(time - time % 1_000),
+                group_thousands(calls)
+            ));
+        }
+    };
+    let max_events = args.max_events.unwrap_or(u64::MAX);
+    let runs = run_replicates_watched(
+        &spec,
+        args.seed,
+        0,
+        args.seeds,
+        max_events,
+        &on_progress,
+        || progress.inc(1),
+    );
     progress.finish_and_clear();
+    if let Some(stopped) = runs.iter().find(|m| !m.complete) {
+        return Err(CliError::Limit(format!(
+            "a run reached --max-events {} after {} calls, {} of {} clients done, the last success at simulated {}; \
+             raise --max-events to let it finish",
+            group_thousands(max_events),
+            group_thousands(stopped.calls),
+            group_thousands(stopped.successes + stopped.gave_up),
+            group_thousands(stopped.clients),
+            format_duration(stopped.last_success_us)
+        )));
+    }
 
     let report = RunReport {
         spec: &spec,

@@ -92,7 +92,9 @@ pub(crate) fn run_occ<P: Backoff, O: Observer>(
         } else {
             writing[c] = false;
             let attempt = retries.attempt(client);
-            recorder.call(time, attempt);
+            if !recorder.call(time, attempt, observer) {
+                break;
+            }
             if attempt == 0 {
                 retries.first_call(client);
             }

@@ -10,6 +10,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput};
+use herdsim::engine::{NoObserver, simulate_with};
+use herdsim::queue::QueueKind;
 use herdsim::{PolicyKind, RunSpec, Seeds, simulate};
 
 fn bench_engine(c: &mut Criterion) {
@@ -36,9 +38,12 @@ fn bench_engine(c: &mut Criterion) {
                 .sample_size(30)
                 .measurement_time(Duration::from_secs(3));
         }
-        group.bench_with_input(BenchmarkId::new(kind.name(), clients), &spec, |b, spec| {
-            b.iter(|| simulate(black_box(spec), black_box(seeds)))
-        });
+        for (queue, name) in [(QueueKind::Heap, "heap"), (QueueKind::Radix, "radix")] {
+            let id = BenchmarkId::new(format!("{}/{name}", kind.name()), clients);
+            group.bench_with_input(id, &spec, |b, spec| {
+                b.iter(|| simulate_with(black_box(spec), black_box(seeds), &mut NoObserver, queue))
+            });
+        }
     }
     group.finish();
 }

@@ -6,14 +6,13 @@
 //! first-out and a run depends on nothing but its spec and seed.
 
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
-use std::collections::binary_heap::PeekMut;
 
 use rand_pcg::Pcg64Mcg;
 
 use crate::budget::{Budget, RetryAfter};
 use crate::metrics::{RunMetrics, nearest_rank};
 use crate::policy::{Backoff, PolicyVisitor};
+use crate::queue::{EventQueue, HeapQueue, QueueKind, RadixQueue};
 use crate::resource::{
     CallResource, OccNetwork, OutageResource, ResourceKind, SlotResource, run_occ,
 };
@@ -45,12 +44,16 @@ impl Seeds {
     }
 }
 
-/// One pending event: client `client` acts at `time`.
+/// One pending event: client `client` acts at `time`; `seq` orders events at
+/// the same instant first-in first-out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Event {
-    pub(crate) time: Micros,
-    pub(crate) seq: u64,
-    pub(crate) client: u32,
+pub struct Event {
+    /// When, µs.
+    pub time: Micros,
+    /// The schedule counter when it was scheduled.
+    pub seq: u64,
+    /// Whose event.
+    pub client: u32,
 }
 
 /// Earliest `(time, seq)` first: reversed, since `BinaryHeap` pops the largest.
@@ -68,40 +71,11 @@ impl PartialOrd for Event {
     }
 }
 
-/// The queue of pending events, one per client, seeded with the first calls
-/// in time order and client order within an instant.
-pub(crate) fn first_events(first_call: &[Micros]) -> BinaryHeap<Event> {
-    first_call
-        .iter()
-        .zip(0u32..)
-        .map(|(&time, client)| Event {
-            time,
-            seq: u64::from(client),
-            client,
-        })
-        .collect()
-}
-
-/// Moves the queue's first event, client `client`'s, to time `at` with the
-/// next sequence number, or removes it when `at` is `None`. Replacing the top
-/// and sifting once is cheaper than pop + push, and pops in exactly the same
-/// order: keys are unique.
+/// The next sequence number.
 #[inline]
-pub(crate) fn reschedule(mut top: PeekMut<'_, Event>, at: Option<Micros>, seq: &mut u64) {
-    match at {
-        Some(time) => {
-            let client = top.client;
-            *top = Event {
-                time,
-                seq: *seq,
-                client,
-            };
-            *seq += 1;
-        }
-        None => {
-            PeekMut::pop(top);
-        }
-    }
+pub(crate) fn next_seq(seq: &mut u64) -> u64 {
+    *seq += 1;
+    *seq - 1
 }
 
 /// Sees every call and every delay of a run, for tests and pictures. The
@@ -410,6 +384,17 @@ pub fn simulate_observed<O: Observer>(
     seeds: Seeds,
     observer: &mut O,
 ) -> RunMetrics {
+    simulate_with(spec, seeds, observer, QueueKind::Heap)
+}
+
+/// [`simulate_observed`] on the event queue `queue`. Every queue gives the
+/// same result; they differ in speed.
+pub fn simulate_with<O: Observer>(
+    spec: &RunSpec,
+    seeds: Seeds,
+    observer: &mut O,
+    queue: QueueKind,
+) -> RunMetrics {
     if let Err(e) = spec.validate() {
         panic!("simulate called with an invalid spec: {e}");
     }
@@ -417,6 +402,7 @@ pub fn simulate_observed<O: Observer>(
         spec,
         seeds,
         observer,
+        queue,
     })
 }
 
@@ -425,6 +411,7 @@ struct Run<'a, O> {
     spec: &'a RunSpec,
     seeds: Seeds,
     observer: &'a mut O,
+    queue: QueueKind,
 }
 
 impl<O: Observer> PolicyVisitor for Run<'_, O> {
@@ -435,21 +422,41 @@ impl<O: Observer> PolicyVisitor for Run<'_, O> {
         let mut environment = job_rng(self.seeds.environment);
         let first_call = spec.arrivals.first_calls(spec.clients, &mut environment);
         let retries = Retries::new(spec, &policy, self.seeds.policy, first_call);
-        match spec.resource {
-            ResourceKind::Slot => {
+        let observer = self.observer;
+        match (spec.resource, self.queue) {
+            (ResourceKind::Slot, queue) => {
                 let mut slot = SlotResource::new(spec.service_ns()).with_outage(spec.down);
                 if retries.wants_hints() {
                     slot = slot.with_hints(spec.clients);
                 }
-                call_loop(spec, retries, slot, self.observer)
+                match queue {
+                    QueueKind::Heap => {
+                        call_loop::<_, _, _, HeapQueue>(spec, retries, slot, observer)
+                    }
+                    QueueKind::Radix => {
+                        call_loop::<_, _, _, RadixQueue>(spec, retries, slot, observer)
+                    }
+                }
             }
-            ResourceKind::Outage => {
+            (ResourceKind::Outage, queue) => {
                 let outage = OutageResource::new(spec.clients, &mut environment);
-                call_loop(spec, retries, outage, self.observer)
+                match queue {
+                    QueueKind::Heap => {
+                        call_loop::<_, _, _, HeapQueue>(spec, retries, outage, observer)
+                    }
+                    QueueKind::Radix => {
+                        call_loop::<_, _, _, RadixQueue>(spec, retries, outage, observer)
+                    }
+                }
             }
-            ResourceKind::Occ => {
+            (ResourceKind::Occ, queue) => {
                 let network = OccNetwork::new(environment);
-                run_occ(spec, retries, network, self.observer)
+                match queue {
+                    QueueKind::Heap => run_occ::<_, _, HeapQueue>(spec, retries, network, observer),
+                    QueueKind::Radix => {
+                        run_occ::<_, _, RadixQueue>(spec, retries, network, observer)
+                    }
+                }
             }
         }
     }
@@ -457,18 +464,17 @@ impl<O: Observer> PolicyVisitor for Run<'_, O> {
 
 /// The event loop of a resource that answers every call at once: each event
 /// is one call.
-fn call_loop<P: Backoff, R: CallResource, O: Observer>(
+fn call_loop<P: Backoff, R: CallResource, O: Observer, Q: EventQueue>(
     spec: &RunSpec,
     mut retries: Retries<'_, P>,
     mut resource: R,
     observer: &mut O,
 ) -> RunMetrics {
-    let mut queue = first_events(&retries.first_call);
+    let mut queue = Q::with_first_calls(&retries.first_call);
     let mut seq = u64::from(spec.clients);
     let mut recorder = Recorder::new(spec);
 
-    while let Some(next) = queue.peek_mut() {
-        let Event { time, client, .. } = *next;
+    while let Some(Event { time, client, .. }) = queue.first() {
         let attempt = retries.attempt(client);
         if !recorder.call(time, attempt, observer) {
             break;
@@ -481,7 +487,7 @@ fn call_loop<P: Backoff, R: CallResource, O: Observer>(
         if served {
             recorder.success(time, retries.started(client));
             retries.succeeded(client);
-            reschedule(next, None, &mut seq);
+            queue.reschedule_first(None);
             continue;
         }
         let hint = if retries.wants_hints() {
@@ -490,7 +496,7 @@ fn call_loop<P: Backoff, R: CallResource, O: Observer>(
             0
         };
         let at = retries.after_failure(client, time, hint, observer, &mut recorder);
-        reschedule(next, at, &mut seq);
+        queue.reschedule_first(at.map(|t| (t, next_seq(&mut seq))));
     }
     recorder.finish()
 }
@@ -506,7 +512,7 @@ mod tests {
 
     #[test]
     fn events_pop_earliest_first_and_fifo_within_an_instant() {
-        let mut q = BinaryHeap::new();
+        let mut q = std::collections::BinaryHeap::new();
         for (time, seq) in [(5, 3), (1, 4), (5, 1), (1, 2), (0, 9)] {
             q.push(Event {
                 time,

@@ -19,6 +19,7 @@ pub mod grid;
 pub mod metrics;
 pub mod policy;
 pub mod published;
+pub mod queue;
 pub mod replicates;
 pub mod report;
 pub mod resource;

@@ -3,8 +3,9 @@
 
 use herdsim::arrivals::Arrivals;
 use herdsim::budget::{BudgetSpec, RetryAfter};
-use herdsim::engine::{Observer, Seeds, simulate, simulate_observed};
+use herdsim::engine::{NoObserver, Observer, Seeds, simulate, simulate_observed, simulate_with};
 use herdsim::policy::CapMode;
+use herdsim::queue::QueueKind;
 use herdsim::resource::ResourceKind;
 use herdsim::spec::Seeding;
 use herdsim::time::Micros;
@@ -206,6 +207,19 @@ proptest! {
             prop_assert_eq!(m.completion_max_us, m.last_success_us);
             prop_assert_eq!(Some(&m.last_success_us), trace.served_at.iter().max());
         }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn the_radix_queue_gives_the_reference_heaps_results(spec in spec_strategy(), master in any::<u64>()) {
+        // Same pop order, so every metric is identical, whatever the model.
+        let seeds = Seeds::for_job(master, 0, 0);
+        let heap = simulate_with(&spec, seeds, &mut NoObserver, QueueKind::Heap);
+        let radix = simulate_with(&spec, seeds, &mut NoObserver, QueueKind::Radix);
+        prop_assert_eq!(heap, radix);
     }
 }
 

@@ -5,9 +5,10 @@
 use rand_pcg::Pcg64Mcg;
 
 use crate::draws::Draws;
-use crate::engine::{Event, Observer, Recorder, Retries, first_events, reschedule};
+use crate::engine::{Event, Observer, Recorder, Retries, next_seq};
 use crate::metrics::RunMetrics;
 use crate::policy::Backoff;
+use crate::queue::EventQueue;
 use crate::spec::RunSpec;
 use crate::time::Micros;
 
@@ -62,7 +63,7 @@ impl OccNetwork {
 /// Only the row's reads and writes are events (the clients' hops add delay but
 /// change nothing), so each attempt is two events, in the order the original
 /// simulator processes them.
-pub(crate) fn run_occ<P: Backoff, O: Observer>(
+pub(crate) fn run_occ<P: Backoff, O: Observer, Q: EventQueue>(
     spec: &RunSpec,
     mut retries: Retries<'_, P>,
     mut network: OccNetwork,
@@ -74,15 +75,14 @@ pub(crate) fn run_occ<P: Backoff, O: Observer>(
     let arrivals: Vec<Micros> = (0..spec.clients)
         .map(|c| retries.started(c) + network.delay())
         .collect();
-    let mut queue = first_events(&arrivals);
+    let mut queue = Q::with_first_calls(&arrivals);
     let mut seq = u64::from(spec.clients);
     let mut read_version = vec![0u64; n];
     let mut writing = vec![false; n];
     let mut version = 0u64;
     let mut recorder = Recorder::new(spec);
 
-    while let Some(next) = queue.peek_mut() {
-        let Event { time, client, .. } = *next;
+    while let Some(Event { time, client, .. }) = queue.first() {
         let c = client as usize;
         let arrives = if !writing[c] {
             // A read: note the version; the reply and the write each take a hop.
@@ -113,7 +113,7 @@ pub(crate) fn run_occ<P: Backoff, O: Observer>(
                     .map(|sent| sent + network.delay())
             }
         };
-        reschedule(next, arrives, &mut seq);
+        queue.reschedule_first(arrives.map(|t| (t, next_seq(&mut seq))));
     }
     recorder.finish()
 }

@@ -94,6 +94,9 @@ impl EventQueue for HeapQueue {
 pub struct RadixQueue {
     last: u128,
     buckets: Vec<Vec<(u128, u32)>>,
+    /// Bit `b` set iff bucket `b` (1..=128) is non-empty; bucket 0 is checked
+    /// directly.
+    occupied: u128,
 }
 
 impl RadixQueue {
@@ -112,6 +115,9 @@ impl RadixQueue {
         debug_assert!(key >= self.last, "a radix heap takes keys in order");
         let b = self.bucket(key);
         self.buckets[b].push((key, client));
+        if b > 0 {
+            self.occupied |= 1 << (b - 1);
+        }
     }
 }
 
@@ -120,6 +126,7 @@ impl EventQueue for RadixQueue {
         let mut queue = RadixQueue {
             last: 0,
             buckets: vec![Vec::new(); 129],
+            occupied: 0,
         };
         for (&time, client) in first_call.iter().zip(0u32..) {
             queue.push(Self::key(time, u64::from(client)), client);
@@ -130,7 +137,11 @@ impl EventQueue for RadixQueue {
     #[inline]
     fn first(&mut self) -> Option<Event> {
         if self.buckets[0].is_empty() {
-            let b = self.buckets.iter().position(|v| !v.is_empty())?;
+            if self.occupied == 0 {
+                return None;
+            }
+            let b = self.occupied.trailing_zeros() as usize + 1;
+            self.occupied &= !(1 << (b - 1));
             let items = std::mem::take(&mut self.buckets[b]);
             self.last = items
                 .iter()

@@ -20,22 +20,30 @@ pub fn run_replicates(
     on_done: impl Fn() + Sync,
 ) -> Vec<RunMetrics> {
     let watch = |_: Micros, _: u64| {};
-    run_replicates_watched(spec, master, point, replicates, u64::MAX, &watch, on_done)
+    run_replicates_watched(
+        spec,
+        master,
+        point,
+        0..replicates,
+        u64::MAX,
+        &watch,
+        on_done,
+    )
 }
 
-/// [`run_replicates`], each run stopped at `max_events` calls (checked every
+/// [`run_replicates`] for the replicates in `replicates`, each run stopped at `max_events` calls (checked every
 /// [`PROGRESS_EVERY`](crate::engine::PROGRESS_EVERY) calls, the stopped run
 /// marked incomplete) and reporting its progress to `on_progress`.
 pub fn run_replicates_watched(
     spec: &RunSpec,
     master: u64,
     point: u64,
-    replicates: u32,
+    replicates: std::ops::Range<u32>,
     max_events: u64,
     on_progress: &(dyn Fn(Micros, u64) + Sync),
     on_done: impl Fn() + Sync,
 ) -> Vec<RunMetrics> {
-    (0..u64::from(replicates))
+    (u64::from(replicates.start)..u64::from(replicates.end))
         .into_par_iter()
         .map(|replicate| {
             let mut watch = Watch {

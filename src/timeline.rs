@@ -1,7 +1,7 @@
 //! Where a run's retries land in time: the data behind `--plot` timelines and
 //! the terminal sparkline.
 
-use crate::engine::{Observer, Seeds, simulate_observed};
+use crate::engine::{NoObserver, Observer, Seeds, simulate_observed};
 use crate::metrics::RunMetrics;
 use crate::spec::RunSpec;
 use crate::time::Micros;
@@ -17,20 +17,102 @@ pub struct Timeline {
     pub metrics: RunMetrics,
 }
 
-/// Records every retry's time.
-#[derive(Default)]
-struct RetryTimes(Vec<Micros>);
+/// Counts retries into bins while a run goes, forwarding everything to an
+/// inner observer. Growing, it doubles the bin width whenever the run outgrows
+/// `2·max_bins` bins, so memory stays bounded however long the run (no jitter
+/// at 100,000 clients is 5·10^9 retries); fixed, it counts up to its last bin
+/// and drops later retries.
+pub struct Binning<'a, O> {
+    inner: &'a mut O,
+    bin_us: Micros,
+    counts: Vec<u64>,
+    max_bins: usize,
+    grow: bool,
+}
 
-impl Observer for RetryTimes {
-    fn call(&mut self, time: Micros, _client: u32, attempt: u32, _served: bool) {
-        if attempt > 0 {
-            self.0.push(time);
+impl<'a, O: Observer> Binning<'a, O> {
+    /// Bins starting `first_bin_us` wide, doubling to stay within
+    /// `2·max_bins` bins.
+    pub fn growing(inner: &'a mut O, first_bin_us: Micros, max_bins: usize) -> Self {
+        Binning {
+            inner,
+            bin_us: first_bin_us.max(1),
+            counts: Vec::new(),
+            max_bins: max_bins.max(1),
+            grow: true,
+        }
+    }
+
+    /// Bins exactly `bin_us` wide up to `end`.
+    pub fn fixed(inner: &'a mut O, bin_us: Micros, end: Micros) -> Self {
+        let bins = end.div_ceil(bin_us.max(1)) as usize;
+        Binning {
+            inner,
+            bin_us: bin_us.max(1),
+            counts: vec![0; bins],
+            max_bins: bins,
+            grow: false,
+        }
+    }
+
+    /// Doubles the bin width while `time` would fall past `2·max_bins` bins.
+    fn widen_for(&mut self, time: Micros) {
+        while time / self.bin_us >= 2 * self.max_bins as u64 {
+            self.counts = self
+                .counts
+                .chunks(2)
+                .map(|pair| pair.iter().sum())
+                .collect();
+            self.bin_us *= 2;
+        }
+    }
+
+    /// The timeline, reaching at least the run's last success.
+    pub fn finish(mut self, metrics: RunMetrics) -> Timeline {
+        if self.grow {
+            self.widen_for(metrics.last_success_us);
+            let bins = (metrics.last_success_us / self.bin_us + 1) as usize;
+            self.counts.resize(self.counts.len().max(bins), 0);
+        }
+        Timeline {
+            bin_us: self.bin_us,
+            retries: self.counts,
+            metrics,
         }
     }
 }
 
+impl<O: Observer> Observer for Binning<'_, O> {
+    #[inline]
+    fn call(&mut self, time: Micros, client: u32, attempt: u32, served: bool) {
+        if attempt > 0 {
+            if self.grow {
+                self.widen_for(time);
+            }
+            let i = (time / self.bin_us) as usize;
+            if self.grow && i >= self.counts.len() {
+                self.counts.resize(i + 1, 0);
+            }
+            if let Some(count) = self.counts.get_mut(i) {
+                *count += 1;
+            }
+        }
+        self.inner.call(time, client, attempt, served);
+    }
+
+    #[inline]
+    fn delay(&mut self, client: u32, retry: u32, delay: Micros) {
+        self.inner.delay(client, retry, delay);
+    }
+
+    #[inline]
+    fn progress(&mut self, time: Micros, calls: u64) -> bool {
+        self.inner.progress(time, calls)
+    }
+}
+
 /// "Nice" bin widths, µs: 1, 2, 5 times powers of ten.
-fn nice_width(at_least: Micros) -> Micros {
+pub fn nice_width(at_least: Micros) -> Micros {
     let mut unit = 1;
     loop {
         for step in [1, 2, 5] {
@@ -43,60 +125,71 @@ fn nice_width(at_least: Micros) -> Micros {
 }
 
 impl Timeline {
-    /// The retries of one run of `spec` with `seeds`, in at most `max_bins`
-    /// bins of a 1-2-5 width no narrower than the spec's peak window, spanning
-    /// the run up to its last call.
+    /// The retries of one run of `spec` with `seeds`, in bins of a width
+    /// `w·2^k` (w the 1-2-5 width at least the spec's peak window), at most
+    /// `2·max_bins` of them, spanning the run up to its last success.
     pub fn of_run(spec: &RunSpec, seeds: Seeds, max_bins: usize) -> Timeline {
-        let mut times = RetryTimes::default();
-        let metrics = simulate_observed(spec, seeds, &mut times);
-        let end = times
-            .0
-            .iter()
-            .copied()
-            .max()
-            .unwrap_or(0)
-            .max(metrics.last_success_us)
-            + 1;
-        Self::of_times(&times.0, end, spec.window(), max_bins, metrics)
+        Self::of_run_observed(
+            spec,
+            seeds,
+            nice_width(spec.window()),
+            max_bins,
+            &mut NoObserver,
+        )
     }
 
-    /// Bins `times` (all below `end`) as [`Timeline::of_run`] does.
-    pub fn of_times(
-        times: &[Micros],
-        end: Micros,
-        window: Micros,
+    /// [`Timeline::of_run`] from a first bin width, reporting to `observer`
+    /// too: the run is simulated once, for both.
+    pub fn of_run_observed<O: Observer>(
+        spec: &RunSpec,
+        seeds: Seeds,
+        first_bin_us: Micros,
         max_bins: usize,
-        metrics: RunMetrics,
+        observer: &mut O,
     ) -> Timeline {
-        let bin_us = nice_width(end.div_ceil(max_bins.max(1) as u64).max(window));
-        Self::binned(times, bin_us, end, metrics)
+        let mut binning = Binning::growing(observer, first_bin_us, max_bins);
+        let metrics = simulate_observed(spec, seeds, &mut binning);
+        binning.finish(metrics)
     }
 
     /// The retries of one run in bins of `bin_us` up to `end` (later retries
     /// are left out): timelines that share axes share their bins.
     pub fn of_run_binned(spec: &RunSpec, seeds: Seeds, bin_us: Micros, end: Micros) -> Timeline {
-        let mut times = RetryTimes::default();
-        let metrics = simulate_observed(spec, seeds, &mut times);
-        Self::binned(&times.0, bin_us, end, metrics)
+        let mut none = NoObserver;
+        let mut binning = Binning::fixed(&mut none, bin_us, end);
+        let metrics = simulate_observed(spec, seeds, &mut binning);
+        binning.finish(metrics)
     }
 
-    fn binned(times: &[Micros], bin_us: Micros, end: Micros, metrics: RunMetrics) -> Timeline {
-        let mut retries = vec![0u64; end.div_ceil(bin_us) as usize];
-        for &t in times.iter().filter(|&&t| t < end) {
-            retries[(t / bin_us) as usize] += 1;
+    /// This timeline in bins of `bin_us` (a multiple of its own) up to `end`;
+    /// `None` if its bins are wider than that.
+    pub fn rebinned(&self, bin_us: Micros, end: Micros) -> Option<Timeline> {
+        if !bin_us.is_multiple_of(self.bin_us) {
+            return None;
         }
-        Timeline {
+        let factor = (bin_us / self.bin_us) as usize;
+        let mut retries: Vec<u64> = self
+            .retries
+            .chunks(factor)
+            .map(|c| c.iter().sum())
+            .collect();
+        retries.resize(end.div_ceil(bin_us) as usize, 0);
+        Some(Timeline {
             bin_us,
             retries,
-            metrics,
-        }
+            metrics: self.metrics.clone(),
+        })
     }
 
     /// A shared bin width and end for runs lasting `spans` µs: the end is the
     /// longest span, but no more than twice the median one, so one run that
-    /// lasts hours (no jitter) does not flatten the others; at most
-    /// `max_bins` bins of a 1-2-5 width no narrower than `window`.
-    pub fn shared_bins(spans: &[Micros], window: Micros, max_bins: usize) -> (Micros, Micros) {
+    /// lasts hours (no jitter) does not flatten the others; the width is the
+    /// smallest `first_bin_us·2^k` giving at most `max_bins` bins.
+    pub fn shared_bins(
+        spans: &[Micros],
+        first_bin_us: Micros,
+        max_bins: usize,
+    ) -> (Micros, Micros) {
         let mut sorted = spans.to_vec();
         sorted.sort_unstable();
         let median = sorted.get(sorted.len() / 2).copied().unwrap_or(1).max(1);
@@ -106,7 +199,10 @@ impl Timeline {
             .unwrap_or(1)
             .min(median.saturating_mul(2))
             .max(1);
-        let bin = nice_width(end.div_ceil(max_bins.max(1) as u64).max(window));
+        let mut bin = first_bin_us.max(1);
+        while end.div_ceil(bin) > max_bins as u64 {
+            bin *= 2;
+        }
         (bin, end.div_ceil(bin) * bin)
     }
 
@@ -155,8 +251,12 @@ mod tests {
         let spec = RunSpec::seed_002(PolicyKind::Full, 300);
         let t = Timeline::of_run(&spec, Seeds::for_job(1, 0, 0), 200);
         assert_eq!(t.retries.iter().sum::<u64>(), t.metrics.retries);
-        assert!(t.retries.len() <= 200);
-        assert!([1, 2, 5].contains(&(t.bin_us / 10u64.pow(t.bin_us.ilog10()))));
+        assert!(t.retries.len() <= 400, "at most twice max_bins");
+        assert!(
+            (t.bin_us / 1_000).is_power_of_two(),
+            "1 ms doubled: {}",
+            t.bin_us
+        );
     }
 
     #[test]
@@ -165,6 +265,7 @@ mod tests {
         let spec = RunSpec::seed_002(PolicyKind::None, 4);
         let t = Timeline::of_run(&spec, Seeds::for_job(1, 0, 0), 1_000);
         assert_eq!(t.bin_us, 1_000);
+        assert_eq!(t.retries.len(), 701, "up to the last success at 700 ms");
         let spikes: Vec<(usize, u64)> = t
             .retries
             .iter()
@@ -173,6 +274,23 @@ mod tests {
             .filter(|&(_, n)| n > 0)
             .collect();
         assert_eq!(spikes, [(100, 3), (300, 2), (700, 1)]);
+    }
+
+    #[test]
+    fn a_growing_timeline_equals_a_fixed_one_rebinned() {
+        // Streaming, doubling bins lose nothing: merged to the fixed width they
+        // give exactly the fixed timeline.
+        let spec = RunSpec::seed_002(PolicyKind::Decorrelated, 2_000);
+        let seeds = Seeds::for_job(4, 0, 0);
+        let grown = Timeline::of_run(&spec, seeds, 50);
+        let end = grown.bin_us * grown.retries.len() as u64;
+        let fixed = Timeline::of_run_binned(&spec, seeds, grown.bin_us * 2, end);
+        assert_eq!(
+            grown.rebinned(grown.bin_us * 2, end).unwrap().retries,
+            fixed.retries
+        );
+        assert_eq!(fixed.retries.iter().sum::<u64>(), grown.metrics.retries);
+        assert!(grown.rebinned(grown.bin_us + 1, end).is_none());
     }
 
     #[test]

@@ -9,14 +9,14 @@ use super::progress::runs_bar;
 use super::sweep::{GridArgs, check_output, read_scenario, write_whole};
 use super::{CliError, write_stdout};
 use crate::compare::Comparison;
-use crate::engine::{Seeds, simulate};
+use crate::engine::{NoObserver, Seeds};
 use crate::published::Published;
 use crate::report::svg::timelines;
 use crate::report::{compare_markdown, compare_table, csv as sweep_csv};
 use crate::resource::ResourceKind;
 use crate::scenario::Scenario;
 use crate::sweep::{Shard, SweepPlan, run_sweep};
-use crate::timeline::Timeline;
+use crate::timeline::{Timeline, nice_width};
 
 /// The default scenario, built in so `compare` works from any directory.
 const FOUR_STRATEGIES: (&str, &str) = (
@@ -98,23 +98,30 @@ pub fn compare(args: &CompareArgs) -> Result<(), CliError> {
         let seeds = |p: &crate::compare::ComparedPoint| {
             Seeds::for_job(scenario.master_seed, p.point as u64, 0)
         };
-        let spans: Vec<_> = comparison
-            .points
-            .iter()
-            .map(|p| simulate(&p.spec, seeds(p)).last_success_us + 1)
-            .collect();
         let window = comparison
             .points
             .iter()
             .map(|p| p.spec.window())
             .max()
             .unwrap_or(1);
-        let (bin, end) = Timeline::shared_bins(&spans, window, 400);
+        let first_bin = nice_width(window);
+        // Each point's replicate 0 once, in growing bins; then shared bins.
+        let whole: Vec<Timeline> = comparison
+            .points
+            .iter()
+            .map(|p| Timeline::of_run_observed(&p.spec, seeds(p), first_bin, 400, &mut NoObserver))
+            .collect();
+        let spans: Vec<_> = whole
+            .iter()
+            .map(|t| t.metrics.last_success_us + 1)
+            .collect();
+        let (bin, end) = Timeline::shared_bins(&spans, first_bin, 400);
         let runs: Vec<(String, Timeline)> = comparison
             .points
             .iter()
-            .zip(&spans)
-            .map(|(p, &span)| {
+            .zip(&whole)
+            .map(|(p, timeline)| {
+                let span = timeline.metrics.last_success_us + 1;
                 let mut label = p.label.clone();
                 if span > end {
                     label += &format!(
@@ -123,7 +130,12 @@ pub fn compare(args: &CompareArgs) -> Result<(), CliError> {
                         human_duration(end)
                     );
                 }
-                (label, Timeline::of_run_binned(&p.spec, seeds(p), bin, end))
+                // A run far longer than the rest grew coarser bins than the
+                // shared ones: only that one is simulated again, finely.
+                let shared = timeline
+                    .rebinned(bin, end)
+                    .unwrap_or_else(|| Timeline::of_run_binned(&p.spec, seeds(p), bin, end));
+                (label, shared)
             })
             .collect();
         let panels: Vec<(String, &Timeline)> = runs.iter().map(|(l, t)| (l.clone(), t)).collect();

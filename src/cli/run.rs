@@ -10,6 +10,7 @@ use super::{CliError, policy_parser, write_stdout};
 use crate::arrivals::Arrivals;
 use crate::budget::{BudgetSpec, RetryAfter};
 use crate::engine::Seeds;
+use crate::engine::Watch;
 use crate::metrics::METRICS;
 use crate::policy::PolicyKind;
 use crate::replicates::{run_replicates_watched, summarize};
@@ -21,7 +22,7 @@ use crate::spec::group_thousands;
 use crate::spec::{self, RunSpec, Seeding};
 use crate::time::Micros;
 use crate::time::format_duration;
-use crate::timeline::Timeline;
+use crate::timeline::{Timeline, nice_width};
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -176,15 +177,35 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         }
     };
     let max_events = args.max_events.unwrap_or(u64::MAX);
-    let runs = run_replicates_watched(
-        &spec,
-        args.seed,
-        0,
-        args.seeds,
-        max_events,
-        &on_progress,
-        || progress.inc(1),
+    // Replicate 0 is also binned in time, for the sparkline and --plot: one
+    // simulation serves both, beside the other replicates.
+    let (timeline, rest) = rayon::join(
+        || {
+            let mut watch = Watch {
+                max_events,
+                on_progress: &on_progress,
+            };
+            let seeds = Seeds::for_job(args.seed, 0, 0);
+            let first_bin = nice_width(spec.window());
+            let timeline = Timeline::of_run_observed(&spec, seeds, first_bin, 200, &mut watch);
+            progress.inc(1);
+            timeline
+        },
+        || {
+            run_replicates_watched(
+                &spec,
+                args.seed,
+                0,
+                1..args.seeds,
+                max_events,
+                &on_progress,
+                || progress.inc(1),
+            )
+        },
     );
+    let runs: Vec<_> = std::iter::once(timeline.metrics.clone())
+        .chain(rest)
+        .collect();
     progress.finish_and_clear();
     if let Some(stopped) = runs.iter().find(|m| !m.complete) {
         return Err(CliError::Limit(format!(
@@ -203,8 +224,6 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         master_seed: args.seed,
         summaries: summarize(&runs),
     };
-    // Replicate 0 again, observed: where its retries landed in time.
-    let timeline = Timeline::of_run(&spec, Seeds::for_job(args.seed, 0, 0), 400);
     if let Some(path) = &args.plot {
         let title = format!(
             "{} clients, {} (base {}, cap {}): retries per ms over time",

@@ -5,8 +5,8 @@
 //! pixel areas), so a test can map the drawn coordinates back to data and
 //! check them against what was computed.
 
-use plotters::coord::Shift;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::coord::{CoordTranslate, Shift};
 use plotters::prelude::*;
 
 use crate::schedule::Schedule;
@@ -131,14 +131,9 @@ pub fn timelines(
         .max(1e-9)
         * 1.1;
     let x = (0.0, span_us as f64 * scale);
-    let height = 120 + 220 * panels.len() as u32;
-    let mut svg = String::new();
-    let mut frames = Vec::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (960, height)).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        let root = root.titled(title, ("sans-serif", 18)).map_err(err)?;
-        for ((label, timeline), area) in panels.iter().zip(root.split_evenly((panels.len(), 1))) {
+    stacked(title, 220, panels.len(), |i, area| {
+        let (label, timeline) = &panels[i];
+        {
             let mut chart = ChartBuilder::on(&area)
                 .caption(label, ("sans-serif", 15))
                 .margin(8)
@@ -179,18 +174,10 @@ pub fn timelines(
                     .label(format!("capacity ({c} per ms)"))
                     .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], CAPACITY_COLOR));
             }
-            chart
-                .configure_series_labels()
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK)
-                .position(SeriesLabelPosition::UpperRight)
-                .draw()
-                .map_err(err)?;
-            frames.push(frame_of(&chart, x, (0.0, top), false, false));
+            legend(&mut chart, SeriesLabelPosition::UpperRight)?;
+            Ok(frame_of(&chart, x, (0.0, top), false, false))
         }
-        root.present().map_err(err)?;
-    }
-    Ok(Figure { svg, frames })
+    })
 }
 
 /// Each policy's delay per retry number: the p1–p99 band and the median, on a
@@ -212,15 +199,9 @@ pub fn delay_bands(title: &str, schedules: &[Schedule]) -> PlotResult<Figure> {
         .fold(0.0, f64::max);
     let y = ((low / 2.0).max(1e-3), (high * 2.0).max(1e-2));
     let x = (0.5, retries as f64 + 0.5);
-    let height = 100 + 170 * schedules.len() as u32;
-    let mut svg = String::new();
-    let mut frames = Vec::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (960, height)).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        let root = root.titled(title, ("sans-serif", 18)).map_err(err)?;
-        let rows = root.split_evenly((schedules.len(), 1));
-        for (i, (schedule, area)) in schedules.iter().zip(rows).enumerate() {
+    stacked(title, 170, schedules.len(), |i, area| {
+        let schedule = &schedules[i];
+        {
             let color = PALETTE[i % PALETTE.len()];
             let mut chart = ChartBuilder::on(&area)
                 .caption(schedule.policy.kind.name(), ("sans-serif", 15))
@@ -263,36 +244,57 @@ pub fn delay_bands(title: &str, schedules: &[Schedule]) -> PlotResult<Figure> {
                 .map_err(err)?
                 .label("median")
                 .legend(move |(x, y)| Circle::new((x + 9, y), 3, color.filled()));
-            chart
-                .configure_series_labels()
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK)
-                .position(SeriesLabelPosition::UpperLeft)
-                .draw()
-                .map_err(err)?;
-            frames.push(frame_of(&chart, x, y, false, true));
+            legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
+            Ok(frame_of(&chart, x, y, false, true))
+        }
+    })
+}
+
+/// A figure of `count` panels stacked top to bottom under `title`, each
+/// `panel_height` px tall, drawn by `panel(i, area)`, which returns its frame.
+fn stacked(
+    title: &str,
+    panel_height: u32,
+    count: usize,
+    mut panel: impl FnMut(usize, &DrawingArea<SVGBackend<'_>, Shift>) -> PlotResult<Frame>,
+) -> PlotResult<Figure> {
+    let mut svg = String::new();
+    let mut frames = Vec::with_capacity(count);
+    {
+        let height = 100 + panel_height * count as u32;
+        let root = SVGBackend::with_string(&mut svg, (960, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let root = root.titled(title, ("sans-serif", 18)).map_err(err)?;
+        for (i, area) in root.split_evenly((count, 1)).iter().enumerate() {
+            frames.push(panel(i, area)?);
         }
         root.present().map_err(err)?;
     }
     Ok(Figure { svg, frames })
 }
 
+/// The legend box, where `position` says.
+fn legend<'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, CT>,
+    position: SeriesLabelPosition,
+) -> PlotResult<()> {
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .position(position)
+        .draw()
+        .map_err(err)
+}
+
 /// A tick label: `1,000,000`, `2.5`, `0.001`.
 fn tick(v: f64) -> String {
     if v.abs() >= 1.0 && (v - v.round()).abs() < 1e-9 * v.abs().max(1.0) {
-        crate::spec::group_thousands(v.round().abs() as u64)
-            .chars()
-            .fold(
-                if v < 0.0 {
-                    "-".to_string()
-                } else {
-                    String::new()
-                },
-                |mut s, c| {
-                    s.push(c);
-                    s
-                },
-            )
+        let sign = if v < 0.0 { "-" } else { "" };
+        format!(
+            "{sign}{}",
+            crate::spec::group_thousands(v.round().abs() as u64)
+        )
     } else {
         format!("{}", (v * 1e6).round() / 1e6)
     }
@@ -465,12 +467,6 @@ where
                 PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
             });
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .position(SeriesLabelPosition::UpperLeft)
-        .draw()
-        .map_err(err)?;
+    legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
     Ok(frame_of(&chart, x, y, log_x, log_y))
 }

@@ -134,7 +134,7 @@ pub fn timelines(
     stacked(title, 220, panels.len(), |i, area| {
         let (label, timeline) = &panels[i];
         {
-            let mut chart = ChartBuilder::on(&area)
+            let mut chart = ChartBuilder::on(area)
                 .caption(label, ("sans-serif", 15))
                 .margin(8)
                 .x_label_area_size(36)
@@ -203,7 +203,7 @@ pub fn delay_bands(title: &str, schedules: &[Schedule]) -> PlotResult<Figure> {
         let schedule = &schedules[i];
         {
             let color = PALETTE[i % PALETTE.len()];
-            let mut chart = ChartBuilder::on(&area)
+            let mut chart = ChartBuilder::on(area)
                 .caption(schedule.policy.kind.name(), ("sans-serif", 15))
                 .margin(8)
                 .x_label_area_size(34)

@@ -1,16 +1,13 @@
 //! `herdsim compare` as a user runs it.
 
+mod common;
+
+use common::workdir;
+
 use std::fs;
 use std::path::PathBuf;
 
 use assert_cmd::cargo::cargo_bin_cmd;
-
-fn workdir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("herdsim-compare-{}-{name}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 fn run(args: &[&str], dir: &PathBuf) -> String {
     let out = cargo_bin_cmd!("herdsim")

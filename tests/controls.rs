@@ -1,6 +1,10 @@
 //! Production retry controls: budgets, server hints, shared seeding, and the
 //! `herdsim policy` report.
 
+mod common;
+
+use common::usage_error;
+
 use assert_cmd::cargo::cargo_bin_cmd;
 use herdsim::budget::{Budget, BudgetSpec, RetryAfter};
 use herdsim::engine::{Seeds, simulate};
@@ -260,9 +264,7 @@ fn herdsim_policy_writes_csv_and_rejects_bad_input() {
         &["policy", "full", "--samples", "0"][..],
         &["policy"][..],
     ] {
-        let out = cargo_bin_cmd!("herdsim").args(args).output().unwrap();
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
+        usage_error(args);
     }
 }
 
@@ -287,16 +289,7 @@ fn budgets_and_hints_are_validated() {
         (&["--seeding", "fixed"][..], "--seeding"),
         (&["--cap-mode", "during"][..], "--cap-mode"),
     ] {
-        let out = cargo_bin_cmd!("herdsim")
-            .arg("run")
-            .args(args)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(
-            err.contains(says) && err.lines().count() == 1,
-            "{args:?}: {err}"
-        );
+        let err = usage_error(&[&["run"][..], args].concat());
+        assert!(err.contains(says), "{args:?}: {err}");
     }
 }

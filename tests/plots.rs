@@ -1,8 +1,11 @@
 //! Pictures: each SVG parses as XML, carries the expected series, and its
 //! drawn coordinates map back to the values herdsim computed.
 
+mod common;
+
+use common::workdir;
+
 use std::fs;
-use std::path::PathBuf;
 
 use assert_cmd::cargo::cargo_bin_cmd;
 use herdsim::engine::Seeds;
@@ -189,13 +192,6 @@ fn curves_draw_each_group_through_its_points() {
         assert!(figure.svg.contains(&curve.label));
     }
     assert!(curves("empty", "x", "y", &[], false, false).is_err());
-}
-
-fn workdir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("herdsim-plots-{}-{name}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 #[test]

@@ -1,19 +1,15 @@
 //! `herdsim sweep` and `herdsim merge` as a user runs them.
 
+mod common;
+
+use common::workdir;
+
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Output;
 use std::time::Duration;
 
 use assert_cmd::cargo::cargo_bin_cmd;
-
-/// A fresh directory for one test's files.
-fn workdir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("herdsim-test-{}-{name}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 fn herdsim(args: &[&str], threads: &str) -> Output {
     cargo_bin_cmd!("herdsim")

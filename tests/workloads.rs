@@ -1,6 +1,10 @@
 //! The outage-episode and AWS OCC models against their published figures, and
 //! the arrival patterns, outage windows and stop rules, as a user runs them.
 
+mod common;
+
+use common::usage_error;
+
 use assert_cmd::cargo::cargo_bin_cmd;
 use herdsim::engine::{Observer, Seeds, simulate_observed};
 use herdsim::published::Published;
@@ -225,14 +229,7 @@ fn the_cli_runs_every_model_and_rejects_bad_values() {
             "slot resource only",
         ),
     ] {
-        let out = cargo_bin_cmd!("herdsim")
-            .arg("run")
-            .args(args)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert_eq!(err.lines().count(), 1, "{err}");
+        let err = usage_error(&[&["run"][..], args].concat());
         assert!(err.contains(flag) && err.contains(says), "{args:?}: {err}");
     }
 }

@@ -28,11 +28,43 @@ pub enum Arrivals {
 /// What `--arrivals` accepts, for error messages.
 pub const ARRIVALS_SYNTAX: &str = "expected herd, uniform:<duration> (such as uniform:10s) or poisson:<arrivals per ms> (such as poisson:0.5)";
 
+/// Every client's first-call time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FirstCalls {
+    /// Every client at t = 0 (the herd): no storage per client.
+    AllAtZero {
+        /// How many clients.
+        clients: u32,
+    },
+    /// Client `c` at `times[c]`, µs.
+    At(Vec<Micros>),
+}
+
+impl FirstCalls {
+    /// How many clients.
+    #[inline]
+    pub fn clients(&self) -> u32 {
+        match self {
+            FirstCalls::AllAtZero { clients } => *clients,
+            FirstCalls::At(times) => times.len() as u32,
+        }
+    }
+
+    /// Client `client`'s first call, µs.
+    #[inline]
+    pub fn of(&self, client: u32) -> Micros {
+        match self {
+            FirstCalls::AllAtZero { .. } => 0,
+            FirstCalls::At(times) => times[client as usize],
+        }
+    }
+}
+
 impl Arrivals {
     /// Each client's first-call time, drawn from the environment's `draws`.
-    pub fn first_calls<D: Draws>(&self, clients: u32, draws: &mut D) -> Vec<Micros> {
-        match *self {
-            Arrivals::Herd => vec![0; clients as usize],
+    pub fn first_calls<D: Draws>(&self, clients: u32, draws: &mut D) -> FirstCalls {
+        FirstCalls::At(match *self {
+            Arrivals::Herd => return FirstCalls::AllAtZero { clients },
             Arrivals::Uniform { window_us } => {
                 (0..clients).map(|_| draws.uniform(0, window_us)).collect()
             }
@@ -51,7 +83,7 @@ impl Arrivals {
                     })
                     .collect()
             }
-        }
+        })
     }
 
     /// True for the herd, whose clients all start at t = 0.
@@ -126,12 +158,27 @@ mod tests {
         }
     }
 
+    fn times(first_calls: FirstCalls) -> Vec<Micros> {
+        (0..first_calls.clients())
+            .map(|c| first_calls.of(c))
+            .collect()
+    }
+
+    #[test]
+    fn the_herd_starts_together() {
+        let herd = Arrivals::Herd.first_calls(3, &mut job_rng(1));
+        assert_eq!(herd.clients(), 3);
+        assert_eq!(times(herd), [0, 0, 0]);
+    }
+
     #[test]
     fn uniform_arrivals_fill_their_window() {
-        let times = Arrivals::Uniform {
-            window_us: 1_000_000,
-        }
-        .first_calls(10_000, &mut job_rng(1));
+        let times = times(
+            Arrivals::Uniform {
+                window_us: 1_000_000,
+            }
+            .first_calls(10_000, &mut job_rng(1)),
+        );
         assert!(times.iter().all(|&t| t <= 1_000_000));
         let mean = times.iter().sum::<u64>() as f64 / 1e4;
         // Uniform on [0, 1 s]: mean 0.5 s, SE 0.289 s/√10,000 = 2.9 ms; 4 SE.
@@ -142,7 +189,8 @@ mod tests {
     fn poisson_gaps_have_the_rate_asked_for() {
         // 2 per ms: 10,000 arrivals span about 5 s. The sum of 9,999 exponential
         // gaps of mean 0.5 ms has sd 0.5 ms·√9,999 = 50 ms; 4 SD.
-        let times = Arrivals::Poisson { rate_per_ms: 2.0 }.first_calls(10_000, &mut job_rng(2));
+        let times =
+            times(Arrivals::Poisson { rate_per_ms: 2.0 }.first_calls(10_000, &mut job_rng(2)));
         assert_eq!(times[0], 0);
         assert!(times.windows(2).all(|w| w[0] <= w[1]));
         let span = *times.last().unwrap() as f64;

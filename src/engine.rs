@@ -5,14 +5,13 @@
 //! `seq` grows at every schedule, so calls at the same instant run first-in
 //! first-out and a run depends on nothing but its spec and seed.
 
-use std::cmp::Ordering;
-
 use rand_pcg::Pcg64Mcg;
 
+use crate::arrivals::FirstCalls;
 use crate::budget::{Budget, RetryAfter};
 use crate::metrics::{RunMetrics, nearest_rank};
 use crate::policy::{Backoff, PolicyVisitor};
-use crate::queue::{EventQueue, HeapQueue, QueueKind, RadixQueue};
+use crate::queue::{ClientItem, EventQueue, HeapQueue, QueueKind, RadixQueue};
 use crate::resource::{
     CallResource, OccNetwork, OutageResource, ResourceKind, SlotResource, run_occ,
 };
@@ -42,40 +41,6 @@ impl Seeds {
             environment: environment_seed(master, replicate),
         }
     }
-}
-
-/// One pending event: client `client` acts at `time`; `seq` orders events at
-/// the same instant first-in first-out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Event {
-    /// When, µs.
-    pub time: Micros,
-    /// The schedule counter when it was scheduled.
-    pub seq: u64,
-    /// Whose event.
-    pub client: u32,
-}
-
-/// Earliest `(time, seq)` first: reversed, since `BinaryHeap` pops the largest.
-impl Ord for Event {
-    #[inline]
-    fn cmp(&self, other: &Self) -> Ordering {
-        (other.time, other.seq).cmp(&(self.time, self.seq))
-    }
-}
-
-impl PartialOrd for Event {
-    #[inline]
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-/// The next sequence number.
-#[inline]
-pub(crate) fn next_seq(seq: &mut u64) -> u64 {
-    *seq += 1;
-    *seq - 1
 }
 
 /// Sees every call and every delay of a run, for tests and pictures. The
@@ -156,16 +121,34 @@ impl StopRules {
     }
 }
 
-/// Each client's retry count and policy memory, and what happens after a
-/// failed attempt: the next attempt's start, or giving up. Shared by every
-/// model's event loop, so the stop rules mean the same everywhere.
+/// A client as its pending event carries it: who it is, which attempt is next
+/// and its policy's memory. Travelling in the event queue rather than in
+/// arrays indexed by client, it costs no random memory access per event.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Client<W> {
+    /// The client's index.
+    pub(crate) id: u32,
+    /// The attempt it makes next (0 is its first call).
+    pub(crate) attempt: u32,
+    /// Its policy's memory.
+    pub(crate) walk: W,
+}
+
+impl<W: Copy> ClientItem for Client<W> {
+    #[inline]
+    fn for_client(self, id: u32) -> Self {
+        Client { id, ..self }
+    }
+}
+
+/// What happens after a failed attempt: the next attempt's start, or giving
+/// up. Shared by every model's event loop, so the stop rules mean the same
+/// everywhere.
 pub(crate) struct Retries<'a, P: Backoff> {
     policy: &'a P,
     draws: PolicyDraws,
     stop: StopRules,
-    retry_of: Vec<u32>,
-    walk_of: Vec<P::Walk>,
-    first_call: Vec<Micros>,
+    first_calls: FirstCalls,
     budget: Option<Budget>,
     retry_after: RetryAfter,
 }
@@ -182,7 +165,7 @@ enum PolicyDraws {
 }
 
 impl<'a, P: Backoff> Retries<'a, P> {
-    pub(crate) fn new(spec: &RunSpec, policy: &'a P, seed: u64, first_call: Vec<Micros>) -> Self {
+    pub(crate) fn new(spec: &RunSpec, policy: &'a P, seed: u64, first_calls: FirstCalls) -> Self {
         let n = spec.clients as usize;
         let draws = match spec.seeding {
             Seeding::Independent => PolicyDraws::Independent(job_rng(seed)),
@@ -192,9 +175,7 @@ impl<'a, P: Backoff> Retries<'a, P> {
             policy,
             draws,
             stop: StopRules::of(spec),
-            retry_of: vec![0; n],
-            walk_of: vec![policy.start(); n],
-            first_call,
+            first_calls,
             budget: spec
                 .budget
                 .map(|b| Budget::new(b, spec.clients, spec.fleet.unwrap_or(spec.clients))),
@@ -205,7 +186,21 @@ impl<'a, P: Backoff> Retries<'a, P> {
     /// When `client` made its first call.
     #[inline]
     pub(crate) fn started(&self, client: u32) -> Micros {
-        self.first_call[client as usize]
+        self.first_calls.of(client)
+    }
+
+    /// Every client's first call.
+    pub(crate) fn first_calls(&self) -> &FirstCalls {
+        &self.first_calls
+    }
+
+    /// A client before its first call (client 0; see [`ClientItem`]).
+    pub(crate) fn new_client(&self) -> Client<P::Walk> {
+        Client {
+            id: 0,
+            attempt: 0,
+            walk: self.policy.start(),
+        }
     }
 
     /// True if the clients read the resource's retry hints.
@@ -223,16 +218,10 @@ impl<'a, P: Backoff> Retries<'a, P> {
 
     /// `client`'s current attempt succeeded.
     #[inline]
-    pub(crate) fn succeeded(&mut self, client: u32) {
+    pub(crate) fn succeeded(&mut self, client: &Client<P::Walk>) {
         if let Some(budget) = &mut self.budget {
-            budget.success(client, self.retry_of[client as usize] > 0);
+            budget.success(client.id, client.attempt > 0);
         }
-    }
-
-    /// The number of `client`'s current attempt (0 is its first call).
-    #[inline]
-    pub(crate) fn attempt(&self, client: u32) -> u32 {
-        self.retry_of[client as usize]
     }
 
     /// After `client`'s current attempt failed, at `ready` (when the client
@@ -243,34 +232,36 @@ impl<'a, P: Backoff> Retries<'a, P> {
     #[inline]
     pub(crate) fn after_failure<O: Observer>(
         &mut self,
-        client: u32,
+        client: &mut Client<P::Walk>,
         ready: Micros,
         hint: Micros,
         observer: &mut O,
         recorder: &mut Recorder,
     ) -> Option<Micros> {
-        let c = client as usize;
-        let retry = self.retry_of[c] + 1;
+        let retry = client.attempt + 1;
         if !self.stop.another_attempt(retry) {
             recorder.give_up();
             return None;
         }
         if let Some(budget) = &mut self.budget
-            && !budget.allow_retry(client)
+            && !budget.allow_retry(client.id)
         {
             recorder.give_up();
             return None;
         }
-        self.retry_of[c] = retry;
-        let walk = &mut self.walk_of[c];
+        client.attempt = retry;
+        let walk = &mut client.walk;
         let delay = match &mut self.draws {
             PolicyDraws::Independent(draws) => self.policy.delay(retry, walk, draws),
-            PolicyDraws::Shared(draws) => self.policy.delay(retry, walk, &mut draws[c]),
+            PolicyDraws::Shared(draws) => {
+                self.policy
+                    .delay(retry, walk, &mut draws[client.id as usize])
+            }
         };
         let delay = self.retry_after.wait(delay, hint);
-        observer.delay(client, retry, delay);
+        observer.delay(client.id, retry, delay);
         let start = ready + delay;
-        if self.stop.has_deadline() && !self.stop.in_time(start, self.first_call[c]) {
+        if self.stop.has_deadline() && !self.stop.in_time(start, self.first_calls.of(client.id)) {
             recorder.give_up();
             return None;
         }
@@ -384,7 +375,7 @@ pub fn simulate_observed<O: Observer>(
     seeds: Seeds,
     observer: &mut O,
 ) -> RunMetrics {
-    simulate_with(spec, seeds, observer, QueueKind::Heap)
+    simulate_with(spec, seeds, observer, QueueKind::default())
 }
 
 /// [`simulate_observed`] on the event queue `queue`. Every queue gives the
@@ -420,8 +411,8 @@ impl<O: Observer> PolicyVisitor for Run<'_, O> {
     fn visit<P: Backoff>(self, policy: P) -> RunMetrics {
         let spec = self.spec;
         let mut environment = job_rng(self.seeds.environment);
-        let first_call = spec.arrivals.first_calls(spec.clients, &mut environment);
-        let retries = Retries::new(spec, &policy, self.seeds.policy, first_call);
+        let first_calls = spec.arrivals.first_calls(spec.clients, &mut environment);
+        let retries = Retries::new(spec, &policy, self.seeds.policy, first_calls);
         let observer = self.observer;
         match (spec.resource, self.queue) {
             (ResourceKind::Slot, queue) => {
@@ -431,10 +422,10 @@ impl<O: Observer> PolicyVisitor for Run<'_, O> {
                 }
                 match queue {
                     QueueKind::Heap => {
-                        call_loop::<_, _, _, HeapQueue>(spec, retries, slot, observer)
+                        call_loop::<_, _, _, HeapQueue<_>>(spec, retries, slot, observer)
                     }
                     QueueKind::Radix => {
-                        call_loop::<_, _, _, RadixQueue>(spec, retries, slot, observer)
+                        call_loop::<_, _, _, RadixQueue<_>>(spec, retries, slot, observer)
                     }
                 }
             }
@@ -442,19 +433,21 @@ impl<O: Observer> PolicyVisitor for Run<'_, O> {
                 let outage = OutageResource::new(spec.clients, &mut environment);
                 match queue {
                     QueueKind::Heap => {
-                        call_loop::<_, _, _, HeapQueue>(spec, retries, outage, observer)
+                        call_loop::<_, _, _, HeapQueue<_>>(spec, retries, outage, observer)
                     }
                     QueueKind::Radix => {
-                        call_loop::<_, _, _, RadixQueue>(spec, retries, outage, observer)
+                        call_loop::<_, _, _, RadixQueue<_>>(spec, retries, outage, observer)
                     }
                 }
             }
             (ResourceKind::Occ, queue) => {
                 let network = OccNetwork::new(environment);
                 match queue {
-                    QueueKind::Heap => run_occ::<_, _, HeapQueue>(spec, retries, network, observer),
+                    QueueKind::Heap => {
+                        run_occ::<_, _, HeapQueue<_>>(spec, retries, network, observer)
+                    }
                     QueueKind::Radix => {
-                        run_occ::<_, _, RadixQueue>(spec, retries, network, observer)
+                        run_occ::<_, _, RadixQueue<_>>(spec, retries, network, observer)
                     }
                 }
             }
@@ -464,29 +457,28 @@ impl<O: Observer> PolicyVisitor for Run<'_, O> {
 
 /// The event loop of a resource that answers every call at once: each event
 /// is one call.
-fn call_loop<P: Backoff, R: CallResource, O: Observer, Q: EventQueue>(
+fn call_loop<P: Backoff, R: CallResource, O: Observer, Q: EventQueue<Client<P::Walk>>>(
     spec: &RunSpec,
     mut retries: Retries<'_, P>,
     mut resource: R,
     observer: &mut O,
 ) -> RunMetrics {
-    let mut queue = Q::with_first_calls(&retries.first_call);
-    let mut seq = u64::from(spec.clients);
+    let mut queue = Q::with_first_calls(retries.first_calls(), retries.new_client());
     let mut recorder = Recorder::new(spec);
 
-    while let Some(Event { time, client, .. }) = queue.first() {
-        let attempt = retries.attempt(client);
+    while let Some((time, mut client)) = queue.first() {
+        let attempt = client.attempt;
         if !recorder.call(time, attempt, observer) {
             break;
         }
         if attempt == 0 {
-            retries.first_call(client);
+            retries.first_call(client.id);
         }
-        let served = resource.call(time, client, attempt);
-        observer.call(time, client, attempt, served);
+        let served = resource.call(time, client.id, attempt);
+        observer.call(time, client.id, attempt, served);
         if served {
-            recorder.success(time, retries.started(client));
-            retries.succeeded(client);
+            recorder.success(time, retries.started(client.id));
+            retries.succeeded(&client);
             queue.reschedule_first(None);
             continue;
         }
@@ -495,8 +487,8 @@ fn call_loop<P: Backoff, R: CallResource, O: Observer, Q: EventQueue>(
         } else {
             0
         };
-        let at = retries.after_failure(client, time, hint, observer, &mut recorder);
-        queue.reschedule_first(at.map(|t| (t, next_seq(&mut seq))));
+        let at = retries.after_failure(&mut client, time, hint, observer, &mut recorder);
+        queue.reschedule_first(at.map(|t| (t, client)));
     }
     recorder.finish()
 }
@@ -508,20 +500,6 @@ mod tests {
 
     fn spec(kind: PolicyKind, clients: u32) -> RunSpec {
         RunSpec::seed_002(kind, clients)
-    }
-
-    #[test]
-    fn events_pop_earliest_first_and_fifo_within_an_instant() {
-        let mut q = std::collections::BinaryHeap::new();
-        for (time, seq) in [(5, 3), (1, 4), (5, 1), (1, 2), (0, 9)] {
-            q.push(Event {
-                time,
-                seq,
-                client: 0,
-            });
-        }
-        let order: Vec<_> = std::iter::from_fn(|| q.pop().map(|e| (e.time, e.seq))).collect();
-        assert_eq!(order, [(0, 9), (1, 2), (1, 4), (5, 1), (5, 3)]);
     }
 
     #[test]

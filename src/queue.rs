@@ -1,36 +1,68 @@
-//! Event queues: the earliest `(time, seq)` first, ties first-in first-out.
+//! Event queues: the earliest event first, events at the same instant
+//! first-in first-out.
 //!
-//! [`HeapQueue`] is the reference, `std`'s binary heap. [`RadixQueue`] is a
-//! monotone radix heap: it relies on the event loop never scheduling before
-//! the event it is handling, which holds (delays are never negative), and
-//! pops in exactly the same order, since keys `(time, seq)` are unique. A test
-//! runs both over many workloads and compares every metric.
+//! Each pending event is a time and an item, the client acting then with what
+//! it carries between attempts; a queue holds at most one per client. Carrying
+//! a client's state in its event, rather than in arrays indexed by client,
+//! keeps an event's work within the queue's memory, which the queue walks in
+//! order: at a million clients, random reads of per-client arrays would
+//! dominate. [`HeapQueue`] is the reference, `std`'s binary heap over
+//! `(time, seq)` with `seq` counting schedules. [`RadixQueue`] is a monotone
+//! radix heap over the time alone: it relies on the event loop never
+//! scheduling before the event it is handling (delays are never negative) and
+//! keeps events of equal time in the order they were scheduled, so it pops in
+//! exactly the heap's order without storing a sequence number. A test runs
+//! both over many workloads and compares every metric.
 
+use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::str::FromStr;
 
-use crate::engine::Event;
+use crate::arrivals::FirstCalls;
 use crate::time::Micros;
 
+/// What an event carries: a client, and what it keeps between attempts.
+pub trait ClientItem: Copy {
+    /// This item given to client `id`: every first call's item is one
+    /// template given each client's id.
+    fn for_client(self, id: u32) -> Self;
+}
+
 /// A priority queue of pending events, one per active client.
-pub trait EventQueue {
-    /// A queue holding client `c`'s first call at `first_call[c]`, with
-    /// sequence number `c`.
-    fn with_first_calls(first_call: &[Micros]) -> Self;
-    /// The earliest event, if any.
-    fn first(&mut self) -> Option<Event>;
-    /// Moves the earliest event to `(time, seq)`, or removes it on `None`.
-    fn reschedule_first(&mut self, at: Option<(Micros, u64)>);
+pub trait EventQueue<T: ClientItem> {
+    /// A queue holding every client's first call, in client order, each with
+    /// `template.for_client(client)`.
+    fn with_first_calls(first_calls: &FirstCalls, template: T) -> Self;
+    /// The earliest event, `(time, item)`, if any.
+    fn first(&mut self) -> Option<(Micros, T)>;
+    /// Replaces the earliest event with `(time, item)`, due after every event
+    /// already scheduled at that instant, or removes it on `None`. The time is
+    /// never before the earliest event's.
+    fn reschedule_first(&mut self, next: Option<(Micros, T)>);
 }
 
 /// Which queue a run uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum QueueKind {
     /// `std::collections::BinaryHeap`, the reference.
-    #[default]
     Heap,
-    /// A monotone radix heap over `(time, seq)`.
+    /// A monotone radix heap over integer time: the faster at every size
+    /// measured (`herdsim bench`), so the default.
+    #[default]
     Radix,
+}
+
+impl QueueKind {
+    /// Every queue, in the order `herdsim bench` reports them.
+    pub const ALL: [QueueKind; 2] = [QueueKind::Radix, QueueKind::Heap];
+
+    /// The queue's name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            QueueKind::Heap => "heap",
+            QueueKind::Radix => "radix",
+        }
+    }
 }
 
 impl FromStr for QueueKind {
@@ -40,44 +72,85 @@ impl FromStr for QueueKind {
         match text {
             "heap" => Ok(QueueKind::Heap),
             "radix" => Ok(QueueKind::Radix),
-            _ => Err(format!("unknown queue '{text}': expected heap or radix")),
+            _ => Err(format!("unknown queue '{text}': expected radix or heap")),
         }
     }
 }
 
-/// The reference queue: a binary heap.
-pub struct HeapQueue(BinaryHeap<Event>);
+/// One pending event of the binary heap: `item` is due at `time`; `seq`
+/// orders events at the same instant first-in first-out.
+#[derive(Debug, Clone, Copy)]
+struct HeapEntry<T> {
+    time: Micros,
+    seq: u64,
+    item: T,
+}
 
-impl EventQueue for HeapQueue {
-    fn with_first_calls(first_call: &[Micros]) -> Self {
-        HeapQueue(
-            first_call
-                .iter()
-                .zip(0u32..)
-                .map(|(&time, client)| Event {
-                    time,
-                    seq: u64::from(client),
-                    client,
-                })
-                .collect(),
-        )
+/// Earliest `(time, seq)` first: reversed, since `BinaryHeap` pops the largest.
+impl<T> Ord for HeapEntry<T> {
+    #[inline]
+    fn cmp(&self, other: &Self) -> Ordering {
+        (other.time, other.seq).cmp(&(self.time, self.seq))
+    }
+}
+
+/// Keys are unique, so equal keys are the same event.
+impl<T> PartialEq for HeapEntry<T> {
+    fn eq(&self, other: &Self) -> bool {
+        (self.time, self.seq) == (other.time, other.seq)
+    }
+}
+
+impl<T> Eq for HeapEntry<T> {}
+
+impl<T> PartialOrd for HeapEntry<T> {
+    #[inline]
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// The reference queue: a binary heap over `(time, seq)`.
+pub struct HeapQueue<T> {
+    heap: BinaryHeap<HeapEntry<T>>,
+    /// The next schedule's sequence number.
+    seq: u64,
+}
+
+impl<T: ClientItem> EventQueue<T> for HeapQueue<T> {
+    fn with_first_calls(first_calls: &FirstCalls, template: T) -> Self {
+        let heap = (0..first_calls.clients())
+            .map(|client| HeapEntry {
+                time: first_calls.of(client),
+                seq: u64::from(client),
+                item: template.for_client(client),
+            })
+            .collect();
+        HeapQueue {
+            heap,
+            seq: u64::from(first_calls.clients()),
+        }
     }
 
     #[inline]
-    fn first(&mut self) -> Option<Event> {
-        self.0.peek().copied()
+    fn first(&mut self) -> Option<(Micros, T)> {
+        self.heap.peek().map(|e| (e.time, e.item))
     }
 
     #[inline]
-    fn reschedule_first(&mut self, at: Option<(Micros, u64)>) {
-        let Some(mut top) = self.0.peek_mut() else {
+    fn reschedule_first(&mut self, next: Option<(Micros, T)>) {
+        let Some(mut top) = self.heap.peek_mut() else {
             return;
         };
-        match at {
+        match next {
             // Replacing the top and sifting once is cheaper than pop + push.
-            Some((time, seq)) => {
-                let client = top.client;
-                *top = Event { time, seq, client };
+            Some((time, item)) => {
+                *top = HeapEntry {
+                    time,
+                    seq: self.seq,
+                    item,
+                };
+                self.seq += 1;
             }
             None => {
                 std::collections::binary_heap::PeekMut::pop(top);
@@ -86,93 +159,190 @@ impl EventQueue for HeapQueue {
     }
 }
 
-/// A monotone radix heap over the 128-bit key `time·2^64 + seq`. Bucket `b`
-/// holds keys whose highest bit differing from the last key taken is bit
-/// `b − 1` (bucket 0: the last key itself). Taking the minimum empties the
-/// lowest non-empty bucket into lower ones, so each key moves at most 128
-/// times and usually a few.
-pub struct RadixQueue {
-    last: u128,
-    buckets: Vec<Vec<(u128, u32)>>,
-    /// Bit `b` set iff bucket `b` (1..=128) is non-empty; bucket 0 is checked
-    /// directly.
-    occupied: u128,
+/// A monotone radix heap over integer time.
+///
+/// `now` holds the items due at `last`, the time of the event last taken,
+/// in schedule order. Bucket `b` holds events whose time's highest bit
+/// differing from `last` is bit `b`. When `now` runs out, the lowest non-empty
+/// bucket is emptied into `now` and lower buckets around its earliest time, so
+/// an event moves at most 64 times and usually a few.
+///
+/// Order within an instant: events of equal time always share a bucket (the
+/// bucket depends only on the time and `last`), every bucket keeps the order
+/// its events arrived in, and moving a bucket keeps it too, so events at one
+/// instant leave in the order they were scheduled, as the heap's `seq` says.
+///
+/// Memory: buckets are lists of fixed-size chunks drawn from one pool, and a
+/// herd's first calls are made on demand from a template, so the queue's
+/// resident memory follows the number of pending events (about 24 bytes
+/// each) instead of the high-water marks of 64 growing vectors.
+pub struct RadixQueue<T> {
+    last: Micros,
+    /// Herd clients not yet in `now`: all due at 0, before anything else
+    /// due at 0, and made from `template` a chunk at a time.
+    herd: std::ops::Range<u32>,
+    template: T,
+    /// Events scheduled at 0 while the herd is still coming: due after it.
+    after_herd: Vec<T>,
+    now: Vec<T>,
+    /// The next item of `now` due.
+    head: usize,
+    buckets: [Bucket<T>; 64],
+    /// Bit `b` set iff bucket `b` is non-empty.
+    occupied: u64,
+    /// Empty chunks, for reuse.
+    spare: Vec<Chunk<T>>,
 }
 
-impl RadixQueue {
-    #[inline]
-    fn key(time: Micros, seq: u64) -> u128 {
-        (u128::from(time) << 64) | u128::from(seq)
-    }
+/// Events a chunk holds: 1,024 events are 16 to 32 KB.
+const CHUNK_EVENTS: usize = 1 << 10;
 
-    #[inline]
-    fn bucket(&self, key: u128) -> usize {
-        (128 - (key ^ self.last).leading_zeros()) as usize
-    }
+type Chunk<T> = Vec<(Micros, T)>;
 
-    #[inline]
-    fn push(&mut self, key: u128, client: u32) {
-        debug_assert!(key >= self.last, "a radix heap takes keys in order");
-        let b = self.bucket(key);
-        self.buckets[b].push((key, client));
-        if b > 0 {
-            self.occupied |= 1 << (b - 1);
+/// One bucket's events, in arrival order: the full chunks, then `open`.
+struct Bucket<T> {
+    full: Vec<Chunk<T>>,
+    open: Chunk<T>,
+}
+
+impl<T> Default for Bucket<T> {
+    fn default() -> Self {
+        Bucket {
+            full: Vec::new(),
+            open: Vec::new(),
         }
     }
 }
 
-impl EventQueue for RadixQueue {
-    fn with_first_calls(first_call: &[Micros]) -> Self {
+/// `now`'s storage above this many items is given back when it empties (a
+/// no-jitter wave puts every pending client in `now`).
+const KEEP_NOW: usize = 1 << 16;
+
+impl<T: ClientItem> RadixQueue<T> {
+    #[inline(always)]
+    fn push(&mut self, time: Micros, item: T) {
+        debug_assert!(time >= self.last, "a radix heap takes times in order");
+        if time == self.last {
+            // Behind the herd and whatever is already waiting behind it.
+            if self.herd.is_empty() && self.after_herd.is_empty() {
+                self.now.push(item);
+            } else {
+                self.after_herd.push(item);
+            }
+            return;
+        }
+        let b = 63 - (time ^ self.last).leading_zeros() as usize;
+        self.occupied |= 1 << b;
+        if self.buckets[b].open.len() == CHUNK_EVENTS {
+            self.seal(b);
+        }
+        self.buckets[b].open.push((time, item));
+    }
+
+    /// Files bucket `b`'s full open chunk and opens a spare one.
+    #[cold]
+    fn seal(&mut self, b: usize) {
+        let spare = self
+            .spare
+            .pop()
+            .unwrap_or_else(|| Vec::with_capacity(CHUNK_EVENTS));
+        let full = std::mem::replace(&mut self.buckets[b].open, spare);
+        self.buckets[b].full.push(full);
+    }
+
+    /// Refills `now`: with the herd's next chunk, then what was scheduled at 0
+    /// meanwhile, then from the lowest non-empty bucket; false if the queue is
+    /// empty.
+    #[cold]
+    fn refill(&mut self) -> bool {
+        if self.now.capacity() > KEEP_NOW {
+            self.now = Vec::new();
+        }
+        self.now.clear();
+        self.head = 0;
+        if !self.herd.is_empty() {
+            let end = self.herd.end.min(self.herd.start + CHUNK_EVENTS as u32);
+            let template = self.template;
+            self.now
+                .extend((self.herd.start..end).map(|client| template.for_client(client)));
+            self.herd.start = end;
+            return true;
+        }
+        if !self.after_herd.is_empty() {
+            self.now = std::mem::take(&mut self.after_herd);
+            return true;
+        }
+        if self.occupied == 0 {
+            return false;
+        }
+        let b = self.occupied.trailing_zeros() as usize;
+        self.occupied &= !(1 << b);
+        let Bucket { mut full, mut open } = std::mem::take(&mut self.buckets[b]);
+        let earliest = |chunk: &Chunk<T>| chunk.iter().map(|&(time, _)| time).min();
+        self.last = full
+            .iter()
+            .chain(std::iter::once(&open))
+            .filter_map(earliest)
+            .min()
+            .expect("an occupied bucket");
+        // Every event goes below `b`, so this bucket stays empty meanwhile.
+        for mut chunk in full.drain(..) {
+            for &(time, item) in &chunk {
+                self.push(time, item);
+            }
+            chunk.clear();
+            self.spare.push(chunk);
+        }
+        for &(time, item) in &open {
+            self.push(time, item);
+        }
+        open.clear();
+        // Keep the storage for the next fill.
+        self.buckets[b] = Bucket { full, open };
+        true
+    }
+}
+
+impl<T: ClientItem> EventQueue<T> for RadixQueue<T> {
+    fn with_first_calls(first_calls: &FirstCalls, template: T) -> Self {
         let mut queue = RadixQueue {
             last: 0,
-            buckets: vec![Vec::new(); 129],
+            herd: 0..0,
+            template,
+            after_herd: Vec::new(),
+            now: Vec::new(),
+            head: 0,
+            buckets: std::array::from_fn(|_| Bucket::default()),
             occupied: 0,
+            spare: Vec::new(),
         };
-        for (&time, client) in first_call.iter().zip(0u32..) {
-            queue.push(Self::key(time, u64::from(client)), client);
+        match first_calls {
+            FirstCalls::AllAtZero { clients } => queue.herd = 0..*clients,
+            FirstCalls::At(times) => {
+                for (&time, client) in times.iter().zip(0u32..) {
+                    queue.push(time, template.for_client(client));
+                }
+            }
         }
         queue
     }
 
     #[inline]
-    fn first(&mut self) -> Option<Event> {
-        if self.buckets[0].is_empty() {
-            if self.occupied == 0 {
-                return None;
-            }
-            let b = self.occupied.trailing_zeros() as usize + 1;
-            self.occupied &= !(1 << (b - 1));
-            let items = std::mem::take(&mut self.buckets[b]);
-            self.last = items
-                .iter()
-                .map(|&(k, _)| k)
-                .min()
-                .expect("a non-empty bucket");
-            for &(key, client) in &items {
-                self.push(key, client);
-            }
-            // Give the emptied bucket its storage back.
-            let mut items = items;
-            items.clear();
-            if self.buckets[b].is_empty() {
-                self.buckets[b] = items;
-            }
+    fn first(&mut self) -> Option<(Micros, T)> {
+        if self.head == self.now.len() && !self.refill() {
+            return None;
         }
-        let (key, client) = self.buckets[0][0];
-        Some(Event {
-            time: (key >> 64) as Micros,
-            seq: key as u64,
-            client,
-        })
+        Some((self.last, self.now[self.head]))
     }
 
     #[inline]
-    fn reschedule_first(&mut self, at: Option<(Micros, u64)>) {
-        let Some((_, client)) = self.buckets[0].pop() else {
+    fn reschedule_first(&mut self, next: Option<(Micros, T)>) {
+        if self.head == self.now.len() {
             return;
-        };
-        if let Some((time, seq)) = at {
-            self.push(Self::key(time, seq), client);
+        }
+        self.head += 1;
+        if let Some((time, item)) = next {
+            self.push(time, item);
         }
     }
 }
@@ -185,22 +355,35 @@ mod tests {
 
     /// Drains `Q` as an event loop would: every event is rescheduled a random
     /// delay later (sometimes 0, often equal times) until its client is done.
-    fn drain<Q: EventQueue>(clients: usize, rounds: u32, seed: u64) -> Vec<(Micros, u64, u32)> {
+    /// `(client, rounds left)`.
+    #[derive(Debug, Clone, Copy)]
+    struct Rounds(u32, u32);
+
+    impl ClientItem for Rounds {
+        fn for_client(self, id: u32) -> Self {
+            Rounds(id, self.1)
+        }
+    }
+
+    impl ClientItem for u32 {
+        fn for_client(self, id: u32) -> Self {
+            id
+        }
+    }
+
+    fn drain<Q: EventQueue<Rounds>>(
+        first_calls: &FirstCalls,
+        rounds: u32,
+        seed: u64,
+    ) -> Vec<(Micros, u32)> {
         let mut draws = job_rng(seed);
-        let first: Vec<Micros> = (0..clients).map(|_| draws.uniform(0, 5) * 1_000).collect();
-        let mut queue = Q::with_first_calls(&first);
-        let mut left = vec![rounds; clients];
-        let mut seq = clients as u64;
+        let mut queue = Q::with_first_calls(first_calls, Rounds(0, rounds));
         let mut order = Vec::new();
-        while let Some(e) = queue.first() {
-            order.push((e.time, e.seq, e.client));
-            let c = e.client as usize;
-            left[c] -= 1;
-            let at = (left[c] > 0).then(|| {
-                seq += 1;
-                (e.time + draws.uniform(0, 3) * 500, seq - 1)
-            });
-            queue.reschedule_first(at);
+        while let Some((time, Rounds(client, left))) = queue.first() {
+            order.push((time, client));
+            let next =
+                (left > 1).then(|| (time + draws.uniform(0, 3) * 500, Rounds(client, left - 1)));
+            queue.reschedule_first(next);
         }
         order
     }
@@ -208,18 +391,38 @@ mod tests {
     #[test]
     fn both_queues_pop_in_the_same_order() {
         for (clients, rounds, seed) in [(1, 5, 1), (10, 50, 2), (500, 20, 3), (2_000, 5, 4)] {
-            let heap = drain::<HeapQueue>(clients, rounds, seed);
-            let radix = drain::<RadixQueue>(clients, rounds, seed);
-            assert_eq!(heap.len(), clients * rounds as usize);
-            assert_eq!(heap, radix, "{clients} clients");
-            assert!(heap.windows(2).all(|w| (w[0].0, w[0].1) < (w[1].0, w[1].1)));
+            let mut draws = job_rng(seed + 100);
+            let spread =
+                FirstCalls::At((0..clients).map(|_| draws.uniform(0, 5) * 1_000).collect());
+            for first_calls in [FirstCalls::AllAtZero { clients }, spread] {
+                let heap = drain::<HeapQueue<_>>(&first_calls, rounds, seed);
+                let radix = drain::<RadixQueue<_>>(&first_calls, rounds, seed);
+                assert_eq!(heap.len(), clients as usize * rounds as usize);
+                assert_eq!(heap, radix, "{clients} clients");
+                assert!(heap.windows(2).all(|w| w[0].0 <= w[1].0));
+            }
         }
     }
 
     #[test]
+    fn the_heap_pops_earliest_first_and_fifo_within_an_instant() {
+        // Clients 0..5 first call at 5, 1, 5, 1, 0: the herd order at each
+        // instant is the client order.
+        let mut heap = HeapQueue::with_first_calls(&FirstCalls::At(vec![5, 1, 5, 1, 0]), 0u32);
+        let mut order = Vec::new();
+        while let Some((time, client)) = heap.first() {
+            order.push((time, client));
+            // Client 4 acts again at 1, behind clients 1 and 3.
+            heap.reschedule_first((client == 4 && time == 0).then_some((1, 4)));
+        }
+        assert_eq!(order, [(0, 4), (1, 1), (1, 3), (1, 4), (5, 0), (5, 2)]);
+    }
+
+    #[test]
     fn queue_names_parse() {
-        assert_eq!("heap".parse(), Ok(QueueKind::Heap));
-        assert_eq!("radix".parse(), Ok(QueueKind::Radix));
+        for queue in QueueKind::ALL {
+            assert_eq!(queue.name().parse(), Ok(queue));
+        }
         assert!("fibonacci".parse::<QueueKind>().is_err());
     }
 }

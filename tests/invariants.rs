@@ -3,7 +3,7 @@
 
 use herdsim::arrivals::Arrivals;
 use herdsim::budget::{BudgetSpec, RetryAfter};
-use herdsim::engine::{NoObserver, Observer, Seeds, simulate, simulate_observed, simulate_with};
+use herdsim::engine::{Observer, Seeds, simulate, simulate_observed, simulate_with};
 use herdsim::policy::CapMode;
 use herdsim::queue::QueueKind;
 use herdsim::resource::ResourceKind;
@@ -150,6 +150,16 @@ fn spec_strategy() -> impl Strategy<Value = RunSpec> {
     )
 }
 
+/// Every call of a run, in order: `(time, client, attempt, served)`.
+#[derive(Default)]
+struct CallLog(Vec<(Micros, u32, u32, bool)>);
+
+impl Observer for CallLog {
+    fn call(&mut self, time: Micros, client: u32, attempt: u32, served: bool) {
+        self.0.push((time, client, attempt, served));
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 
@@ -215,11 +225,15 @@ proptest! {
 
     #[test]
     fn the_radix_queue_gives_the_reference_heaps_results(spec in spec_strategy(), master in any::<u64>()) {
-        // Same pop order, so every metric is identical, whatever the model.
+        // Same pop order: the same calls in the same order, so every metric is
+        // identical, whatever the model.
         let seeds = Seeds::for_job(master, 0, 0);
-        let heap = simulate_with(&spec, seeds, &mut NoObserver, QueueKind::Heap);
-        let radix = simulate_with(&spec, seeds, &mut NoObserver, QueueKind::Radix);
+        let mut heap_calls = CallLog::default();
+        let mut radix_calls = CallLog::default();
+        let heap = simulate_with(&spec, seeds, &mut heap_calls, QueueKind::Heap);
+        let radix = simulate_with(&spec, seeds, &mut radix_calls, QueueKind::Radix);
         prop_assert_eq!(heap, radix);
+        prop_assert_eq!(heap_calls.0, radix_calls.0);
     }
 }
 

@@ -4,8 +4,9 @@
 
 use rand_pcg::Pcg64Mcg;
 
+use crate::arrivals::FirstCalls;
 use crate::draws::Draws;
-use crate::engine::{Event, Observer, Recorder, Retries, next_seq};
+use crate::engine::{Client, Observer, Recorder, Retries};
 use crate::metrics::RunMetrics;
 use crate::policy::Backoff;
 use crate::queue::EventQueue;
@@ -63,7 +64,7 @@ impl OccNetwork {
 /// Only the row's reads and writes are events (the clients' hops add delay but
 /// change nothing), so each attempt is two events, in the order the original
 /// simulator processes them.
-pub(crate) fn run_occ<P: Backoff, O: Observer, Q: EventQueue>(
+pub(crate) fn run_occ<P: Backoff, O: Observer, Q: EventQueue<Client<P::Walk>>>(
     spec: &RunSpec,
     mut retries: Retries<'_, P>,
     mut network: OccNetwork,
@@ -72,18 +73,19 @@ pub(crate) fn run_occ<P: Backoff, O: Observer, Q: EventQueue>(
     let n = spec.clients as usize;
     // Each client's first read leaves at its first call and reaches the row
     // one delay later.
-    let arrivals: Vec<Micros> = (0..spec.clients)
-        .map(|c| retries.started(c) + network.delay())
-        .collect();
-    let mut queue = Q::with_first_calls(&arrivals);
-    let mut seq = u64::from(spec.clients);
+    let arrivals = FirstCalls::At(
+        (0..spec.clients)
+            .map(|c| retries.started(c) + network.delay())
+            .collect(),
+    );
+    let mut queue = Q::with_first_calls(&arrivals, retries.new_client());
     let mut read_version = vec![0u64; n];
     let mut writing = vec![false; n];
     let mut version = 0u64;
     let mut recorder = Recorder::new(spec);
 
-    while let Some(Event { time, client, .. }) = queue.first() {
-        let c = client as usize;
+    while let Some((time, mut client)) = queue.first() {
+        let c = client.id as usize;
         let arrives = if !writing[c] {
             // A read: note the version; the reply and the write each take a hop.
             read_version[c] = version;
@@ -91,29 +93,29 @@ pub(crate) fn run_occ<P: Backoff, O: Observer, Q: EventQueue>(
             Some(time + network.delay() + network.delay())
         } else {
             writing[c] = false;
-            let attempt = retries.attempt(client);
+            let attempt = client.attempt;
             if !recorder.call(time, attempt, observer) {
                 break;
             }
             if attempt == 0 {
-                retries.first_call(client);
+                retries.first_call(client.id);
             }
             let served = read_version[c] == version;
-            observer.call(time, client, attempt, served);
+            observer.call(time, client.id, attempt, served);
             let reply = time + network.delay();
             if served {
                 version += 1;
-                recorder.success(reply, retries.started(client));
-                retries.succeeded(client);
+                recorder.success(reply, retries.started(client.id));
+                retries.succeeded(&client);
                 None
             } else {
                 // The next attempt starts when the client sends its read.
                 retries
-                    .after_failure(client, reply, 0, observer, &mut recorder)
+                    .after_failure(&mut client, reply, 0, observer, &mut recorder)
                     .map(|sent| sent + network.delay())
             }
         };
-        queue.reschedule_first(arrives.map(|t| (t, next_seq(&mut seq))));
+        queue.reschedule_first(arrives.map(|t| (t, client)));
     }
     recorder.finish()
 }

@@ -1,5 +1,7 @@
 //! `cargo bench`: events (calls) per second of the event loop, single-threaded,
-//! at 1,000 and 100,000 clients, then the plain Python heapq reference
+//! at 1,000, 100,000 and 1,000,000 clients on each event queue (the binary
+//! heap only up to 100,000: at a million it takes a minute a run), then the
+//! plain Python heapq reference
 //! (`benches/reference/heapq_slot.py`) on the same machine in the same run.
 //!
 //! criterion reports throughput in elements per second; an element is one
@@ -21,6 +23,7 @@ fn bench_engine(c: &mut Criterion) {
         (PolicyKind::Equal, 1_000),
         (PolicyKind::None, 1_000),
         (PolicyKind::Decorrelated, 100_000),
+        (PolicyKind::Decorrelated, 1_000_000),
     ];
     let mut group = c.benchmark_group("slot");
     for (kind, clients) in cases {
@@ -29,7 +32,11 @@ fn bench_engine(c: &mut Criterion) {
         let seeds = Seeds::for_job(1, 0, 0);
         let events = simulate(&spec, seeds).calls;
         group.throughput(Throughput::Elements(events));
-        if clients > 10_000 {
+        if clients > 100_000 {
+            group
+                .sample_size(10)
+                .measurement_time(Duration::from_secs(45));
+        } else if clients > 10_000 {
             group
                 .sample_size(10)
                 .measurement_time(Duration::from_secs(8));
@@ -38,8 +45,11 @@ fn bench_engine(c: &mut Criterion) {
                 .sample_size(30)
                 .measurement_time(Duration::from_secs(3));
         }
-        for (queue, name) in [(QueueKind::Heap, "heap"), (QueueKind::Radix, "radix")] {
-            let id = BenchmarkId::new(format!("{}/{name}", kind.name()), clients);
+        for queue in QueueKind::ALL {
+            if queue == QueueKind::Heap && clients > 100_000 {
+                continue;
+            }
+            let id = BenchmarkId::new(format!("{}/{}", kind.name(), queue.name()), clients);
             group.bench_with_input(id, &spec, |b, spec| {
                 b.iter(|| simulate_with(black_box(spec), black_box(seeds), &mut NoObserver, queue))
             });

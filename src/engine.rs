@@ -65,6 +65,7 @@ pub const PROGRESS_EVERY: u64 = 1 << 20;
 
 /// An observer for long runs: reports progress and stops a run at a number
 /// of calls (checked every [`PROGRESS_EVERY`] calls).
+#[derive(Clone, Copy)]
 pub struct Watch<'a> {
     /// Stop at the first check with at least this many calls.
     pub max_events: u64,

@@ -2,8 +2,9 @@
 
 use rayon::prelude::*;
 
-use crate::engine::{Seeds, Watch, simulate_observed};
+use crate::engine::{Seeds, Watch, simulate_with};
 use crate::metrics::{METRICS, Metric, RunMetrics};
+use crate::queue::QueueKind;
 use crate::spec::RunSpec;
 use crate::stats::Summary;
 use crate::time::Micros;
@@ -19,39 +20,40 @@ pub fn run_replicates(
     replicates: u32,
     on_done: impl Fn() + Sync,
 ) -> Vec<RunMetrics> {
-    let watch = |_: Micros, _: u64| {};
+    let watch = Watch {
+        max_events: u64::MAX,
+        on_progress: &|_: Micros, _: u64| {},
+    };
     run_replicates_watched(
         spec,
         master,
         point,
         0..replicates,
-        u64::MAX,
-        &watch,
+        watch,
         on_done,
+        QueueKind::default(),
     )
 }
 
-/// [`run_replicates`] for the replicates in `replicates`, each run stopped at `max_events` calls (checked every
-/// [`PROGRESS_EVERY`](crate::engine::PROGRESS_EVERY) calls, the stopped run
-/// marked incomplete) and reporting its progress to `on_progress`.
+/// [`run_replicates`] for the replicates in `replicates`, each run watched by
+/// a copy of `watch` (stopped at its `max_events` calls, the stopped run
+/// marked incomplete, and reporting its progress), on the event queue
+/// `queue`.
 pub fn run_replicates_watched(
     spec: &RunSpec,
     master: u64,
     point: u64,
     replicates: std::ops::Range<u32>,
-    max_events: u64,
-    on_progress: &(dyn Fn(Micros, u64) + Sync),
+    watch: Watch<'_>,
     on_done: impl Fn() + Sync,
+    queue: QueueKind,
 ) -> Vec<RunMetrics> {
     (u64::from(replicates.start)..u64::from(replicates.end))
         .into_par_iter()
         .map(|replicate| {
-            let mut watch = Watch {
-                max_events,
-                on_progress,
-            };
+            let mut watch = watch;
             let seeds = Seeds::for_job(master, point, replicate);
-            let metrics = simulate_observed(spec, seeds, &mut watch);
+            let metrics = simulate_with(spec, seeds, &mut watch, queue);
             on_done();
             metrics
         })

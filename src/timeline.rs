@@ -1,8 +1,9 @@
 //! Where a run's retries land in time: the data behind `--plot` timelines and
 //! the terminal sparkline.
 
-use crate::engine::{NoObserver, Observer, Seeds, simulate_observed};
+use crate::engine::{NoObserver, Observer, Seeds, simulate_observed, simulate_with};
 use crate::metrics::RunMetrics;
+use crate::queue::QueueKind;
 use crate::spec::RunSpec;
 use crate::time::Micros;
 
@@ -135,20 +136,22 @@ impl Timeline {
             nice_width(spec.window()),
             max_bins,
             &mut NoObserver,
+            QueueKind::default(),
         )
     }
 
     /// [`Timeline::of_run`] from a first bin width, reporting to `observer`
-    /// too: the run is simulated once, for both.
+    /// too (the run is simulated once, for both), on the event queue `queue`.
     pub fn of_run_observed<O: Observer>(
         spec: &RunSpec,
         seeds: Seeds,
         first_bin_us: Micros,
         max_bins: usize,
         observer: &mut O,
+        queue: QueueKind,
     ) -> Timeline {
         let mut binning = Binning::growing(observer, first_bin_us, max_bins);
-        let metrics = simulate_observed(spec, seeds, &mut binning);
+        let metrics = simulate_with(spec, seeds, &mut binning, queue);
         binning.finish(metrics)
     }
 

@@ -123,6 +123,63 @@ fn the_same_seed_gives_byte_identical_output_at_any_thread_count() {
 }
 
 #[test]
+fn both_event_queues_give_byte_identical_output() {
+    let herd = ["--policy", "decorrelated"];
+    let spread = ["--policy", "full", "--arrivals", "uniform:2s"];
+    for extra in [&herd[..], &spread[..]] {
+        let mut args = vec!["run", "--seeds", "4", "--clients", "2000"];
+        args.extend_from_slice(extra);
+        let radix = stdout_of(&[&args[..], &["--queue", "radix"]].concat(), "2");
+        let heap = stdout_of(&[&args[..], &["--queue", "heap"]].concat(), "2");
+        assert_eq!(radix, heap, "{extra:?}");
+        assert_eq!(radix, stdout_of(&args, "2"), "radix is the default");
+    }
+}
+
+#[test]
+fn bench_times_every_size_and_queue_and_the_fan_out() {
+    let args = [
+        "bench",
+        "--clients",
+        "200,1000",
+        "--queue",
+        "radix,heap",
+        "--min-time",
+        "1ms",
+        "--fan-out",
+        "20",
+        "--quiet",
+    ];
+    let out = stdout_of(&args, "2");
+    // A row per size and queue: clients, queue, calls, runs, median, events/s.
+    let rows: Vec<Vec<&str>> = out
+        .lines()
+        .filter(|l| l.starts_with("200 ") || l.starts_with("1,000 "))
+        .map(|l| {
+            l.split("  ")
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .collect()
+        })
+        .collect();
+    assert_eq!(rows.len(), 4, "{out}");
+    for pair in rows.chunks(2) {
+        assert_eq!(pair[0][1], "radix");
+        assert_eq!(pair[1][1], "heap");
+        assert_eq!(pair[0][2], pair[1][2], "both queues make the same calls");
+    }
+    for row in &rows {
+        let rate: f64 = row[5].trim_end_matches(" M").parse().unwrap();
+        assert!(rate > 0.0, "{row:?}");
+    }
+    assert!(
+        out.contains("seed fan-out: 20 runs of 1,000 clients"),
+        "{out}"
+    );
+    assert!(out.contains("(results identical)"), "{out}");
+}
+
+#[test]
 fn another_seed_gives_other_results() {
     let args = ["run", "--policy", "full", "--clients", "300", "--json"];
     let a = stdout_of(&[&args[..], &["--seed", "1"]].concat(), "2");
@@ -197,6 +254,39 @@ fn bad_input_gets_one_line_naming_the_flag_and_exit_code_2() {
             stderr.contains(accepted),
             "{args:?} does not say '{accepted}': {stderr}"
         );
+    }
+}
+
+#[test]
+fn bad_queue_and_bench_flags_get_one_line_and_exit_code_2() {
+    let cases: &[(&[&str], &str, &str)] = &[
+        (
+            &["run", "--queue", "fibonacci"],
+            "--queue",
+            "expected radix or heap",
+        ),
+        (
+            &["bench", "--queue", "radix,splay"],
+            "--queue",
+            "expected radix or heap",
+        ),
+        (
+            &["bench", "--clients", "0"],
+            "--clients",
+            "1 to 100,000,000",
+        ),
+        (&["bench", "--min-time", "0"], "--min-time", "at least 1us"),
+        (&["bench", "--fan-out", "-1"], "--fan-out", "0 to 100,000"),
+        (
+            &["bench", "--policy", "jittery"],
+            "--policy",
+            "decorrelated",
+        ),
+    ];
+    for (args, flag, accepted) in cases {
+        let stderr = usage_error(args);
+        assert!(stderr.contains(flag), "{args:?}: {stderr}");
+        assert!(stderr.contains(accepted), "{args:?}: {stderr}");
     }
 }
 

@@ -11,6 +11,7 @@ use super::{CliError, write_stdout};
 use crate::compare::Comparison;
 use crate::engine::{NoObserver, Seeds};
 use crate::published::Published;
+use crate::queue::QueueKind;
 use crate::report::svg::timelines;
 use crate::report::{compare_markdown, compare_table, csv as sweep_csv};
 use crate::resource::ResourceKind;
@@ -109,7 +110,16 @@ pub fn compare(args: &CompareArgs) -> Result<(), CliError> {
         let whole: Vec<Timeline> = comparison
             .points
             .iter()
-            .map(|p| Timeline::of_run_observed(&p.spec, seeds(p), first_bin, 400, &mut NoObserver))
+            .map(|p| {
+                Timeline::of_run_observed(
+                    &p.spec,
+                    seeds(p),
+                    first_bin,
+                    400,
+                    &mut NoObserver,
+                    QueueKind::default(),
+                )
+            })
             .collect();
         let spans: Vec<_> = whole
             .iter()

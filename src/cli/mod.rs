@@ -5,6 +5,7 @@
 //! code 2. Output files are never half-written by bad input, and never
 //! clobbered unless asked.
 
+mod bench;
 mod compare;
 mod plot;
 mod policy;
@@ -57,6 +58,9 @@ enum Command {
     Policy(policy::PolicyArgs),
     /// List the backoff policies with their formulas and parameters
     Policies,
+    /// Time the event loop at the standard sizes (events per second), to
+    /// compare machines
+    Bench(bench::BenchArgs),
 }
 
 /// Runs the command line `args` and returns the process's exit code.
@@ -77,6 +81,7 @@ where
         Command::Plot(args) => plot::plot(&args),
         Command::Policy(args) => policy::policy(&args),
         Command::Policies => write_stdout(&policies_table()),
+        Command::Bench(args) => bench::bench(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

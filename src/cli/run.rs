@@ -13,6 +13,7 @@ use crate::engine::Seeds;
 use crate::engine::Watch;
 use crate::metrics::METRICS;
 use crate::policy::PolicyKind;
+use crate::queue::QueueKind;
 use crate::replicates::{run_replicates_watched, summarize};
 use crate::report::svg::timelines;
 use crate::report::{RunReport, run_json, run_table};
@@ -106,6 +107,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", value_parser = parse_max_events, allow_hyphen_values = true)]
     max_events: Option<u64>,
 
+    /// Event queue: radix (a monotone radix heap, the default) or heap (the
+    /// reference binary heap); both give identical results
+    #[arg(long, value_name = "QUEUE", default_value = "radix", value_parser = parse_queue)]
+    queue: QueueKind,
+
     /// Print the results as one JSON object instead of a table
     #[arg(long)]
     json: bool,
@@ -128,6 +134,10 @@ pub fn metrics_help() -> String {
 
 fn parse_max_events(text: &str) -> Result<u64, String> {
     spec::parse_count(text, 1, u64::MAX)
+}
+
+fn parse_queue(text: &str) -> Result<QueueKind, String> {
+    text.parse()
 }
 
 fn parse_budget_rule(text: &str) -> Result<BudgetSpec, String> {
@@ -177,17 +187,19 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         }
     };
     let max_events = args.max_events.unwrap_or(u64::MAX);
+    let watch = Watch {
+        max_events,
+        on_progress: &on_progress,
+    };
     // Replicate 0 is also binned in time, for the sparkline and --plot: one
     // simulation serves both, beside the other replicates.
     let (timeline, rest) = rayon::join(
         || {
-            let mut watch = Watch {
-                max_events,
-                on_progress: &on_progress,
-            };
+            let mut watch = watch;
             let seeds = Seeds::for_job(args.seed, 0, 0);
             let first_bin = nice_width(spec.window());
-            let timeline = Timeline::of_run_observed(&spec, seeds, first_bin, 200, &mut watch);
+            let timeline =
+                Timeline::of_run_observed(&spec, seeds, first_bin, 200, &mut watch, args.queue);
             progress.inc(1);
             timeline
         },
@@ -197,9 +209,9 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
                 args.seed,
                 0,
                 1..args.seeds,
-                max_events,
-                &on_progress,
+                watch,
                 || progress.inc(1),
+                args.queue,
             )
         },
     );

@@ -1,0 +1,262 @@
+//! `herdsim bench`: the engine's speed at the standard sizes, so machines
+//! (and versions) can be compared with one command.
+
+use std::time::{Duration, Instant};
+
+use clap::Args;
+
+use super::progress::events_spinner;
+use super::{CliError, policy_parser, write_stdout};
+use crate::engine::{NoObserver, Seeds, simulate_with};
+use crate::metrics::RunMetrics;
+use crate::policy::PolicyKind;
+use crate::queue::QueueKind;
+use crate::spec::{self, RunSpec, group_thousands};
+use crate::time::{Micros, format_duration};
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Herd sizes to time, one after another
+    #[arg(long, value_name = "LIST", value_delimiter = ',', default_value = "1000,100000,1000000", value_parser = spec::parse_clients, allow_hyphen_values = true)]
+    clients: Vec<u32>,
+
+    /// Backoff policy (see `herdsim policies`); base 100 ms, cap 20 s
+    #[arg(long, value_name = "POLICY", default_value = "decorrelated", value_parser = policy_parser())]
+    policy: PolicyKind,
+
+    /// Event queues to time: radix, heap or both (radix,heap). The heap at
+    /// 1,000,000 clients takes about a minute
+    #[arg(long, value_name = "LIST", value_delimiter = ',', default_value = "radix", value_parser = parse_queue)]
+    queue: Vec<QueueKind>,
+
+    /// Repeat each size until this much time has passed (at least one run)
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = spec::parse_positive_duration, allow_hyphen_values = true)]
+    min_time: Micros,
+
+    /// Runs of 1,000 clients timed on one thread, then on every thread, to
+    /// show how seeds fan out across cores (0 skips it)
+    #[arg(long, value_name = "RUNS", default_value = "2000", value_parser = parse_fan_out, allow_hyphen_values = true)]
+    fan_out: u32,
+
+    /// Hide the progress spinner
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+fn parse_queue(text: &str) -> Result<QueueKind, String> {
+    text.parse()
+}
+
+fn parse_fan_out(text: &str) -> Result<u32, String> {
+    spec::parse_count(text, 0, 100_000).map(|n| n as u32)
+}
+
+/// One size's timing: every run does the same work (the same seed).
+struct Timing {
+    clients: u32,
+    queue: QueueKind,
+    calls: u64,
+    runs: usize,
+    median: Duration,
+}
+
+pub fn bench(args: &BenchArgs) -> Result<(), CliError> {
+    let progress = events_spinner(args.quiet);
+    let min_time = Duration::from_micros(args.min_time);
+    let seeds = Seeds::for_job(1, 0, 0);
+    let mut timings = Vec::new();
+    for &clients in &args.clients {
+        let spec = RunSpec::seed_002(args.policy, clients);
+        spec.validate().map_err(|e| {
+            CliError::Usage(format!(
+                "invalid value '{}' for '--{}': {}",
+                e.value, e.key, e.reason
+            ))
+        })?;
+        for &queue in &args.queue {
+            let mut times = Vec::new();
+            let started = Instant::now();
+            let mut calls = 0;
+            while times.is_empty() || started.elapsed() < min_time {
+                progress.set_message(format!(
+                    "{} clients, {} queue, run {}",
+                    group_thousands(u64::from(clients)),
+                    queue.name(),
+                    times.len() + 1
+                ));
+                let run_started = Instant::now();
+                calls = simulate_with(&spec, seeds, &mut NoObserver, queue).calls;
+                times.push(run_started.elapsed());
+            }
+            times.sort();
+            timings.push(Timing {
+                clients,
+                queue,
+                calls,
+                runs: times.len(),
+                median: times[times.len() / 2],
+            });
+        }
+    }
+    let fan_out = (args.fan_out > 0).then(|| {
+        progress.set_message(format!("fan-out: {} runs of 1,000 clients", args.fan_out));
+        fan_out(args.policy, args.fan_out)
+    });
+    progress.finish_and_clear();
+
+    let policy = RunSpec::seed_002(args.policy, 1).policy;
+    let mut text = format!(
+        "herdsim {} bench: slot model, 1 request per ms, herd, {} (base {}, cap {}), one thread per run\n\n",
+        env!("CARGO_PKG_VERSION"),
+        args.policy,
+        format_duration(policy.base_us),
+        format_duration(policy.cap_us)
+    );
+    text += &timings_table(&timings);
+    if let Some(fan) = fan_out {
+        text += &format!(
+            "\nseed fan-out: {} runs of 1,000 clients: 1 thread {}, {} threads {}: {:.2}× ({})\n",
+            group_thousands(u64::from(args.fan_out)),
+            format_seconds(fan.one_thread),
+            fan.threads,
+            format_seconds(fan.all_threads),
+            fan.one_thread.as_secs_f64() / fan.all_threads.as_secs_f64(),
+            if fan.identical {
+                "results identical"
+            } else {
+                "RESULTS DIFFER"
+            }
+        );
+    }
+    if let Some(peak_kb) = peak_resident_kb() {
+        text += &format!(
+            "peak resident memory of this process: {:.1} MB",
+            peak_kb as f64 / 1024.0
+        );
+        // Per client only where the clients dominate the process's memory.
+        let largest = args.clients.iter().copied().max().unwrap_or(0);
+        if largest >= 100_000 {
+            text += &format!(
+                ", {:.0} bytes per client at {} clients",
+                peak_kb as f64 * 1024.0 / f64::from(largest),
+                group_thousands(u64::from(largest))
+            );
+        }
+        text += "\n";
+    }
+    write_stdout(&text)
+}
+
+/// The timings as an aligned table.
+fn timings_table(timings: &[Timing]) -> String {
+    let header = [
+        "clients",
+        "queue",
+        "calls per run",
+        "runs",
+        "median run",
+        "events/s",
+    ];
+    let rows: Vec<[String; 6]> = timings
+        .iter()
+        .map(|t| {
+            [
+                group_thousands(u64::from(t.clients)),
+                t.queue.name().to_string(),
+                group_thousands(t.calls),
+                group_thousands(t.runs as u64),
+                format_seconds(t.median),
+                format!("{:.2} M", t.calls as f64 / t.median.as_secs_f64() / 1e6),
+            ]
+        })
+        .collect();
+    let mut widths = header.map(str::len);
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: [&str; 6]| {
+        let mut out = String::new();
+        for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
+            // Text left, numbers right.
+            if i < 2 {
+                out += &format!("{cell:<w$}  ");
+            } else {
+                out += &format!("{cell:>w$}  ");
+            }
+        }
+        out.trim_end().to_string() + "\n"
+    };
+    let mut text = line(header);
+    for row in &rows {
+        text += &line(row.each_ref().map(String::as_str));
+    }
+    text
+}
+
+/// A wall-clock time with a unit that suits it.
+fn format_seconds(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s >= 1.0 {
+        format!("{s:.3} s")
+    } else if s >= 1e-3 {
+        format!("{:.2} ms", s * 1e3)
+    } else {
+        format!("{:.1} µs", s * 1e6)
+    }
+}
+
+struct FanOut {
+    one_thread: Duration,
+    all_threads: Duration,
+    threads: usize,
+    identical: bool,
+}
+
+/// Times `runs` replicates of 1,000 clients on a pool of one thread, then on
+/// rayon's global pool (all cores, or `RAYON_NUM_THREADS`), and checks that
+/// both give the same results.
+fn fan_out(policy: PolicyKind, runs: u32) -> FanOut {
+    use rayon::prelude::*;
+    let spec = RunSpec::seed_002(policy, 1_000);
+    let all = |spec: &RunSpec| -> Vec<RunMetrics> {
+        (0..u64::from(runs))
+            .into_par_iter()
+            .map(|r| {
+                simulate_with(
+                    spec,
+                    Seeds::for_job(1, 0, r),
+                    &mut NoObserver,
+                    QueueKind::default(),
+                )
+            })
+            .collect()
+    };
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .expect("a one-thread pool");
+    let started = Instant::now();
+    let serial = one.install(|| all(&spec));
+    let one_thread = started.elapsed();
+    // Start the global pool's threads before timing it.
+    rayon::broadcast(|_| ());
+    let started = Instant::now();
+    let parallel = all(&spec);
+    let all_threads = started.elapsed();
+    FanOut {
+        one_thread,
+        all_threads,
+        threads: rayon::current_num_threads(),
+        identical: serial == parallel,
+    }
+}
+
+/// The process's peak resident memory in KB, where the system says it
+/// (`VmHWM` in `/proc/self/status`).
+fn peak_resident_kb() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}

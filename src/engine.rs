@@ -5,6 +5,8 @@
 //! `seq` grows at every schedule, so calls at the same instant run first-in
 //! first-out and a run depends on nothing but its spec and seed.
 
+use std::ops::Range;
+
 use rand_pcg::Pcg64Mcg;
 
 use crate::arrivals::FirstCalls;
@@ -18,6 +20,7 @@ use crate::resource::{
 use crate::seeding::{environment_seed, job_rng, job_seed};
 use crate::spec::{RunSpec, Seeding};
 use crate::time::Micros;
+use crate::wave::{Wave, wave_loop};
 
 /// The seeds of one run: one for the policy's draws, one for the
 /// environment's (arrival times, outage lengths and rolls, network delays).
@@ -52,6 +55,28 @@ pub trait Observer {
     /// Client `client` will wait `delay` before retry `retry`.
     #[inline]
     fn delay(&mut self, _client: u32, _retry: u32, _delay: Micros) {}
+    /// A wave (see [`crate::wave`]): each of `clients`, in order, made
+    /// attempt `attempt` at `time`, and only the first may have been served.
+    /// The default reports each call.
+    #[inline]
+    fn wave_calls(&mut self, time: Micros, clients: Range<u32>, attempt: u32, first_served: bool) {
+        for client in clients.clone() {
+            self.call(
+                time,
+                client,
+                attempt,
+                first_served && client == clients.start,
+            );
+        }
+    }
+    /// Each of `clients` will wait `delay` before retry `retry`. The default
+    /// reports each delay.
+    #[inline]
+    fn wave_delays(&mut self, clients: Range<u32>, retry: u32, delay: Micros) {
+        for client in clients {
+            self.delay(client, retry, delay);
+        }
+    }
     /// Every [`PROGRESS_EVERY`] calls: simulated time and calls so far. Return
     /// false to stop the run there (its metrics then say it is incomplete).
     #[inline]
@@ -133,6 +158,53 @@ pub(crate) struct Client<W> {
     pub(crate) attempt: u32,
     /// Its policy's memory.
     pub(crate) walk: W,
+}
+
+impl<'a, P: Backoff> Retries<'a, P> {
+    /// True if this run's clients can move in waves: a policy without jitter
+    /// and nothing that tells clients in the same state apart (a budget, the
+    /// slot's per-client retry hints).
+    pub(crate) fn waves_are_exact(&self) -> bool {
+        !P::JITTERED && self.budget.is_none() && self.retry_after == RetryAfter::Ignore
+    }
+
+    /// [`Retries::after_failure`] for the clients `failed` of a wave at once
+    /// (they share the wave's retry number, memory and first call, so the
+    /// stop rules and the policy treat them alike): their next attempt's
+    /// start, or `None` if a stop rule ends them all.
+    pub(crate) fn after_wave_failure<O: Observer>(
+        &mut self,
+        wave: &mut Wave<P::Walk>,
+        failed: Range<u32>,
+        ready: Micros,
+        observer: &mut O,
+        recorder: &mut Recorder,
+    ) -> Option<Micros> {
+        debug_assert!(self.waves_are_exact());
+        let count = failed.len() as u32;
+        let retry = wave.attempt + 1;
+        if !self.stop.another_attempt(retry) {
+            recorder.give_up_many(count);
+            return None;
+        }
+        wave.attempt = retry;
+        let walk = &mut wave.walk;
+        let delay = match &mut self.draws {
+            PolicyDraws::Independent(draws) => self.policy.delay(retry, walk, draws),
+            PolicyDraws::Shared(draws) => {
+                self.policy
+                    .delay(retry, walk, &mut draws[failed.start as usize])
+            }
+        };
+        observer.wave_delays(failed.clone(), retry, delay);
+        let start = ready + delay;
+        if self.stop.has_deadline() && !self.stop.in_time(start, self.first_calls.of(failed.start))
+        {
+            recorder.give_up_many(count);
+            return None;
+        }
+        Some(start)
+    }
 }
 
 impl<W: Copy> ClientItem for Client<W> {
@@ -328,6 +400,56 @@ impl Recorder {
         true
     }
 
+    /// `count` calls (attempt `attempt`) at `time`, as `count` calls to
+    /// [`Recorder::call`] would record them. Returns how many were made: all
+    /// of them, or those before the call at which the observer stopped the
+    /// run.
+    pub(crate) fn calls<O: Observer>(
+        &mut self,
+        time: Micros,
+        attempt: u32,
+        count: u32,
+        observer: &mut O,
+    ) -> u32 {
+        let mut made = 0;
+        loop {
+            let left = u64::from(count - made);
+            // The next progress check falls on the `until`-th call from here.
+            let until = PROGRESS_EVERY - self.calls % PROGRESS_EVERY;
+            if left < until {
+                self.count_calls(time, attempt, left);
+                return count;
+            }
+            self.count_calls(time, attempt, until - 1);
+            made += (until - 1) as u32;
+            if !self.call(time, attempt, observer) {
+                return made;
+            }
+            made += 1;
+        }
+    }
+
+    /// Counts `n` calls at `time` that need no progress check.
+    #[inline]
+    fn count_calls(&mut self, time: Micros, attempt: u32, n: u64) {
+        self.calls += n;
+        if attempt > 0 && n > 0 {
+            self.retries += n;
+            if time >= self.window_end {
+                self.peak_retries = self.peak_retries.max(self.in_window);
+                self.in_window = 0;
+                self.window_end = (time / self.window + 1) * self.window;
+            }
+            self.in_window += n;
+        }
+    }
+
+    /// `count` clients that stopped without success.
+    #[inline]
+    pub(crate) fn give_up_many(&mut self, count: u32) {
+        self.gave_up += u64::from(count);
+    }
+
     /// A client done at `done` that first called at `first`.
     #[inline]
     pub(crate) fn success(&mut self, done: Micros, first: Micros) {
@@ -387,6 +509,28 @@ pub fn simulate_with<O: Observer>(
     observer: &mut O,
     queue: QueueKind,
 ) -> RunMetrics {
+    simulate_run(spec, seeds, observer, queue, true)
+}
+
+/// [`simulate_with`] with every call its own event, even where clients
+/// without jitter could move in waves ([`crate::wave`]): the reference the
+/// waves are tested against, and as fast as the waves are not.
+pub fn simulate_each_call<O: Observer>(
+    spec: &RunSpec,
+    seeds: Seeds,
+    observer: &mut O,
+    queue: QueueKind,
+) -> RunMetrics {
+    simulate_run(spec, seeds, observer, queue, false)
+}
+
+fn simulate_run<O: Observer>(
+    spec: &RunSpec,
+    seeds: Seeds,
+    observer: &mut O,
+    queue: QueueKind,
+    waves: bool,
+) -> RunMetrics {
     if let Err(e) = spec.validate() {
         panic!("simulate called with an invalid spec: {e}");
     }
@@ -395,6 +539,7 @@ pub fn simulate_with<O: Observer>(
         seeds,
         observer,
         queue,
+        waves,
     })
 }
 
@@ -404,6 +549,8 @@ struct Run<'a, O> {
     seeds: Seeds,
     observer: &'a mut O,
     queue: QueueKind,
+    /// Move clients in waves where that is exact.
+    waves: bool,
 }
 
 impl<O: Observer> PolicyVisitor for Run<'_, O> {
@@ -420,6 +567,16 @@ impl<O: Observer> PolicyVisitor for Run<'_, O> {
                 let mut slot = SlotResource::new(spec.service_ns()).with_outage(spec.down);
                 if retries.wants_hints() {
                     slot = slot.with_hints(spec.clients);
+                }
+                if self.waves && retries.waves_are_exact() {
+                    return match queue {
+                        QueueKind::Heap => {
+                            wave_loop::<_, _, HeapQueue<_>>(spec, retries, slot, observer)
+                        }
+                        QueueKind::Radix => {
+                            wave_loop::<_, _, RadixQueue<_>>(spec, retries, slot, observer)
+                        }
+                    };
                 }
                 match queue {
                     QueueKind::Heap => {

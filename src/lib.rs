@@ -31,6 +31,7 @@ pub mod stats;
 pub mod sweep;
 pub mod time;
 pub mod timeline;
+pub mod wave;
 
 pub use engine::{Seeds, simulate};
 pub use metrics::RunMetrics;

@@ -33,6 +33,8 @@ pub trait EventQueue<T: ClientItem> {
     /// A queue holding every client's first call, in client order, each with
     /// `template.for_client(client)`.
     fn with_first_calls(first_calls: &FirstCalls, template: T) -> Self;
+    /// A queue holding `events`, in schedule order.
+    fn with_events(events: Vec<(Micros, T)>) -> Self;
     /// The earliest event, `(time, item)`, if any.
     fn first(&mut self) -> Option<(Micros, T)>;
     /// Replaces the earliest event with `(time, item)`, due after every event
@@ -132,6 +134,16 @@ impl<T: ClientItem> EventQueue<T> for HeapQueue<T> {
         }
     }
 
+    fn with_events(events: Vec<(Micros, T)>) -> Self {
+        let seq = events.len() as u64;
+        let heap = events
+            .into_iter()
+            .zip(0..)
+            .map(|((time, item), seq)| HeapEntry { time, seq, item })
+            .collect();
+        HeapQueue { heap, seq }
+    }
+
     #[inline]
     fn first(&mut self) -> Option<(Micros, T)> {
         self.heap.peek().map(|e| (e.time, e.item))
@@ -181,7 +193,7 @@ pub struct RadixQueue<T> {
     /// Herd clients not yet in `now`: all due at 0, before anything else
     /// due at 0, and made from `template` a chunk at a time.
     herd: std::ops::Range<u32>,
-    template: T,
+    template: Option<T>,
     /// Events scheduled at 0 while the herd is still coming: due after it.
     after_herd: Vec<T>,
     now: Vec<T>,
@@ -219,6 +231,20 @@ impl<T> Default for Bucket<T> {
 const KEEP_NOW: usize = 1 << 16;
 
 impl<T: ClientItem> RadixQueue<T> {
+    fn empty(template: Option<T>) -> Self {
+        RadixQueue {
+            last: 0,
+            herd: 0..0,
+            template,
+            after_herd: Vec::new(),
+            now: Vec::new(),
+            head: 0,
+            buckets: std::array::from_fn(|_| Bucket::default()),
+            occupied: 0,
+            spare: Vec::new(),
+        }
+    }
+
     #[inline(always)]
     fn push(&mut self, time: Micros, item: T) {
         debug_assert!(time >= self.last, "a radix heap takes times in order");
@@ -262,7 +288,7 @@ impl<T: ClientItem> RadixQueue<T> {
         self.head = 0;
         if !self.herd.is_empty() {
             let end = self.herd.end.min(self.herd.start + CHUNK_EVENTS as u32);
-            let template = self.template;
+            let template = self.template.expect("a herd has a template");
             self.now
                 .extend((self.herd.start..end).map(|client| template.for_client(client)));
             self.herd.start = end;
@@ -305,17 +331,7 @@ impl<T: ClientItem> RadixQueue<T> {
 
 impl<T: ClientItem> EventQueue<T> for RadixQueue<T> {
     fn with_first_calls(first_calls: &FirstCalls, template: T) -> Self {
-        let mut queue = RadixQueue {
-            last: 0,
-            herd: 0..0,
-            template,
-            after_herd: Vec::new(),
-            now: Vec::new(),
-            head: 0,
-            buckets: std::array::from_fn(|_| Bucket::default()),
-            occupied: 0,
-            spare: Vec::new(),
-        };
+        let mut queue = RadixQueue::empty(Some(template));
         match first_calls {
             FirstCalls::AllAtZero { clients } => queue.herd = 0..*clients,
             FirstCalls::At(times) => {
@@ -323,6 +339,14 @@ impl<T: ClientItem> EventQueue<T> for RadixQueue<T> {
                     queue.push(time, template.for_client(client));
                 }
             }
+        }
+        queue
+    }
+
+    fn with_events(events: Vec<(Micros, T)>) -> Self {
+        let mut queue = RadixQueue::empty(None);
+        for (time, item) in events {
+            queue.push(time, item);
         }
         queue
     }

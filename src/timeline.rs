@@ -1,6 +1,8 @@
 //! Where a run's retries land in time: the data behind `--plot` timelines and
 //! the terminal sparkline.
 
+use std::ops::Range;
+
 use crate::engine::{NoObserver, Observer, Seeds, simulate_observed, simulate_with};
 use crate::metrics::RunMetrics;
 use crate::queue::QueueKind;
@@ -83,20 +85,28 @@ impl<'a, O: Observer> Binning<'a, O> {
     }
 }
 
+impl<O: Observer> Binning<'_, O> {
+    /// Counts `n` retries at `time`.
+    #[inline]
+    fn count(&mut self, time: Micros, n: u64) {
+        if self.grow {
+            self.widen_for(time);
+        }
+        let i = (time / self.bin_us) as usize;
+        if self.grow && i >= self.counts.len() {
+            self.counts.resize(i + 1, 0);
+        }
+        if let Some(count) = self.counts.get_mut(i) {
+            *count += n;
+        }
+    }
+}
+
 impl<O: Observer> Observer for Binning<'_, O> {
     #[inline]
     fn call(&mut self, time: Micros, client: u32, attempt: u32, served: bool) {
         if attempt > 0 {
-            if self.grow {
-                self.widen_for(time);
-            }
-            let i = (time / self.bin_us) as usize;
-            if self.grow && i >= self.counts.len() {
-                self.counts.resize(i + 1, 0);
-            }
-            if let Some(count) = self.counts.get_mut(i) {
-                *count += 1;
-            }
+            self.count(time, 1);
         }
         self.inner.call(time, client, attempt, served);
     }
@@ -104,6 +114,19 @@ impl<O: Observer> Observer for Binning<'_, O> {
     #[inline]
     fn delay(&mut self, client: u32, retry: u32, delay: Micros) {
         self.inner.delay(client, retry, delay);
+    }
+
+    #[inline]
+    fn wave_calls(&mut self, time: Micros, clients: Range<u32>, attempt: u32, first_served: bool) {
+        if attempt > 0 && !clients.is_empty() {
+            self.count(time, clients.len() as u64);
+        }
+        self.inner.wave_calls(time, clients, attempt, first_served);
+    }
+
+    #[inline]
+    fn wave_delays(&mut self, clients: Range<u32>, retry: u32, delay: Micros) {
+        self.inner.wave_delays(clients, retry, delay);
     }
 
     #[inline]

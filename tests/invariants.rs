@@ -3,7 +3,9 @@
 
 use herdsim::arrivals::Arrivals;
 use herdsim::budget::{BudgetSpec, RetryAfter};
-use herdsim::engine::{Observer, Seeds, simulate, simulate_observed, simulate_with};
+use herdsim::engine::{
+    Observer, Seeds, Watch, simulate, simulate_each_call, simulate_observed, simulate_with,
+};
 use herdsim::policy::CapMode;
 use herdsim::queue::QueueKind;
 use herdsim::resource::ResourceKind;
@@ -234,6 +236,93 @@ proptest! {
         let radix = simulate_with(&spec, seeds, &mut radix_calls, QueueKind::Radix);
         prop_assert_eq!(heap, radix);
         prop_assert_eq!(heap_calls.0, radix_calls.0);
+    }
+}
+
+/// What a run reports: every call and every delay, in order.
+#[derive(Default, PartialEq, Debug)]
+struct FullLog {
+    calls: Vec<(Micros, u32, u32, bool)>,
+    delays: Vec<(u32, u32, Micros)>,
+}
+
+impl Observer for FullLog {
+    fn call(&mut self, time: Micros, client: u32, attempt: u32, served: bool) {
+        self.calls.push((time, client, attempt, served));
+    }
+    fn delay(&mut self, client: u32, retry: u32, delay: Micros) {
+        self.delays.push((client, retry, delay));
+    }
+}
+
+/// Workloads where clients move in waves: a policy without jitter on the
+/// slot, no budget, no retry hints; the rest as random as `spec_strategy`.
+fn wave_spec_strategy() -> impl Strategy<Value = RunSpec> {
+    let unjittered = [
+        PolicyKind::None,
+        PolicyKind::Constant,
+        PolicyKind::Linear,
+        PolicyKind::Fibonacci,
+        PolicyKind::NoBackoff,
+    ];
+    (
+        spec_strategy(),
+        prop::sample::select(unjittered.to_vec()),
+        prop::bool::ANY,
+    )
+        .prop_filter_map("valid specs only", |(mut spec, kind, herd)| {
+            spec.resource = ResourceKind::Slot;
+            spec.policy.kind = kind;
+            spec.policy.jitter_factor = 0.0;
+            spec.budget = None;
+            spec.retry_after = RetryAfter::Ignore;
+            if herd {
+                spec.arrivals = Arrivals::Herd;
+            }
+            spec.validate().is_ok().then_some(spec)
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn waves_give_the_results_of_one_call_at_a_time(spec in wave_spec_strategy(), master in any::<u64>()) {
+        // The same calls and delays in the same order, so the same metrics.
+        let seeds = Seeds::for_job(master, 0, 0);
+        for queue in [QueueKind::Radix, QueueKind::Heap] {
+            let mut each = FullLog::default();
+            let mut waves = FullLog::default();
+            let reference = simulate_each_call(&spec, seeds, &mut each, queue);
+            let waved = simulate_with(&spec, seeds, &mut waves, queue);
+            prop_assert_eq!(&reference, &waved);
+            prop_assert_eq!(&each, &waves);
+        }
+    }
+}
+
+#[test]
+fn a_run_stopped_inside_a_wave_stops_where_one_call_at_a_time_stops() {
+    // No jitter, 3,000 clients: the checks at 1,048,576 calls and its
+    // multiples fall inside waves; stopping at any of them leaves the same
+    // metrics as the reference loop.
+    let spec = RunSpec::seed_002(PolicyKind::None, 3_000);
+    for max_events in [1, 1_048_576, 2_097_152, 4_000_000] {
+        let mut runs = Vec::new();
+        for waves in [false, true] {
+            let mut watch = Watch {
+                max_events,
+                on_progress: &|_, _| {},
+            };
+            let seeds = Seeds::for_job(1, 0, 0);
+            runs.push(if waves {
+                simulate_with(&spec, seeds, &mut watch, QueueKind::Radix)
+            } else {
+                simulate_each_call(&spec, seeds, &mut watch, QueueKind::Radix)
+            });
+        }
+        assert_eq!(runs[0], runs[1], "max_events {max_events}");
+        assert!(!runs[1].complete);
     }
 }
 

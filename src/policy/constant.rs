@@ -17,6 +17,8 @@ pub struct Constant {
 impl Backoff for Constant {
     type Walk = ();
 
+    const JITTERED: bool = false;
+
     fn start(&self) {}
 
     #[inline]

@@ -21,6 +21,8 @@ impl Backoff for Fibonacci {
     /// The current and next delays before the cap, µs.
     type Walk = (Micros, Micros);
 
+    const JITTERED: bool = false;
+
     fn start(&self) -> (Micros, Micros) {
         (self.base, self.base)
     }

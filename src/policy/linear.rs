@@ -19,6 +19,8 @@ pub struct Linear {
 impl Backoff for Linear {
     type Walk = ();
 
+    const JITTERED: bool = false;
+
     fn start(&self) {}
 
     #[inline]

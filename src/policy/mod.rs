@@ -53,6 +53,11 @@ pub trait Backoff {
     /// the delay depends on the retry number alone).
     type Walk: Copy;
 
+    /// False if the policy never draws: clients with the same retry number
+    /// and memory then get the same delay, so a wave of them can move as one
+    /// event (see [`crate::wave`]).
+    const JITTERED: bool = true;
+
     /// The memory of a client that has not retried yet.
     fn start(&self) -> Self::Walk;
 
@@ -456,6 +461,54 @@ mod tests {
         for k in 1..20 {
             assert_eq!(exponential_ceiling(10_000, 3_000, k), 3_000);
         }
+    }
+
+    /// Visits a policy and says whether it claims to draw nothing; if it
+    /// does, makes it compute 200 delays from a script of no draws, which
+    /// panics at the first draw.
+    struct ClaimsNoJitter;
+
+    impl PolicyVisitor for ClaimsNoJitter {
+        type Output = bool;
+        fn visit<P: Backoff>(self, policy: P) -> bool {
+            if P::JITTERED {
+                return false;
+            }
+            let mut walk = policy.start();
+            let mut nothing = crate::draws::ScriptedDraws::new(&[]);
+            for retry in 1..=200 {
+                policy.delay(retry, &mut walk, &mut nothing);
+            }
+            true
+        }
+    }
+
+    #[test]
+    fn the_policies_without_jitter_draw_nothing() {
+        let spec = |kind, jitter_factor| PolicySpec {
+            jitter_factor,
+            ..crate::RunSpec::seed_002(kind, 1).policy
+        };
+        let unjittered: Vec<_> = PolicyKind::ALL
+            .into_iter()
+            .filter(|&kind| spec(kind, 0.0).visit(ClaimsNoJitter))
+            .collect();
+        assert_eq!(
+            unjittered,
+            [
+                PolicyKind::None,
+                PolicyKind::Fibonacci,
+                PolicyKind::NoBackoff,
+                PolicyKind::Constant,
+                PolicyKind::Linear
+            ]
+        );
+        // A jitter factor makes any policy draw.
+        assert!(
+            PolicyKind::ALL
+                .into_iter()
+                .all(|kind| !spec(kind, 0.1).visit(ClaimsNoJitter))
+        );
     }
 
     #[test]

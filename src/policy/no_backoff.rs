@@ -15,6 +15,8 @@ pub struct NoBackoff;
 impl Backoff for NoBackoff {
     type Walk = ();
 
+    const JITTERED: bool = false;
+
     fn start(&self) {}
 
     #[inline]

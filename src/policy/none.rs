@@ -21,6 +21,8 @@ pub struct NoJitter {
 impl Backoff for NoJitter {
     type Walk = ();
 
+    const JITTERED: bool = false;
+
     fn start(&self) {}
 
     #[inline]

@@ -562,7 +562,9 @@ impl<O: Observer> PolicyVisitor for Run<'_, O> {
         let first_calls = spec.arrivals.first_calls(spec.clients, &mut environment);
         let retries = Retries::new(spec, &policy, self.seeds.policy, first_calls);
         let observer = self.observer;
-        match (spec.resource, self.queue) {
+        // `for_resource` resolves `Auto`: below, anything but the heap is the
+        // radix heap.
+        match (spec.resource, self.queue.for_resource(spec.resource)) {
             (ResourceKind::Slot, queue) => {
                 let mut slot = SlotResource::new(spec.service_ns()).with_outage(spec.down);
                 if retries.wants_hints() {
@@ -573,7 +575,7 @@ impl<O: Observer> PolicyVisitor for Run<'_, O> {
                         QueueKind::Heap => {
                             wave_loop::<_, _, HeapQueue<_>>(spec, retries, slot, observer)
                         }
-                        QueueKind::Radix => {
+                        QueueKind::Radix | QueueKind::Auto => {
                             wave_loop::<_, _, RadixQueue<_>>(spec, retries, slot, observer)
                         }
                     };
@@ -582,7 +584,7 @@ impl<O: Observer> PolicyVisitor for Run<'_, O> {
                     QueueKind::Heap => {
                         call_loop::<_, _, _, HeapQueue<_>>(spec, retries, slot, observer)
                     }
-                    QueueKind::Radix => {
+                    QueueKind::Radix | QueueKind::Auto => {
                         call_loop::<_, _, _, RadixQueue<_>>(spec, retries, slot, observer)
                     }
                 }
@@ -593,7 +595,7 @@ impl<O: Observer> PolicyVisitor for Run<'_, O> {
                     QueueKind::Heap => {
                         call_loop::<_, _, _, HeapQueue<_>>(spec, retries, outage, observer)
                     }
-                    QueueKind::Radix => {
+                    QueueKind::Radix | QueueKind::Auto => {
                         call_loop::<_, _, _, RadixQueue<_>>(spec, retries, outage, observer)
                     }
                 }
@@ -604,7 +606,7 @@ impl<O: Observer> PolicyVisitor for Run<'_, O> {
                     QueueKind::Heap => {
                         run_occ::<_, _, HeapQueue<_>>(spec, retries, network, observer)
                     }
-                    QueueKind::Radix => {
+                    QueueKind::Radix | QueueKind::Auto => {
                         run_occ::<_, _, RadixQueue<_>>(spec, retries, network, observer)
                     }
                 }

@@ -132,7 +132,7 @@ fn both_event_queues_give_byte_identical_output() {
         let radix = stdout_of(&[&args[..], &["--queue", "radix"]].concat(), "2");
         let heap = stdout_of(&[&args[..], &["--queue", "heap"]].concat(), "2");
         assert_eq!(radix, heap, "{extra:?}");
-        assert_eq!(radix, stdout_of(&args, "2"), "radix is the default");
+        assert_eq!(radix, stdout_of(&args, "2"), "auto is radix on the slot");
     }
 }
 
@@ -263,12 +263,12 @@ fn bad_queue_and_bench_flags_get_one_line_and_exit_code_2() {
         (
             &["run", "--queue", "fibonacci"],
             "--queue",
-            "expected radix or heap",
+            "expected auto, radix or heap",
         ),
         (
             &["bench", "--queue", "radix,splay"],
             "--queue",
-            "expected radix or heap",
+            "expected auto, radix or heap",
         ),
         (
             &["bench", "--clients", "0"],

@@ -107,9 +107,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", value_parser = parse_max_events, allow_hyphen_values = true)]
     max_events: Option<u64>,
 
-    /// Event queue: radix (a monotone radix heap, the default) or heap (the
-    /// reference binary heap); both give identical results
-    #[arg(long, value_name = "QUEUE", default_value = "radix", value_parser = parse_queue)]
+    /// Event queue: radix (a monotone radix heap), heap (the reference binary
+    /// heap), or auto (whichever is faster for the model: heap for occ, radix
+    /// otherwise); all give identical results
+    #[arg(long, value_name = "QUEUE", default_value = "auto", value_parser = parse_queue)]
     queue: QueueKind,
 
     /// Print the results as one JSON object instead of a table

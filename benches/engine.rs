@@ -5,14 +5,16 @@
 //! (`benches/reference/heapq_slot.py`) on the same machine in the same run.
 //!
 //! criterion reports throughput in elements per second; an element is one
-//! event (one call).
+//! call. Each call is one event but under `none`, whose clients move in
+//! waves (one event per instant, `src/wave.rs`): `none/<queue>/each-call`
+//! times the one-call-at-a-time loop on the same workload.
 
 use std::hint::black_box;
 use std::process::Command;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput};
-use herdsim::engine::{NoObserver, simulate_with};
+use herdsim::engine::{NoObserver, simulate_each_call, simulate_with};
 use herdsim::queue::QueueKind;
 use herdsim::{PolicyKind, RunSpec, Seeds, simulate};
 
@@ -50,6 +52,24 @@ fn bench_engine(c: &mut Criterion) {
                 continue;
             }
             let id = BenchmarkId::new(format!("{}/{}", kind.name(), queue.name()), clients);
+            // Without jitter the clients move in waves (one event per
+            // instant); time the one-call-at-a-time loop as well.
+            if kind == PolicyKind::None {
+                let each = BenchmarkId::new(
+                    format!("{}/{}/each-call", kind.name(), queue.name()),
+                    clients,
+                );
+                group.bench_with_input(each, &spec, |b, spec| {
+                    b.iter(|| {
+                        simulate_each_call(
+                            black_box(spec),
+                            black_box(seeds),
+                            &mut NoObserver,
+                            queue,
+                        )
+                    })
+                });
+            }
             group.bench_with_input(id, &spec, |b, spec| {
                 b.iter(|| simulate_with(black_box(spec), black_box(seeds), &mut NoObserver, queue))
             });

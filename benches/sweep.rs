@@ -1,5 +1,5 @@
-//! `cargo bench --bench sweep`: a 200-job sweep (seed 002's four strategies ×
-//! 50 seeds, 1,000 clients) on a pool of one thread and of two, rows formatted
+//! `cargo bench --bench sweep`: a 1,000-job sweep (seed 002's four strategies ×
+//! 250 seeds, 1,000 clients) on a pool of one thread and of two, rows formatted
 //! as CSV as `herdsim sweep` writes them. The ratio of the two times is the
 //! parallel speed-up.
 
@@ -24,7 +24,7 @@ fn bench_sweep(c: &mut Criterion) {
             ],
             ..Grid::default()
         },
-        replicates: 50,
+        replicates: 250,
         ..Scenario::default()
     };
     let plan = SweepPlan {
@@ -33,7 +33,7 @@ fn bench_sweep(c: &mut Criterion) {
         per_run: false,
         rows_done: 0,
     };
-    let mut group = c.benchmark_group("sweep-200-jobs");
+    let mut group = c.benchmark_group("sweep-1000-jobs");
     group
         .sample_size(10)
         .measurement_time(Duration::from_secs(12));

@@ -188,14 +188,7 @@ impl<'a, P: Backoff> Retries<'a, P> {
             return None;
         }
         wave.attempt = retry;
-        let walk = &mut wave.walk;
-        let delay = match &mut self.draws {
-            PolicyDraws::Independent(draws) => self.policy.delay(retry, walk, draws),
-            PolicyDraws::Shared(draws) => {
-                self.policy
-                    .delay(retry, walk, &mut draws[failed.start as usize])
-            }
-        };
+        let delay = self.policy_delay(retry, &mut wave.walk, failed.start);
         observer.wave_delays(failed.clone(), retry, delay);
         let start = ready + delay;
         if self.stop.has_deadline() && !self.stop.in_time(start, self.first_calls.of(failed.start))
@@ -297,6 +290,16 @@ impl<'a, P: Backoff> Retries<'a, P> {
         }
     }
 
+    /// The policy's delay before retry `retry` of client `id`, drawn from the
+    /// run's generator (or, with shared seeding, the client's own).
+    #[inline]
+    fn policy_delay(&mut self, retry: u32, walk: &mut P::Walk, id: u32) -> Micros {
+        match &mut self.draws {
+            PolicyDraws::Independent(draws) => self.policy.delay(retry, walk, draws),
+            PolicyDraws::Shared(draws) => self.policy.delay(retry, walk, &mut draws[id as usize]),
+        }
+    }
+
     /// After `client`'s current attempt failed, at `ready` (when the client
     /// learns of it, with the resource's retry `hint`): the time its next
     /// attempt starts, `ready` plus the policy's delay (or the hint, as
@@ -323,14 +326,7 @@ impl<'a, P: Backoff> Retries<'a, P> {
             return None;
         }
         client.attempt = retry;
-        let walk = &mut client.walk;
-        let delay = match &mut self.draws {
-            PolicyDraws::Independent(draws) => self.policy.delay(retry, walk, draws),
-            PolicyDraws::Shared(draws) => {
-                self.policy
-                    .delay(retry, walk, &mut draws[client.id as usize])
-            }
-        };
+        let delay = self.policy_delay(retry, &mut client.walk, client.id);
         let delay = self.retry_after.wait(delay, hint);
         observer.delay(client.id, retry, delay);
         let start = ready + delay;

@@ -361,7 +361,23 @@ pub trait PolicyVisitor {
     fn visit<P: Backoff>(self, policy: P) -> Self::Output;
 }
 
+/// Says whether a policy draws ([`Backoff::JITTERED`]).
+struct IsJittered;
+
+impl PolicyVisitor for IsJittered {
+    type Output = bool;
+    fn visit<P: Backoff>(self, _: P) -> bool {
+        P::JITTERED
+    }
+}
+
 impl PolicySpec {
+    /// True if the delays are drawn; false if clients in the same state get
+    /// the same delay (their herd then moves in waves, [`crate::wave`]).
+    pub fn is_jittered(&self) -> bool {
+        self.visit(IsJittered)
+    }
+
     /// Calls `visitor` with the concrete policy this spec describes, wrapped in
     /// the proportional jitter when the factor is not zero.
     pub fn visit<V: PolicyVisitor>(&self, visitor: V) -> V::Output {
@@ -509,6 +525,10 @@ mod tests {
                 .into_iter()
                 .all(|kind| !spec(kind, 0.1).visit(ClaimsNoJitter))
         );
+        for kind in PolicyKind::ALL {
+            assert_eq!(spec(kind, 0.0).is_jittered(), !unjittered.contains(&kind));
+            assert!(spec(kind, 0.1).is_jittered());
+        }
     }
 
     #[test]

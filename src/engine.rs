@@ -160,46 +160,6 @@ pub(crate) struct Client<W> {
     pub(crate) walk: W,
 }
 
-impl<'a, P: Backoff> Retries<'a, P> {
-    /// True if this run's clients can move in waves: a policy without jitter
-    /// and nothing that tells clients in the same state apart (a budget, the
-    /// slot's per-client retry hints).
-    pub(crate) fn waves_are_exact(&self) -> bool {
-        !P::JITTERED && self.budget.is_none() && self.retry_after == RetryAfter::Ignore
-    }
-
-    /// [`Retries::after_failure`] for the clients `failed` of a wave at once
-    /// (they share the wave's retry number, memory and first call, so the
-    /// stop rules and the policy treat them alike): their next attempt's
-    /// start, or `None` if a stop rule ends them all.
-    pub(crate) fn after_wave_failure<O: Observer>(
-        &mut self,
-        wave: &mut Wave<P::Walk>,
-        failed: Range<u32>,
-        ready: Micros,
-        observer: &mut O,
-        recorder: &mut Recorder,
-    ) -> Option<Micros> {
-        debug_assert!(self.waves_are_exact());
-        let count = failed.len() as u32;
-        let retry = wave.attempt + 1;
-        if !self.stop.another_attempt(retry) {
-            recorder.give_up_many(count);
-            return None;
-        }
-        wave.attempt = retry;
-        let delay = self.policy_delay(retry, &mut wave.walk, failed.start);
-        observer.wave_delays(failed.clone(), retry, delay);
-        let start = ready + delay;
-        if self.stop.has_deadline() && !self.stop.in_time(start, self.first_calls.of(failed.start))
-        {
-            recorder.give_up_many(count);
-            return None;
-        }
-        Some(start)
-    }
-}
-
 impl<W: Copy> ClientItem for Client<W> {
     #[inline]
     fn for_client(self, id: u32) -> Self {
@@ -332,6 +292,47 @@ impl<'a, P: Backoff> Retries<'a, P> {
         let start = ready + delay;
         if self.stop.has_deadline() && !self.stop.in_time(start, self.first_calls.of(client.id)) {
             recorder.give_up();
+            return None;
+        }
+        Some(start)
+    }
+}
+
+/// Waves ([`crate::wave`]).
+impl<P: Backoff> Retries<'_, P> {
+    /// True if this run's clients can move in waves: a policy without jitter
+    /// and nothing that tells clients in the same state apart (a budget, the
+    /// slot's per-client retry hints).
+    pub(crate) fn waves_are_exact(&self) -> bool {
+        !P::JITTERED && self.budget.is_none() && self.retry_after == RetryAfter::Ignore
+    }
+
+    /// [`Retries::after_failure`] for the clients `failed` of a wave at once
+    /// (they share the wave's retry number, memory and first call, so the
+    /// stop rules and the policy treat them alike): their next attempt's
+    /// start, or `None` if a stop rule ends them all.
+    pub(crate) fn after_wave_failure<O: Observer>(
+        &mut self,
+        wave: &mut Wave<P::Walk>,
+        failed: Range<u32>,
+        ready: Micros,
+        observer: &mut O,
+        recorder: &mut Recorder,
+    ) -> Option<Micros> {
+        debug_assert!(self.waves_are_exact());
+        let count = failed.len() as u32;
+        let retry = wave.attempt + 1;
+        if !self.stop.another_attempt(retry) {
+            recorder.give_up_many(count);
+            return None;
+        }
+        wave.attempt = retry;
+        let delay = self.policy_delay(retry, &mut wave.walk, failed.start);
+        observer.wave_delays(failed.clone(), retry, delay);
+        let start = ready + delay;
+        if self.stop.has_deadline() && !self.stop.in_time(start, self.first_calls.of(failed.start))
+        {
+            recorder.give_up_many(count);
             return None;
         }
         Some(start)

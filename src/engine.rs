@@ -13,7 +13,7 @@ use crate::arrivals::FirstCalls;
 use crate::budget::{Budget, RetryAfter};
 use crate::metrics::{RunMetrics, nearest_rank};
 use crate::policy::{Backoff, PolicyVisitor};
-use crate::queue::{ClientItem, EventQueue, HeapQueue, QueueKind, RadixQueue};
+use crate::queue::{ClientItem, EventQueue, Heaps, QueueFamily, QueueKind, RadixHeaps};
 use crate::resource::{
     CallResource, OccNetwork, OutageResource, ResourceKind, SlotResource, run_occ,
 };
@@ -554,59 +554,41 @@ impl<O: Observer> PolicyVisitor for Run<'_, O> {
     type Output = RunMetrics;
 
     fn visit<P: Backoff>(self, policy: P) -> RunMetrics {
+        // `for_resource` has resolved `Auto`.
+        match self.queue.for_resource(self.spec.resource) {
+            QueueKind::Heap => self.run::<P, Heaps>(&policy),
+            QueueKind::Radix | QueueKind::Auto => self.run::<P, RadixHeaps>(&policy),
+        }
+    }
+}
+
+impl<O: Observer> Run<'_, O> {
+    /// The run on the queues of family `F`, in the resource model's loop.
+    fn run<P: Backoff, F: QueueFamily>(self, policy: &P) -> RunMetrics {
         let spec = self.spec;
         let mut environment = job_rng(self.seeds.environment);
         let first_calls = spec.arrivals.first_calls(spec.clients, &mut environment);
-        let retries = Retries::new(spec, &policy, self.seeds.policy, first_calls);
+        let retries = Retries::new(spec, policy, self.seeds.policy, first_calls);
         let observer = self.observer;
-        // `for_resource` resolves `Auto`: below, anything but the heap is the
-        // radix heap.
-        match (spec.resource, self.queue.for_resource(spec.resource)) {
-            (ResourceKind::Slot, queue) => {
+        match spec.resource {
+            ResourceKind::Slot => {
                 let mut slot = SlotResource::new(spec.service_ns()).with_outage(spec.down);
                 if retries.wants_hints() {
                     slot = slot.with_hints(spec.clients);
                 }
                 if self.waves && retries.waves_are_exact() {
-                    return match queue {
-                        QueueKind::Heap => {
-                            wave_loop::<_, _, HeapQueue<_>>(spec, retries, slot, observer)
-                        }
-                        QueueKind::Radix | QueueKind::Auto => {
-                            wave_loop::<_, _, RadixQueue<_>>(spec, retries, slot, observer)
-                        }
-                    };
-                }
-                match queue {
-                    QueueKind::Heap => {
-                        call_loop::<_, _, _, HeapQueue<_>>(spec, retries, slot, observer)
-                    }
-                    QueueKind::Radix | QueueKind::Auto => {
-                        call_loop::<_, _, _, RadixQueue<_>>(spec, retries, slot, observer)
-                    }
+                    wave_loop::<_, _, F::Queue<_>>(spec, retries, slot, observer)
+                } else {
+                    call_loop::<_, _, _, F::Queue<_>>(spec, retries, slot, observer)
                 }
             }
-            (ResourceKind::Outage, queue) => {
+            ResourceKind::Outage => {
                 let outage = OutageResource::new(spec.clients, &mut environment);
-                match queue {
-                    QueueKind::Heap => {
-                        call_loop::<_, _, _, HeapQueue<_>>(spec, retries, outage, observer)
-                    }
-                    QueueKind::Radix | QueueKind::Auto => {
-                        call_loop::<_, _, _, RadixQueue<_>>(spec, retries, outage, observer)
-                    }
-                }
+                call_loop::<_, _, _, F::Queue<_>>(spec, retries, outage, observer)
             }
-            (ResourceKind::Occ, queue) => {
+            ResourceKind::Occ => {
                 let network = OccNetwork::new(environment);
-                match queue {
-                    QueueKind::Heap => {
-                        run_occ::<_, _, HeapQueue<_>>(spec, retries, network, observer)
-                    }
-                    QueueKind::Radix | QueueKind::Auto => {
-                        run_occ::<_, _, RadixQueue<_>>(spec, retries, network, observer)
-                    }
-                }
+                run_occ::<_, _, F::Queue<_>>(spec, retries, network, observer)
             }
         }
     }

@@ -44,6 +44,27 @@ pub trait EventQueue<T: ClientItem> {
     fn reschedule_first(&mut self, next: Option<(Micros, T)>);
 }
 
+/// A queue for any item: lets an event loop name "the heap" or "the radix
+/// heap" once, whatever its events carry (a client, or a wave of them).
+pub trait QueueFamily {
+    /// This family's queue of `T`.
+    type Queue<T: ClientItem>: EventQueue<T>;
+}
+
+/// The binary heaps.
+pub struct Heaps;
+
+impl QueueFamily for Heaps {
+    type Queue<T: ClientItem> = HeapQueue<T>;
+}
+
+/// The radix heaps.
+pub struct RadixHeaps;
+
+impl QueueFamily for RadixHeaps {
+    type Queue<T: ClientItem> = RadixQueue<T>;
+}
+
 /// Which queue a run uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum QueueKind {

@@ -11,6 +11,7 @@ use crate::engine::{NoObserver, Seeds, simulate_with};
 use crate::metrics::RunMetrics;
 use crate::policy::PolicyKind;
 use crate::queue::QueueKind;
+use crate::report::aligned_text_first;
 use crate::spec::{self, RunSpec, group_thousands};
 use crate::time::{Micros, format_duration};
 
@@ -160,10 +161,10 @@ fn timings_table(timings: &[Timing]) -> String {
         "median run",
         "events/s",
     ];
-    let rows: Vec<[String; 6]> = timings
+    let rows: Vec<Vec<String>> = timings
         .iter()
         .map(|t| {
-            [
+            vec![
                 group_thousands(u64::from(t.clients)),
                 t.queue.name().to_string(),
                 group_thousands(t.calls),
@@ -173,29 +174,7 @@ fn timings_table(timings: &[Timing]) -> String {
             ]
         })
         .collect();
-    let mut widths = header.map(str::len);
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let line = |cells: [&str; 6]| {
-        let mut out = String::new();
-        for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
-            // Text left, numbers right.
-            if i < 2 {
-                out += &format!("{cell:<w$}  ");
-            } else {
-                out += &format!("{cell:>w$}  ");
-            }
-        }
-        out.trim_end().to_string() + "\n"
-    };
-    let mut text = line(header);
-    for row in &rows {
-        text += &line(row.each_ref().map(String::as_str));
-    }
-    text
+    aligned_text_first(&header, &rows, 2)
 }
 
 /// A wall-clock time with a unit that suits it.

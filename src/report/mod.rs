@@ -9,7 +9,7 @@ mod table;
 
 pub use json::run_json;
 pub use markdown::compare_markdown;
-pub use table::{compare_table, policies_table, run_table, schedule_table};
+pub use table::{aligned_text_first, compare_table, policies_table, run_table, schedule_table};
 
 use serde::Serialize;
 

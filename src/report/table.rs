@@ -59,6 +59,12 @@ pub fn run_table(report: &RunReport<'_>) -> String {
 /// Rows under a header: the first column left-aligned, the rest right-aligned,
 /// two spaces apart.
 fn aligned(header: &[&str], rows: &[Vec<String>]) -> String {
+    aligned_text_first(header, rows, 1)
+}
+
+/// Rows under a header, two spaces apart: the first `text_columns` columns
+/// left-aligned, the rest (numbers) right-aligned.
+pub fn aligned_text_first(header: &[&str], rows: &[Vec<String>], text_columns: usize) -> String {
     let widths: Vec<usize> = (0..header.len())
         .map(|i| {
             rows.iter()
@@ -73,10 +79,11 @@ fn aligned(header: &[&str], rows: &[Vec<String>]) -> String {
     for row in std::iter::once(&header).chain(rows) {
         let mut line = String::new();
         for (i, (cell, width)) in row.iter().zip(&widths).enumerate() {
-            if i == 0 {
-                let _ = write!(line, "{cell:<width$}");
+            let gap = if i == 0 { "" } else { "  " };
+            if i < text_columns {
+                let _ = write!(line, "{gap}{cell:<width$}");
             } else {
-                let _ = write!(line, "  {cell:>width$}");
+                let _ = write!(line, "{gap}{cell:>width$}");
             }
         }
         out += line.trim_end();

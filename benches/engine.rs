@@ -14,8 +14,9 @@ use std::process::Command;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput};
-use herdsim::engine::{NoObserver, simulate_each_call, simulate_with};
-use herdsim::queue::QueueKind;
+use herdsim::measure::observer::NoObserver;
+use herdsim::sim::engine::{simulate_each_call, simulate_with};
+use herdsim::sim::queue::QueueKind;
 use herdsim::{PolicyKind, RunSpec, Seeds, simulate};
 
 fn bench_engine(c: &mut Criterion) {

@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput};
 use herdsim::PolicyKind;
-use herdsim::grid::Grid;
+use herdsim::experiment::grid::Grid;
+use herdsim::experiment::scenario::Scenario;
+use herdsim::experiment::sweep::{SweepPlan, run_sweep};
 use herdsim::report::csv as sweep_csv;
-use herdsim::scenario::Scenario;
-use herdsim::sweep::{SweepPlan, run_sweep};
 
 fn bench_sweep(c: &mut Criterion) {
     let scenario = Scenario {

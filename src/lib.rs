@@ -9,31 +9,20 @@
 //! `seeding`, `stats`, `time`) does no I/O and knows nothing of the command
 //! line.
 
-pub mod arrivals;
-pub mod budget;
+pub mod base;
 pub mod cli;
-pub mod compare;
-pub mod draws;
-pub mod engine;
-pub mod grid;
-pub mod metrics;
+pub mod control;
+pub mod experiment;
+pub mod measure;
+pub mod model;
 pub mod policy;
-pub mod published;
-pub mod queue;
-pub mod replicates;
 pub mod report;
-pub mod resource;
-pub mod scenario;
-pub mod schedule;
-pub mod seeding;
+pub mod sim;
 pub mod spec;
-pub mod stats;
-pub mod sweep;
-pub mod time;
-pub mod timeline;
-pub mod wave;
+pub mod study;
 
-pub use engine::{Seeds, simulate};
-pub use metrics::RunMetrics;
+pub use base::seeding::Seeds;
+pub use measure::metrics::RunMetrics;
 pub use policy::{PolicyKind, PolicySpec};
+pub use sim::engine::simulate;
 pub use spec::RunSpec;

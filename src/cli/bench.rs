@@ -7,13 +7,15 @@ use clap::Args;
 
 use super::progress::events_spinner;
 use super::{CliError, policy_parser, write_stdout};
-use crate::engine::{NoObserver, Seeds, simulate_with};
-use crate::metrics::RunMetrics;
+use crate::base::seeding::Seeds;
+use crate::base::time::{Micros, format_duration, human_seconds};
+use crate::measure::metrics::RunMetrics;
+use crate::measure::observer::NoObserver;
 use crate::policy::PolicyKind;
-use crate::queue::QueueKind;
 use crate::report::aligned_text_first;
+use crate::sim::engine::simulate_with;
+use crate::sim::queue::QueueKind;
 use crate::spec::{self, RunSpec, group_thousands};
-use crate::time::{Micros, format_duration};
 
 #[derive(Debug, Args)]
 pub struct BenchArgs {
@@ -121,9 +123,9 @@ pub fn bench(args: &BenchArgs) -> Result<(), CliError> {
         text += &format!(
             "\nseed fan-out: {} runs of 1,000 clients: 1 thread {}, {} threads {}: {:.2}× ({})\n",
             group_thousands(u64::from(args.fan_out)),
-            format_seconds(fan.one_thread),
+            human_seconds(fan.one_thread.as_secs_f64()),
             fan.threads,
-            format_seconds(fan.all_threads),
+            human_seconds(fan.all_threads.as_secs_f64()),
             fan.one_thread.as_secs_f64() / fan.all_threads.as_secs_f64(),
             if fan.identical {
                 "results identical"
@@ -169,24 +171,12 @@ fn timings_table(timings: &[Timing]) -> String {
                 t.queue.name().to_string(),
                 group_thousands(t.calls),
                 group_thousands(t.runs as u64),
-                format_seconds(t.median),
+                human_seconds(t.median.as_secs_f64()),
                 format!("{:.2} M", t.calls as f64 / t.median.as_secs_f64() / 1e6),
             ]
         })
         .collect();
     aligned_text_first(&header, &rows, 2)
-}
-
-/// A wall-clock time with a unit that suits it.
-fn format_seconds(d: Duration) -> String {
-    let s = d.as_secs_f64();
-    if s >= 1.0 {
-        format!("{s:.3} s")
-    } else if s >= 1e-3 {
-        format!("{:.2} ms", s * 1e3)
-    } else {
-        format!("{:.1} µs", s * 1e6)
-    }
 }
 
 struct FanOut {

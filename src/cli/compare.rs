@@ -8,16 +8,16 @@ use super::plot::write_svg;
 use super::progress::runs_bar;
 use super::sweep::{GridArgs, check_output, read_scenario, write_whole};
 use super::{CliError, write_stdout};
-use crate::compare::Comparison;
-use crate::engine::{NoObserver, Seeds};
-use crate::published::Published;
-use crate::queue::QueueKind;
+use crate::base::seeding::Seeds;
+use crate::experiment::scenario::Scenario;
+use crate::experiment::sweep::{Shard, SweepPlan, run_sweep};
+use crate::experiment::timelines::{LabelledRun, shared_timelines};
+use crate::measure::timeline::Timeline;
+use crate::model::ResourceKind;
 use crate::report::svg::timelines;
 use crate::report::{compare_markdown, compare_table, csv as sweep_csv};
-use crate::resource::ResourceKind;
-use crate::scenario::Scenario;
-use crate::sweep::{Shard, SweepPlan, run_sweep};
-use crate::timeline::{Timeline, nice_width};
+use crate::study::compare::Comparison;
+use crate::study::published::Published;
 
 /// The default scenario, built in so `compare` works from any directory.
 const FOUR_STRATEGIES: (&str, &str) = (
@@ -96,58 +96,16 @@ pub fn compare(args: &CompareArgs) -> Result<(), CliError> {
         write_whole(path, args.force, &text)?;
     }
     if let Some(path) = &args.plot {
-        let seeds = |p: &crate::compare::ComparedPoint| {
-            Seeds::for_job(scenario.master_seed, p.point as u64, 0)
-        };
-        let window = comparison
+        let runs: Vec<LabelledRun<'_>> = comparison
             .points
             .iter()
-            .map(|p| p.spec.window())
-            .max()
-            .unwrap_or(1);
-        let first_bin = nice_width(window);
-        // Each point's replicate 0 once, in growing bins; then shared bins.
-        let whole: Vec<Timeline> = comparison
-            .points
-            .iter()
-            .map(|p| {
-                Timeline::of_run_observed(
-                    &p.spec,
-                    seeds(p),
-                    first_bin,
-                    400,
-                    &mut NoObserver,
-                    QueueKind::default(),
-                )
+            .map(|p| LabelledRun {
+                label: p.label.clone(),
+                spec: &p.spec,
+                seeds: Seeds::for_job(scenario.master_seed, p.point as u64, 0),
             })
             .collect();
-        let spans: Vec<_> = whole
-            .iter()
-            .map(|t| t.metrics.last_success_us + 1)
-            .collect();
-        let (bin, end) = Timeline::shared_bins(&spans, first_bin, 400);
-        let runs: Vec<(String, Timeline)> = comparison
-            .points
-            .iter()
-            .zip(&whole)
-            .map(|(p, timeline)| {
-                let span = timeline.metrics.last_success_us + 1;
-                let mut label = p.label.clone();
-                if span > end {
-                    label += &format!(
-                        " (runs {}; the first {} shown)",
-                        human_duration(span - 1),
-                        human_duration(end)
-                    );
-                }
-                // A run far longer than the rest grew coarser bins than the
-                // shared ones: only that one is simulated again, finely.
-                let shared = timeline
-                    .rebinned(bin, end)
-                    .unwrap_or_else(|| Timeline::of_run_binned(&p.spec, seeds(p), bin, end));
-                (label, shared)
-            })
-            .collect();
+        let runs = shared_timelines(&runs, 400);
         let panels: Vec<(String, &Timeline)> = runs.iter().map(|(l, t)| (l.clone(), t)).collect();
         let capacity = scenario
             .grid
@@ -168,20 +126,6 @@ pub fn compare(args: &CompareArgs) -> Result<(), CliError> {
         compare_table(&comparison)
     };
     write_stdout(&text)
-}
-
-/// `5.5 h`, `20.3 min`, `12.7 s`, `250 ms`.
-fn human_duration(us: u64) -> String {
-    let s = us as f64 / 1e6;
-    if s >= 3_600.0 {
-        format!("{:.1} h", s / 3_600.0)
-    } else if s >= 60.0 {
-        format!("{:.1} min", s / 60.0)
-    } else if s >= 1.0 {
-        format!("{s:.1} s")
-    } else {
-        format!("{:.0} ms", s * 1e3)
-    }
 }
 
 /// This process's command line as a user would type it again.

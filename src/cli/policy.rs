@@ -7,14 +7,14 @@ use clap::Args;
 use super::plot::write_svg;
 use super::sweep::{check_output, write_whole};
 use super::{CliError, policy_parser, write_stdout};
+use crate::base::seeding::DEFAULT_MASTER_SEED;
+use crate::base::time::Micros;
+use crate::base::time::format_duration;
+use crate::experiment::schedule::schedule;
 use crate::policy::{CapMode, PolicyKind, PolicySpec};
 use crate::report::svg::delay_bands;
 use crate::report::{csv as sweep_csv, schedule_table};
-use crate::schedule::schedule;
-use crate::seeding::DEFAULT_MASTER_SEED;
 use crate::spec;
-use crate::time::Micros;
-use crate::time::format_duration;
 
 /// A policy's parameters, as `run` and `policy` take them.
 #[derive(Debug, Args)]

@@ -7,23 +7,24 @@ use super::policy::PolicyParams;
 use super::progress::{events_spinner, runs_bar};
 use super::sweep::check_output;
 use super::{CliError, policy_parser, write_stdout};
-use crate::arrivals::Arrivals;
-use crate::budget::{BudgetSpec, RetryAfter};
-use crate::engine::Seeds;
-use crate::engine::Watch;
-use crate::metrics::METRICS;
+use crate::base::seeding::DEFAULT_MASTER_SEED;
+use crate::base::seeding::Seeds;
+use crate::base::time::Micros;
+use crate::base::time::format_duration;
+use crate::control::budget::{BudgetSpec, RetryAfter};
+use crate::experiment::replicates::{run_replicates_watched, summarize};
+use crate::experiment::timelines::run_timeline_observed;
+use crate::measure::metrics::METRICS;
+use crate::measure::observer::Watch;
+use crate::measure::timeline::nice_width;
+use crate::model::ResourceKind;
+use crate::model::arrivals::Arrivals;
 use crate::policy::PolicyKind;
-use crate::queue::QueueKind;
-use crate::replicates::{run_replicates_watched, summarize};
 use crate::report::svg::timelines;
 use crate::report::{RunReport, run_json, run_table};
-use crate::resource::ResourceKind;
-use crate::seeding::DEFAULT_MASTER_SEED;
+use crate::sim::queue::QueueKind;
 use crate::spec::group_thousands;
 use crate::spec::{self, RunSpec, Seeding};
-use crate::time::Micros;
-use crate::time::format_duration;
-use crate::timeline::{Timeline, nice_width};
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -200,7 +201,7 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
             let seeds = Seeds::for_job(args.seed, 0, 0);
             let first_bin = nice_width(spec.window());
             let timeline =
-                Timeline::of_run_observed(&spec, seeds, first_bin, 200, &mut watch, args.queue);
+                run_timeline_observed(&spec, seeds, first_bin, 200, &mut watch, args.queue);
             progress.inc(1);
             timeline
         },
@@ -242,8 +243,8 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
             "{} clients, {} (base {}, cap {}): retries per ms over time",
             crate::spec::group_thousands(u64::from(spec.clients)),
             spec.policy.kind,
-            crate::time::format_duration(spec.policy.base_us),
-            crate::time::format_duration(spec.policy.cap_us)
+            crate::base::time::format_duration(spec.policy.base_us),
+            crate::base::time::format_duration(spec.policy.cap_us)
         );
         let label = format!(
             "{}: replicate 0 of master seed {}",
@@ -260,7 +261,7 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         format!(
             "{}\nretries over time, replicate 0, 0 to {}: {}\n",
             run_table(&report),
-            crate::time::format_duration(end),
+            crate::base::time::format_duration(end),
             timeline.sparkline(64)
         )
     };

@@ -10,16 +10,16 @@ use clap::Args;
 
 use super::progress::runs_bar;
 use super::{CliError, policy_parser};
-use crate::arrivals::Arrivals;
-use crate::budget::{BudgetSpec, RetryAfter};
-use crate::engine::Seeds;
+use crate::base::seeding::Seeds;
+use crate::base::time::Micros;
+use crate::control::budget::{BudgetSpec, RetryAfter};
+use crate::experiment::scenario::Scenario;
+use crate::experiment::sweep::{Shard, SweepPlan, run_sweep};
+use crate::model::ResourceKind;
+use crate::model::arrivals::Arrivals;
 use crate::policy::{CapMode, PolicyKind};
 use crate::report::csv as sweep_csv;
-use crate::resource::ResourceKind;
-use crate::scenario::Scenario;
 use crate::spec::{self, Seeding, group_thousands};
-use crate::sweep::{Shard, SweepPlan, run_sweep};
-use crate::time::Micros;
 
 pub const SWEEP_HELP: &str = "\
 Any parameter given as a list (in the scenario file, or as a comma-separated flag) is a grid

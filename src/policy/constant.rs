@@ -1,8 +1,8 @@
 //! `constant`: the same delay every retry.
 
 use super::Backoff;
-use crate::draws::Draws;
-use crate::time::Micros;
+use crate::base::draws::Draws;
+use crate::base::time::Micros;
 
 /// `d = min(cap, base)`. The cap applies here too, so that every policy keeps
 /// its delays in `[0, cap]`.
@@ -30,7 +30,7 @@ impl Backoff for Constant {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::draws::ScriptedDraws;
+    use crate::base::draws::ScriptedDraws;
 
     #[test]
     fn the_delay_never_changes_and_respects_the_cap() {

@@ -1,8 +1,8 @@
 //! `decorrelated`: decorrelated jitter, a random walk (seed 000).
 
 use super::Backoff;
-use crate::draws::Draws;
-use crate::time::Micros;
+use crate::base::draws::Draws;
+use crate::base::time::Micros;
 
 /// `d = min(cap, U[base, 3·prev])`, `prev` starting at `base` and becoming the
 /// capped `d` (seed 000: the walk advances to the delay actually used).
@@ -94,7 +94,7 @@ impl CapWalk {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::draws::ScriptedDraws;
+    use crate::base::draws::ScriptedDraws;
 
     const P: DecorrelatedJitter = DecorrelatedJitter {
         base: 100_000,

@@ -2,8 +2,8 @@
 //! actually calls it.
 
 use super::Backoff;
-use crate::draws::Draws;
-use crate::time::{Micros, US_PER_MS};
+use crate::base::draws::Draws;
+use crate::base::time::{Micros, US_PER_MS};
 
 /// `d = min(cap, U between base and 3·(k−1) ms)`, for retry k.
 ///
@@ -44,7 +44,7 @@ impl Backoff for DecorrelatedAttempt {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::draws::ScriptedDraws;
+    use crate::base::draws::ScriptedDraws;
 
     const P: DecorrelatedAttempt = DecorrelatedAttempt {
         base: 100_000,

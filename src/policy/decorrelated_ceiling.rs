@@ -1,8 +1,8 @@
 //! `decorrelated-ceiling`: decorrelated jitter with the cap inside the draw.
 
 use super::Backoff;
-use crate::draws::Draws;
-use crate::time::Micros;
+use crate::base::draws::Draws;
+use crate::base::time::Micros;
 
 /// `d = U[base, min(cap, 3·prev)]`, `prev` starting at `base` and becoming `d`
 /// (Polly.Contrib.WaitAndRetry's AWS variant of decorrelated jitter).
@@ -42,8 +42,8 @@ impl Backoff for DecorrelatedCeiling {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::draws::ScriptedDraws;
-    use crate::seeding::job_rng;
+    use crate::base::draws::ScriptedDraws;
+    use crate::base::seeding::job_rng;
 
     const P: DecorrelatedCeiling = DecorrelatedCeiling {
         base: 100_000,

@@ -1,8 +1,8 @@
 //! `decorrelated-v2`: Polly's `DecorrelatedJitterBackoffV2`.
 
 use super::Backoff;
-use crate::draws::Draws;
-use crate::time::Micros;
+use crate::base::draws::Draws;
+use crate::base::time::Micros;
 
 /// Polly's constant `pFactor`.
 const P_FACTOR: f64 = 4.0;
@@ -61,8 +61,8 @@ impl Backoff for DecorrelatedV2 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::draws::ScriptedDraws;
-    use crate::seeding::job_rng;
+    use crate::base::draws::ScriptedDraws;
+    use crate::base::seeding::job_rng;
 
     const P: DecorrelatedV2 = DecorrelatedV2 {
         base: 100_000,

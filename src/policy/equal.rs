@@ -1,8 +1,8 @@
 //! `equal`: equal jitter.
 
 use super::{Backoff, CapMode, ceiling_for};
-use crate::draws::Draws;
-use crate::time::Micros;
+use crate::base::draws::Draws;
+use crate::base::time::Micros;
 
 /// `d = U[⌊c_k/2⌋, c_k]`: half the ceiling is a guaranteed wait, the other half
 /// is drawn (seed 004: `ceiling/2 + rand·ceiling/2`). One draw per retry. With
@@ -38,7 +38,7 @@ impl Backoff for EqualJitter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::draws::ScriptedDraws;
+    use crate::base::draws::ScriptedDraws;
 
     const P: EqualJitter = EqualJitter {
         base: 1_000,

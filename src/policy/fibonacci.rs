@@ -1,8 +1,8 @@
 //! `fibonacci`: Fibonacci backoff (backon, tokio-retry).
 
 use super::Backoff;
-use crate::draws::Draws;
-use crate::time::Micros;
+use crate::base::draws::Draws;
+use crate::base::time::Micros;
 
 /// `d = min(cap, base·F_k)` with `F_1 = F_2 = 1`: base, base, 2·base, 3·base,
 /// 5·base, … (tokio-retry's `FibonacciBackoff`, backon's `FibonacciBuilder`
@@ -38,7 +38,7 @@ impl Backoff for Fibonacci {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::draws::ScriptedDraws;
+    use crate::base::draws::ScriptedDraws;
 
     #[test]
     fn the_sequence_is_fibonacci_times_the_base_then_the_cap() {

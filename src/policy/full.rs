@@ -1,8 +1,8 @@
 //! `full`: full jitter.
 
 use super::{Backoff, CapMode, ceiling_for};
-use crate::draws::Draws;
-use crate::time::Micros;
+use crate::base::draws::Draws;
+use crate::base::time::Micros;
 
 /// `d = U[0, c_k]`: clamp the window first, then pick a point inside it (seed
 /// 004's order of operations), so `0 ≤ d ≤ c_k ≤ cap` on every retry. A zero
@@ -38,7 +38,7 @@ impl Backoff for FullJitter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::draws::ScriptedDraws;
+    use crate::base::draws::ScriptedDraws;
 
     /// Seed 004's delays for `draws` under `base`, `cap` (in ms, as the seed
     /// states them), returned in µs.
@@ -123,7 +123,7 @@ mod tests {
         let mut d = ScriptedDraws::new(&[0.5, 0.1]);
         assert_eq!(p.delay(7, &mut (), &mut d), 10_000);
         assert_eq!(p.delay(7, &mut (), &mut d), 6_400);
-        let mut rng = crate::seeding::job_rng(3);
+        let mut rng = crate::base::seeding::job_rng(3);
         let at_cap = (0..100_000)
             .filter(|_| p.delay(7, &mut (), &mut rng) == 10_000)
             .count();

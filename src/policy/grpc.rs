@@ -1,8 +1,8 @@
 //! `grpc`: gRPC's connection backoff.
 
 use super::Backoff;
-use crate::draws::Draws;
-use crate::time::Micros;
+use crate::base::draws::Draws;
+use crate::base::time::Micros;
 
 /// gRPC's connection backoff (its "Connection Backoff" protocol document):
 /// the first retry waits the initial backoff `base`; after that
@@ -39,8 +39,8 @@ impl Backoff for Grpc {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::draws::ScriptedDraws;
-    use crate::seeding::job_rng;
+    use crate::base::draws::ScriptedDraws;
+    use crate::base::seeding::job_rng;
 
     const P: Grpc = Grpc {
         base: 1_000_000,

@@ -1,8 +1,8 @@
 //! Seed 003's proportional jitter factor, wrapping any policy.
 
 use super::Backoff;
-use crate::draws::Draws;
-use crate::time::Micros;
+use crate::base::draws::Draws;
+use crate::base::time::Micros;
 
 /// Half the width of the jitter window for delay `d` and factor `f`:
 /// `⌊f·d/2⌋` µs.
@@ -51,7 +51,7 @@ impl<P: Backoff> Backoff for ProportionalJitter<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::draws::ScriptedDraws;
+    use crate::base::draws::ScriptedDraws;
     use crate::policy::{Constant, NoJitter};
 
     #[test]

@@ -1,8 +1,8 @@
 //! `linear`: a delay growing by a fixed step.
 
 use super::Backoff;
-use crate::draws::Draws;
-use crate::time::Micros;
+use crate::base::draws::Draws;
+use crate::base::time::Micros;
 
 /// `d = min(cap, base + (k−1)·step)` (seed 003's linear backoff: 5 s, 7 s, 9 s…
 /// for base 5 s, step 2 s). Saturating, so no retry number overflows.
@@ -33,7 +33,7 @@ impl Backoff for Linear {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::draws::ScriptedDraws;
+    use crate::base::draws::ScriptedDraws;
 
     #[test]
     fn seed_003_linear_sequence() {

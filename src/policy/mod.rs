@@ -44,8 +44,8 @@ use std::str::FromStr;
 
 use serde::Serialize;
 
-use crate::draws::Draws;
-use crate::time::Micros;
+use crate::base::draws::Draws;
+use crate::base::time::Micros;
 
 /// A backoff policy: the delay before each retry of one client.
 pub trait Backoff {
@@ -55,7 +55,7 @@ pub trait Backoff {
 
     /// False if the policy never draws: clients with the same retry number
     /// and memory then get the same delay, so a wave of them can move as one
-    /// event (see [`crate::wave`]).
+    /// event (see [`crate::sim::wave`]).
     const JITTERED: bool = true;
 
     /// The memory of a client that has not retried yet.
@@ -373,7 +373,7 @@ impl PolicyVisitor for IsJittered {
 
 impl PolicySpec {
     /// True if the delays are drawn; false if clients in the same state get
-    /// the same delay (their herd then moves in waves, [`crate::wave`]).
+    /// the same delay (their herd then moves in waves, [`crate::sim::wave`]).
     pub fn is_jittered(&self) -> bool {
         self.visit(IsJittered)
     }
@@ -491,7 +491,7 @@ mod tests {
                 return false;
             }
             let mut walk = policy.start();
-            let mut nothing = crate::draws::ScriptedDraws::new(&[]);
+            let mut nothing = crate::base::draws::ScriptedDraws::new(&[]);
             for retry in 1..=200 {
                 policy.delay(retry, &mut walk, &mut nothing);
             }

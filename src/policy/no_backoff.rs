@@ -1,8 +1,8 @@
 //! `no-backoff`: retry at once.
 
 use super::Backoff;
-use crate::draws::Draws;
-use crate::time::Micros;
+use crate::base::draws::Draws;
+use crate::base::time::Micros;
 
 /// `d = 0`: the AWS Architecture Blog simulator's `NoBackoff`, the baseline
 /// every backoff is measured against. It only makes sense where a failed
@@ -28,7 +28,7 @@ impl Backoff for NoBackoff {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::draws::ScriptedDraws;
+    use crate::base::draws::ScriptedDraws;
 
     #[test]
     fn every_delay_is_zero_and_draws_nothing() {

@@ -1,8 +1,8 @@
 //! `none`: plain capped exponential backoff, no jitter.
 
 use super::{Backoff, exponential_ceiling};
-use crate::draws::Draws;
-use crate::time::Micros;
+use crate::base::draws::Draws;
+use crate::base::time::Micros;
 
 /// `d = c_k = min(cap, base·2^(k−1))`. Draws nothing: every client that failed
 /// at the same instant retries at the same instant, so on the slot resource each
@@ -38,7 +38,7 @@ impl Backoff for NoJitter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::draws::ScriptedDraws;
+    use crate::base::draws::ScriptedDraws;
 
     #[test]
     fn doubles_to_the_cap_and_reaches_it_at_retry_8() {

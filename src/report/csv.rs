@@ -5,11 +5,11 @@
 //! give the same bytes on every machine; a missing value (the sd of a single
 //! replicate) is an empty field, which pandas and R read as NA.
 
-use crate::engine::Seeds;
-use crate::metrics::METRICS;
+use crate::base::seeding::Seeds;
+use crate::base::time::us_to_ms;
+use crate::experiment::sweep::SweepRow;
+use crate::measure::metrics::METRICS;
 use crate::spec::RunSpec;
-use crate::sweep::SweepRow;
-use crate::time::us_to_ms;
 
 /// A number as CSV text: whole numbers without a fraction (`5050`), others in
 /// the shortest form that reads back to the same `f64` (`0.02`), very small or
@@ -200,7 +200,7 @@ pub fn comparison_header() -> Vec<String> {
 }
 
 /// The rows of `herdsim compare --csv`, in grid order, metrics in report order.
-pub fn comparison_records(comparison: &crate::compare::Comparison<'_>) -> Vec<Vec<String>> {
+pub fn comparison_records(comparison: &crate::study::compare::Comparison<'_>) -> Vec<Vec<String>> {
     let scenario = comparison.scenario;
     let optional = |v: Option<f64>| v.map_or_else(String::new, number);
     let mut records = Vec::new();
@@ -252,7 +252,7 @@ pub const SCHEDULE_HEADER: [&str; 7] = [
 ];
 
 /// The rows of `herdsim policy --csv`: one per retry number.
-pub fn schedule_records(schedule: &crate::schedule::Schedule) -> Vec<Vec<String>> {
+pub fn schedule_records(schedule: &crate::experiment::schedule::Schedule) -> Vec<Vec<String>> {
     schedule
         .retries
         .iter()

@@ -4,8 +4,8 @@ use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 
 use super::{RunReport, WorkloadSummary};
-use crate::metrics::Metric;
-use crate::stats::Summary;
+use crate::measure::metrics::Metric;
+use crate::measure::stats::Summary;
 
 #[derive(Serialize)]
 struct RunJson<'a> {

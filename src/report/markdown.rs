@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use crate::compare::Comparison;
+use crate::study::compare::Comparison;
 
 /// `herdsim compare --markdown`: the command that made it, the scenario, the
 /// table and the notes.

@@ -13,10 +13,10 @@ pub use table::{aligned_text_first, compare_table, policies_table, run_table, sc
 
 use serde::Serialize;
 
-use crate::metrics::Metric;
+use crate::base::time::{format_duration, us_to_ms};
+use crate::measure::metrics::Metric;
+use crate::measure::stats::Summary;
 use crate::spec::{RunSpec, group_thousands};
-use crate::stats::Summary;
-use crate::time::{format_duration, us_to_ms};
 
 /// A workload's results over replicate seeds: what `herdsim run` reports.
 #[derive(Debug, Clone)]
@@ -120,11 +120,11 @@ impl WorkloadSummary {
         let p = &spec.policy;
         let clients = group_thousands(u64::from(spec.clients));
         let arrivals = match spec.arrivals {
-            crate::arrivals::Arrivals::Herd => "all first calls at t = 0".to_string(),
+            crate::model::arrivals::Arrivals::Herd => "all first calls at t = 0".to_string(),
             other => format!("first calls {other}"),
         };
         let resource = match spec.resource {
-            crate::resource::ResourceKind::Slot => {
+            crate::model::ResourceKind::Slot => {
                 let service = spec.service_ns();
                 let service = if service.is_multiple_of(1_000) {
                     format_duration(service / 1_000)
@@ -144,10 +144,10 @@ impl WorkloadSummary {
                 }
                 text
             }
-            crate::resource::ResourceKind::Outage => {
+            crate::model::ResourceKind::Outage => {
                 "outage episodes (each client down U[0, 30s], then 90% success)".to_string()
             }
-            crate::resource::ResourceKind::Occ => {
+            crate::model::ResourceKind::Occ => {
                 "an optimistic-concurrency row (read, then write; hops |N(10ms, 2ms)|)".to_string()
             }
         };
@@ -194,7 +194,7 @@ impl WorkloadSummary {
         if spec.seeding == crate::spec::Seeding::Shared {
             controls.push("every client's generator seeded alike (shared seeding)".to_string());
         }
-        if spec.retry_after != crate::budget::RetryAfter::Ignore {
+        if spec.retry_after != crate::control::budget::RetryAfter::Ignore {
             controls.push(format!("retry hints used as {}", spec.retry_after.name()));
         }
         if !controls.is_empty() {
@@ -220,7 +220,7 @@ pub fn compared_heading(metric: &str) -> &'static str {
 
 /// `mean ± ci95` of a compared metric, times in seconds (as seed 002 publishes
 /// them), `mean` alone for a single replicate.
-pub fn compared_value(cell: &crate::compare::ComparedCell) -> String {
+pub fn compared_value(cell: &crate::study::compare::ComparedCell) -> String {
     let (scale, decimals) = compared_unit(cell.metric.name);
     let s = &cell.summary;
     let mean = format_number(s.mean * scale, decimals);
@@ -242,14 +242,14 @@ fn compared_unit(metric: &str) -> (f64, usize) {
 }
 
 /// The published figure of a compared cell as published, or `-`.
-pub fn compared_published(cell: &crate::compare::ComparedCell) -> String {
+pub fn compared_published(cell: &crate::study::compare::ComparedCell) -> String {
     cell.published
         .as_ref()
         .map_or_else(|| "-".to_string(), |f| f.shown.clone())
 }
 
 /// The verdict of a compared cell, or `-`.
-pub fn compared_verdict(cell: &crate::compare::ComparedCell) -> String {
+pub fn compared_verdict(cell: &crate::study::compare::ComparedCell) -> String {
     cell.verdict
         .map_or_else(|| "-".to_string(), |v| v.to_string())
 }
@@ -257,7 +257,7 @@ pub fn compared_verdict(cell: &crate::compare::ComparedCell) -> String {
 /// The table of a comparison as rows of cells: a header, then a row per point.
 /// Metrics with published figures get a published and a verdict column.
 pub fn comparison_cells(
-    comparison: &crate::compare::Comparison<'_>,
+    comparison: &crate::study::compare::Comparison<'_>,
 ) -> (Vec<String>, Vec<Vec<String>>) {
     let compared = comparison.metrics();
     let with_published: Vec<bool> = compared
@@ -306,7 +306,7 @@ pub fn comparison_cells(
 }
 
 /// The notes under a comparison: published remarks and the rankings.
-pub fn comparison_notes(comparison: &crate::compare::Comparison<'_>) -> Vec<String> {
+pub fn comparison_notes(comparison: &crate::study::compare::Comparison<'_>) -> Vec<String> {
     let mut notes = Vec::new();
     let remarks: Vec<String> = comparison
         .points
@@ -351,7 +351,7 @@ pub fn comparison_notes(comparison: &crate::compare::Comparison<'_>) -> Vec<Stri
 }
 
 /// The lines above a comparison: the scenario, and how to read it.
-pub fn comparison_title(comparison: &crate::compare::Comparison<'_>) -> Vec<String> {
+pub fn comparison_title(comparison: &crate::study::compare::Comparison<'_>) -> Vec<String> {
     let s = comparison.scenario;
     let mut lines = vec![match &s.description {
         Some(d) => format!("{}: {d}", s.name),

@@ -9,8 +9,8 @@ use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::{CoordTranslate, Shift};
 use plotters::prelude::*;
 
-use crate::schedule::Schedule;
-use crate::timeline::Timeline;
+use crate::experiment::schedule::Schedule;
+use crate::measure::timeline::Timeline;
 
 /// The colour of retries in timelines.
 pub const RETRIES_COLOR: RGBColor = RGBColor(31, 119, 180);
@@ -161,7 +161,7 @@ pub fn timelines(
                 .map_err(err)?
                 .label(format!(
                     "retries per ms ({} bins)",
-                    crate::time::format_duration(timeline.bin_us)
+                    crate::base::time::format_duration(timeline.bin_us)
                 ))
                 .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], RETRIES_COLOR));
             if let Some(c) = capacity_per_ms {

@@ -94,7 +94,7 @@ pub fn aligned_text_first(header: &[&str], rows: &[Vec<String>], text_columns: u
 
 /// `herdsim compare`'s human output: the scenario, a row per point with the
 /// published figures and verdicts beside herdsim's, then the notes.
-pub fn compare_table(comparison: &crate::compare::Comparison<'_>) -> String {
+pub fn compare_table(comparison: &crate::study::compare::Comparison<'_>) -> String {
     let mut out = String::new();
     for line in super::comparison_title(comparison) {
         let _ = writeln!(out, "{line}");
@@ -112,7 +112,7 @@ pub fn compare_table(comparison: &crate::compare::Comparison<'_>) -> String {
 
 /// `herdsim policy`: a policy's schedule without contention, retry by retry,
 /// then when it reaches the cap.
-pub fn schedule_table(schedule: &crate::schedule::Schedule) -> String {
+pub fn schedule_table(schedule: &crate::experiment::schedule::Schedule) -> String {
     let mut out = String::new();
     let p = &schedule.policy;
     let spec = crate::RunSpec {
@@ -126,7 +126,7 @@ pub fn schedule_table(schedule: &crate::schedule::Schedule) -> String {
         group_thousands(u64::from(schedule.samples))
     );
     out.push('\n');
-    let ms = |us: crate::time::Micros| format_number(us as f64 / 1e3, 1);
+    let ms = |us: crate::base::time::Micros| format_number(us as f64 / 1e3, 1);
     let rows: Vec<Vec<String>> = schedule
         .retries
         .iter()

@@ -1,0 +1,107 @@
+//! The random source every policy draws from.
+//!
+//! Policies never own a generator: they are handed a [`Draws`], so the engine
+//! can give each run one seeded generator, and tests can inject the exact draws
+//! a published vector uses ([`ScriptedDraws`]).
+
+use rand::RngExt;
+use rand_pcg::Pcg64Mcg;
+
+use crate::base::time::Micros;
+
+/// A source of uniform integer draws.
+pub trait Draws {
+    /// A uniform draw on `lo..=hi` (both ends included). Requires `lo <= hi`.
+    fn uniform(&mut self, lo: Micros, hi: Micros) -> Micros;
+}
+
+/// The generator of every simulated run: PCG-64 MCG (`rand_pcg`), pinned with
+/// `rand` in `Cargo.toml` because its output is part of herdsim's results.
+impl Draws for Pcg64Mcg {
+    #[inline]
+    fn uniform(&mut self, lo: Micros, hi: Micros) -> Micros {
+        debug_assert!(lo <= hi, "empty range {lo}..={hi}");
+        self.random_range(lo..=hi)
+    }
+}
+
+/// Draws given in advance as fractions of the range, for tests and worked
+/// examples: the fraction `u` on `lo..=hi` gives `lo + round(u·(hi − lo))`, so
+/// `1.0` is `hi` and `0.0` is `lo`, as in seed 004's `rand[i] * ceiling`.
+///
+/// Panics when the script runs out: a test that draws more than it planned
+/// should fail loudly.
+#[derive(Debug, Clone)]
+pub struct ScriptedDraws {
+    fractions: Vec<f64>,
+    next: usize,
+}
+
+impl ScriptedDraws {
+    /// A script of fractions, each in `[0, 1]`.
+    pub fn new(fractions: &[f64]) -> Self {
+        assert!(
+            fractions.iter().all(|u| (0.0..=1.0).contains(u)),
+            "scripted draws are fractions in [0, 1]"
+        );
+        ScriptedDraws {
+            fractions: fractions.to_vec(),
+            next: 0,
+        }
+    }
+
+    /// How many draws have been taken.
+    pub fn taken(&self) -> usize {
+        self.next
+    }
+}
+
+impl Draws for ScriptedDraws {
+    fn uniform(&mut self, lo: Micros, hi: Micros) -> Micros {
+        assert!(lo <= hi, "empty range {lo}..={hi}");
+        let u = *self
+            .fractions
+            .get(self.next)
+            .unwrap_or_else(|| panic!("the script has only {} draws", self.fractions.len()));
+        self.next += 1;
+        lo + (u * (hi - lo) as f64).round() as Micros
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn scripted_fractions_map_onto_the_range() {
+        let mut d = ScriptedDraws::new(&[0.0, 1.0, 0.5, 0.7]);
+        assert_eq!(d.uniform(10, 20), 10);
+        assert_eq!(d.uniform(10, 20), 20);
+        assert_eq!(d.uniform(0, 8), 4);
+        assert_eq!(d.uniform(0, 100), 70); // 0.7 * 100 = 70.00000000000001 in f64
+        assert_eq!(d.taken(), 4);
+    }
+
+    #[test]
+    #[should_panic(expected = "only 1 draws")]
+    fn an_exhausted_script_panics() {
+        let mut d = ScriptedDraws::new(&[0.5]);
+        d.uniform(0, 1);
+        d.uniform(0, 1);
+    }
+
+    #[test]
+    fn generator_draws_stay_in_range_and_cover_both_ends() {
+        let mut rng = Pcg64Mcg::seed_from_u64(7);
+        let (mut saw_lo, mut saw_hi) = (false, false);
+        for _ in 0..10_000 {
+            let x = rng.uniform(3, 6);
+            assert!((3..=6).contains(&x));
+            saw_lo |= x == 3;
+            saw_hi |= x == 6;
+        }
+        assert!(saw_lo && saw_hi);
+        assert_eq!(rng.uniform(5, 5), 5);
+    }
+}

@@ -1,0 +1,6 @@
+//! The foundation every layer stands on: simulated time, random draws and
+//! the seeding of one generator per job.
+
+pub mod draws;
+pub mod seeding;
+pub mod time;

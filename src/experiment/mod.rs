@@ -1,0 +1,9 @@
+//! Experiments: grids of workloads, scenario files, sweeps over replicate
+//! seeds, and the schedules of single policies.
+
+pub mod grid;
+pub mod replicates;
+pub mod scenario;
+pub mod schedule;
+pub mod sweep;
+pub mod timelines;

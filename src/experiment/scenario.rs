@@ -1,0 +1,395 @@
+//! Scenario files: a workload grid, replicates and a master seed, in TOML.
+//!
+//! ```toml
+//! name = "four-strategies"
+//! policy = ["none", "equal", "full", "decorrelated"]   # a list is a grid axis
+//! clients = 1000
+//! base = "100ms"                                       # a bare number is ms
+//! cap = "20s"
+//! seeds = 100                                          # replicates per point
+//! ```
+//!
+//! Every key is optional (the defaults are `herdsim run`'s); unknown keys,
+//! empty lists, wrong types and out-of-range values are errors that name the
+//! file, the line and the key. Values are checked by the same functions as the
+//! command line's flags, so both accept exactly the same things.
+
+use std::fmt;
+use std::ops::Range;
+
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
+
+use crate::base::seeding::DEFAULT_MASTER_SEED;
+use crate::experiment::grid::{AXES, Grid};
+use crate::spec::{
+    self, parse_clients, parse_master_seed, parse_policy, parse_replicates, parse_step,
+};
+
+/// The keys that are not grid axes.
+pub const SETTINGS: [&str; 4] = ["name", "description", "seed", "seeds"];
+
+/// Every key a scenario file may have: the settings, then the grid's axes.
+pub fn keys() -> Vec<&'static str> {
+    SETTINGS.iter().chain(AXES.iter()).copied().collect()
+}
+
+/// A grid of workloads with its replicates and master seed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    /// A short name, shown in reports.
+    pub name: String,
+    /// What the scenario is for.
+    pub description: Option<String>,
+    /// The workloads.
+    pub grid: Grid,
+    /// Replicate seeds per point.
+    pub replicates: u32,
+    /// The master seed every job seed is mixed from.
+    pub master_seed: u64,
+}
+
+impl Default for Scenario {
+    fn default() -> Self {
+        Scenario {
+            name: "command-line".to_string(),
+            description: None,
+            grid: Grid::default(),
+            replicates: 1,
+            master_seed: DEFAULT_MASTER_SEED,
+        }
+    }
+}
+
+/// What is wrong with a scenario file, and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScenarioError {
+    /// The file, as the user named it.
+    pub file: String,
+    /// 1-based line, where known.
+    pub line: Option<usize>,
+    /// The key, where one is at fault.
+    pub key: Option<String>,
+    /// What is wrong and what is accepted.
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+        }
+        if let Some(key) = &self.key {
+            write!(f, ": key '{key}'")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+/// The TOML type a key's values take.
+#[derive(Clone, Copy)]
+enum Kind {
+    /// An integer.
+    Count,
+    /// An integer or a float.
+    Number,
+    /// A string with a unit, or a number of ms.
+    Duration,
+    /// A string.
+    Text,
+}
+
+impl Kind {
+    fn expected(self) -> &'static str {
+        match self {
+            Kind::Count => "a whole number",
+            Kind::Number => "a number",
+            Kind::Duration => "a duration string such as \"100ms\", or a number of ms",
+            Kind::Text => "a string",
+        }
+    }
+}
+
+/// A value's text, if it has the TOML type `kind` takes.
+fn text_of(value: &DeValue<'_>, kind: Kind) -> Option<String> {
+    match (value, kind) {
+        (DeValue::Integer(i), Kind::Count | Kind::Number | Kind::Duration) if i.radix() == 10 => {
+            Some(i.as_str().replace('_', ""))
+        }
+        (DeValue::Float(x), Kind::Number | Kind::Duration) => Some(x.as_str().replace('_', "")),
+        (DeValue::String(s), Kind::Duration | Kind::Text) => Some(s.to_string()),
+        _ => None,
+    }
+}
+
+fn line_of(text: &str, span: &Range<usize>) -> usize {
+    text[..span.start.min(text.len())].matches('\n').count() + 1
+}
+
+impl Scenario {
+    /// Reads a scenario from TOML `text`; `file` names it in errors.
+    pub fn from_toml(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
+        let fail = |span: Option<Range<usize>>, key: Option<&str>, message: String| ScenarioError {
+            file: file.to_string(),
+            line: span.map(|s| line_of(text, &s)),
+            key: key.map(str::to_string),
+            message,
+        };
+        let table = DeTable::parse(text).map_err(|e| {
+            let message = e
+                .message()
+                .lines()
+                .map(str::trim)
+                .collect::<Vec<_>>()
+                .join("; ");
+            fail(e.span(), None, format!("invalid TOML: {message}"))
+        })?;
+        let mut entries: Vec<_> = table.get_ref().iter().collect();
+        entries.sort_by_key(|(key, _)| key.span().start);
+
+        let mut scenario = Scenario::default();
+        for (key, value) in entries {
+            let name: &str = key.get_ref();
+            let grid = &mut scenario.grid;
+            let set =
+                match name {
+                    "name" => {
+                        scalar(value, Kind::Text, |s| Ok(s.to_string())).map(|v| scenario.name = v)
+                    }
+                    "description" => scalar(value, Kind::Text, |s| Ok(s.to_string()))
+                        .map(|v| scenario.description = Some(v)),
+                    "seed" => scalar(value, Kind::Count, parse_master_seed)
+                        .map(|v| scenario.master_seed = v),
+                    "seeds" => scalar(value, Kind::Count, parse_replicates)
+                        .map(|v| scenario.replicates = v),
+                    "policy" => axis(&mut grid.policy, value, Kind::Text, parse_policy),
+                    "clients" => axis(&mut grid.clients, value, Kind::Count, parse_clients),
+                    "capacity" => axis(
+                        &mut grid.capacity,
+                        value,
+                        Kind::Number,
+                        spec::parse_capacity,
+                    ),
+                    "base" => axis(
+                        &mut grid.base,
+                        value,
+                        Kind::Duration,
+                        spec::parse_positive_duration,
+                    ),
+                    "cap" => axis(
+                        &mut grid.cap,
+                        value,
+                        Kind::Duration,
+                        spec::parse_positive_duration,
+                    ),
+                    "step" => axis(&mut grid.step, value, Kind::Duration, |s| {
+                        parse_step(s).map(Some)
+                    }),
+                    "jitter_factor" => axis(
+                        &mut grid.jitter_factor,
+                        value,
+                        Kind::Number,
+                        spec::parse_jitter_factor,
+                    ),
+                    "window" => axis(&mut grid.window, value, Kind::Duration, |s| {
+                        spec::parse_positive_duration(s).map(Some)
+                    }),
+                    "resource" => axis(&mut grid.resource, value, Kind::Text, spec::parse_resource),
+                    "arrivals" => axis(&mut grid.arrivals, value, Kind::Text, spec::parse_arrivals),
+                    "down" => axis(&mut grid.down, value, Kind::Text, |s| {
+                        spec::parse_down(s).map(Some)
+                    }),
+                    "max_attempts" => axis(&mut grid.max_attempts, value, Kind::Count, |s| {
+                        spec::parse_max_attempts(s).map(Some)
+                    }),
+                    "deadline" => axis(&mut grid.deadline, value, Kind::Duration, |s| {
+                        spec::parse_positive_duration(s).map(Some)
+                    }),
+                    "cap_mode" => axis(&mut grid.cap_mode, value, Kind::Text, spec::parse_cap_mode),
+                    "seeding" => axis(&mut grid.seeding, value, Kind::Text, spec::parse_seeding),
+                    "budget" => axis(&mut grid.budget, value, Kind::Text, spec::parse_budget),
+                    "fleet" => axis(&mut grid.fleet, value, Kind::Count, |s| {
+                        spec::parse_fleet(s).map(Some)
+                    }),
+                    "retry_after" => axis(
+                        &mut grid.retry_after,
+                        value,
+                        Kind::Text,
+                        spec::parse_retry_after,
+                    ),
+                    "first_exponent" => axis(
+                        &mut grid.first_exponent,
+                        value,
+                        Kind::Count,
+                        spec::parse_first_exponent,
+                    ),
+                    _ => Err((
+                        key.span(),
+                        format!("unknown key: expected one of {}", keys().join(", ")),
+                    )),
+                };
+            set.map_err(|(span, message)| fail(Some(span), Some(name), message))?;
+        }
+        Ok(scenario)
+    }
+
+    /// The number of jobs: points × replicates.
+    pub fn jobs(&self) -> u64 {
+        self.grid.len() as u64 * u64::from(self.replicates)
+    }
+}
+
+/// Where in the file a value is wrong, and what is wrong with it.
+type ValueError = (Range<usize>, String);
+
+/// A key that takes one value.
+fn scalar<T>(
+    value: &Spanned<DeValue<'_>>,
+    kind: Kind,
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> Result<T, ValueError> {
+    if let DeValue::Array(_) = value.get_ref() {
+        return Err((
+            value.span(),
+            format!("expected {}, not a list", kind.expected()),
+        ));
+    }
+    let text = text_of(value.get_ref(), kind)
+        .ok_or_else(|| (value.span(), format!("expected {}", kind.expected())))?;
+    parse(&text).map_err(|e| (value.span(), format!("invalid value '{text}': {e}")))
+}
+
+/// A key that takes one value or a non-empty list (a grid axis), stored in
+/// `axis`. The error carries the span of the offending element.
+fn axis<T>(
+    axis: &mut Vec<T>,
+    value: &Spanned<DeValue<'_>>,
+    kind: Kind,
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> Result<(), ValueError> {
+    let elements: Vec<&Spanned<DeValue<'_>>> = match value.get_ref() {
+        DeValue::Array(items) => items.iter().collect(),
+        _ => vec![value],
+    };
+    if elements.is_empty() {
+        return Err((
+            value.span(),
+            "an empty list gives no points: give at least one value".to_string(),
+        ));
+    }
+    *axis = elements
+        .into_iter()
+        .map(|element| {
+            let text = text_of(element.get_ref(), kind).ok_or_else(|| {
+                (
+                    element.span(),
+                    format!("expected {} or a list of them", kind.expected()),
+                )
+            })?;
+            parse(&text).map_err(|e| (element.span(), format!("invalid value '{text}': {e}")))
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Scenario, ScenarioError> {
+        Scenario::from_toml("s.toml", text)
+    }
+
+    #[test]
+    fn a_full_scenario_parses_into_its_grid() {
+        let s = parse(
+            "name = \"four\"\n\
+             description = \"the four\"\n\
+             policy = [\"none\", \"equal\", \"full\", \"decorrelated\"]\n\
+             clients = [100, 1_000]\n\
+             capacity = 0.5\n\
+             base = \"100ms\"\n\
+             cap = 20000\n\
+             step = \"0ms\"\n\
+             jitter_factor = [0, 0.3]\n\
+             window = \"2ms\"\n\
+             seeds = 50\n\
+             seed = 7\n",
+        )
+        .unwrap();
+        assert_eq!(s.name, "four");
+        assert_eq!(s.grid.policy.len(), 4);
+        assert_eq!(s.grid.clients, [100, 1_000]);
+        assert_eq!(s.grid.capacity, [0.5]);
+        assert_eq!(s.grid.base, [100_000]);
+        assert_eq!(s.grid.cap, [20_000_000]);
+        assert_eq!(s.grid.step, [Some(0)]);
+        assert_eq!(s.grid.jitter_factor, [0.0, 0.3]);
+        assert_eq!(s.grid.window, [Some(2_000)]);
+        assert_eq!((s.replicates, s.master_seed), (50, 7));
+        assert_eq!(s.grid.len(), 16);
+        assert_eq!(s.jobs(), 800);
+    }
+
+    #[test]
+    fn an_empty_file_is_the_default_workload() {
+        assert_eq!(parse("").unwrap(), Scenario::default());
+    }
+
+    fn error(text: &str) -> String {
+        parse(text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn errors_name_the_file_the_line_and_the_key() {
+        assert_eq!(
+            error("clients = 10\nfrobs = 3\n"),
+            "s.toml:2: key 'frobs': unknown key: expected one of name, description, seed, seeds, \
+             policy, clients, capacity, base, cap, step, jitter_factor, window, resource, arrivals, \
+             down, max_attempts, deadline, first_exponent, cap_mode, seeding, budget, fleet, \
+             retry_after"
+        );
+        assert_eq!(
+            error("seeds = 5\nclients = []\n"),
+            "s.toml:2: key 'clients': an empty list gives no points: give at least one value"
+        );
+        assert_eq!(
+            error("clients = \"many\"\n"),
+            "s.toml:1: key 'clients': expected a whole number or a list of them"
+        );
+        assert_eq!(
+            error("\n\nclients = [\n  10,\n  0,\n]\n"),
+            "s.toml:5: key 'clients': invalid value '0': expected a whole number from 1 to 100,000,000"
+        );
+        assert_eq!(
+            error("cap = \"10 parsecs\"\n"),
+            "s.toml:1: key 'cap': invalid value '10 parsecs': unknown unit 'parsecs': expected a \
+             duration such as 250us, 100ms, 1.5s, 2m or 1h (a bare number is milliseconds)"
+        );
+        assert_eq!(
+            error("seeds = [1, 2]\n"),
+            "s.toml:1: key 'seeds': expected a whole number, not a list"
+        );
+        assert_eq!(error("policy = \"jittery\"\n").lines().count(), 1);
+        assert!(
+            error("jitter_factor = 2\n")
+                .starts_with("s.toml:1: key 'jitter_factor': invalid value '2'")
+        );
+        assert!(
+            error("capacity = true\n").starts_with("s.toml:1: key 'capacity': expected a number")
+        );
+    }
+
+    #[test]
+    fn bad_toml_names_the_line() {
+        let e = parse("clients = 10\nbase = \"100ms\ncap = 3\n").unwrap_err();
+        assert_eq!(e.line, Some(2), "{e}");
+        assert!(e.to_string().starts_with("s.toml:2: invalid TOML"), "{e}");
+        assert!(!e.to_string().contains('\n'));
+        let dup = parse("clients = 1\nclients = 2\n").unwrap_err();
+        assert_eq!(dup.line, Some(2), "{dup}");
+    }
+}

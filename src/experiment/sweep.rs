@@ -1,0 +1,338 @@
+//! Sweeps: a scenario's grid × replicates as jobs on rayon's pool, results
+//! delivered in grid order.
+//!
+//! Job `j` is replicate `j mod R` of point `j div R`, with the seeds
+//! [`Seeds::for_job`]`(master, point, replicate)`: the same job gets the same seeds
+//! whatever the thread count, shard or resume point, which is what makes
+//! sharded, resumed and parallel sweeps byte-identical to a plain one.
+//!
+//! Workers take jobs in index order from a shared counter, so results finish
+//! nearly in order; the few that finish early wait in a small reorder buffer
+//! (workers pause when it is full) and the sink sees every result exactly once,
+//! in index order. Memory stays bounded for any number of jobs.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::ops::Range;
+use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
+
+use rayon::prelude::*;
+
+use crate::base::seeding::Seeds;
+
+use crate::experiment::replicates::summarize;
+use crate::experiment::scenario::Scenario;
+use crate::measure::metrics::{Metric, RunMetrics};
+use crate::measure::stats::Summary;
+use crate::sim::engine::simulate;
+use crate::spec::RunSpec;
+
+/// Results allowed to wait for an earlier one, per worker thread.
+const REORDER_SLOTS_PER_THREAD: usize = 64;
+
+/// Runs `job(i)` for every `i` in `jobs` on rayon's current pool and hands each
+/// result to `sink` in index order. Stops at the sink's first error and
+/// returns it (jobs already running finish; no new ones start).
+pub fn for_each_ordered<T, E>(
+    jobs: Range<usize>,
+    job: impl Fn(usize) -> T + Sync,
+    sink: impl FnMut(usize, T) -> Result<(), E> + Send,
+) -> Result<(), E>
+where
+    T: Send,
+    E: Send,
+{
+    struct Delivery<T, S, E> {
+        next: usize,
+        waiting: BTreeMap<usize, T>,
+        sink: S,
+        error: Option<E>,
+    }
+    let threads = rayon::current_num_threads();
+    let capacity = REORDER_SLOTS_PER_THREAD * threads;
+    let next_job = AtomicUsize::new(jobs.start);
+    let failed = AtomicBool::new(false);
+    let delivery = Mutex::new(Delivery {
+        next: jobs.start,
+        waiting: BTreeMap::new(),
+        sink,
+        error: None,
+    });
+    let advanced = Condvar::new();
+
+    (0..threads).into_par_iter().for_each(|_| {
+        loop {
+            if failed.load(Ordering::Relaxed) {
+                return;
+            }
+            let i = next_job.fetch_add(1, Ordering::Relaxed);
+            if i >= jobs.end {
+                return;
+            }
+            // Back-pressure: do not run ahead of the oldest unfinished job by
+            // more than the reorder buffer holds.
+            {
+                let mut d = delivery.lock().unwrap();
+                while i >= d.next + capacity && !failed.load(Ordering::Relaxed) {
+                    d = advanced.wait(d).unwrap();
+                }
+            }
+            let result = job(i);
+            let mut d = delivery.lock().unwrap();
+            d.waiting.insert(i, result);
+            let mut moved = false;
+            while d.error.is_none() {
+                let next = d.next;
+                let Some(ready) = d.waiting.remove(&next) else {
+                    break;
+                };
+                if let Err(e) = (d.sink)(next, ready) {
+                    d.error = Some(e);
+                    failed.store(true, Ordering::Relaxed);
+                }
+                d.next += 1;
+                moved = true;
+            }
+            if moved || d.error.is_some() {
+                advanced.notify_all();
+            }
+        }
+    });
+    let d = delivery.into_inner().unwrap();
+    match d.error {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// The `K`-th of `N` deterministic slices of a sweep (`--shard K/N`, 1-based).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// Which slice, 1 to `count`.
+    pub index: u32,
+    /// How many slices.
+    pub count: u32,
+}
+
+impl Shard {
+    /// The whole sweep.
+    pub const WHOLE: Shard = Shard { index: 1, count: 1 };
+
+    /// The points of a `points`-point grid in this shard: contiguous, in grid
+    /// order, sizes differing by at most one. Shards split points, not
+    /// replicates, so each shard's rows are complete and shards concatenate.
+    pub fn points(&self, points: usize) -> Range<usize> {
+        let at = |k: u32| (points as u128 * u128::from(k) / u128::from(self.count)) as usize;
+        at(self.index - 1)..at(self.index)
+    }
+}
+
+impl FromStr for Shard {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let bad = || format!("expected K/N with 1 ≤ K ≤ N ≤ 1,000,000, such as 2/8; got '{text}'");
+        let (k, n) = text.trim().split_once('/').ok_or_else(bad)?;
+        let (index, count): (u32, u32) =
+            (k.parse().map_err(|_| bad())?, n.parse().map_err(|_| bad())?);
+        if index == 0 || index > count || count > 1_000_000 {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+impl fmt::Display for Shard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+/// One row of a sweep's output.
+#[derive(Debug, Clone)]
+pub enum SweepRow {
+    /// One job (`--per-run`).
+    Run {
+        /// The point's index in the grid.
+        point: usize,
+        /// The replicate's index.
+        replicate: u32,
+        /// The job's seeds.
+        seeds: Seeds,
+        /// The point's workload.
+        spec: RunSpec,
+        /// What the run measured.
+        metrics: RunMetrics,
+    },
+    /// One point, summarised over its replicates (the default).
+    Point {
+        /// The point's index in the grid.
+        point: usize,
+        /// The point's workload.
+        spec: RunSpec,
+        /// Every metric's summary over the replicates.
+        summaries: Vec<(Metric, Summary)>,
+    },
+}
+
+/// What to run: which points of which scenario, one row per run or per point,
+/// and how many rows are already done (a resumed sweep).
+#[derive(Debug, Clone)]
+pub struct SweepPlan<'a> {
+    /// The scenario.
+    pub scenario: &'a Scenario,
+    /// The points to run (a shard's, or all).
+    pub points: Range<usize>,
+    /// One row per run instead of one per point.
+    pub per_run: bool,
+    /// Rows already written, to skip.
+    pub rows_done: usize,
+}
+
+impl SweepPlan<'_> {
+    /// The rows this plan writes in all, done ones included.
+    pub fn total_rows(&self) -> usize {
+        let points = self.points.len();
+        if self.per_run {
+            points * self.scenario.replicates as usize
+        } else {
+            points
+        }
+    }
+
+    /// The jobs still to run.
+    pub fn jobs(&self) -> Range<usize> {
+        let r = self.scenario.replicates as usize;
+        let first_row_job = if self.per_run {
+            self.points.start * r + self.rows_done
+        } else {
+            (self.points.start + self.rows_done) * r
+        };
+        first_row_job..self.points.end * r
+    }
+}
+
+/// Runs the plan's remaining jobs, calling `on_job_done` after each and `sink`
+/// with each row, in grid order.
+pub fn run_sweep<E: Send>(
+    plan: &SweepPlan<'_>,
+    on_job_done: impl Fn() + Sync,
+    mut sink: impl FnMut(SweepRow) -> Result<(), E> + Send,
+) -> Result<(), E> {
+    let scenario = plan.scenario;
+    let replicates = scenario.replicates as usize;
+    let master = scenario.master_seed;
+    let per_run = plan.per_run;
+    let mut current: Vec<RunMetrics> = Vec::with_capacity(if per_run { 0 } else { replicates });
+
+    let job = |j: usize| {
+        let (point, replicate) = (j / replicates, (j % replicates) as u64);
+        let seeds = Seeds::for_job(master, point as u64, replicate);
+        let metrics = simulate(&scenario.grid.point(point), seeds);
+        on_job_done();
+        (seeds, metrics)
+    };
+    for_each_ordered(plan.jobs(), job, |j, (seeds, metrics)| {
+        let (point, replicate) = (j / replicates, j % replicates);
+        if per_run {
+            return sink(SweepRow::Run {
+                point,
+                replicate: replicate as u32,
+                seeds,
+                spec: scenario.grid.point(point),
+                metrics,
+            });
+        }
+        current.push(metrics);
+        if current.len() < replicates {
+            return Ok(());
+        }
+        let summaries = summarize(&current);
+        current.clear();
+        sink(SweepRow::Point {
+            point,
+            spec: scenario.grid.point(point),
+            summaries,
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_arrive_in_order_at_any_thread_count() {
+        for threads in [1, 2, 3] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let mut seen = Vec::new();
+            pool.install(|| {
+                for_each_ordered(
+                    5..2_000,
+                    |i| {
+                        // Uneven work, so jobs finish out of order.
+                        let spin = (i * 7_919) % 97;
+                        (0..spin * 100).fold(i, |a, b| a ^ b)
+                            ^ (0..spin * 100).fold(0, |a, b| a ^ b)
+                    },
+                    |i, v| {
+                        assert_eq!(i, v);
+                        seen.push(i);
+                        Ok::<_, ()>(())
+                    },
+                )
+            })
+            .unwrap();
+            assert_eq!(seen, (5..2_000).collect::<Vec<_>>(), "{threads} threads");
+        }
+    }
+
+    #[test]
+    fn the_first_sink_error_stops_the_run() {
+        let mut delivered = 0;
+        let result = for_each_ordered(
+            0..100_000,
+            |i| i,
+            |i, _| {
+                delivered += 1;
+                if i == 10 { Err(i) } else { Ok(()) }
+            },
+        );
+        assert_eq!(result, Err(10));
+        assert_eq!(delivered, 11);
+    }
+
+    #[test]
+    fn shards_cover_every_point_once_in_order() {
+        for points in [0, 1, 2, 7, 100, 1_001] {
+            for count in [1, 2, 3, 8] {
+                let ranges: Vec<_> = (1..=count)
+                    .map(|index| Shard { index, count }.points(points))
+                    .collect();
+                assert_eq!(ranges[0].start, 0);
+                assert_eq!(ranges.last().unwrap().end, points);
+                for pair in ranges.windows(2) {
+                    assert_eq!(pair[0].end, pair[1].start);
+                }
+                let sizes: Vec<_> = ranges.iter().map(|r| r.len()).collect();
+                assert!(
+                    sizes.iter().max().unwrap() - sizes.iter().min().unwrap() <= 1,
+                    "{sizes:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn shard_syntax() {
+        assert_eq!("2/8".parse(), Ok(Shard { index: 2, count: 8 }));
+        for bad in ["0/3", "4/3", "3", "a/b", "1/0", "-1/3"] {
+            assert!(bad.parse::<Shard>().is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,65 @@
+//! The `occ` resource: the AWS Architecture Blog's optimistic-concurrency
+//! simulator (2015), the model behind its "Exponential Backoff And Jitter"
+//! curves.
+
+use rand_pcg::Pcg64Mcg;
+
+use crate::base::draws::Draws;
+use crate::base::time::Micros;
+
+/// Mean one-way network delay, µs.
+pub const NET_MEAN_US: f64 = 10_000.0;
+/// Standard deviation of the network delay, µs.
+pub const NET_SD_US: f64 = 2_000.0;
+
+/// The network between the clients and the row: every hop takes
+/// `|Normal(10 ms, 2 ms)|`, drawn from the environment's stream in event order.
+pub struct OccNetwork {
+    draws: Pcg64Mcg,
+    spare: Option<f64>,
+}
+
+impl OccNetwork {
+    /// A network drawing its delays from `draws`.
+    pub fn new(draws: Pcg64Mcg) -> Self {
+        OccNetwork { draws, spare: None }
+    }
+
+    /// A standard normal deviate (Box–Muller; each pair of uniforms gives two).
+    fn standard_normal(&mut self) -> f64 {
+        if let Some(z) = self.spare.take() {
+            return z;
+        }
+        let unit =
+            |d: &mut Pcg64Mcg| (d.uniform(0, u64::MAX >> 11) as f64 + 1.0) / (1u64 << 53) as f64;
+        let (u, v) = (unit(&mut self.draws), unit(&mut self.draws));
+        let radius = (-2.0 * u.ln()).sqrt();
+        let angle = std::f64::consts::TAU * v;
+        self.spare = Some(radius * angle.sin());
+        radius * angle.cos()
+    }
+
+    /// One hop's delay, µs.
+    pub fn delay(&mut self) -> Micros {
+        (NET_MEAN_US + NET_SD_US * self.standard_normal())
+            .abs()
+            .round() as Micros
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::base::seeding::job_rng;
+
+    #[test]
+    fn network_delays_are_folded_normal_10ms_2ms() {
+        let mut net = OccNetwork::new(job_rng(5));
+        let delays: Vec<f64> = (0..100_000).map(|_| net.delay() as f64).collect();
+        let mean = delays.iter().sum::<f64>() / 1e5;
+        let sd = (delays.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / 1e5).sqrt();
+        // SE of the mean 2 ms/√100,000 = 6.3 µs; 4 SE. The sd's SE is ~4.5 µs.
+        assert!((mean - 10_000.0).abs() < 25.0, "{mean}");
+        assert!((sd - 2_000.0).abs() < 25.0, "{sd}");
+    }
+}

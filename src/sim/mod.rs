@@ -1,0 +1,9 @@
+//! The discrete-event core: event queues, the retry machinery every model
+//! shares, and the event loops (one call per event, waves, the OCC
+//! conversation).
+
+pub mod engine;
+mod occ_loop;
+pub mod queue;
+pub(crate) mod retries;
+pub mod wave;

@@ -1,0 +1,245 @@
+//! What happens after a failed attempt, the same in every model's loop: the
+//! stop rules, the retry budget, the retry hint and the policy's delay.
+
+use std::ops::Range;
+
+use rand_pcg::Pcg64Mcg;
+
+use crate::base::seeding::job_rng;
+use crate::base::time::Micros;
+use crate::control::budget::{Budget, RetryAfter};
+use crate::measure::observer::Observer;
+use crate::measure::recorder::Recorder;
+use crate::model::arrivals::FirstCalls;
+use crate::policy::Backoff;
+use crate::sim::queue::ClientItem;
+use crate::sim::wave::Wave;
+use crate::spec::{RunSpec, Seeding};
+
+/// When a client stops trying: after `max_attempts` attempts, or when its next
+/// attempt would start more than `deadline` after its first call.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct StopRules {
+    max_attempts: u32,
+    deadline: Micros,
+}
+
+impl StopRules {
+    pub(crate) fn of(spec: &RunSpec) -> Self {
+        StopRules {
+            max_attempts: spec.max_attempts.unwrap_or(u32::MAX),
+            deadline: spec.deadline_us.unwrap_or(Micros::MAX),
+        }
+    }
+
+    /// May a client that has made `attempts` attempts make another?
+    #[inline]
+    pub(crate) fn another_attempt(&self, attempts: u32) -> bool {
+        attempts < self.max_attempts
+    }
+
+    /// May an attempt start at `start`, for a client that first called at
+    /// `first`? (An attempt exactly at the deadline is made.)
+    #[inline]
+    pub(crate) fn in_time(&self, start: Micros, first: Micros) -> bool {
+        start - first <= self.deadline
+    }
+
+    /// True if a deadline applies.
+    #[inline]
+    pub(crate) fn has_deadline(&self) -> bool {
+        self.deadline != Micros::MAX
+    }
+}
+
+/// A client as its pending event carries it: who it is, which attempt is next
+/// and its policy's memory. Travelling in the event queue rather than in
+/// arrays indexed by client, it costs no random memory access per event.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Client<W> {
+    /// The client's index.
+    pub(crate) id: u32,
+    /// The attempt it makes next (0 is its first call).
+    pub(crate) attempt: u32,
+    /// Its policy's memory.
+    pub(crate) walk: W,
+}
+
+impl<W: Copy> ClientItem for Client<W> {
+    #[inline]
+    fn for_client(self, id: u32) -> Self {
+        Client { id, ..self }
+    }
+}
+
+/// What happens after a failed attempt: the next attempt's start, or giving
+/// up. Shared by every model's event loop, so the stop rules mean the same
+/// everywhere.
+pub(crate) struct Retries<'a, P: Backoff> {
+    policy: &'a P,
+    draws: PolicyDraws,
+    stop: StopRules,
+    first_calls: FirstCalls,
+    budget: Option<Budget>,
+    retry_after: RetryAfter,
+}
+
+/// Where the policy's draws come from.
+enum PolicyDraws {
+    /// One generator for the run, drawn in event order: every client's draws
+    /// are independent of every other's.
+    Independent(Pcg64Mcg),
+    /// One generator per client, all seeded alike (`--seeding shared`): the
+    /// fleet bug of seed 002's failure table, where clients that failed
+    /// together draw the same delays and stay together.
+    Shared(Vec<Pcg64Mcg>),
+}
+
+impl<'a, P: Backoff> Retries<'a, P> {
+    pub(crate) fn new(spec: &RunSpec, policy: &'a P, seed: u64, first_calls: FirstCalls) -> Self {
+        let n = spec.clients as usize;
+        let draws = match spec.seeding {
+            Seeding::Independent => PolicyDraws::Independent(job_rng(seed)),
+            Seeding::Shared => PolicyDraws::Shared(vec![job_rng(seed); n]),
+        };
+        Retries {
+            policy,
+            draws,
+            stop: StopRules::of(spec),
+            first_calls,
+            budget: spec
+                .budget
+                .map(|b| Budget::new(b, spec.clients, spec.fleet.unwrap_or(spec.clients))),
+            retry_after: spec.retry_after,
+        }
+    }
+
+    /// When `client` made its first call.
+    #[inline]
+    pub(crate) fn started(&self, client: u32) -> Micros {
+        self.first_calls.of(client)
+    }
+
+    /// Every client's first call.
+    pub(crate) fn first_calls(&self) -> &FirstCalls {
+        &self.first_calls
+    }
+
+    /// A client before its first call (client 0; see [`ClientItem`]).
+    pub(crate) fn new_client(&self) -> Client<P::Walk> {
+        Client {
+            id: 0,
+            attempt: 0,
+            walk: self.policy.start(),
+        }
+    }
+
+    /// True if the clients read the resource's retry hints.
+    pub(crate) fn wants_hints(&self) -> bool {
+        self.retry_after != RetryAfter::Ignore
+    }
+
+    /// `client` makes its first call (a request, for ratio budgets).
+    #[inline]
+    pub(crate) fn first_call(&mut self, client: u32) {
+        if let Some(budget) = &mut self.budget {
+            budget.request(client);
+        }
+    }
+
+    /// `client`'s current attempt succeeded.
+    #[inline]
+    pub(crate) fn succeeded(&mut self, client: &Client<P::Walk>) {
+        if let Some(budget) = &mut self.budget {
+            budget.success(client.id, client.attempt > 0);
+        }
+    }
+
+    /// The policy's delay before retry `retry` of client `id`, drawn from the
+    /// run's generator (or, with shared seeding, the client's own).
+    #[inline]
+    fn policy_delay(&mut self, retry: u32, walk: &mut P::Walk, id: u32) -> Micros {
+        match &mut self.draws {
+            PolicyDraws::Independent(draws) => self.policy.delay(retry, walk, draws),
+            PolicyDraws::Shared(draws) => self.policy.delay(retry, walk, &mut draws[id as usize]),
+        }
+    }
+
+    /// After `client`'s current attempt failed, at `ready` (when the client
+    /// learns of it, with the resource's retry `hint`): the time its next
+    /// attempt starts, `ready` plus the policy's delay (or the hint, as
+    /// `--retry-after` says), or `None` if a stop rule or the budget ends it
+    /// (counted as given up).
+    #[inline]
+    pub(crate) fn after_failure<O: Observer>(
+        &mut self,
+        client: &mut Client<P::Walk>,
+        ready: Micros,
+        hint: Micros,
+        observer: &mut O,
+        recorder: &mut Recorder,
+    ) -> Option<Micros> {
+        let retry = client.attempt + 1;
+        if !self.stop.another_attempt(retry) {
+            recorder.give_up();
+            return None;
+        }
+        if let Some(budget) = &mut self.budget
+            && !budget.allow_retry(client.id)
+        {
+            recorder.give_up();
+            return None;
+        }
+        client.attempt = retry;
+        let delay = self.policy_delay(retry, &mut client.walk, client.id);
+        let delay = self.retry_after.wait(delay, hint);
+        observer.delay(client.id, retry, delay);
+        let start = ready + delay;
+        if self.stop.has_deadline() && !self.stop.in_time(start, self.first_calls.of(client.id)) {
+            recorder.give_up();
+            return None;
+        }
+        Some(start)
+    }
+}
+
+/// Waves ([`crate::sim::wave`]).
+impl<P: Backoff> Retries<'_, P> {
+    /// True if this run's clients can move in waves: a policy without jitter
+    /// and nothing that tells clients in the same state apart (a budget, the
+    /// slot's per-client retry hints).
+    pub(crate) fn waves_are_exact(&self) -> bool {
+        !P::JITTERED && self.budget.is_none() && self.retry_after == RetryAfter::Ignore
+    }
+
+    /// [`Retries::after_failure`] for the clients `failed` of a wave at once
+    /// (they share the wave's retry number, memory and first call, so the
+    /// stop rules and the policy treat them alike): their next attempt's
+    /// start, or `None` if a stop rule ends them all.
+    pub(crate) fn after_wave_failure<O: Observer>(
+        &mut self,
+        wave: &mut Wave<P::Walk>,
+        failed: Range<u32>,
+        ready: Micros,
+        observer: &mut O,
+        recorder: &mut Recorder,
+    ) -> Option<Micros> {
+        debug_assert!(self.waves_are_exact());
+        let count = failed.len() as u32;
+        let retry = wave.attempt + 1;
+        if !self.stop.another_attempt(retry) {
+            recorder.give_up_many(count);
+            return None;
+        }
+        wave.attempt = retry;
+        let delay = self.policy_delay(retry, &mut wave.walk, failed.start);
+        observer.wave_delays(failed.clone(), retry, delay);
+        let start = ready + delay;
+        if self.stop.has_deadline() && !self.stop.in_time(start, self.first_calls.of(failed.start))
+        {
+            recorder.give_up_many(count);
+            return None;
+        }
+        Some(start)
+    }
+}

@@ -1,0 +1,205 @@
+//! A scenario's results set beside the published figures: what `herdsim
+//! compare` reports. Built from a sweep's aggregated rows, so `compare` and
+//! `sweep` are one computation.
+
+use crate::experiment::scenario::Scenario;
+use crate::experiment::sweep::SweepRow;
+use crate::measure::metrics::Metric;
+use crate::measure::stats::Summary;
+use crate::spec::RunSpec;
+use crate::study::published::{Published, PublishedFigure, PublishedRemark, Verdict};
+
+/// The metrics every comparison shows, in column order; any other metric
+/// with a published figure follows them.
+pub const COMPARED: [&str; 5] = [
+    "calls",
+    "last_success_ms",
+    "peak_retries",
+    "peak_retries_pct",
+    "completion_p99_ms",
+];
+
+/// The metrics whose lowest value the published claims rank.
+pub const RANKED: [&str; 2] = ["calls", "last_success_ms"];
+
+/// One metric of one point, with its published figure and verdict.
+#[derive(Debug, Clone)]
+pub struct ComparedCell {
+    /// The metric.
+    pub metric: Metric,
+    /// herdsim's summary over the replicates.
+    pub summary: Summary,
+    /// The published figure, if there is one.
+    pub published: Option<PublishedFigure>,
+    /// How herdsim compares with it.
+    pub verdict: Option<Verdict>,
+}
+
+/// One point of the scenario.
+#[derive(Debug, Clone)]
+pub struct ComparedPoint {
+    /// The point's index in the grid.
+    pub point: usize,
+    /// Its workload.
+    pub spec: RunSpec,
+    /// The policy, and any other parameter that varies: `full` or
+    /// `full clients=100`.
+    pub label: String,
+    /// Every metric, in report order; [`ComparedPoint::cell`] finds one.
+    pub cells: Vec<ComparedCell>,
+    /// A published remark on this workload.
+    pub remark: Option<PublishedRemark>,
+}
+
+impl ComparedPoint {
+    /// The cell of `metric`.
+    pub fn cell(&self, metric: &str) -> &ComparedCell {
+        self.cells
+            .iter()
+            .find(|c| c.metric.name == metric)
+            .expect("every metric has a cell")
+    }
+}
+
+/// Which point has the lowest mean of a metric, in herdsim and as published.
+#[derive(Debug, Clone)]
+pub struct Ranking {
+    /// The metric.
+    pub metric: &'static str,
+    /// herdsim's lowest point (label and summary).
+    pub lowest: (String, Summary),
+    /// True if the lowest point's 95% CI lies wholly below every other's.
+    pub clear: bool,
+    /// The published lowest point (label and figure), if figures exist.
+    pub published_lowest: Option<(String, PublishedFigure)>,
+}
+
+/// A scenario's results beside the published figures.
+#[derive(Debug, Clone)]
+pub struct Comparison<'a> {
+    /// The scenario.
+    pub scenario: &'a Scenario,
+    /// One entry per point, in grid order.
+    pub points: Vec<ComparedPoint>,
+}
+
+impl<'a> Comparison<'a> {
+    /// Sets aggregated sweep `rows` of `scenario` beside `published`.
+    /// Per-run rows are ignored.
+    pub fn new(scenario: &'a Scenario, rows: Vec<SweepRow>, published: &Published) -> Self {
+        let varying: Vec<&str> = scenario
+            .grid
+            .varying()
+            .into_iter()
+            .filter(|axis| *axis != "policy")
+            .collect();
+        let points = rows
+            .into_iter()
+            .filter_map(|row| match row {
+                SweepRow::Point {
+                    point,
+                    spec,
+                    summaries,
+                } => Some((point, spec, summaries)),
+                SweepRow::Run { .. } => None,
+            })
+            .map(|(point, spec, summaries)| {
+                let cells = summaries
+                    .into_iter()
+                    .map(|(metric, summary)| {
+                        let published = published.figure(&spec, metric.name).cloned();
+                        let verdict = published.as_ref().map(|f| Verdict::of(&summary, f));
+                        ComparedCell {
+                            metric,
+                            summary,
+                            published,
+                            verdict,
+                        }
+                    })
+                    .collect();
+                ComparedPoint {
+                    point,
+                    label: label(&spec, &varying),
+                    remark: published.remark(&spec).cloned(),
+                    spec,
+                    cells,
+                }
+            })
+            .collect();
+        Comparison { scenario, points }
+    }
+
+    /// The metrics shown: [`COMPARED`], then any other with a published figure.
+    pub fn metrics(&self) -> Vec<&'static str> {
+        let mut metrics = COMPARED.to_vec();
+        for metric in crate::measure::metrics::METRICS {
+            let published = self
+                .points
+                .iter()
+                .any(|p| p.cell(metric.name).published.is_some());
+            if published && !metrics.contains(&metric.name) {
+                metrics.push(metric.name);
+            }
+        }
+        metrics
+    }
+
+    /// The lowest point of each [`RANKED`] metric, in herdsim and as published.
+    pub fn rankings(&self) -> Vec<Ranking> {
+        RANKED
+            .iter()
+            .filter_map(|&metric| {
+                let lowest = self.points.iter().min_by(|a, b| {
+                    a.cell(metric)
+                        .summary
+                        .mean
+                        .total_cmp(&b.cell(metric).summary.mean)
+                })?;
+                let summary = lowest.cell(metric).summary;
+                let upper = summary.mean + summary.ci95.unwrap_or(0.0);
+                let clear = self
+                    .points
+                    .iter()
+                    .filter(|p| p.point != lowest.point)
+                    .all(|p| {
+                        let s = p.cell(metric).summary;
+                        s.mean - s.ci95.unwrap_or(0.0) > upper
+                    });
+                let published_lowest = self
+                    .points
+                    .iter()
+                    .filter_map(|p| Some((p, p.cell(metric).published.clone()?)))
+                    // Seed 002's "decorrelated" figure describes two policies;
+                    // rank each published figure once.
+                    .filter(|(p, _)| p.spec.policy.kind != crate::PolicyKind::DecorrelatedAttempt)
+                    .min_by(|a, b| a.1.value.total_cmp(&b.1.value))
+                    .map(|(p, f)| (p.label.clone(), f));
+                Some(Ranking {
+                    metric,
+                    lowest: (lowest.label.clone(), summary),
+                    clear,
+                    published_lowest,
+                })
+            })
+            .collect()
+    }
+}
+
+/// `full`, or `full clients=100 cap=5s` when other axes vary.
+fn label(spec: &RunSpec, varying: &[&str]) -> String {
+    let mut label = spec.policy.kind.name().to_string();
+    for axis in varying {
+        let value = match *axis {
+            "clients" => spec.clients.to_string(),
+            "capacity" => spec.capacity_per_ms.to_string(),
+            "base" => crate::base::time::format_duration(spec.policy.base_us),
+            "cap" => crate::base::time::format_duration(spec.policy.cap_us),
+            "step" => crate::base::time::format_duration(spec.policy.step_us),
+            "jitter_factor" => spec.policy.jitter_factor.to_string(),
+            "window" => crate::base::time::format_duration(spec.window()),
+            _ => continue,
+        };
+        label += &format!(" {axis}={value}");
+    }
+    label
+}

@@ -1,0 +1,5 @@
+//! Studies: published figures, and a scenario's results set beside them with
+//! a verdict on each.
+
+pub mod compare;
+pub mod published;

@@ -1,0 +1,321 @@
+//! The `herdsim` binary as a user runs it.
+
+use crate::common::usage_error;
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use serde_json::Value;
+
+fn herdsim(args: &[&str]) -> assert_cmd::assert::Assert {
+    cargo_bin_cmd!("herdsim").args(args).assert()
+}
+
+fn stdout_of(args: &[&str], threads: &str) -> String {
+    let out = cargo_bin_cmd!("herdsim")
+        .args(args)
+        .env("RAYON_NUM_THREADS", threads)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn json_of(args: &[&str]) -> Value {
+    let mut all = args.to_vec();
+    all.push("--json");
+    serde_json::from_str(&stdout_of(&all, "2")).unwrap()
+}
+
+#[test]
+fn the_main_job_prints_a_table_with_the_workload_above_it() {
+    let out = stdout_of(
+        &["run", "--clients", "1000", "--policy", "decorrelated"],
+        "2",
+    );
+    assert!(
+        out.starts_with("1,000 clients, all first calls at t = 0"),
+        "{out}"
+    );
+    assert!(
+        out.contains("policy decorrelated (base 100ms, cap 20s)"),
+        "{out}"
+    );
+    assert!(out.contains("1 replicate from master seed 42"), "{out}");
+    for metric in [
+        "calls",
+        "last_success_ms",
+        "peak_retries_pct",
+        "completion_p99_ms",
+    ] {
+        assert!(
+            out.lines().any(|l| l.starts_with(metric)),
+            "{metric} missing:\n{out}"
+        );
+    }
+}
+
+#[test]
+fn no_jitter_makes_500_500_calls_through_the_cli() {
+    let v = json_of(&["run", "--policy", "none", "--seeds", "3"]);
+    assert_eq!(v["metrics"]["calls"]["mean"], 500_500.0);
+    assert_eq!(v["metrics"]["calls"]["sd"], 0.0);
+    assert_eq!(v["replicates"], 3);
+    assert_eq!(v["workload"]["clients"], 1000);
+    assert_eq!(v["workload"]["cap_ms"], 20_000.0);
+    let table = stdout_of(&["run", "--policy", "none"], "1");
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("calls") && l.contains("500,500")),
+        "{table}"
+    );
+}
+
+#[test]
+fn json_has_every_metric_with_its_summary() {
+    let v = json_of(&[
+        "run",
+        "--policy",
+        "full",
+        "--clients",
+        "200",
+        "--seeds",
+        "5",
+    ]);
+    let metrics = v["metrics"].as_object().unwrap();
+    assert_eq!(metrics.len(), herdsim::measure::metrics::METRICS.len());
+    for (name, s) in metrics {
+        for field in ["mean", "sd", "ci95", "min", "max"] {
+            assert!(s[field].is_number(), "{name}.{field}");
+        }
+        assert!(s["min"].as_f64() <= s["mean"].as_f64() && s["mean"].as_f64() <= s["max"].as_f64());
+    }
+    let single = json_of(&["run", "--clients", "50"]);
+    assert!(
+        single["metrics"]["calls"]["ci95"].is_null(),
+        "one replicate has no CI"
+    );
+}
+
+#[test]
+fn the_same_seed_gives_byte_identical_output_at_any_thread_count() {
+    for extra in [&[][..], &["--json"][..]] {
+        let mut args = vec![
+            "run",
+            "--policy",
+            "decorrelated",
+            "--seeds",
+            "16",
+            "--clients",
+            "300",
+        ];
+        args.extend_from_slice(extra);
+        let one = stdout_of(&args, "1");
+        let two = stdout_of(&args, "2");
+        assert_eq!(one, two, "RAYON_NUM_THREADS=1 and =2 differ");
+        assert_eq!(one, stdout_of(&args, "2"), "a second run differs");
+    }
+}
+
+#[test]
+fn both_event_queues_give_byte_identical_output() {
+    let herd = ["--policy", "decorrelated"];
+    let spread = ["--policy", "full", "--arrivals", "uniform:2s"];
+    for extra in [&herd[..], &spread[..]] {
+        let mut args = vec!["run", "--seeds", "4", "--clients", "2000"];
+        args.extend_from_slice(extra);
+        let radix = stdout_of(&[&args[..], &["--queue", "radix"]].concat(), "2");
+        let heap = stdout_of(&[&args[..], &["--queue", "heap"]].concat(), "2");
+        assert_eq!(radix, heap, "{extra:?}");
+        assert_eq!(radix, stdout_of(&args, "2"), "auto is radix on the slot");
+    }
+}
+
+#[test]
+fn bench_times_every_size_and_queue_and_the_fan_out() {
+    let args = [
+        "bench",
+        "--clients",
+        "200,1000",
+        "--queue",
+        "radix,heap",
+        "--min-time",
+        "1ms",
+        "--fan-out",
+        "20",
+        "--quiet",
+    ];
+    let out = stdout_of(&args, "2");
+    // A row per size and queue: clients, queue, calls, runs, median, events/s.
+    let rows: Vec<Vec<&str>> = out
+        .lines()
+        .filter(|l| l.starts_with("200 ") || l.starts_with("1,000 "))
+        .map(|l| {
+            l.split("  ")
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .collect()
+        })
+        .collect();
+    assert_eq!(rows.len(), 4, "{out}");
+    for pair in rows.chunks(2) {
+        assert_eq!(pair[0][1], "radix");
+        assert_eq!(pair[1][1], "heap");
+        assert_eq!(pair[0][2], pair[1][2], "both queues make the same calls");
+    }
+    for row in &rows {
+        let rate: f64 = row[5].trim_end_matches(" M").parse().unwrap();
+        assert!(rate > 0.0, "{row:?}");
+    }
+    assert!(
+        out.contains("seed fan-out: 20 runs of 1,000 clients"),
+        "{out}"
+    );
+    assert!(out.contains("(results identical)"), "{out}");
+}
+
+#[test]
+fn another_seed_gives_other_results() {
+    let args = ["run", "--policy", "full", "--clients", "300", "--json"];
+    let a = stdout_of(&[&args[..], &["--seed", "1"]].concat(), "2");
+    let b = stdout_of(&[&args[..], &["--seed", "2"]].concat(), "2");
+    assert_ne!(a, b);
+}
+
+#[test]
+fn a_cap_below_the_base_is_valid() {
+    let v = json_of(&[
+        "run",
+        "--policy",
+        "full",
+        "--base",
+        "100ms",
+        "--cap",
+        "20ms",
+        "--clients",
+        "100",
+    ]);
+    assert_eq!(v["metrics"]["successes"]["mean"], 100.0);
+}
+
+#[test]
+fn bad_input_gets_one_line_naming_the_flag_and_exit_code_2() {
+    let cases: &[(&[&str], &str, &str)] = &[
+        (&["--clients", "0"], "--clients", "1 to 100,000,000"),
+        (&["--clients", "-5"], "--clients", "1 to 100,000,000"),
+        (&["--clients=-5"], "--clients", "1 to 100,000,000"),
+        (&["--clients", "many"], "--clients", "whole number"),
+        (&["--base", "0"], "--base", "at least 1us"),
+        (&["--base", "0ms"], "--base", "at least 1us"),
+        (&["--capacity", "0"], "--capacity", "from 0.001 to 1000"),
+        (&["--capacity", "-2"], "--capacity", "from 0.001 to 1000"),
+        (&["--capacity", "NaN"], "--capacity", "from 0.001 to 1000"),
+        (&["--base", "NaN"], "--base", "a duration such as"),
+        (&["--cap", "10 parsecs"], "--cap", "unknown unit 'parsecs'"),
+        (&["--window", "0"], "--window", "at least 1us"),
+        (
+            &["--jitter-factor", "1.5"],
+            "--jitter-factor",
+            "from 0 to 1",
+        ),
+        (
+            &["--jitter-factor", "-0.1"],
+            "--jitter-factor",
+            "from 0 to 1",
+        ),
+        (
+            &["--policy", "jittery"],
+            "--policy",
+            "none, equal, full, decorrelated, decorrelated-ceiling, decorrelated-v2, decorrelated-attempt, grpc, fibonacci, no-backoff, constant, linear",
+        ),
+        (&["--seeds", "0"], "--seeds", "1 to 1,000,000"),
+        (&["--seed", "-1"], "--seed", "whole number"),
+        (&["--frobnicate"], "--frobnicate", "unexpected argument"),
+        (
+            &["--policy", "none", "--cap", "8760h", "--base", "8760h"],
+            "--cap",
+            "clock stops at 584 years",
+        ),
+    ];
+    for (args, flag, accepted) in cases {
+        // Exit code 2, one line, nothing on stdout, no panic:
+        let stderr = usage_error(&[&["run"][..], args].concat());
+        assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(flag),
+            "{args:?} does not name {flag}: {stderr}"
+        );
+        assert!(
+            stderr.contains(accepted),
+            "{args:?} does not say '{accepted}': {stderr}"
+        );
+    }
+}
+
+#[test]
+fn bad_queue_and_bench_flags_get_one_line_and_exit_code_2() {
+    let cases: &[(&[&str], &str, &str)] = &[
+        (
+            &["run", "--queue", "fibonacci"],
+            "--queue",
+            "expected auto, radix or heap",
+        ),
+        (
+            &["bench", "--queue", "radix,splay"],
+            "--queue",
+            "expected auto, radix or heap",
+        ),
+        (
+            &["bench", "--clients", "0"],
+            "--clients",
+            "1 to 100,000,000",
+        ),
+        (&["bench", "--min-time", "0"], "--min-time", "at least 1us"),
+        (&["bench", "--fan-out", "-1"], "--fan-out", "0 to 100,000"),
+        (
+            &["bench", "--policy", "jittery"],
+            "--policy",
+            "decorrelated",
+        ),
+    ];
+    for (args, flag, accepted) in cases {
+        let stderr = usage_error(args);
+        assert!(stderr.contains(flag), "{args:?}: {stderr}");
+        assert!(stderr.contains(accepted), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn policies_lists_every_policy_with_its_formula() {
+    let out = stdout_of(&["policies"], "1");
+    for kind in herdsim::PolicyKind::ALL {
+        assert!(
+            out.lines().any(|l| l.starts_with(kind.name())),
+            "{kind} missing"
+        );
+        assert!(out.contains(kind.formula()), "{kind} formula missing");
+    }
+}
+
+#[test]
+fn help_and_version_succeed() {
+    herdsim(&["--help"])
+        .success()
+        .stdout(predicates::str::contains("run"));
+    herdsim(&["run", "--help"])
+        .success()
+        .stdout(predicates::str::contains("--jitter-factor"));
+    herdsim(&["--version"])
+        .success()
+        .stdout(predicates::str::contains(env!("CARGO_PKG_VERSION")));
+}
+
+#[test]
+fn no_subcommand_shows_help_and_fails() {
+    herdsim(&[])
+        .code(2)
+        .stderr(predicates::str::contains("Usage"));
+}

@@ -1,0 +1,28 @@
+//! Helpers shared by the integration tests.
+//! (One test binary holds every integration test: one link instead of nine.)
+
+use std::fs;
+use std::path::PathBuf;
+
+use assert_cmd::cargo::cargo_bin_cmd;
+
+/// A fresh, empty directory for one test's files (the process id keeps test
+/// binaries apart).
+pub fn workdir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("herdsim-test-{}-{name}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs `herdsim args` expecting bad input: exit code 2, nothing on stdout,
+/// one line on stderr, which is returned.
+pub fn usage_error(args: &[&str]) -> String {
+    let out = cargo_bin_cmd!("herdsim").args(args).output().unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(out.stdout.is_empty(), "{args:?} printed results");
+    assert_eq!(err.lines().count(), 1, "{args:?} is not one line:\n{err}");
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
+    err
+}

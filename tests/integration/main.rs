@@ -1,0 +1,13 @@
+//! The integration tests, one module per subject, built as one binary (one
+//! link of the library instead of nine).
+
+mod cli;
+mod common;
+mod compare;
+mod controls;
+mod invariants;
+mod plots;
+mod reference_figures;
+mod seed_claims;
+mod sweep;
+mod workloads;

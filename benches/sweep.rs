@@ -7,23 +7,19 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput};
-use herdsim::PolicyKind;
 use herdsim::experiment::grid::Grid;
 use herdsim::experiment::scenario::Scenario;
 use herdsim::experiment::sweep::{SweepPlan, run_sweep};
 use herdsim::report::csv as sweep_csv;
+use herdsim::spec::params::param;
 
 fn bench_sweep(c: &mut Criterion) {
+    let mut grid = Grid::default();
+    let policies = ["none", "equal", "full", "decorrelated"].map(String::from);
+    grid.set(param("policy").unwrap(), policies.to_vec())
+        .unwrap();
     let scenario = Scenario {
-        grid: Grid {
-            policy: vec![
-                PolicyKind::None,
-                PolicyKind::Equal,
-                PolicyKind::Full,
-                PolicyKind::Decorrelated,
-            ],
-            ..Grid::default()
-        },
+        grid,
         replicates: 250,
         ..Scenario::default()
     };

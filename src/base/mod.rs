@@ -2,5 +2,6 @@
 //! the seeding of one generator per job.
 
 pub mod draws;
+pub mod format;
 pub mod seeding;
 pub mod time;

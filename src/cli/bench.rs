@@ -7,6 +7,7 @@ use clap::Args;
 
 use super::progress::events_spinner;
 use super::{CliError, policy_parser, write_stdout};
+use crate::base::format::group_thousands;
 use crate::base::seeding::Seeds;
 use crate::base::time::{Micros, format_duration, human_seconds};
 use crate::measure::metrics::RunMetrics;
@@ -15,7 +16,7 @@ use crate::policy::PolicyKind;
 use crate::report::aligned_text_first;
 use crate::sim::engine::simulate_with;
 use crate::sim::queue::QueueKind;
-use crate::spec::{self, RunSpec, group_thousands};
+use crate::spec::{self, RunSpec};
 
 #[derive(Debug, Args)]
 pub struct BenchArgs {

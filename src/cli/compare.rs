@@ -16,6 +16,7 @@ use crate::measure::timeline::Timeline;
 use crate::model::ResourceKind;
 use crate::report::svg::timelines;
 use crate::report::{compare_markdown, compare_table, csv as sweep_csv};
+use crate::spec::RunSpec;
 use crate::study::compare::Comparison;
 use crate::study::published::Published;
 
@@ -107,12 +108,11 @@ pub fn compare(args: &CompareArgs) -> Result<(), CliError> {
             .collect();
         let runs = shared_timelines(&runs, 400);
         let panels: Vec<(String, &Timeline)> = runs.iter().map(|(l, t)| (l.clone(), t)).collect();
-        let capacity = scenario
-            .grid
-            .resource
+        let specs: Vec<&RunSpec> = comparison.points.iter().map(|p| &p.spec).collect();
+        let capacity = specs
             .iter()
-            .all(|r| *r == ResourceKind::Slot)
-            .then(|| scenario.grid.capacity[0]);
+            .all(|s| s.resource == ResourceKind::Slot)
+            .then(|| specs[0].capacity_per_ms);
         let title = format!(
             "{}: retries per ms over time, replicate 0 of each point",
             scenario.name

@@ -7,6 +7,7 @@
 
 mod bench;
 mod compare;
+mod params;
 mod plot;
 mod policy;
 mod progress;
@@ -46,7 +47,7 @@ enum Command {
     #[command(after_long_help = run::metrics_help())]
     Run(run::RunArgs),
     /// Run a grid of workloads × replicate seeds on every core, to CSV
-    #[command(after_long_help = sweep::SWEEP_HELP)]
+    #[command(after_long_help = sweep::sweep_help())]
     Sweep(sweep::SweepArgs),
     /// Set a scenario's results beside the published figures, with verdicts
     Compare(compare::CompareArgs),

@@ -4,62 +4,18 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::params::{ParamFlags, PolicyShape};
 use super::plot::write_svg;
 use super::sweep::{check_output, write_whole};
 use super::{CliError, policy_parser, write_stdout};
 use crate::base::seeding::DEFAULT_MASTER_SEED;
-use crate::base::time::Micros;
 use crate::base::time::format_duration;
+use crate::experiment::grid::Grid;
 use crate::experiment::schedule::schedule;
-use crate::policy::{CapMode, PolicyKind, PolicySpec};
+use crate::policy::{PolicyKind, PolicySpec};
 use crate::report::svg::delay_bands;
 use crate::report::{csv as sweep_csv, schedule_table};
 use crate::spec;
-
-/// A policy's parameters, as `run` and `policy` take them.
-#[derive(Debug, Args)]
-pub struct PolicyParams {
-    /// First retry's delay (decorrelated: the walk's floor); a duration such as 100ms
-    #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = spec::parse_positive_duration, allow_hyphen_values = true)]
-    base: Micros,
-
-    /// Largest delay; may be below the base (every delay is then the cap)
-    #[arg(long, value_name = "DURATION", default_value = "20s", value_parser = spec::parse_positive_duration, allow_hyphen_values = true)]
-    cap: Micros,
-
-    /// Growth per retry of the linear policy [default: the base]
-    #[arg(long, value_name = "DURATION", value_parser = spec::parse_step, allow_hyphen_values = true)]
-    step: Option<Micros>,
-
-    /// Proportional jitter f in [0, 1] on top of the policy: d + U[-f·d/2, +f·d/2]
-    #[arg(long, value_name = "F", default_value = "0", value_parser = spec::parse_jitter_factor, allow_hyphen_values = true)]
-    jitter_factor: f64,
-
-    /// Added to every retry's exponent in none, equal and full: 1 makes the first
-    /// ceiling 2·base, as the AWS simulator does
-    #[arg(long, value_name = "E", default_value = "0", value_parser = spec::parse_first_exponent, allow_hyphen_values = true)]
-    first_exponent: u32,
-
-    /// Where equal and full jitter apply the cap: before the draw, or after it
-    /// (clamping the draw: the bunching bug several libraries shipped)
-    #[arg(long, value_name = "MODE", default_value = "before", value_parser = spec::parse_cap_mode)]
-    cap_mode: CapMode,
-}
-
-impl PolicyParams {
-    /// The fully parameterised `kind`.
-    pub fn spec(&self, kind: PolicyKind) -> PolicySpec {
-        PolicySpec {
-            kind,
-            base_us: self.base,
-            cap_us: self.cap,
-            step_us: self.step.unwrap_or(self.base),
-            jitter_factor: self.jitter_factor,
-            first_exponent: self.first_exponent,
-            cap_mode: self.cap_mode,
-        }
-    }
-}
 
 #[derive(Debug, Args)]
 pub struct PolicyArgs {
@@ -68,7 +24,7 @@ pub struct PolicyArgs {
     policies: Vec<PolicyKind>,
 
     #[command(flatten)]
-    params: PolicyParams,
+    params: ParamFlags<PolicyShape>,
 
     /// Retry numbers to show
     #[arg(long, value_name = "K", default_value = "12", value_parser = parse_retries, allow_hyphen_values = true)]
@@ -105,7 +61,14 @@ fn parse_samples(text: &str) -> Result<u32, String> {
 }
 
 pub fn policy(args: &PolicyArgs) -> Result<(), CliError> {
-    let specs: Vec<PolicySpec> = args.policies.iter().map(|&k| args.params.spec(k)).collect();
+    let mut grid = Grid::default();
+    args.params.apply_to(&mut grid);
+    let shape = grid.point(0).policy;
+    let specs: Vec<PolicySpec> = args
+        .policies
+        .iter()
+        .map(|&kind| PolicySpec { kind, ..shape })
+        .collect();
     for path in args.csv.iter().chain(&args.plot) {
         check_output(path, args.force)?;
     }
@@ -125,9 +88,9 @@ pub fn policy(args: &PolicyArgs) -> Result<(), CliError> {
     if let Some(path) = &args.plot {
         let title = format!(
             "Delay per retry without contention (base {}, cap {}; {} clients sampled)",
-            format_duration(args.params.base),
-            format_duration(args.params.cap),
-            crate::spec::group_thousands(u64::from(args.samples))
+            format_duration(shape.base_us),
+            format_duration(shape.cap_us),
+            crate::base::format::group_thousands(u64::from(args.samples))
         );
         let figure = delay_bands(&title, &schedules).map_err(CliError::Usage)?;
         write_svg(path, args.force, &figure)?;

@@ -2,46 +2,30 @@
 
 use clap::Args;
 
+use super::params::{ParamFlags, Single};
 use super::plot::write_svg;
-use super::policy::PolicyParams;
 use super::progress::{events_spinner, runs_bar};
 use super::sweep::check_output;
-use super::{CliError, policy_parser, write_stdout};
-use crate::base::seeding::DEFAULT_MASTER_SEED;
-use crate::base::seeding::Seeds;
-use crate::base::time::Micros;
-use crate::base::time::format_duration;
-use crate::control::budget::{BudgetSpec, RetryAfter};
+use super::{CliError, write_stdout};
+use crate::base::format::group_thousands;
+use crate::base::seeding::{DEFAULT_MASTER_SEED, Seeds};
+use crate::base::time::{Micros, format_duration};
+use crate::experiment::grid::Grid;
 use crate::experiment::replicates::{run_replicates_watched, summarize};
 use crate::experiment::timelines::run_timeline_observed;
 use crate::measure::metrics::METRICS;
 use crate::measure::observer::Watch;
 use crate::measure::timeline::nice_width;
 use crate::model::ResourceKind;
-use crate::model::arrivals::Arrivals;
-use crate::policy::PolicyKind;
 use crate::report::svg::timelines;
 use crate::report::{RunReport, run_json, run_table};
 use crate::sim::queue::QueueKind;
-use crate::spec::group_thousands;
-use crate::spec::{self, RunSpec, Seeding};
+use crate::spec;
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Clients in the herd; each wants one successful call
-    #[arg(long, value_name = "N", default_value = "1000", value_parser = spec::parse_clients, allow_hyphen_values = true)]
-    clients: u32,
-
-    /// Backoff policy (see `herdsim policies`)
-    #[arg(long, value_name = "POLICY", default_value = "full", value_parser = policy_parser())]
-    policy: PolicyKind,
-
     #[command(flatten)]
-    params: PolicyParams,
-
-    /// Requests the resource serves per millisecond (fractions allowed)
-    #[arg(long, value_name = "PER_MS", default_value = "1", value_parser = spec::parse_capacity, allow_hyphen_values = true)]
-    capacity: f64,
+    params: ParamFlags<Single>,
 
     /// Master seed; every replicate's seed is mixed from it and its index
     #[arg(long, value_name = "SEED", default_value_t = DEFAULT_MASTER_SEED, value_parser = spec::parse_master_seed, allow_hyphen_values = true)]
@@ -50,52 +34,6 @@ pub struct RunArgs {
     /// Replicates (independent seeds), run in parallel
     #[arg(long, value_name = "R", default_value = "1", value_parser = spec::parse_replicates, allow_hyphen_values = true)]
     seeds: u32,
-
-    /// Window of the peak-retries metric [default: one service time]
-    #[arg(long, value_name = "DURATION", value_parser = spec::parse_positive_duration, allow_hyphen_values = true)]
-    window: Option<Micros>,
-
-    /// Resource model: slot (seed 002's contended slot), outage (independent
-    /// outage episodes), occ (the AWS optimistic-concurrency row)
-    #[arg(long, value_name = "MODEL", default_value = "slot", value_parser = spec::parse_resource)]
-    resource: ResourceKind,
-
-    /// When clients make their first call: herd (all at t = 0),
-    /// uniform:<duration>, or poisson:<arrivals per ms>
-    #[arg(long, value_name = "PATTERN", default_value = "herd", value_parser = spec::parse_arrivals)]
-    arrivals: Arrivals,
-
-    /// An outage window <from>..<to> in which every call to the slot fails, such as 5s..15s
-    #[arg(long, value_name = "FROM..TO", value_parser = spec::parse_down)]
-    down: Option<(Micros, Micros)>,
-
-    /// Most attempts per client, first call included [default: unlimited]
-    #[arg(long, value_name = "N", value_parser = spec::parse_max_attempts, allow_hyphen_values = true)]
-    max_attempts: Option<u32>,
-
-    /// No attempt starts later than this after the client's first call [default: none]
-    #[arg(long, value_name = "DURATION", value_parser = spec::parse_positive_duration, allow_hyphen_values = true)]
-    deadline: Option<Micros>,
-
-    /// How the clients' generators are seeded: independent, or shared (every
-    /// client seeded alike, the fleet bug that keeps a jittered herd together)
-    #[arg(long, value_name = "MODE", default_value = "independent", value_parser = spec::parse_seeding)]
-    seeding: Seeding,
-
-    /// A retry budget shared by each fleet: tokens:CAPACITY,cost:N,refund:N (the
-    /// AWS SDK quota is tokens:500,cost:5,refund:1) or ratio:R,min:N; a retry it
-    /// refuses ends the client as given up
-    #[arg(long, value_name = "RULE", value_parser = parse_budget_rule)]
-    budget: Option<BudgetSpec>,
-
-    /// Clients per budget fleet [default: all clients share one budget]
-    #[arg(long, value_name = "N", value_parser = spec::parse_fleet, allow_hyphen_values = true)]
-    fleet: Option<u32>,
-
-    /// What clients do with the slot's retry hint (its backlog estimate):
-    /// ignore, floor (wait max(hint, delay)), floor+jitter (wait hint + delay)
-    #[arg(long, value_name = "MODE", default_value = "ignore", value_parser = spec::parse_retry_after)]
-    retry_after: RetryAfter,
 
     /// Also draw replicate 0's retries per ms over time, with the capacity
     /// line, as SVG (replaces FILE if it exists)
@@ -142,30 +80,16 @@ fn parse_queue(text: &str) -> Result<QueueKind, String> {
     text.parse()
 }
 
-fn parse_budget_rule(text: &str) -> Result<BudgetSpec, String> {
-    text.parse()
-}
-
 pub fn run(args: &RunArgs) -> Result<(), CliError> {
-    let spec = RunSpec {
-        clients: args.clients,
-        resource: args.resource,
-        capacity_per_ms: args.capacity,
-        arrivals: args.arrivals,
-        down: args.down,
-        policy: args.params.spec(args.policy),
-        max_attempts: args.max_attempts,
-        deadline_us: args.deadline,
-        window_us: args.window,
-        seeding: args.seeding,
-        budget: args.budget,
-        fleet: args.fleet,
-        retry_after: args.retry_after,
-    };
+    let mut grid = Grid::default();
+    args.params.apply_to(&mut grid);
+    let spec = grid.point(0);
     spec.validate().map_err(|e| {
         CliError::Usage(format!(
             "invalid value '{}' for '--{}': {}",
-            e.value, e.key, e.reason
+            e.value,
+            e.key.replace('_', "-"),
+            e.reason
         ))
     })?;
 
@@ -241,7 +165,7 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
     if let Some(path) = &args.plot {
         let title = format!(
             "{} clients, {} (base {}, cap {}): retries per ms over time",
-            crate::spec::group_thousands(u64::from(spec.clients)),
+            crate::base::format::group_thousands(u64::from(spec.clients)),
             spec.policy.kind,
             crate::base::time::format_duration(spec.policy.base_us),
             crate::base::time::format_duration(spec.policy.cap_us)

@@ -8,113 +8,83 @@ use std::time::Instant;
 
 use clap::Args;
 
+use super::CliError;
+use super::params::{Lists, ParamFlags};
 use super::progress::runs_bar;
-use super::{CliError, policy_parser};
+use crate::base::format::group_thousands;
 use crate::base::seeding::Seeds;
-use crate::base::time::Micros;
-use crate::control::budget::{BudgetSpec, RetryAfter};
 use crate::experiment::scenario::Scenario;
 use crate::experiment::sweep::{Shard, SweepPlan, run_sweep};
-use crate::model::ResourceKind;
-use crate::model::arrivals::Arrivals;
-use crate::policy::{CapMode, PolicyKind};
 use crate::report::csv as sweep_csv;
-use crate::spec::{self, Seeding, group_thousands};
+use crate::spec;
+use crate::spec::params::{PARAMS, parameter_columns};
 
-pub const SWEEP_HELP: &str = "\
-Any parameter given as a list (in the scenario file, or as a comma-separated flag) is a grid
-axis; the points are their cartesian product, numbered with the last axis varying fastest in
-the order policy, clients, capacity, base, cap, step, jitter_factor, window. Flags replace the
-scenario's values for their keys.
-
-Rows are written in grid order as they complete, one line at a time, so an interrupted sweep
-leaves every finished row readable; --resume continues it to the file an uninterrupted sweep
-writes, byte for byte. --shard K/N runs the K-th of N contiguous slices of the points;
-`herdsim merge` joins the shard files into the unsharded file.
-
-Columns: point, the parameters (policy, clients, capacity_per_ms, base_ms, cap_ms, step_ms,
-jitter_factor, window_ms), replicates and master_seed, then for every metric its _mean, _sd,
-_ci95, _min and _max. With --per-run: point, replicate, seed, the parameters, then each metric.";
+/// The long help of `herdsim sweep`: the axes and columns from the registry.
+pub fn sweep_help() -> String {
+    let keys: Vec<&str> = PARAMS.iter().map(|p| p.key).collect();
+    let wrap = |words: &[&str]| -> String {
+        let mut lines = vec![String::new()];
+        for word in words {
+            let line = lines.last_mut().expect("one line at least");
+            if !line.is_empty() && line.len() + word.len() + 2 > 90 {
+                lines.push(String::new());
+            }
+            let line = lines.last_mut().expect("one line at least");
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+        lines.join("\n")
+    };
+    let list = |names: &[&str]| {
+        names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                if i + 1 < names.len() {
+                    format!("{n},")
+                } else {
+                    n.to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+    };
+    let axes = list(&keys);
+    let columns = list(&parameter_columns());
+    let mut axes_text: Vec<&str> = "Any parameter given as a list (in the scenario file, or as a \
+        list flag) is a grid axis; the points are their cartesian product, numbered with the \
+        last axis varying fastest in the order"
+        .split(' ')
+        .collect();
+    axes_text.extend(axes.iter().map(String::as_str));
+    axes_text.extend(". Flags replace the scenario's values for their keys.".split(' '));
+    let mut columns_text: Vec<&str> = "Columns: point, the parameters (".split(' ').collect();
+    columns_text.extend(columns.iter().map(String::as_str));
+    columns_text.extend(
+        "), replicates and master_seed, then for every metric its _mean, _sd, _ci95, _min and \
+         _max. With --per-run: point, replicate, policy_seed, environment_seed, the parameters, \
+         then each metric."
+            .split(' '),
+    );
+    format!(
+        "{}\n\n\
+         Rows are written in grid order as they complete, one line at a time, so an interrupted \
+         sweep\nleaves every finished row readable; --resume continues it to the file an \
+         uninterrupted sweep\nwrites, byte for byte. --shard K/N runs the K-th of N contiguous \
+         slices of the points;\n`herdsim merge` joins the shard files into the unsharded \
+         file.\n\n{}",
+        wrap(&axes_text).replace(" .", "."),
+        wrap(&columns_text).replace("( ", "(").replace(" )", ")")
+    )
+}
 
 /// The grid of a sweep or comparison: a scenario file, and flags that replace
 /// its values.
 #[derive(Debug, Args)]
 pub struct GridArgs {
-    /// Backoff policies, comma-separated
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = policy_parser())]
-    policy: Vec<PolicyKind>,
-
-    /// Client counts, comma-separated
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = spec::parse_clients, allow_hyphen_values = true)]
-    clients: Vec<u32>,
-
-    /// Capacities in requests per ms, comma-separated
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = spec::parse_capacity, allow_hyphen_values = true)]
-    capacity: Vec<f64>,
-
-    /// Bases, comma-separated durations
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = spec::parse_positive_duration, allow_hyphen_values = true)]
-    base: Vec<Micros>,
-
-    /// Caps, comma-separated durations
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = spec::parse_positive_duration, allow_hyphen_values = true)]
-    cap: Vec<Micros>,
-
-    /// Linear steps, comma-separated durations [default: each point's base]
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = spec::parse_step, allow_hyphen_values = true)]
-    step: Vec<Micros>,
-
-    /// Proportional jitter factors in [0, 1], comma-separated
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = spec::parse_jitter_factor, allow_hyphen_values = true)]
-    jitter_factor: Vec<f64>,
-
-    /// Peak-retries windows, comma-separated durations [default: one service time]
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = spec::parse_positive_duration, allow_hyphen_values = true)]
-    window: Vec<Micros>,
-
-    /// Resource models (slot, outage, occ), comma-separated
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = spec::parse_resource)]
-    resource: Vec<ResourceKind>,
-
-    /// Arrival patterns (herd, uniform:<duration>, poisson:<rate>), comma-separated
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = spec::parse_arrivals)]
-    arrivals: Vec<Arrivals>,
-
-    /// Slot outage windows <from>..<to>, comma-separated
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = spec::parse_down)]
-    down: Vec<(Micros, Micros)>,
-
-    /// Most attempts per client, comma-separated
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = spec::parse_max_attempts, allow_hyphen_values = true)]
-    max_attempts: Vec<u32>,
-
-    /// Deadlines after each client's first call, comma-separated durations
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = spec::parse_positive_duration, allow_hyphen_values = true)]
-    deadline: Vec<Micros>,
-
-    /// Exponent offsets of none, equal and full, comma-separated
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = spec::parse_first_exponent, allow_hyphen_values = true)]
-    first_exponent: Vec<u32>,
-
-    /// Cap modes of equal and full jitter (before, after), comma-separated
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = spec::parse_cap_mode)]
-    cap_mode: Vec<CapMode>,
-
-    /// Seeding modes (independent, shared), comma-separated
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = spec::parse_seeding)]
-    seeding: Vec<Seeding>,
-
-    /// Retry budgets (tokens:…, ratio:…, none), separated by ';'
-    #[arg(long, value_name = "LIST", value_delimiter = ';', value_parser = parse_budget_choice)]
-    budget: Vec<BudgetChoice>,
-
-    /// Clients per budget fleet, comma-separated
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = spec::parse_fleet, allow_hyphen_values = true)]
-    fleet: Vec<u32>,
-
-    /// Retry-hint modes (ignore, floor, floor+jitter), comma-separated
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = spec::parse_retry_after)]
-    retry_after: Vec<RetryAfter>,
+    #[command(flatten)]
+    params: ParamFlags<Lists>,
 
     /// Replicate seeds per point [default: the scenario's, or 1]
     #[arg(long, value_name = "R", value_parser = spec::parse_replicates, allow_hyphen_values = true)]
@@ -174,14 +144,6 @@ pub struct MergeArgs {
     force: bool,
 }
 
-/// A budget or none, as a sweep axis's value.
-#[derive(Debug, Clone, Copy)]
-pub struct BudgetChoice(Option<BudgetSpec>);
-
-fn parse_budget_choice(text: &str) -> Result<BudgetChoice, String> {
-    spec::parse_budget(text).map(BudgetChoice)
-}
-
 /// Reads a scenario file, with errors that name it (and the line and key).
 pub fn read_scenario(path: &Path) -> Result<Scenario, CliError> {
     let shown = path.display().to_string();
@@ -193,65 +155,8 @@ pub fn read_scenario(path: &Path) -> Result<Scenario, CliError> {
 impl GridArgs {
     /// `scenario` with the flags' values replacing its own, every point checked.
     pub fn apply(&self, mut scenario: Scenario) -> Result<Scenario, CliError> {
-        let grid = &mut scenario.grid;
-        let mut changed = Vec::new();
-        fn replace<T: Clone>(
-            changed: &mut Vec<&str>,
-            key: &'static str,
-            axis: &mut Vec<T>,
-            given: &[T],
-        ) {
-            if !given.is_empty() {
-                *axis = given.to_vec();
-                changed.push(key);
-            }
-        }
-        replace(&mut changed, "policy", &mut grid.policy, &self.policy);
-        replace(&mut changed, "clients", &mut grid.clients, &self.clients);
-        replace(&mut changed, "capacity", &mut grid.capacity, &self.capacity);
-        replace(&mut changed, "base", &mut grid.base, &self.base);
-        replace(&mut changed, "cap", &mut grid.cap, &self.cap);
-        let step: Vec<_> = self.step.iter().copied().map(Some).collect();
-        replace(&mut changed, "step", &mut grid.step, &step);
-        replace(
-            &mut changed,
-            "jitter_factor",
-            &mut grid.jitter_factor,
-            &self.jitter_factor,
-        );
-        let window: Vec<_> = self.window.iter().copied().map(Some).collect();
-        replace(&mut changed, "window", &mut grid.window, &window);
-        replace(&mut changed, "resource", &mut grid.resource, &self.resource);
-        replace(&mut changed, "arrivals", &mut grid.arrivals, &self.arrivals);
-        let down: Vec<_> = self.down.iter().copied().map(Some).collect();
-        replace(&mut changed, "down", &mut grid.down, &down);
-        let max_attempts: Vec<_> = self.max_attempts.iter().copied().map(Some).collect();
-        replace(
-            &mut changed,
-            "max_attempts",
-            &mut grid.max_attempts,
-            &max_attempts,
-        );
-        let deadline: Vec<_> = self.deadline.iter().copied().map(Some).collect();
-        replace(&mut changed, "deadline", &mut grid.deadline, &deadline);
-        replace(
-            &mut changed,
-            "first_exponent",
-            &mut grid.first_exponent,
-            &self.first_exponent,
-        );
-        replace(&mut changed, "cap_mode", &mut grid.cap_mode, &self.cap_mode);
-        replace(&mut changed, "seeding", &mut grid.seeding, &self.seeding);
-        let budget: Vec<_> = self.budget.iter().map(|b| b.0).collect();
-        replace(&mut changed, "budget", &mut grid.budget, &budget);
-        let fleet: Vec<_> = self.fleet.iter().copied().map(Some).collect();
-        replace(&mut changed, "fleet", &mut grid.fleet, &fleet);
-        replace(
-            &mut changed,
-            "retry_after",
-            &mut grid.retry_after,
-            &self.retry_after,
-        );
+        self.params.apply_to(&mut scenario.grid);
+        let mut changed = self.params.keys();
         if let Some(r) = self.seeds {
             scenario.replicates = r;
             changed.push("seeds");
@@ -268,8 +173,11 @@ impl GridArgs {
         for i in 0..scenario.grid.len() {
             scenario.grid.point(i).validate().map_err(|e| {
                 CliError::Usage(format!(
-                    "point {i}: invalid value '{}' for {}: {}",
-                    e.value, e.key, e.reason
+                    "point {i}: invalid value '{}' for {} (--{}): {}",
+                    e.value,
+                    e.key,
+                    e.key.replace('_', "-"),
+                    e.reason
                 ))
             })?;
         }

@@ -1,140 +1,64 @@
-//! A grid of workloads: every parameter a list of values, the points their
-//! cartesian product.
+//! A grid of workloads: any registry parameter given a list of values, the
+//! points their cartesian product.
 //!
-//! Points are numbered in row-major order over [`AXES`]: the last axis varies
-//! fastest, as nested loops in that order would visit them. Point `i` is
-//! computed from `i` alone, so a grid of millions of points costs no memory.
+//! Points are numbered in row-major order over the axes in registry order
+//! ([`PARAMS`]): the last axis varies fastest, as nested loops in that order
+//! would visit them. A parameter with no axis keeps the default workload's
+//! value, and an axis of one value does not change the numbering. Point `i`
+//! is computed from `i` alone, so a grid of millions of points costs no
+//! memory.
 
-use crate::base::time::Micros;
-use crate::control::budget::{BudgetSpec, RetryAfter};
-use crate::model::ResourceKind;
-use crate::model::arrivals::Arrivals;
-use crate::policy::{CapMode, PolicyKind, PolicySpec};
-use crate::spec::{DEFAULT_BASE_US, DEFAULT_CAP_US, DEFAULT_CLIENTS, RunSpec, Seeding};
+use crate::spec::RunSpec;
+use crate::spec::params::{PARAMS, Param};
 
-/// The grid's axes, in numbering order, as scenario keys spell them.
-pub const AXES: [&str; 19] = [
-    "policy",
-    "clients",
-    "capacity",
-    "base",
-    "cap",
-    "step",
-    "jitter_factor",
-    "window",
-    "resource",
-    "arrivals",
-    "down",
-    "max_attempts",
-    "deadline",
-    "first_exponent",
-    "cap_mode",
-    "seeding",
-    "budget",
-    "fleet",
-    "retry_after",
-];
-
-/// Values of every parameter. A single value is an axis of length one.
+/// One parameter's values, each checked by the parameter when it was set.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Grid {
-    /// Backoff policies.
-    pub policy: Vec<PolicyKind>,
-    /// Client counts.
-    pub clients: Vec<u32>,
-    /// Capacities, requests per ms.
-    pub capacity: Vec<f64>,
-    /// Policy bases, µs.
-    pub base: Vec<Micros>,
-    /// Policy caps, µs.
-    pub cap: Vec<Micros>,
-    /// Linear steps, µs; `None` is the point's base.
-    pub step: Vec<Option<Micros>>,
-    /// Proportional jitter factors.
-    pub jitter_factor: Vec<f64>,
-    /// Peak windows, µs; `None` is one service time.
-    pub window: Vec<Option<Micros>>,
-    /// Resource models.
-    pub resource: Vec<ResourceKind>,
-    /// Arrival patterns.
-    pub arrivals: Vec<Arrivals>,
-    /// Slot outage windows `[from, to)`, µs; `None` is always up.
-    pub down: Vec<Option<(Micros, Micros)>>,
-    /// Most attempts per client; `None` is unlimited.
-    pub max_attempts: Vec<Option<u32>>,
-    /// Deadlines after each client's first call, µs; `None` is none.
-    pub deadline: Vec<Option<Micros>>,
-    /// Exponent offsets of the exponential family.
-    pub first_exponent: Vec<u32>,
-    /// Where equal and full jitter apply the cap.
-    pub cap_mode: Vec<CapMode>,
-    /// How the clients' generators are seeded.
-    pub seeding: Vec<Seeding>,
-    /// Retry budgets; `None` is unlimited.
-    pub budget: Vec<Option<BudgetSpec>>,
-    /// Clients per budget fleet; `None` is all.
-    pub fleet: Vec<Option<u32>>,
-    /// What clients do with retry hints.
-    pub retry_after: Vec<RetryAfter>,
+pub struct Axis {
+    /// The parameter.
+    pub param: &'static Param,
+    /// Its values, as given (each read by `param.set`).
+    pub values: Vec<String>,
 }
 
-impl Default for Grid {
-    /// The default workload of `herdsim run`: full jitter, 1000 clients, 1/ms,
-    /// base 100 ms, cap 20 s.
-    fn default() -> Self {
-        Grid {
-            policy: vec![PolicyKind::Full],
-            clients: vec![DEFAULT_CLIENTS],
-            capacity: vec![1.0],
-            base: vec![DEFAULT_BASE_US],
-            cap: vec![DEFAULT_CAP_US],
-            step: vec![None],
-            jitter_factor: vec![0.0],
-            window: vec![None],
-            resource: vec![ResourceKind::Slot],
-            arrivals: vec![Arrivals::Herd],
-            down: vec![None],
-            max_attempts: vec![None],
-            deadline: vec![None],
-            first_exponent: vec![0],
-            cap_mode: vec![CapMode::Before],
-            seeding: vec![Seeding::Independent],
-            budget: vec![None],
-            fleet: vec![None],
-            retry_after: vec![RetryAfter::Ignore],
-        }
-    }
+/// The axes of a grid, in registry order, at most one per parameter.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Grid {
+    axes: Vec<Axis>,
 }
 
 impl Grid {
-    /// Each axis's length, in [`AXES`] order.
-    pub fn lengths(&self) -> [usize; AXES.len()] {
-        [
-            self.policy.len(),
-            self.clients.len(),
-            self.capacity.len(),
-            self.base.len(),
-            self.cap.len(),
-            self.step.len(),
-            self.jitter_factor.len(),
-            self.window.len(),
-            self.resource.len(),
-            self.arrivals.len(),
-            self.down.len(),
-            self.max_attempts.len(),
-            self.deadline.len(),
-            self.first_exponent.len(),
-            self.cap_mode.len(),
-            self.seeding.len(),
-            self.budget.len(),
-            self.fleet.len(),
-            self.retry_after.len(),
-        ]
+    /// Sets `param`'s values, replacing any it had: each is checked (and the
+    /// first bad one returned with why); an empty list gives an empty grid.
+    pub fn set(
+        &mut self,
+        param: &'static Param,
+        values: Vec<String>,
+    ) -> Result<(), (String, String)> {
+        for value in &values {
+            param.check(value).map_err(|why| (value.clone(), why))?;
+        }
+        match self.axes.iter_mut().find(|a| a.param == param) {
+            Some(axis) => axis.values = values,
+            None => {
+                self.axes.push(Axis { param, values });
+                let order = |a: &Axis| PARAMS.iter().position(|p| p == a.param);
+                self.axes.sort_by_key(order);
+            }
+        }
+        Ok(())
+    }
+
+    /// The values of `key`'s axis, if it has one.
+    pub fn values(&self, key: &str) -> Option<&[String]> {
+        self.axes
+            .iter()
+            .find(|a| a.param.key == key)
+            .map(|a| a.values.as_slice())
     }
 
     /// The number of points (0 if any axis is empty).
     pub fn len(&self) -> usize {
-        self.lengths().iter().product()
+        self.axes.iter().map(|a| a.values.len()).product()
     }
 
     /// True if the grid has no points.
@@ -142,12 +66,12 @@ impl Grid {
         self.len() == 0
     }
 
-    /// The names of the axes with more than one value: what varies.
-    pub fn varying(&self) -> Vec<&'static str> {
-        AXES.iter()
-            .zip(self.lengths())
-            .filter(|(_, n)| *n > 1)
-            .map(|(name, _)| *name)
+    /// The parameters with more than one value: what varies.
+    pub fn varying(&self) -> Vec<&'static Param> {
+        self.axes
+            .iter()
+            .filter(|a| a.values.len() > 1)
+            .map(|a| a.param)
             .collect()
     }
 
@@ -158,53 +82,37 @@ impl Grid {
             "point {index} of a {}-point grid",
             self.len()
         );
-        let lengths = self.lengths();
-        let mut at = [0usize; AXES.len()];
+        let mut spec = RunSpec::default();
         let mut rest = index;
-        for axis in (0..AXES.len()).rev() {
-            at[axis] = rest % lengths[axis];
-            rest /= lengths[axis];
+        for axis in self.axes.iter().rev() {
+            let value = &axis.values[rest % axis.values.len()];
+            rest /= axis.values.len();
+            (axis.param.set)(&mut spec, value).expect("axis values are checked when set");
         }
-        let base_us = self.base[at[3]];
-        RunSpec {
-            clients: self.clients[at[1]],
-            resource: self.resource[at[8]],
-            capacity_per_ms: self.capacity[at[2]],
-            arrivals: self.arrivals[at[9]],
-            down: self.down[at[10]],
-            policy: PolicySpec {
-                kind: self.policy[at[0]],
-                base_us,
-                cap_us: self.cap[at[4]],
-                step_us: self.step[at[5]].unwrap_or(base_us),
-                jitter_factor: self.jitter_factor[at[6]],
-                first_exponent: self.first_exponent[at[13]],
-                cap_mode: self.cap_mode[at[14]],
-            },
-            max_attempts: self.max_attempts[at[11]],
-            deadline_us: self.deadline[at[12]],
-            window_us: self.window[at[7]],
-            seeding: self.seeding[at[15]],
-            budget: self.budget[at[16]],
-            fleet: self.fleet[at[17]],
-            retry_after: self.retry_after[at[18]],
-        }
+        spec
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::PolicyKind;
+    use crate::spec::params::param;
+
+    fn set(grid: &mut Grid, key: &str, values: &[&str]) {
+        let values = values.iter().map(|v| v.to_string()).collect();
+        grid.set(param(key).unwrap(), values).unwrap();
+    }
 
     #[test]
     fn points_are_row_major_with_the_last_axis_fastest() {
-        let grid = Grid {
-            policy: vec![PolicyKind::None, PolicyKind::Full],
-            clients: vec![10, 100, 1_000],
-            ..Grid::default()
-        };
+        let mut grid = Grid::default();
+        // Set out of registry order: the numbering follows the registry.
+        set(&mut grid, "clients", &["10", "100", "1000"]);
+        set(&mut grid, "policy", &["none", "full"]);
         assert_eq!(grid.len(), 6);
-        assert_eq!(grid.varying(), ["policy", "clients"]);
+        let varying: Vec<_> = grid.varying().iter().map(|p| p.key).collect();
+        assert_eq!(varying, ["policy", "clients"]);
         let points: Vec<_> = (0..6)
             .map(|i| {
                 let p = grid.point(i);
@@ -226,20 +134,22 @@ mod tests {
 
     #[test]
     fn the_step_defaults_to_each_points_base() {
-        let grid = Grid {
-            base: vec![1_000, 2_000],
-            ..Grid::default()
-        };
-        assert_eq!(grid.point(0).policy.step_us, 1_000);
-        assert_eq!(grid.point(1).policy.step_us, 2_000);
+        let mut grid = Grid::default();
+        set(&mut grid, "base", &["1ms", "2ms"]);
+        assert_eq!(grid.point(0).policy.step(), 1_000);
+        assert_eq!(grid.point(1).policy.step(), 2_000);
     }
 
     #[test]
-    fn an_empty_axis_empties_the_grid() {
-        let grid = Grid {
-            clients: vec![],
-            ..Grid::default()
-        };
+    fn an_empty_axis_empties_the_grid_and_a_bad_value_is_refused() {
+        let mut grid = Grid::default();
+        assert_eq!(grid.len(), 1);
+        assert_eq!(grid.point(0), RunSpec::default());
+        set(&mut grid, "clients", &[]);
         assert!(grid.is_empty());
+        let err = grid
+            .set(param("clients").unwrap(), vec!["5".into(), "0".into()])
+            .unwrap_err();
+        assert_eq!(err.0, "0");
     }
 }

@@ -21,17 +21,20 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use crate::base::seeding::DEFAULT_MASTER_SEED;
-use crate::experiment::grid::{AXES, Grid};
-use crate::spec::{
-    self, parse_clients, parse_master_seed, parse_policy, parse_replicates, parse_step,
-};
+use crate::experiment::grid::Grid;
+use crate::spec::params::{Kind, PARAMS, param};
+use crate::spec::{parse_master_seed, parse_replicates};
 
 /// The keys that are not grid axes.
 pub const SETTINGS: [&str; 4] = ["name", "description", "seed", "seeds"];
 
 /// Every key a scenario file may have: the settings, then the grid's axes.
 pub fn keys() -> Vec<&'static str> {
-    SETTINGS.iter().chain(AXES.iter()).copied().collect()
+    SETTINGS
+        .iter()
+        .copied()
+        .chain(PARAMS.iter().map(|p| p.key))
+        .collect()
 }
 
 /// A grid of workloads with its replicates and master seed.
@@ -89,30 +92,6 @@ impl fmt::Display for ScenarioError {
 
 impl std::error::Error for ScenarioError {}
 
-/// The TOML type a key's values take.
-#[derive(Clone, Copy)]
-enum Kind {
-    /// An integer.
-    Count,
-    /// An integer or a float.
-    Number,
-    /// A string with a unit, or a number of ms.
-    Duration,
-    /// A string.
-    Text,
-}
-
-impl Kind {
-    fn expected(self) -> &'static str {
-        match self {
-            Kind::Count => "a whole number",
-            Kind::Number => "a number",
-            Kind::Duration => "a duration string such as \"100ms\", or a number of ms",
-            Kind::Text => "a string",
-        }
-    }
-}
-
 /// A value's text, if it has the TOML type `kind` takes.
 fn text_of(value: &DeValue<'_>, kind: Kind) -> Option<String> {
     match (value, kind) {
@@ -165,67 +144,11 @@ impl Scenario {
                         .map(|v| scenario.master_seed = v),
                     "seeds" => scalar(value, Kind::Count, parse_replicates)
                         .map(|v| scenario.replicates = v),
-                    "policy" => axis(&mut grid.policy, value, Kind::Text, parse_policy),
-                    "clients" => axis(&mut grid.clients, value, Kind::Count, parse_clients),
-                    "capacity" => axis(
-                        &mut grid.capacity,
-                        value,
-                        Kind::Number,
-                        spec::parse_capacity,
-                    ),
-                    "base" => axis(
-                        &mut grid.base,
-                        value,
-                        Kind::Duration,
-                        spec::parse_positive_duration,
-                    ),
-                    "cap" => axis(
-                        &mut grid.cap,
-                        value,
-                        Kind::Duration,
-                        spec::parse_positive_duration,
-                    ),
-                    "step" => axis(&mut grid.step, value, Kind::Duration, |s| {
-                        parse_step(s).map(Some)
-                    }),
-                    "jitter_factor" => axis(
-                        &mut grid.jitter_factor,
-                        value,
-                        Kind::Number,
-                        spec::parse_jitter_factor,
-                    ),
-                    "window" => axis(&mut grid.window, value, Kind::Duration, |s| {
-                        spec::parse_positive_duration(s).map(Some)
-                    }),
-                    "resource" => axis(&mut grid.resource, value, Kind::Text, spec::parse_resource),
-                    "arrivals" => axis(&mut grid.arrivals, value, Kind::Text, spec::parse_arrivals),
-                    "down" => axis(&mut grid.down, value, Kind::Text, |s| {
-                        spec::parse_down(s).map(Some)
-                    }),
-                    "max_attempts" => axis(&mut grid.max_attempts, value, Kind::Count, |s| {
-                        spec::parse_max_attempts(s).map(Some)
-                    }),
-                    "deadline" => axis(&mut grid.deadline, value, Kind::Duration, |s| {
-                        spec::parse_positive_duration(s).map(Some)
-                    }),
-                    "cap_mode" => axis(&mut grid.cap_mode, value, Kind::Text, spec::parse_cap_mode),
-                    "seeding" => axis(&mut grid.seeding, value, Kind::Text, spec::parse_seeding),
-                    "budget" => axis(&mut grid.budget, value, Kind::Text, spec::parse_budget),
-                    "fleet" => axis(&mut grid.fleet, value, Kind::Count, |s| {
-                        spec::parse_fleet(s).map(Some)
-                    }),
-                    "retry_after" => axis(
-                        &mut grid.retry_after,
-                        value,
-                        Kind::Text,
-                        spec::parse_retry_after,
-                    ),
-                    "first_exponent" => axis(
-                        &mut grid.first_exponent,
-                        value,
-                        Kind::Count,
-                        spec::parse_first_exponent,
-                    ),
+                    _ if param(name).is_some() => {
+                        let param = param(name).expect("a registry key");
+                        axis(value, param.kind, |t| param.check(t))
+                            .map(|values| grid.set(param, values).expect("values checked"))
+                    }
                     _ => Err((
                         key.span(),
                         format!("unknown key: expected one of {}", keys().join(", ")),
@@ -262,14 +185,14 @@ fn scalar<T>(
     parse(&text).map_err(|e| (value.span(), format!("invalid value '{text}': {e}")))
 }
 
-/// A key that takes one value or a non-empty list (a grid axis), stored in
-/// `axis`. The error carries the span of the offending element.
-fn axis<T>(
-    axis: &mut Vec<T>,
+/// A key that takes one value or a non-empty list (a grid axis): its values'
+/// texts, each checked by `check`. The error carries the span of the
+/// offending element.
+fn axis(
     value: &Spanned<DeValue<'_>>,
     kind: Kind,
-    parse: impl Fn(&str) -> Result<T, String>,
-) -> Result<(), ValueError> {
+    check: impl Fn(&str) -> Result<(), String>,
+) -> Result<Vec<String>, ValueError> {
     let elements: Vec<&Spanned<DeValue<'_>>> = match value.get_ref() {
         DeValue::Array(items) => items.iter().collect(),
         _ => vec![value],
@@ -280,7 +203,7 @@ fn axis<T>(
             "an empty list gives no points: give at least one value".to_string(),
         ));
     }
-    *axis = elements
+    elements
         .into_iter()
         .map(|element| {
             let text = text_of(element.get_ref(), kind).ok_or_else(|| {
@@ -289,10 +212,10 @@ fn axis<T>(
                     format!("expected {} or a list of them", kind.expected()),
                 )
             })?;
-            parse(&text).map_err(|e| (element.span(), format!("invalid value '{text}': {e}")))
+            check(&text).map_err(|e| (element.span(), format!("invalid value '{text}': {e}")))?;
+            Ok(text)
         })
-        .collect::<Result<_, _>>()?;
-    Ok(())
+        .collect()
 }
 
 #[cfg(test)]
@@ -321,14 +244,17 @@ mod tests {
         )
         .unwrap();
         assert_eq!(s.name, "four");
-        assert_eq!(s.grid.policy.len(), 4);
-        assert_eq!(s.grid.clients, [100, 1_000]);
-        assert_eq!(s.grid.capacity, [0.5]);
-        assert_eq!(s.grid.base, [100_000]);
-        assert_eq!(s.grid.cap, [20_000_000]);
-        assert_eq!(s.grid.step, [Some(0)]);
-        assert_eq!(s.grid.jitter_factor, [0.0, 0.3]);
-        assert_eq!(s.grid.window, [Some(2_000)]);
+        assert_eq!(s.grid.values("policy").unwrap().len(), 4);
+        assert_eq!(s.grid.values("clients").unwrap(), ["100", "1000"]);
+        let last = s.grid.point(s.grid.len() - 1);
+        assert_eq!(last.policy.kind, crate::PolicyKind::Decorrelated);
+        assert_eq!(last.clients, 1_000);
+        assert_eq!(last.capacity_per_ms, 0.5);
+        assert_eq!(last.policy.base_us, 100_000);
+        assert_eq!(last.policy.cap_us, 20_000_000);
+        assert_eq!(last.policy.step_us, Some(0));
+        assert_eq!(last.policy.jitter_factor, 0.3);
+        assert_eq!(last.window_us, Some(2_000));
         assert_eq!((s.replicates, s.master_seed), (50, 7));
         assert_eq!(s.grid.len(), 16);
         assert_eq!(s.jobs(), 800);

@@ -296,8 +296,8 @@ pub struct PolicySpec {
     pub base_us: Micros,
     /// The largest delay before the jitter factor, µs.
     pub cap_us: Micros,
-    /// The linear policy's growth per retry, µs.
-    pub step_us: Micros,
+    /// The linear policy's growth per retry, µs; `None` is the base.
+    pub step_us: Option<Micros>,
     /// Seed 003's proportional jitter factor in `[0, 1]`; 0 is off.
     pub jitter_factor: f64,
     /// Added to the exponent of every retry of the exponential family
@@ -372,6 +372,11 @@ impl PolicyVisitor for IsJittered {
 }
 
 impl PolicySpec {
+    /// The linear policy's growth per retry, µs: the step, or the base.
+    pub fn step(&self) -> Micros {
+        self.step_us.unwrap_or(self.base_us)
+    }
+
     /// True if the delays are drawn; false if clients in the same state get
     /// the same delay (their herd then moves in waves, [`crate::sim::wave`]).
     pub fn is_jittered(&self) -> bool {
@@ -381,7 +386,7 @@ impl PolicySpec {
     /// Calls `visitor` with the concrete policy this spec describes, wrapped in
     /// the proportional jitter when the factor is not zero.
     pub fn visit<V: PolicyVisitor>(&self, visitor: V) -> V::Output {
-        let (base, cap, step) = (self.base_us, self.cap_us, self.step_us);
+        let (base, cap, step) = (self.base_us, self.cap_us, self.step());
         let first_exponent = self.first_exponent;
         match self.kind {
             PolicyKind::None => self.with_factor(

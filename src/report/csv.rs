@@ -5,49 +5,13 @@
 //! give the same bytes on every machine; a missing value (the sd of a single
 //! replicate) is an empty field, which pandas and R read as NA.
 
+use crate::base::format::csv_number as number;
 use crate::base::seeding::Seeds;
 use crate::base::time::us_to_ms;
 use crate::experiment::sweep::SweepRow;
 use crate::measure::metrics::METRICS;
 use crate::spec::RunSpec;
-
-/// A number as CSV text: whole numbers without a fraction (`5050`), others in
-/// the shortest form that reads back to the same `f64` (`0.02`), very small or
-/// large ones in exponent form (`1.5e-9`). Deterministic on every machine.
-pub fn number(v: f64) -> String {
-    if v == v.trunc() && v.abs() < 1e15 {
-        format!("{}", v as i64)
-    } else if v != 0.0 && (v.abs() < 1e-4 || v.abs() >= 1e15) {
-        format!("{v:e}")
-    } else {
-        format!("{v}")
-    }
-}
-
-/// The parameter columns, after the key columns, in every sweep file. An
-/// empty field is "none" (no outage window, no attempt limit, no deadline).
-pub const PARAMETER_COLUMNS: [&str; 20] = [
-    "policy",
-    "clients",
-    "capacity_per_ms",
-    "base_ms",
-    "cap_ms",
-    "step_ms",
-    "jitter_factor",
-    "window_ms",
-    "resource",
-    "arrivals",
-    "down_from_ms",
-    "down_to_ms",
-    "max_attempts",
-    "deadline_ms",
-    "first_exponent",
-    "cap_mode",
-    "seeding",
-    "budget",
-    "fleet",
-    "retry_after",
-];
+use crate::spec::params::{parameter_columns, parameter_fields};
 
 /// Statistics of each metric in an aggregated row, in column order.
 pub const STATISTICS: [&str; 5] = ["mean", "sd", "ci95", "min", "max"];
@@ -65,7 +29,7 @@ pub fn key_columns(per_run: bool) -> &'static [&'static str] {
 /// parameters and (aggregated) the replicate count and master seed.
 pub fn identity_columns(per_run: bool) -> Vec<&'static str> {
     let mut columns = key_columns(per_run).to_vec();
-    columns.extend(PARAMETER_COLUMNS);
+    columns.extend(parameter_columns());
     if !per_run {
         columns.extend(["replicates", "master_seed"]);
     }
@@ -88,36 +52,6 @@ pub fn header(per_run: bool) -> Vec<String> {
     columns
 }
 
-fn parameters(spec: &RunSpec) -> [String; PARAMETER_COLUMNS.len()] {
-    let p = &spec.policy;
-    [
-        p.kind.name().to_string(),
-        spec.clients.to_string(),
-        number(spec.capacity_per_ms),
-        number(us_to_ms(p.base_us)),
-        number(us_to_ms(p.cap_us)),
-        number(us_to_ms(p.step_us)),
-        number(p.jitter_factor),
-        number(us_to_ms(spec.window())),
-        spec.resource.name().to_string(),
-        spec.arrivals.to_string(),
-        spec.down
-            .map_or_else(String::new, |(from, _)| number(us_to_ms(from))),
-        spec.down
-            .map_or_else(String::new, |(_, to)| number(us_to_ms(to))),
-        spec.max_attempts
-            .map_or_else(String::new, |n| n.to_string()),
-        spec.deadline_us
-            .map_or_else(String::new, |d| number(us_to_ms(d))),
-        p.first_exponent.to_string(),
-        p.cap_mode.name().to_string(),
-        spec.seeding.name().to_string(),
-        spec.budget.map_or_else(String::new, |b| b.to_string()),
-        spec.fleet.map_or_else(String::new, |n| n.to_string()),
-        spec.retry_after.name().to_string(),
-    ]
-}
-
 /// What identifies a row and its workload: the fields under
 /// [`identity_columns`]. `run` is `(replicate, seeds)` for a per-run row.
 pub fn identity(
@@ -135,7 +69,7 @@ pub fn identity(
             seeds.environment.to_string(),
         ]);
     }
-    fields.extend(parameters(spec));
+    fields.extend(parameter_fields(spec));
     if run.is_none() {
         fields.extend([replicates.to_string(), master_seed.to_string()]);
     }
@@ -289,27 +223,16 @@ mod tests {
         assert_eq!(&h[..3], ["point", "policy", "clients"]);
         assert!(h.contains(&"last_success_ms_mean".to_string()));
         assert!(h.contains(&"calls_ci95".to_string()));
-        assert_eq!(h.len(), 1 + PARAMETER_COLUMNS.len() + 2 + METRICS.len() * 5);
+        assert_eq!(
+            h.len(),
+            1 + parameter_columns().len() + 2 + METRICS.len() * 5
+        );
         let per_run = header(true);
         assert_eq!(
             &per_run[..4],
             ["point", "replicate", "policy_seed", "environment_seed"]
         );
         assert!(per_run.contains(&"peak_retries_pct".to_string()));
-    }
-
-    #[test]
-    fn numbers_are_short_and_exact() {
-        assert_eq!(number(5_050.0), "5050");
-        assert_eq!(number(-3.0), "-3");
-        assert_eq!(number(0.0), "0");
-        assert_eq!(number(0.02), "0.02");
-        assert_eq!(number(9_856_040.7), "9856040.7");
-        assert_eq!(number(1.963_400_381_411_351e-9), "1.963400381411351e-9");
-        assert_eq!(number(0.1 + 0.2), "0.30000000000000004");
-        for v in [0.1, 1.0 / 3.0, 2.5e-7, 123_456.789, 1e20] {
-            assert_eq!(number(v).parse::<f64>(), Ok(v));
-        }
     }
 
     #[test]

@@ -13,10 +13,11 @@ pub use table::{aligned_text_first, compare_table, policies_table, run_table, sc
 
 use serde::Serialize;
 
+use crate::base::format::{format_number, group_thousands};
 use crate::base::time::{format_duration, us_to_ms};
 use crate::measure::metrics::Metric;
 use crate::measure::stats::Summary;
-use crate::spec::{RunSpec, group_thousands};
+use crate::spec::RunSpec;
 
 /// A workload's results over replicate seeds: what `herdsim run` reports.
 #[derive(Debug, Clone)]
@@ -103,7 +104,7 @@ impl WorkloadSummary {
             policy: p.kind.name(),
             base_ms: us_to_ms(p.base_us),
             cap_ms: us_to_ms(p.cap_us),
-            step_ms: (p.kind == crate::PolicyKind::Linear).then(|| us_to_ms(p.step_us)),
+            step_ms: (p.kind == crate::PolicyKind::Linear).then(|| us_to_ms(p.step())),
             jitter_factor: p.jitter_factor,
             first_exponent: p.first_exponent,
             cap_mode: p.cap_mode.name(),
@@ -158,7 +159,7 @@ impl WorkloadSummary {
             format_duration(p.cap_us)
         );
         if p.kind == crate::PolicyKind::Linear {
-            policy += &format!(", step {}", format_duration(p.step_us));
+            policy += &format!(", step {}", format_duration(p.step()));
         }
         if p.first_exponent > 0 {
             policy += &format!(", first exponent {}", p.first_exponent);
@@ -376,37 +377,4 @@ pub fn comparison_title(comparison: &crate::study::compare::Comparison<'_>) -> V
         );
     }
     lines
-}
-
-/// `v` with `decimals` decimals and thousands separators: `3,740.25`.
-pub fn format_number(v: f64, decimals: usize) -> String {
-    if !v.is_finite() {
-        return v.to_string();
-    }
-    let text = format!("{:.*}", decimals, v.abs());
-    let (whole, fraction) = text.split_once('.').unwrap_or((&text, ""));
-    let mut out = String::new();
-    if v < 0.0 && text.chars().any(|c| c.is_ascii_digit() && c != '0') {
-        out.push('-');
-    }
-    out += &group_thousands(whole.parse().unwrap_or(0));
-    if !fraction.is_empty() {
-        out.push('.');
-        out += fraction;
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn numbers_are_grouped_and_rounded() {
-        assert_eq!(format_number(3_740.25, 1), "3,740.2");
-        assert_eq!(format_number(500_500.0, 0), "500,500");
-        assert_eq!(format_number(0.01234, 4), "0.0123");
-        assert_eq!(format_number(-1_234.5, 1), "-1,234.5");
-        assert_eq!(format_number(-0.0001, 2), "0.00");
-    }
 }

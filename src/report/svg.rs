@@ -293,7 +293,7 @@ fn tick(v: f64) -> String {
         let sign = if v < 0.0 { "-" } else { "" };
         format!(
             "{sign}{}",
-            crate::spec::group_thousands(v.round().abs() as u64)
+            crate::base::format::group_thousands(v.round().abs() as u64)
         )
     } else {
         format!("{}", (v * 1e6).round() / 1e6)

@@ -2,9 +2,10 @@
 
 use std::fmt::Write;
 
-use super::{RunReport, WorkloadSummary, format_number};
+use super::{RunReport, WorkloadSummary};
+use crate::base::format::format_number;
+use crate::base::format::group_thousands;
 use crate::policy::PolicyKind;
-use crate::spec::group_thousands;
 
 /// `herdsim run`'s human output: the workload stated above a table with one
 /// metric a row, mean ± 95% CI and min..max.

@@ -5,6 +5,7 @@
 //! error names the flag) and by [`RunSpec::validate`] (for specs built in code
 //! or read from files), so the accepted ranges are stated once.
 
+use crate::base::format::group_thousands;
 use crate::base::time::{Micros, format_duration, parse_duration};
 use crate::control::budget::{BudgetSpec, RetryAfter};
 use crate::model::arrivals::Arrivals;
@@ -118,12 +119,22 @@ pub struct SpecError {
     pub reason: String,
 }
 
+pub mod params;
+
 /// The default first-retry delay: 100 ms (seed 002's `BASE_MS`).
 pub const DEFAULT_BASE_US: Micros = 100_000;
 /// The default cap: 20 s (seed 002's `CAP_MS`).
 pub const DEFAULT_CAP_US: Micros = 20_000_000;
 /// The default herd: 1,000 clients (seed 002's table).
 pub const DEFAULT_CLIENTS: u32 = 1_000;
+
+impl Default for RunSpec {
+    /// The default workload of `herdsim run`, `sweep` and scenario files:
+    /// seed 002's, with 1,000 clients under full jitter.
+    fn default() -> Self {
+        RunSpec::seed_002(PolicyKind::Full, DEFAULT_CLIENTS)
+    }
+}
 
 impl RunSpec {
     /// Seed 002's workload for `clients` clients under `kind`: capacity 1 per
@@ -140,7 +151,7 @@ impl RunSpec {
                 kind,
                 base_us: DEFAULT_BASE_US,
                 cap_us: DEFAULT_CAP_US,
-                step_us: DEFAULT_BASE_US,
+                step_us: None,
                 jitter_factor: 0.0,
                 first_exponent: 0,
                 cap_mode: CapMode::Before,
@@ -202,67 +213,32 @@ impl RunSpec {
         } else {
             Err(format!(
                 "with {} clients this run could last {:.0} years of simulated time; \
-                 herdsim's clock stops at 584 years: lower --cap or --clients",
+                 herdsim's clock stops at 584 years: lower cap or clients",
                 group_thousands(u64::from(self.clients)),
                 horizon / 1e6 / 3.156e7
             ))
         }
     }
 
-    /// Checks every parameter against its accepted range.
+    /// Checks every parameter against its accepted range (each value shown
+    /// and read back through its registry entry, so a spec built in code
+    /// meets the same ranges as the command line and scenario files), then
+    /// the rules that tie parameters together.
     pub fn validate(&self) -> Result<(), SpecError> {
-        let fail = |key, value: String, reason: String| Err(SpecError { key, value, reason });
-        if let Err(reason) = check_count(u64::from(self.clients), 1, MAX_CLIENTS) {
-            return fail("clients", self.clients.to_string(), reason);
-        }
-        if let Err(reason) = check_capacity(self.capacity_per_ms) {
-            return fail("capacity", self.capacity_per_ms.to_string(), reason);
-        }
-        let p = &self.policy;
-        for (key, us) in [("base", p.base_us), ("cap", p.cap_us)] {
-            if let Err(reason) = check_positive_duration(us) {
-                return fail(key, format_duration(us), reason);
+        let mut scratch = self.clone();
+        for param in &params::PARAMS {
+            if let Some(value) = (param.show)(self)
+                && let Err(reason) = (param.set)(&mut scratch, &value)
+            {
+                return Err(SpecError {
+                    key: param.key,
+                    value,
+                    reason,
+                });
             }
         }
-        if let Err(reason) = check_jitter_factor(p.jitter_factor) {
-            return fail("jitter-factor", p.jitter_factor.to_string(), reason);
-        }
-        if let Some(w) = self.window_us
-            && let Err(reason) = check_positive_duration(w)
-        {
-            return fail("window", format_duration(w), reason);
-        }
-        if p.first_exponent > MAX_FIRST_EXPONENT {
-            return fail(
-                "first-exponent",
-                p.first_exponent.to_string(),
-                format!("expected a whole number from 0 to {MAX_FIRST_EXPONENT}"),
-            );
-        }
-        if let Some((from, to)) = self.down
-            && let Err(reason) = check_down(from, to)
-        {
-            return fail("down", format_window(from, to), reason);
-        }
-        if let Some(n) = self.max_attempts
-            && let Err(reason) = check_count(u64::from(n), 1, MAX_ATTEMPTS)
-        {
-            return fail("max-attempts", n.to_string(), reason);
-        }
-        if let Some(d) = self.deadline_us
-            && let Err(reason) = check_positive_duration(d)
-        {
-            return fail("deadline", format_duration(d), reason);
-        }
-        if let Arrivals::Poisson { rate_per_ms } = self.arrivals
-            && !(rate_per_ms.is_finite() && rate_per_ms > 0.0)
-        {
-            return fail(
-                "arrivals",
-                self.arrivals.to_string(),
-                "expected a rate above 0".into(),
-            );
-        }
+        let fail = |key, value: String, reason: String| Err(SpecError { key, value, reason });
+        let p = &self.policy;
         // A zero delay never lets simulated time pass for the client that
         // draws it: with a resource that answers at once, it would spin.
         if p.kind == PolicyKind::NoBackoff
@@ -274,22 +250,17 @@ impl RunSpec {
                 p.kind.name().to_string(),
                 format!(
                     "no-backoff retries at the same instant forever on the {} resource: \
-                     give --max-attempts, or use --resource occ",
+                     give max_attempts, or use the occ resource",
                     self.resource
                 ),
             );
         }
         if self.resource != ResourceKind::Slot && self.retry_after != RetryAfter::Ignore {
             return fail(
-                "retry-after",
+                "retry_after",
                 self.retry_after.name().to_string(),
                 "retry hints come from the slot resource only".into(),
             );
-        }
-        if let Some(n) = self.fleet
-            && let Err(reason) = check_count(u64::from(n), 1, MAX_CLIENTS)
-        {
-            return fail("fleet", n.to_string(), reason);
         }
         if let Err(reason) = self.check_horizon() {
             return fail("cap", format_duration(p.cap_us), reason);
@@ -455,19 +426,6 @@ pub fn parse_step(text: &str) -> Result<Micros, String> {
     parse_duration(text)
 }
 
-/// `1234567` as `1,234,567`.
-pub fn group_thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, ch) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -506,7 +464,7 @@ mod tests {
         let err = s.validate().unwrap_err();
         assert_eq!(
             err.to_string(),
-            "invalid value '1.5' for jitter-factor: expected a number from 0 to 1 (0 is off)"
+            "invalid value '1.5' for jitter_factor: expected a number from 0 to 1 (0 is off)"
         );
         let mut s = spec();
         s.window_us = Some(0);
@@ -530,14 +488,5 @@ mod tests {
         assert!(parse_count("0", 1, 5).is_err());
         assert!(parse_count("6", 1, 5).is_err());
         assert!(parse_count("three", 1, 5).is_err());
-    }
-
-    #[test]
-    fn thousands_are_grouped() {
-        assert_eq!(group_thousands(0), "0");
-        assert_eq!(group_thousands(999), "999");
-        assert_eq!(group_thousands(1_000), "1,000");
-        assert_eq!(group_thousands(500_500), "500,500");
-        assert_eq!(group_thousands(100_000_000), "100,000,000");
     }
 }

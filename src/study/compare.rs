@@ -7,6 +7,7 @@ use crate::experiment::sweep::SweepRow;
 use crate::measure::metrics::Metric;
 use crate::measure::stats::Summary;
 use crate::spec::RunSpec;
+use crate::spec::params::Param;
 use crate::study::published::{Published, PublishedFigure, PublishedRemark, Verdict};
 
 /// The metrics every comparison shows, in column order; any other metric
@@ -87,11 +88,11 @@ impl<'a> Comparison<'a> {
     /// Sets aggregated sweep `rows` of `scenario` beside `published`.
     /// Per-run rows are ignored.
     pub fn new(scenario: &'a Scenario, rows: Vec<SweepRow>, published: &Published) -> Self {
-        let varying: Vec<&str> = scenario
+        let varying: Vec<&'static Param> = scenario
             .grid
             .varying()
             .into_iter()
-            .filter(|axis| *axis != "policy")
+            .filter(|param| param.key != "policy")
             .collect();
         let points = rows
             .into_iter()
@@ -185,21 +186,12 @@ impl<'a> Comparison<'a> {
     }
 }
 
-/// `full`, or `full clients=100 cap=5s` when other axes vary.
-fn label(spec: &RunSpec, varying: &[&str]) -> String {
+/// `full`, or `full clients=100 cap=5s` when other parameters vary.
+fn label(spec: &RunSpec, varying: &[&'static Param]) -> String {
     let mut label = spec.policy.kind.name().to_string();
-    for axis in varying {
-        let value = match *axis {
-            "clients" => spec.clients.to_string(),
-            "capacity" => spec.capacity_per_ms.to_string(),
-            "base" => crate::base::time::format_duration(spec.policy.base_us),
-            "cap" => crate::base::time::format_duration(spec.policy.cap_us),
-            "step" => crate::base::time::format_duration(spec.policy.step_us),
-            "jitter_factor" => spec.policy.jitter_factor.to_string(),
-            "window" => crate::base::time::format_duration(spec.window()),
-            _ => continue,
-        };
-        label += &format!(" {axis}={value}");
+    for param in varying {
+        let value = (param.show)(spec).unwrap_or_else(|| "none".to_string());
+        label += &format!(" {}={value}", param.key);
     }
     label
 }

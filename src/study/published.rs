@@ -1,8 +1,8 @@
 //! Published figures herdsim's results are set beside, and the verdict on each.
 //!
 //! The figures are other people's, transcribed in `reference/` and embedded at
-//! build time. A figure applies to a workload point when its policy, clients,
-//! capacity, base and cap are the point's.
+//! build time. A figure applies to a workload point only when the point is
+//! the workload it was measured with, in every registry parameter.
 
 use std::fmt;
 
@@ -11,6 +11,7 @@ use crate::measure::stats::Summary;
 use crate::model::ResourceKind;
 use crate::policy::PolicyKind;
 use crate::spec::RunSpec;
+use crate::spec::params::PARAMS;
 
 /// Seed 002's four-strategy table.
 const FOUR_STRATEGIES: &str = include_str!("../../reference/four-strategies-published.csv");
@@ -49,31 +50,31 @@ pub struct PublishedRemark {
     workload: Workload,
 }
 
-/// The workload a published figure describes.
+/// The workload a published figure was measured with: every parameter of
+/// a run, and the policies whose runs it describes.
 #[derive(Debug, Clone, PartialEq)]
 struct Workload {
-    resource: ResourceKind,
+    /// The workload, the policy aside.
+    spec: RunSpec,
     /// Policies whose runs the figure describes.
     policies: Vec<PolicyKind>,
-    clients: u32,
-    /// The slot's capacity (slot figures only).
-    capacity_per_ms: Option<f64>,
-    base_us: Micros,
-    cap_us: Micros,
-    first_exponent: u32,
 }
 
 impl Workload {
+    /// The workload `spec` is under one of `policies`.
+    fn new(spec: RunSpec, policies: Vec<PolicyKind>) -> Self {
+        Workload { spec, policies }
+    }
+
+    /// True if `spec` is this workload: one of its policies, and every other
+    /// parameter in the registry equal. A figure measured with 8 attempts
+    /// says nothing of a run with 50.
     fn describes(&self, spec: &RunSpec) -> bool {
-        self.resource == spec.resource
-            && self.policies.contains(&spec.policy.kind)
-            && self.clients == spec.clients
-            && self
-                .capacity_per_ms
-                .is_none_or(|c| c == spec.capacity_per_ms)
-            && self.base_us == spec.policy.base_us
-            && self.cap_us == spec.policy.cap_us
-            && self.first_exponent == spec.policy.first_exponent
+        self.policies.contains(&spec.policy.kind)
+            && PARAMS
+                .iter()
+                .filter(|p| p.key != "policy")
+                .all(|p| (p.show)(&self.spec) == (p.show)(spec))
     }
 }
 
@@ -118,15 +119,15 @@ impl Published {
     pub fn from_outage_csv(text: &str) -> Result<Published, String> {
         let mut published = Published::default();
         for r in rows(text)? {
-            let workload = Workload {
-                resource: ResourceKind::Outage,
-                policies: vec![r.text(7)?.parse()?],
-                clients: r.number(1)? as u32,
-                capacity_per_ms: None,
-                base_us: (r.number(2)? * 1e3) as Micros,
-                cap_us: (r.number(3)? * 1e3) as Micros,
-                first_exponent: 0,
-            };
+            let policy: PolicyKind = r.text(7)?.parse()?;
+            let mut spec = RunSpec::seed_002(policy, r.number(1)? as u32);
+            spec.resource = ResourceKind::Outage;
+            spec.policy.base_us = r.micros(2)?;
+            spec.policy.cap_us = r.micros(3)?;
+            spec.max_attempts = Some(r.number(4)? as u32);
+            spec.deadline_us = Some(r.micros(5)?);
+            spec.window_us = Some(r.micros(6)?);
+            let workload = Workload::new(spec, vec![policy]);
             for (column, metric) in [(8, "peak_retry_share"), (9, "success_rate")] {
                 let value = r.number(column)?;
                 let half = last_digit_rounding(r.text(column)?);
@@ -158,15 +159,12 @@ impl Published {
                 "None" => PolicyKind::NoBackoff,
                 other => return Err(format!("line {}: unknown algorithm '{other}'", r.line)),
             };
-            let workload = Workload {
-                resource: ResourceKind::Occ,
-                policies: vec![policy],
-                clients: r.number(0)? as u32,
-                capacity_per_ms: None,
-                base_us: 5_000,
-                cap_us: 2_000_000,
-                first_exponent: 1,
-            };
+            let mut spec = RunSpec::seed_002(policy, r.number(0)? as u32);
+            spec.resource = ResourceKind::Occ;
+            spec.policy.base_us = 5_000;
+            spec.policy.cap_us = 2_000_000;
+            spec.policy.first_exponent = 1;
+            let workload = Workload::new(spec, vec![policy]);
             for (column, metric) in [(1, "last_success_ms"), (2, "calls")] {
                 let value = r.number(column)?;
                 // Times are compared in seconds, as herdsim shows them.
@@ -201,15 +199,11 @@ impl Published {
             if policy == PolicyKind::Decorrelated {
                 policies.push(PolicyKind::DecorrelatedAttempt);
             }
-            let workload = Workload {
-                resource: ResourceKind::Slot,
-                policies,
-                clients: r.number(1)? as u32,
-                capacity_per_ms: Some(r.number(2)?),
-                base_us: (r.number(3)? * 1e3) as Micros,
-                cap_us: (r.number(4)? * 1e3) as Micros,
-                first_exponent: 0,
-            };
+            let mut spec = RunSpec::seed_002(policy, r.number(1)? as u32);
+            spec.capacity_per_ms = r.number(2)?;
+            spec.policy.base_us = r.micros(3)?;
+            spec.policy.cap_us = r.micros(4)?;
+            let workload = Workload::new(spec, policies);
             let source = r.text(0)?.to_string();
             let calls = r.number(6)?;
             let seconds = r.number(7)?;
@@ -222,7 +216,7 @@ impl Published {
                     calls + two_figure_rounding(calls),
                 ),
                 runs: None,
-                shown: format!("~{}", crate::spec::group_thousands(calls as u64)),
+                shown: format!("~{}", crate::base::format::group_thousands(calls as u64)),
                 workload: workload.clone(),
             });
             published.figures.push(PublishedFigure {
@@ -271,6 +265,11 @@ impl Row {
         self.record
             .get(n)
             .ok_or(format!("line {}: too few fields", self.line))
+    }
+
+    /// Field `n`, in ms, as µs.
+    fn micros(&self, n: usize) -> Result<Micros, String> {
+        Ok((self.number(n)? * 1e3).round() as Micros)
     }
 
     /// Field `n` as a number.
@@ -378,7 +377,7 @@ impl fmt::Display for Verdict {
 /// A ratio to three significant figures: `17.9`, `640`, `2.25`.
 fn times(r: f64) -> String {
     let decimals = (2 - r.log10().floor() as i32).max(0) as usize;
-    crate::report::format_number(r, decimals)
+    crate::base::format::format_number(r, decimals)
 }
 
 #[cfg(test)]
@@ -431,9 +430,28 @@ mod tests {
         let mut outage = RunSpec::seed_002(PolicyKind::Decorrelated, 1_000);
         outage.resource = ResourceKind::Outage;
         outage.policy.cap_us = 10_000_000;
+        outage.max_attempts = Some(8);
+        outage.deadline_us = Some(60_000_000);
+        outage.window_us = Some(10_000);
         let share = published.figure(&outage, "peak_retry_share").unwrap();
         assert_eq!((share.value, share.runs), (0.0106, Some(1)));
         assert!((share.range.1 - 0.01065).abs() < 1e-12);
+        // Measured with 8 attempts and a 60 s deadline: another workload.
+        for change in [
+            |s: &mut RunSpec| s.max_attempts = Some(50),
+            |s: &mut RunSpec| s.deadline_us = Some(600_000_000),
+            |s: &mut RunSpec| s.window_us = None,
+            |s: &mut RunSpec| {
+                s.arrivals = crate::model::arrivals::Arrivals::Uniform { window_us: 10 }
+            },
+        ] {
+            let mut other = outage.clone();
+            change(&mut other);
+            assert!(
+                published.figure(&other, "peak_retry_share").is_none(),
+                "{other:?}"
+            );
+        }
         let mut occ = RunSpec::seed_002(PolicyKind::NoBackoff, 190);
         occ.resource = ResourceKind::Occ;
         occ.policy.base_us = 5_000;

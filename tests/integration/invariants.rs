@@ -130,7 +130,7 @@ fn spec_strategy() -> impl Strategy<Value = RunSpec> {
                     kind,
                     base_us,
                     cap_us,
-                    step_us,
+                    step_us: Some(step_us),
                     jitter_factor,
                     first_exponent,
                     cap_mode,

@@ -222,7 +222,7 @@ fn the_cli_runs_every_model_and_rejects_bad_values() {
             "--resource",
             "slot, outage, occ",
         ),
-        (&["--policy", "no-backoff"][..], "policy", "--max-attempts"),
+        (&["--policy", "no-backoff"][..], "policy", "max_attempts"),
         (
             &["--resource", "occ", "--down", "1s..2s"][..],
             "down",

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Regenerates every committed result with the commands results/README.md
+# gives, from a release build; `git status results/` then shows what changed.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+cargo build --release --quiet
+herdsim() { ./target/release/herdsim "$@"; }
+
+herdsim compare --policy none,equal,full,decorrelated,decorrelated-attempt \
+    --markdown --csv results/four-strategies.csv --force --quiet > results/four-strategies.md
+for p in none equal full decorrelated; do
+  herdsim run --policy $p --seeds 100 -q; echo
+done > results/default-workload.txt
+herdsim sweep scenarios/clients-scaling.toml --out results/clients-scaling.csv --force --quiet
+herdsim sweep scenarios/base-cap.toml --out results/base-cap.csv --force --quiet
+herdsim compare scenarios/outage-30s.toml --markdown --csv results/outage-30s.csv --force --quiet > results/outage-30s.md
+herdsim compare scenarios/aws-occ.toml --markdown --csv results/aws-occ.csv --force --quiet > results/aws-occ.md
+herdsim compare --plot results/four-strategies-timeline.svg --force --quiet > /dev/null
+herdsim policy none,equal,full,decorrelated --retries 10 --plot results/delays.svg --force > /dev/null
+herdsim plot results/clients-scaling.csv --x clients --y calls_mean --by policy \
+    --log-x --log-y --out results/clients-scaling.svg --force
+herdsim plot results/clients-scaling.csv --x clients --y last_success_ms_mean --by policy \
+    --log-x --log-y --out results/clients-scaling-time.svg --force
+herdsim plot results/aws-occ.csv --x clients --y mean --by policy \
+    --where metric=calls --out results/aws-occ-calls.svg --force
+herdsim plot results/aws-occ.csv --x clients --y mean --by policy \
+    --where metric=last_success_ms --log-y --out results/aws-occ-time.svg --force

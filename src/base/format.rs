@@ -1,0 +1,84 @@
+//! Numbers as people and CSV readers see them: one formatter of each kind for
+//! every layer.
+
+/// `1234567` as `1,234,567`.
+pub fn group_thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// `v` with `decimals` decimals and thousands separators: `3,740.25`.
+pub fn format_number(v: f64, decimals: usize) -> String {
+    if !v.is_finite() {
+        return v.to_string();
+    }
+    let text = format!("{:.*}", decimals, v.abs());
+    let (whole, fraction) = text.split_once('.').unwrap_or((&text, ""));
+    let mut out = String::new();
+    if v < 0.0 && text.chars().any(|c| c.is_ascii_digit() && c != '0') {
+        out.push('-');
+    }
+    out += &group_thousands(whole.parse().unwrap_or(0));
+    if !fraction.is_empty() {
+        out.push('.');
+        out += fraction;
+    }
+    out
+}
+
+/// A number as CSV text: whole numbers without a fraction (`5050`), others in
+/// the shortest form that reads back to the same `f64` (`0.02`), very small or
+/// large ones in exponent form (`1.5e-9`). Deterministic on every machine.
+pub fn csv_number(v: f64) -> String {
+    if v == v.trunc() && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else if v != 0.0 && (v.abs() < 1e-4 || v.abs() >= 1e15) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_are_grouped() {
+        assert_eq!(group_thousands(0), "0");
+        assert_eq!(group_thousands(999), "999");
+        assert_eq!(group_thousands(1_000), "1,000");
+        assert_eq!(group_thousands(500_500), "500,500");
+        assert_eq!(group_thousands(100_000_000), "100,000,000");
+    }
+
+    #[test]
+    fn numbers_are_grouped_and_rounded() {
+        assert_eq!(format_number(3_740.25, 1), "3,740.2");
+        assert_eq!(format_number(500_500.0, 0), "500,500");
+        assert_eq!(format_number(0.01234, 4), "0.0123");
+        assert_eq!(format_number(-1_234.5, 1), "-1,234.5");
+        assert_eq!(format_number(-0.0001, 2), "0.00");
+    }
+
+    #[test]
+    fn csv_numbers_are_short_and_exact() {
+        assert_eq!(csv_number(5_050.0), "5050");
+        assert_eq!(csv_number(-3.0), "-3");
+        assert_eq!(csv_number(0.0), "0");
+        assert_eq!(csv_number(0.02), "0.02");
+        assert_eq!(csv_number(9_856_040.7), "9856040.7");
+        assert_eq!(csv_number(1.963_400_381_411_351e-9), "1.963400381411351e-9");
+        assert_eq!(csv_number(0.1 + 0.2), "0.30000000000000004");
+        for v in [0.1, 1.0 / 3.0, 2.5e-7, 123_456.789, 1e20] {
+            assert_eq!(csv_number(v).parse::<f64>(), Ok(v));
+        }
+    }
+}

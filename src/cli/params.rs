@@ -1,0 +1,142 @@
+//! Command-line flags made from the parameter registry: one flag per
+//! [`Param`], with its value name, help line, accepted names and checker.
+//!
+//! `run` takes one value per flag, `sweep` and `compare` a list (a grid
+//! axis), `policy` the policy's shape only. Each value is checked by its
+//! parameter as clap reads it, so a bad one is one line naming the flag.
+
+use std::marker::PhantomData;
+
+use clap::builder::PossibleValuesParser;
+use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
+
+use crate::experiment::grid::Grid;
+use crate::spec::params::{Group, PARAMS, Param};
+
+/// Which parameters a command takes, and how many values each.
+pub trait FlagSet {
+    /// Several values per flag (a grid axis).
+    const LIST: bool;
+    /// True if the command takes `param`.
+    fn takes(param: &Param) -> bool;
+}
+
+/// Every parameter, one value each (`run`).
+pub struct Single;
+
+impl FlagSet for Single {
+    const LIST: bool = false;
+    fn takes(_: &Param) -> bool {
+        true
+    }
+}
+
+/// Every parameter, a list each (`sweep`, `compare`).
+pub struct Lists;
+
+impl FlagSet for Lists {
+    const LIST: bool = true;
+    fn takes(_: &Param) -> bool {
+        true
+    }
+}
+
+/// The policy's shape, one value each (`policy`, which names its policies).
+pub struct PolicyShape;
+
+impl FlagSet for PolicyShape {
+    const LIST: bool = false;
+    fn takes(param: &Param) -> bool {
+        param.group == Group::Policy && param.key != "policy"
+    }
+}
+
+/// The registry flags a command was given, in registry order.
+pub struct ParamFlags<S> {
+    /// Each given parameter with its values (one, unless a list).
+    pub given: Vec<(&'static Param, Vec<String>)>,
+    set: PhantomData<S>,
+}
+
+impl<S> std::fmt::Debug for ParamFlags<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(&self.given).finish()
+    }
+}
+
+impl<S: FlagSet> ParamFlags<S> {
+    /// `grid` with every given parameter's values in place of its own.
+    pub fn apply_to(&self, grid: &mut Grid) {
+        for (param, values) in &self.given {
+            grid.set(param, values.clone())
+                .expect("clap checked each value with its parameter");
+        }
+    }
+
+    /// The given parameters' keys.
+    pub fn keys(&self) -> Vec<&'static str> {
+        self.given.iter().map(|(p, _)| p.key).collect()
+    }
+}
+
+/// The flag of `param`.
+fn flag_of<S: FlagSet>(param: &'static Param) -> Arg {
+    let mut help = param.doc.to_string();
+    if S::LIST {
+        if param.list_separator == ',' {
+            help += ", comma-separated";
+        }
+    } else {
+        help += &format!(" [default: {}]", param.default_text());
+    }
+    let arg = Arg::new(param.key)
+        .long(param.flag())
+        .help(help)
+        .allow_hyphen_values(true);
+    let arg = match param.choices {
+        Some(names) => arg.value_parser(PossibleValuesParser::new(names())),
+        None => arg.value_parser(move |text: &str| param.check(text).map(|()| text.to_string())),
+    };
+    if S::LIST {
+        arg.value_name("LIST")
+            .value_delimiter(param.list_separator)
+            .action(ArgAction::Append)
+    } else {
+        arg.value_name(param.value_name).action(ArgAction::Set)
+    }
+}
+
+impl<S: FlagSet> Args for ParamFlags<S> {
+    fn augment_args(command: Command) -> Command {
+        PARAMS
+            .iter()
+            .filter(|p| S::takes(p))
+            .fold(command, |command, param| command.arg(flag_of::<S>(param)))
+    }
+
+    fn augment_args_for_update(command: Command) -> Command {
+        Self::augment_args(command)
+    }
+}
+
+impl<S: FlagSet> FromArgMatches for ParamFlags<S> {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        let given = PARAMS
+            .iter()
+            .filter(|p| S::takes(p))
+            .filter_map(|param| {
+                let values: Vec<String> = matches.get_many::<String>(param.key)?.cloned().collect();
+                Some((param, values))
+            })
+            .collect();
+        Ok(ParamFlags {
+            given,
+            set: PhantomData,
+        })
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(matches)?;
+        Ok(())
+    }
+}

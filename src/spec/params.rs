@@ -1,0 +1,588 @@
+//! The parameter registry: every parameter of a workload, declared once.
+//!
+//! Each [`Param`] gives a parameter's scenario key (its name everywhere; the
+//! command-line flag is the key with dashes), what it is, the TOML type it
+//! takes, what its absence means, its CSV columns, and how it is read into
+//! and shown from a [`RunSpec`]. Grid axes, scenario keys, command-line
+//! flags, CSV columns, compare's labels, published-figure matching and the
+//! parameter tables of `--help` and the docs all come from [`PARAMS`].
+//!
+//! A parameter's accepted range lives in its `set` (the parser): checking a
+//! spec ([`RunSpec::validate`]) shows each value and reads it back through
+//! `set`, so the command line, scenario files and specs built in code accept
+//! exactly the same values, and every shown value is proven to read back.
+
+use crate::base::time::{format_duration, us_to_ms};
+use crate::spec::{self, RunSpec, format_window};
+
+/// The TOML type a parameter's values take in a scenario file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// An integer.
+    Count,
+    /// An integer or a float.
+    Number,
+    /// A string with a unit, or a number of ms.
+    Duration,
+    /// A string.
+    Text,
+}
+
+impl Kind {
+    /// What a value of this kind looks like, for error messages.
+    pub fn expected(self) -> &'static str {
+        match self {
+            Kind::Count => "a whole number",
+            Kind::Number => "a number",
+            Kind::Duration => "a duration string such as \"100ms\", or a number of ms",
+            Kind::Text => "a string",
+        }
+    }
+}
+
+/// Which part of the workload a parameter belongs to (groups the docs; the
+/// policy group is also what `herdsim policy` takes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Group {
+    /// The backoff policy and its shape.
+    Policy,
+    /// The clients and the resource they call.
+    Workload,
+    /// What may stop, delay or correlate retries besides the policy.
+    Control,
+    /// How a run is measured.
+    Measure,
+}
+
+/// One parameter of a workload.
+pub struct Param {
+    /// The scenario key and the name in every message (snake_case); the flag
+    /// is `--` and the key with dashes.
+    pub key: &'static str,
+    /// The placeholder in `--help` (`N`, `DURATION`).
+    pub value_name: &'static str,
+    /// What the parameter is, in one line.
+    pub doc: &'static str,
+    /// What is accepted, in words (for the docs' tables).
+    pub accepts: &'static str,
+    /// What the parameter's absence means, for parameters that may be
+    /// absent (`unlimited`); `None` for parameters that always have a value.
+    pub absent: Option<&'static str>,
+    /// The TOML type of a scenario value.
+    pub kind: Kind,
+    /// The docs group.
+    pub group: Group,
+    /// Separates several values in one command-line flag (a grid axis).
+    pub list_separator: char,
+    /// The names it accepts, where it takes one of a few (shown in `--help`).
+    pub choices: Option<fn() -> Vec<&'static str>>,
+    /// The columns it fills in every sweep file.
+    pub columns: &'static [&'static str],
+    /// Reads `text` (as a flag or scenario value gives it) into the spec, or
+    /// says what is accepted.
+    pub set: fn(&mut RunSpec, &str) -> Result<(), String>,
+    /// The spec's value as text that `set` reads back; `None` when absent.
+    pub show: fn(&RunSpec) -> Option<String>,
+    /// The spec's value in its CSV columns (empty where absent), in the
+    /// reported units: the value the run used, defaults resolved.
+    pub fields: fn(&RunSpec) -> Vec<String>,
+}
+
+impl Param {
+    /// The command-line flag, without its dashes.
+    pub fn flag(&self) -> String {
+        self.key.replace('_', "-")
+    }
+
+    /// Checks `text` without a spec to keep it in.
+    pub fn check(&self, text: &str) -> Result<(), String> {
+        (self.set)(&mut RunSpec::default(), text)
+    }
+
+    /// The default as shown in `--help` and the docs: the default workload's
+    /// value, or what absence means.
+    pub fn default_text(&self) -> String {
+        (self.show)(&RunSpec::default())
+            .or_else(|| self.absent.map(str::to_string))
+            .unwrap_or_default()
+    }
+}
+
+impl std::fmt::Debug for Param {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Param({})", self.key)
+    }
+}
+
+impl PartialEq for Param {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+
+/// The parameter named `key`.
+pub fn param(key: &str) -> Option<&'static Param> {
+    PARAMS.iter().find(|p| p.key == key)
+}
+
+/// A number in its CSV form.
+fn n(v: f64) -> String {
+    crate::base::format::csv_number(v)
+}
+
+/// Milliseconds in CSV form.
+fn ms(us: u64) -> String {
+    n(us_to_ms(us))
+}
+
+/// One field, or an empty one where the value is absent.
+fn optional<T>(value: Option<T>, show: impl Fn(T) -> String) -> Vec<String> {
+    vec![value.map_or_else(String::new, show)]
+}
+
+/// Every parameter, in grid-axis and CSV-column order. Adding one here (and
+/// to [`RunSpec`] and the model that reads it) adds its flag, scenario key,
+/// axis, columns and doc rows.
+pub static PARAMS: [Param; 19] = [
+    Param {
+        key: "policy",
+        value_name: "POLICY",
+        doc: "Backoff policy (see `herdsim policies`)",
+        accepts: "a policy name",
+        absent: None,
+        kind: Kind::Text,
+        group: Group::Policy,
+        list_separator: ',',
+        choices: Some(crate::policy::PolicyKind::names),
+        columns: &["policy"],
+        set: |s, t| {
+            s.policy.kind = spec::parse_policy(t)?;
+            Ok(())
+        },
+        show: |s| Some(s.policy.kind.name().to_string()),
+        fields: |s| vec![s.policy.kind.name().to_string()],
+    },
+    Param {
+        key: "clients",
+        value_name: "N",
+        doc: "Clients in the herd; each wants one successful call",
+        accepts: "1 to 100,000,000",
+        absent: None,
+        kind: Kind::Count,
+        group: Group::Workload,
+        list_separator: ',',
+        choices: None,
+        columns: &["clients"],
+        set: |s, t| {
+            s.clients = spec::parse_clients(t)?;
+            Ok(())
+        },
+        show: |s| Some(s.clients.to_string()),
+        fields: |s| vec![s.clients.to_string()],
+    },
+    Param {
+        key: "capacity",
+        value_name: "PER_MS",
+        doc: "Requests the slot resource serves per millisecond (fractions allowed)",
+        accepts: "0.001 to 1,000",
+        absent: None,
+        kind: Kind::Number,
+        group: Group::Workload,
+        list_separator: ',',
+        choices: None,
+        columns: &["capacity_per_ms"],
+        set: |s, t| {
+            s.capacity_per_ms = spec::parse_capacity(t)?;
+            Ok(())
+        },
+        show: |s| Some(s.capacity_per_ms.to_string()),
+        fields: |s| vec![n(s.capacity_per_ms)],
+    },
+    Param {
+        key: "base",
+        value_name: "DURATION",
+        doc: "First retry's delay (decorrelated: the walk's floor)",
+        accepts: "a duration of at least 1us",
+        absent: None,
+        kind: Kind::Duration,
+        group: Group::Policy,
+        list_separator: ',',
+        choices: None,
+        columns: &["base_ms"],
+        set: |s, t| {
+            s.policy.base_us = spec::parse_positive_duration(t)?;
+            Ok(())
+        },
+        show: |s| Some(format_duration(s.policy.base_us)),
+        fields: |s| vec![ms(s.policy.base_us)],
+    },
+    Param {
+        key: "cap",
+        value_name: "DURATION",
+        doc: "Largest delay; may be below the base (every delay is then the cap)",
+        accepts: "a duration of at least 1us",
+        absent: None,
+        kind: Kind::Duration,
+        group: Group::Policy,
+        list_separator: ',',
+        choices: None,
+        columns: &["cap_ms"],
+        set: |s, t| {
+            s.policy.cap_us = spec::parse_positive_duration(t)?;
+            Ok(())
+        },
+        show: |s| Some(format_duration(s.policy.cap_us)),
+        fields: |s| vec![ms(s.policy.cap_us)],
+    },
+    Param {
+        key: "step",
+        value_name: "DURATION",
+        doc: "Growth per retry of the linear policy",
+        accepts: "a duration (0 allowed)",
+        absent: Some("the base"),
+        kind: Kind::Duration,
+        group: Group::Policy,
+        list_separator: ',',
+        choices: None,
+        columns: &["step_ms"],
+        set: |s, t| {
+            s.policy.step_us = Some(spec::parse_step(t)?);
+            Ok(())
+        },
+        show: |s| s.policy.step_us.map(format_duration),
+        fields: |s| vec![ms(s.policy.step())],
+    },
+    Param {
+        key: "jitter_factor",
+        value_name: "F",
+        doc: "Proportional jitter f on top of the policy: d + U[-f·d/2, +f·d/2] (0 is off)",
+        accepts: "0 to 1",
+        absent: None,
+        kind: Kind::Number,
+        group: Group::Policy,
+        list_separator: ',',
+        choices: None,
+        columns: &["jitter_factor"],
+        set: |s, t| {
+            s.policy.jitter_factor = spec::parse_jitter_factor(t)?;
+            Ok(())
+        },
+        show: |s| Some(s.policy.jitter_factor.to_string()),
+        fields: |s| vec![n(s.policy.jitter_factor)],
+    },
+    Param {
+        key: "window",
+        value_name: "DURATION",
+        doc: "Window of the peak-retries metric",
+        accepts: "a duration of at least 1us",
+        absent: Some("one service time (slot), 1ms (other models)"),
+        kind: Kind::Duration,
+        group: Group::Measure,
+        list_separator: ',',
+        choices: None,
+        columns: &["window_ms"],
+        set: |s, t| {
+            s.window_us = Some(spec::parse_positive_duration(t)?);
+            Ok(())
+        },
+        show: |s| s.window_us.map(format_duration),
+        fields: |s| vec![ms(s.window())],
+    },
+    Param {
+        key: "resource",
+        value_name: "MODEL",
+        doc: "Resource model: slot (seed 002's contended slot), outage (independent outage \
+              episodes), occ (the AWS optimistic-concurrency row)",
+        accepts: "slot, outage, occ",
+        absent: None,
+        kind: Kind::Text,
+        group: Group::Workload,
+        list_separator: ',',
+        choices: Some(|| crate::model::ResourceKind::ALL.map(|k| k.name()).to_vec()),
+        columns: &["resource"],
+        set: |s, t| {
+            s.resource = spec::parse_resource(t)?;
+            Ok(())
+        },
+        show: |s| Some(s.resource.name().to_string()),
+        fields: |s| vec![s.resource.name().to_string()],
+    },
+    Param {
+        key: "arrivals",
+        value_name: "PATTERN",
+        doc: "When clients make their first call: herd (all at t = 0), uniform:<duration>, \
+              or poisson:<arrivals per ms>",
+        accepts: "herd, uniform:<duration>, poisson:<rate>",
+        absent: None,
+        kind: Kind::Text,
+        group: Group::Workload,
+        list_separator: ',',
+        choices: None,
+        columns: &["arrivals"],
+        set: |s, t| {
+            s.arrivals = spec::parse_arrivals(t)?;
+            Ok(())
+        },
+        show: |s| Some(s.arrivals.to_string()),
+        fields: |s| vec![s.arrivals.to_string()],
+    },
+    Param {
+        key: "down",
+        value_name: "FROM..TO",
+        doc: "An outage window in which every call to the slot fails, such as 5s..15s",
+        accepts: "<from>..<to>, from before to",
+        absent: Some("always up"),
+        kind: Kind::Text,
+        group: Group::Workload,
+        list_separator: ',',
+        choices: None,
+        columns: &["down_from_ms", "down_to_ms"],
+        set: |s, t| {
+            s.down = Some(spec::parse_down(t)?);
+            Ok(())
+        },
+        show: |s| s.down.map(|(from, to)| format_window(from, to)),
+        fields: |s| {
+            [
+                optional(s.down, |(from, _)| ms(from)),
+                optional(s.down, |(_, to)| ms(to)),
+            ]
+            .concat()
+        },
+    },
+    Param {
+        key: "max_attempts",
+        value_name: "N",
+        doc: "Most attempts per client, first call included",
+        accepts: "1 to 1,000,000,000",
+        absent: Some("unlimited"),
+        kind: Kind::Count,
+        group: Group::Control,
+        list_separator: ',',
+        choices: None,
+        columns: &["max_attempts"],
+        set: |s, t| {
+            s.max_attempts = Some(spec::parse_max_attempts(t)?);
+            Ok(())
+        },
+        show: |s| s.max_attempts.map(|n| n.to_string()),
+        fields: |s| optional(s.max_attempts, |n| n.to_string()),
+    },
+    Param {
+        key: "deadline",
+        value_name: "DURATION",
+        doc: "No attempt starts later than this after the client's first call",
+        accepts: "a duration of at least 1us",
+        absent: Some("none"),
+        kind: Kind::Duration,
+        group: Group::Control,
+        list_separator: ',',
+        choices: None,
+        columns: &["deadline_ms"],
+        set: |s, t| {
+            s.deadline_us = Some(spec::parse_positive_duration(t)?);
+            Ok(())
+        },
+        show: |s| s.deadline_us.map(format_duration),
+        fields: |s| optional(s.deadline_us, ms),
+    },
+    Param {
+        key: "first_exponent",
+        value_name: "E",
+        doc: "Added to every retry's exponent in none, equal and full: 1 makes the first \
+              ceiling 2·base, as the AWS simulator does",
+        accepts: "0 to 16",
+        absent: None,
+        kind: Kind::Count,
+        group: Group::Policy,
+        list_separator: ',',
+        choices: None,
+        columns: &["first_exponent"],
+        set: |s, t| {
+            s.policy.first_exponent = spec::parse_first_exponent(t)?;
+            Ok(())
+        },
+        show: |s| Some(s.policy.first_exponent.to_string()),
+        fields: |s| vec![s.policy.first_exponent.to_string()],
+    },
+    Param {
+        key: "cap_mode",
+        value_name: "MODE",
+        doc: "Where equal and full jitter apply the cap: before the draw, or after it \
+              (clamping the draw: the bunching bug several libraries shipped)",
+        accepts: "before, after",
+        absent: None,
+        kind: Kind::Text,
+        group: Group::Policy,
+        list_separator: ',',
+        choices: Some(|| vec!["before", "after"]),
+        columns: &["cap_mode"],
+        set: |s, t| {
+            s.policy.cap_mode = spec::parse_cap_mode(t)?;
+            Ok(())
+        },
+        show: |s| Some(s.policy.cap_mode.name().to_string()),
+        fields: |s| vec![s.policy.cap_mode.name().to_string()],
+    },
+    Param {
+        key: "seeding",
+        value_name: "MODE",
+        doc: "How the clients' generators are seeded: independent, or shared (every client \
+              seeded alike, the fleet bug that keeps a jittered herd together)",
+        accepts: "independent, shared",
+        absent: None,
+        kind: Kind::Text,
+        group: Group::Control,
+        list_separator: ',',
+        choices: Some(|| vec!["independent", "shared"]),
+        columns: &["seeding"],
+        set: |s, t| {
+            s.seeding = spec::parse_seeding(t)?;
+            Ok(())
+        },
+        show: |s| Some(s.seeding.name().to_string()),
+        fields: |s| vec![s.seeding.name().to_string()],
+    },
+    Param {
+        key: "budget",
+        value_name: "RULE",
+        doc: "A retry budget shared by each fleet: tokens:CAPACITY,cost:N,refund:N (the AWS SDK \
+              quota is tokens:500,cost:5,refund:1) or ratio:R,min:N, or none; a retry it \
+              refuses ends the client as given up (several rules in one flag: separate them \
+              with ';')",
+        accepts: "tokens:C,cost:N,refund:N; ratio:R,min:N; none",
+        absent: Some("no budget"),
+        kind: Kind::Text,
+        group: Group::Control,
+        list_separator: ';',
+        choices: None,
+        columns: &["budget"],
+        set: |s, t| {
+            s.budget = spec::parse_budget(t)?;
+            Ok(())
+        },
+        show: |s| s.budget.map(|b| b.to_string()),
+        fields: |s| optional(s.budget, |b| b.to_string()),
+    },
+    Param {
+        key: "fleet",
+        value_name: "N",
+        doc: "Clients per budget fleet",
+        accepts: "1 to 100,000,000",
+        absent: Some("all clients share one budget"),
+        kind: Kind::Count,
+        group: Group::Control,
+        list_separator: ',',
+        choices: None,
+        columns: &["fleet"],
+        set: |s, t| {
+            s.fleet = Some(spec::parse_fleet(t)?);
+            Ok(())
+        },
+        show: |s| s.fleet.map(|n| n.to_string()),
+        fields: |s| optional(s.fleet, |n| n.to_string()),
+    },
+    Param {
+        key: "retry_after",
+        value_name: "MODE",
+        doc: "What clients do with the slot's retry hint (its backlog estimate): ignore, \
+              floor (wait max(hint, delay)), floor+jitter (wait hint + delay)",
+        accepts: "ignore, floor, floor+jitter",
+        absent: None,
+        kind: Kind::Text,
+        group: Group::Control,
+        list_separator: ',',
+        choices: Some(|| vec!["ignore", "floor", "floor+jitter"]),
+        columns: &["retry_after"],
+        set: |s, t| {
+            s.retry_after = spec::parse_retry_after(t)?;
+            Ok(())
+        },
+        show: |s| Some(s.retry_after.name().to_string()),
+        fields: |s| vec![s.retry_after.name().to_string()],
+    },
+];
+
+/// Every parameter column of a sweep file, in order.
+pub fn parameter_columns() -> Vec<&'static str> {
+    PARAMS
+        .iter()
+        .flat_map(|p| p.columns.iter().copied())
+        .collect()
+}
+
+/// A spec's parameter fields, matching [`parameter_columns`].
+pub fn parameter_fields(spec: &RunSpec) -> Vec<String> {
+    PARAMS.iter().flat_map(|p| (p.fields)(spec)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::PolicyKind;
+
+    #[test]
+    fn keys_are_unique_snake_case_and_columns_match_fields() {
+        let mut keys: Vec<_> = PARAMS.iter().map(|p| p.key).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        assert_eq!(keys.len(), PARAMS.len());
+        for p in &PARAMS {
+            assert!(
+                p.key.chars().all(|c| c.is_ascii_lowercase() || c == '_'),
+                "{}",
+                p.key
+            );
+            assert_eq!(
+                (p.fields)(&RunSpec::default()).len(),
+                p.columns.len(),
+                "{}",
+                p.key
+            );
+        }
+        let columns = parameter_columns();
+        let mut unique = columns.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), columns.len(), "a column named twice");
+    }
+
+    #[test]
+    fn every_shown_value_reads_back_to_the_same_spec() {
+        let mut spec = RunSpec::seed_002(PolicyKind::Linear, 250);
+        spec.capacity_per_ms = 0.3;
+        spec.policy.base_us = 1_500;
+        spec.policy.step_us = Some(0);
+        spec.policy.jitter_factor = 0.1 + 0.2;
+        spec.window_us = Some(7);
+        spec.arrivals = "poisson:0.3333333333333333".parse().unwrap();
+        spec.down = Some((1, 2_500_001));
+        spec.max_attempts = Some(8);
+        spec.deadline_us = Some(60_000_000);
+        spec.budget = spec::parse_budget("ratio:0.1,min:10").unwrap();
+        spec.fleet = Some(10);
+        for p in &PARAMS {
+            let shown = (p.show)(&spec).unwrap_or_else(|| panic!("{} is absent", p.key));
+            let mut read = RunSpec::default();
+            (p.set)(&mut read, &shown).unwrap();
+            assert_eq!((p.show)(&read), Some(shown), "{}", p.key);
+        }
+    }
+
+    #[test]
+    fn a_value_out_of_range_is_refused_by_its_parameter() {
+        let clients = param("clients").unwrap();
+        assert_eq!(
+            clients.check("0"),
+            Err("expected a whole number from 1 to 100,000,000".to_string())
+        );
+        assert_eq!(clients.flag(), "clients");
+        assert_eq!(param("max_attempts").unwrap().flag(), "max-attempts");
+        assert!(param("frobs").is_none());
+        assert_eq!(
+            param("window").unwrap().default_text(),
+            "one service time (slot), 1ms (other models)"
+        );
+        assert_eq!(param("cap").unwrap().default_text(), "20s");
+    }
+}

@@ -13,7 +13,7 @@ use crate::base::time::{Micros, format_duration};
 use crate::experiment::grid::Grid;
 use crate::experiment::replicates::{run_replicates_watched, summarize};
 use crate::experiment::timelines::run_timeline_observed;
-use crate::measure::metrics::METRICS;
+use crate::measure::metrics::Metric;
 use crate::measure::observer::Watch;
 use crate::measure::timeline::nice_width;
 use crate::model::ResourceKind;
@@ -63,10 +63,14 @@ pub struct RunArgs {
 
 /// The metrics `run` reports, for `herdsim run --help`.
 pub fn metrics_help() -> String {
-    let width = METRICS.iter().map(|m| m.name.len()).max().unwrap_or(0);
+    let width = Metric::ALL
+        .iter()
+        .map(|m| m.name().len())
+        .max()
+        .unwrap_or(0);
     let mut text = String::from("Metrics (times in ms, from each client's first call):\n");
-    for metric in METRICS {
-        text += &format!("  {:<width$}  {}\n", metric.name, metric.description);
+    for metric in Metric::ALL {
+        text += &format!("  {:<width$}  {}\n", metric.name(), metric.description());
     }
     text += "\nDurations take a unit: 250us, 100ms, 1.5s, 2m, 1h; a bare number is ms.";
     text

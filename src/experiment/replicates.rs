@@ -7,7 +7,7 @@ use crate::base::seeding::Seeds;
 use crate::measure::observer::Watch;
 
 use crate::base::time::Micros;
-use crate::measure::metrics::{METRICS, Metric, RunMetrics};
+use crate::measure::metrics::{Metric, RunMetrics};
 use crate::measure::stats::Summary;
 use crate::sim::engine::simulate_with;
 use crate::sim::queue::QueueKind;
@@ -64,10 +64,10 @@ pub fn run_replicates_watched(
         .collect()
 }
 
-/// Every metric's summary over `runs` (at least one), in [`METRICS`] order.
+/// Every metric's summary over `runs` (at least one), in [`Metric::ALL`] order.
 pub fn summarize(runs: &[RunMetrics]) -> Vec<(Metric, Summary)> {
     let values: Vec<_> = runs.iter().map(RunMetrics::values).collect();
-    METRICS
+    Metric::ALL
         .iter()
         .enumerate()
         .map(|(i, metric)| {

@@ -33,101 +33,196 @@ pub struct RunMetrics {
     pub complete: bool,
 }
 
-/// One reported metric.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Metric {
-    /// snake_case name with its unit, as in CSV headers and JSON keys.
-    pub name: &'static str,
-    /// What it is, for `--help`-style listings.
-    pub description: &'static str,
-    /// Decimals shown in human output.
-    pub decimals: usize,
+/// One reported metric: a name with its unit (as in CSV headers and JSON
+/// keys), a description, the decimals people see, and how it is computed
+/// from a run's counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Metric {
+    /// Every attempt, first calls included.
+    Calls,
+    /// Calls after each client's first.
+    Retries,
+    /// Clients whose call succeeded.
+    Successes,
+    /// Clients that stopped without success.
+    GaveUp,
+    /// Successes as a fraction of clients.
+    SuccessRate,
+    /// Time of the last successful call, ms.
+    LastSuccessMs,
+    /// Mean time from first call to success, ms.
+    CompletionMeanMs,
+    /// Median time from first call to success, ms.
+    CompletionP50Ms,
+    /// 99th percentile time from first call to success, ms.
+    CompletionP99Ms,
+    /// Longest time from first call to success, ms.
+    CompletionMaxMs,
+    /// Most retries sent inside one window.
+    PeakRetries,
+    /// Peak retries as a percentage of clients.
+    PeakRetriesPct,
+    /// Peak retries as a fraction of all retries.
+    PeakRetryShare,
+    /// Calls per client.
+    Amplification,
 }
 
-const fn metric(name: &'static str, decimals: usize, description: &'static str) -> Metric {
-    Metric {
-        name,
-        description,
-        decimals,
+/// What is said of a metric, and how it is computed.
+struct MetricInfo {
+    name: &'static str,
+    decimals: usize,
+    description: &'static str,
+    value: fn(&RunMetrics) -> f64,
+}
+
+/// `part / whole`, 0 when there is no whole.
+fn share(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 / whole as f64
     }
 }
 
-/// Every metric, in report order. [`RunMetrics::values`] returns them in this
-/// order.
-pub const METRICS: [Metric; 14] = [
-    metric("calls", 0, "every attempt, first calls included"),
-    metric("retries", 0, "calls after each client's first"),
-    metric("successes", 0, "clients whose call succeeded"),
-    metric("gave_up", 0, "clients that stopped without success"),
-    metric("success_rate", 3, "successes as a fraction of clients"),
-    metric("last_success_ms", 1, "time of the last successful call"),
-    metric(
-        "completion_mean_ms",
-        1,
-        "mean time from first call to success",
-    ),
-    metric(
-        "completion_p50_ms",
-        1,
-        "median time from first call to success",
-    ),
-    metric(
-        "completion_p99_ms",
-        1,
-        "99th percentile time from first call to success",
-    ),
-    metric(
-        "completion_max_ms",
-        1,
-        "longest time from first call to success",
-    ),
-    metric("peak_retries", 0, "most retries sent inside one window"),
-    metric(
-        "peak_retries_pct",
-        2,
-        "peak_retries as a percentage of clients",
-    ),
-    metric(
-        "peak_retry_share",
-        4,
-        "peak_retries as a fraction of all retries",
-    ),
-    metric(
-        "amplification",
-        3,
-        "calls per client: the mean number of attempts",
-    ),
-];
+impl Metric {
+    /// Every metric, in report order.
+    pub const ALL: [Metric; 14] = [
+        Metric::Calls,
+        Metric::Retries,
+        Metric::Successes,
+        Metric::GaveUp,
+        Metric::SuccessRate,
+        Metric::LastSuccessMs,
+        Metric::CompletionMeanMs,
+        Metric::CompletionP50Ms,
+        Metric::CompletionP99Ms,
+        Metric::CompletionMaxMs,
+        Metric::PeakRetries,
+        Metric::PeakRetriesPct,
+        Metric::PeakRetryShare,
+        Metric::Amplification,
+    ];
+
+    fn info(self) -> MetricInfo {
+        let (name, decimals, description, value): (_, _, _, fn(&RunMetrics) -> f64) = match self {
+            Metric::Calls => ("calls", 0, "every attempt, first calls included", |m| {
+                m.calls as f64
+            }),
+            Metric::Retries => ("retries", 0, "calls after each client's first", |m| {
+                m.retries as f64
+            }),
+            Metric::Successes => ("successes", 0, "clients whose call succeeded", |m| {
+                m.successes as f64
+            }),
+            Metric::GaveUp => ("gave_up", 0, "clients that stopped without success", |m| {
+                m.gave_up as f64
+            }),
+            Metric::SuccessRate => (
+                "success_rate",
+                3,
+                "successes as a fraction of clients",
+                |m| m.successes as f64 / m.clients as f64,
+            ),
+            Metric::LastSuccessMs => (
+                "last_success_ms",
+                1,
+                "time of the last successful call",
+                |m| us_to_ms(m.last_success_us),
+            ),
+            Metric::CompletionMeanMs => (
+                "completion_mean_ms",
+                1,
+                "mean time from first call to success",
+                |m| {
+                    if m.successes == 0 {
+                        0.0
+                    } else {
+                        m.completion_total_us as f64 / m.successes as f64 / 1e3
+                    }
+                },
+            ),
+            Metric::CompletionP50Ms => (
+                "completion_p50_ms",
+                1,
+                "median time from first call to success",
+                |m| us_to_ms(m.completion_p50_us),
+            ),
+            Metric::CompletionP99Ms => (
+                "completion_p99_ms",
+                1,
+                "99th percentile time from first call to success",
+                |m| us_to_ms(m.completion_p99_us),
+            ),
+            Metric::CompletionMaxMs => (
+                "completion_max_ms",
+                1,
+                "longest time from first call to success",
+                |m| us_to_ms(m.completion_max_us),
+            ),
+            Metric::PeakRetries => (
+                "peak_retries",
+                0,
+                "most retries sent inside one window",
+                |m| m.peak_retries as f64,
+            ),
+            Metric::PeakRetriesPct => (
+                "peak_retries_pct",
+                2,
+                "peak_retries as a percentage of clients",
+                |m| 100.0 * m.peak_retries as f64 / m.clients as f64,
+            ),
+            Metric::PeakRetryShare => (
+                "peak_retry_share",
+                4,
+                "peak_retries as a fraction of all retries",
+                |m| share(m.peak_retries, m.retries),
+            ),
+            Metric::Amplification => (
+                "amplification",
+                3,
+                "calls per client: the mean number of attempts",
+                |m| m.calls as f64 / m.clients as f64,
+            ),
+        };
+        MetricInfo {
+            name,
+            decimals,
+            description,
+            value,
+        }
+    }
+
+    /// snake_case name with its unit, as in CSV headers and JSON keys.
+    pub fn name(self) -> &'static str {
+        self.info().name
+    }
+
+    /// What it is, for `--help`-style listings.
+    pub fn description(self) -> &'static str {
+        self.info().description
+    }
+
+    /// Decimals shown in human output.
+    pub fn decimals(self) -> usize {
+        self.info().decimals
+    }
+
+    /// Its value in the run `metrics`.
+    pub fn value(self, metrics: &RunMetrics) -> f64 {
+        (self.info().value)(metrics)
+    }
+
+    /// The metric called `name` (user input: CSV columns, flags).
+    pub fn from_name(name: &str) -> Option<Metric> {
+        Metric::ALL.into_iter().find(|m| m.name() == name)
+    }
+}
 
 impl RunMetrics {
-    /// Every metric's value, in [`METRICS`] order.
-    pub fn values(&self) -> [f64; METRICS.len()] {
-        let clients = self.clients as f64;
-        let completion_mean_ms = if self.successes == 0 {
-            0.0
-        } else {
-            self.completion_total_us as f64 / self.successes as f64 / 1e3
-        };
-        [
-            self.calls as f64,
-            self.retries as f64,
-            self.successes as f64,
-            self.gave_up as f64,
-            self.successes as f64 / clients,
-            us_to_ms(self.last_success_us),
-            completion_mean_ms,
-            us_to_ms(self.completion_p50_us),
-            us_to_ms(self.completion_p99_us),
-            us_to_ms(self.completion_max_us),
-            self.peak_retries as f64,
-            100.0 * self.peak_retries as f64 / clients,
-            if self.retries == 0 {
-                0.0
-            } else {
-                self.peak_retries as f64 / self.retries as f64
-            },
-            self.calls as f64 / clients,
-        ]
+    /// Every metric's value, in [`Metric::ALL`] order.
+    pub fn values(&self) -> [f64; Metric::ALL.len()] {
+        Metric::ALL.map(|m| m.value(self))
     }
 }
 
@@ -173,12 +268,15 @@ mod tests {
             peak_retries: 30,
             complete: true,
         };
-        let v = m.values();
-        let get = |name| v[METRICS.iter().position(|m| m.name == name).unwrap()];
-        assert_eq!(get("last_success_ms"), 12_345.0);
-        assert_eq!(get("completion_mean_ms"), 5_000.0);
-        assert_eq!(get("peak_retries_pct"), 3.0);
-        assert_eq!(get("peak_retry_share"), 0.01);
-        assert_eq!(get("amplification"), 4.0);
+        assert_eq!(Metric::LastSuccessMs.value(&m), 12_345.0);
+        assert_eq!(Metric::CompletionMeanMs.value(&m), 5_000.0);
+        assert_eq!(Metric::PeakRetriesPct.value(&m), 3.0);
+        assert_eq!(Metric::PeakRetryShare.value(&m), 0.01);
+        assert_eq!(Metric::Amplification.value(&m), 4.0);
+        assert_eq!(m.values()[0], 4_000.0);
+        for metric in Metric::ALL {
+            assert_eq!(Metric::from_name(metric.name()), Some(metric));
+        }
+        assert_eq!(Metric::from_name("calls_mean"), None);
     }
 }

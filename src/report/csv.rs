@@ -9,7 +9,7 @@ use crate::base::format::csv_number as number;
 use crate::base::seeding::Seeds;
 use crate::base::time::us_to_ms;
 use crate::experiment::sweep::SweepRow;
-use crate::measure::metrics::METRICS;
+use crate::measure::metrics::Metric;
 use crate::spec::RunSpec;
 use crate::spec::params::{parameter_columns, parameter_fields};
 
@@ -42,11 +42,11 @@ pub fn header(per_run: bool) -> Vec<String> {
         .iter()
         .map(|c| c.to_string())
         .collect();
-    for metric in METRICS {
+    for metric in Metric::ALL {
         if per_run {
-            columns.push(metric.name.to_string());
+            columns.push(metric.name().to_string());
         } else {
-            columns.extend(STATISTICS.iter().map(|s| format!("{}_{s}", metric.name)));
+            columns.extend(STATISTICS.iter().map(|s| format!("{}_{s}", metric.name())));
         }
     }
     columns
@@ -150,7 +150,7 @@ pub fn comparison_records(comparison: &crate::study::compare::Comparison<'_>) ->
             let s = &cell.summary;
             let mut fields = id.clone();
             fields.extend([
-                cell.metric.name.to_string(),
+                cell.metric.name().to_string(),
                 number(s.mean),
                 optional(s.sd),
                 optional(s.ci95),
@@ -225,7 +225,7 @@ mod tests {
         assert!(h.contains(&"calls_ci95".to_string()));
         assert_eq!(
             h.len(),
-            1 + parameter_columns().len() + 2 + METRICS.len() * 5
+            1 + parameter_columns().len() + 2 + Metric::ALL.len() * 5
         );
         let per_run = header(true);
         assert_eq!(

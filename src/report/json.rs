@@ -23,7 +23,7 @@ impl Serialize for MetricsJson<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(self.0.len()))?;
         for (metric, summary) in self.0 {
-            map.serialize_entry(metric.name, summary)?;
+            map.serialize_entry(metric.name(), summary)?;
         }
         map.end()
     }

@@ -206,23 +206,21 @@ impl WorkloadSummary {
 }
 
 /// A compared metric's heading, in the unit [`compared_value`] shows it in.
-pub fn compared_heading(metric: &str) -> &'static str {
+pub fn compared_heading(metric: Metric) -> &'static str {
     match metric {
-        "calls" => "calls",
-        "last_success_ms" => "last success (s)",
-        "peak_retries" => "peak retries (% of clients)",
-        "peak_retries_pct" => "peak retries (% of clients)",
-        "completion_p99_ms" => "p99 completion (s)",
-        "peak_retry_share" => "peak retry share",
-        "success_rate" => "success rate",
-        _ => "",
+        Metric::LastSuccessMs => "last success (s)",
+        Metric::PeakRetries | Metric::PeakRetriesPct => "peak retries (% of clients)",
+        Metric::CompletionP99Ms => "p99 completion (s)",
+        Metric::PeakRetryShare => "peak retry share",
+        Metric::SuccessRate => "success rate",
+        other => other.name(),
     }
 }
 
 /// `mean ± ci95` of a compared metric, times in seconds (as seed 002 publishes
 /// them), `mean` alone for a single replicate.
 pub fn compared_value(cell: &crate::study::compare::ComparedCell) -> String {
-    let (scale, decimals) = compared_unit(cell.metric.name);
+    let (scale, decimals) = compared_unit(cell.metric);
     let s = &cell.summary;
     let mean = format_number(s.mean * scale, decimals);
     match s.ci95 {
@@ -231,13 +229,14 @@ pub fn compared_value(cell: &crate::study::compare::ComparedCell) -> String {
     }
 }
 
-/// The scale and decimals a compared metric is shown with.
-fn compared_unit(metric: &str) -> (f64, usize) {
+/// The scale and decimals a compared metric is shown with: times in
+/// seconds, as seed 002 publishes them.
+fn compared_unit(metric: Metric) -> (f64, usize) {
     match metric {
-        "last_success_ms" | "completion_p99_ms" => (1e-3, 2),
-        "peak_retries_pct" => (1.0, 2),
-        "peak_retry_share" => (1.0, 4),
-        "success_rate" => (1.0, 3),
+        Metric::LastSuccessMs | Metric::CompletionP99Ms => (1e-3, 2),
+        Metric::PeakRetriesPct => (1.0, 2),
+        Metric::PeakRetryShare => (1.0, 4),
+        Metric::SuccessRate => (1.0, 3),
         _ => (1.0, 1),
     }
 }
@@ -267,15 +266,15 @@ pub fn comparison_cells(
             comparison
                 .points
                 .iter()
-                .any(|p| p.cell(m).published.is_some())
+                .any(|p| p.cell(*m).published.is_some())
         })
         .collect();
     let mut header = vec!["policy".to_string()];
     for (metric, published) in compared.iter().zip(&with_published) {
-        if *metric == "peak_retries_pct" {
+        if *metric == Metric::PeakRetriesPct {
             continue; // shown beside the count
         }
-        header.push(compared_heading(metric).to_string());
+        header.push(compared_heading(*metric).to_string());
         if *published {
             header.extend(["published".to_string(), "verdict".to_string()]);
         }
@@ -286,13 +285,13 @@ pub fn comparison_cells(
         .map(|p| {
             let mut row = vec![p.label.clone()];
             for (metric, published) in compared.iter().zip(&with_published) {
-                let cell = p.cell(metric);
+                let cell = p.cell(*metric);
                 match *metric {
-                    "peak_retries_pct" => continue,
-                    "peak_retries" => row.push(format!(
+                    Metric::PeakRetriesPct => continue,
+                    Metric::PeakRetries => row.push(format!(
                         "{} ({}%)",
                         compared_value(cell),
-                        format_number(p.cell("peak_retries_pct").summary.mean, 2)
+                        format_number(p.cell(Metric::PeakRetriesPct).summary.mean, 2)
                     )),
                     _ => row.push(compared_value(cell)),
                 }
@@ -364,11 +363,18 @@ pub fn comparison_title(comparison: &crate::study::compare::Comparison<'_>) -> V
         if s.replicates == 1 { "" } else { "s" },
         s.master_seed
     ));
-    if comparison
+    let published = comparison
         .points
         .iter()
-        .any(|p| p.cells.iter().any(|c| c.published.is_some()))
-    {
+        .any(|p| p.cells.iter().any(|c| c.published.is_some()));
+    if !published {
+        lines.push(
+            "No published figure for this workload: a figure applies only to a workload equal \
+             in every parameter to the one it was measured with."
+                .to_string(),
+        );
+    }
+    if published {
         lines.push(
             "A published figure agrees when herdsim's mean is within sampling error of the range \
              its rounding allows (~3,400 is 3,350 to 3,450): 1.96 standard errors of the \

@@ -31,14 +31,14 @@ pub fn run_table(report: &RunReport<'_>) -> String {
         .summaries
         .iter()
         .map(|(metric, s)| {
-            let d = metric.decimals;
+            let d = metric.decimals();
             match s.ci95 {
                 // One replicate: its values, exactly.
-                None => vec![metric.name.to_string(), format_number(s.mean, d)],
+                None => vec![metric.name().to_string(), format_number(s.mean, d)],
                 Some(ci) => {
                     let mean_decimals = d.max(1);
                     vec![
-                        metric.name.to_string(),
+                        metric.name().to_string(),
                         format_number(s.mean, mean_decimals),
                         format!("± {}", format_number(ci, mean_decimals)),
                         format_number(s.min, d),

@@ -12,16 +12,16 @@ use crate::study::published::{Published, PublishedFigure, PublishedRemark, Verdi
 
 /// The metrics every comparison shows, in column order; any other metric
 /// with a published figure follows them.
-pub const COMPARED: [&str; 5] = [
-    "calls",
-    "last_success_ms",
-    "peak_retries",
-    "peak_retries_pct",
-    "completion_p99_ms",
+pub const COMPARED: [Metric; 5] = [
+    Metric::Calls,
+    Metric::LastSuccessMs,
+    Metric::PeakRetries,
+    Metric::PeakRetriesPct,
+    Metric::CompletionP99Ms,
 ];
 
 /// The metrics whose lowest value the published claims rank.
-pub const RANKED: [&str; 2] = ["calls", "last_success_ms"];
+pub const RANKED: [Metric; 2] = [Metric::Calls, Metric::LastSuccessMs];
 
 /// One metric of one point, with its published figure and verdict.
 #[derive(Debug, Clone)]
@@ -54,10 +54,10 @@ pub struct ComparedPoint {
 
 impl ComparedPoint {
     /// The cell of `metric`.
-    pub fn cell(&self, metric: &str) -> &ComparedCell {
+    pub fn cell(&self, metric: Metric) -> &ComparedCell {
         self.cells
             .iter()
-            .find(|c| c.metric.name == metric)
+            .find(|c| c.metric == metric)
             .expect("every metric has a cell")
     }
 }
@@ -66,7 +66,7 @@ impl ComparedPoint {
 #[derive(Debug, Clone)]
 pub struct Ranking {
     /// The metric.
-    pub metric: &'static str,
+    pub metric: Metric,
     /// herdsim's lowest point (label and summary).
     pub lowest: (String, Summary),
     /// True if the lowest point's 95% CI lies wholly below every other's.
@@ -108,7 +108,7 @@ impl<'a> Comparison<'a> {
                 let cells = summaries
                     .into_iter()
                     .map(|(metric, summary)| {
-                        let published = published.figure(&spec, metric.name).cloned();
+                        let published = published.figure(&spec, metric).cloned();
                         let verdict = published.as_ref().map(|f| Verdict::of(&summary, f));
                         ComparedCell {
                             metric,
@@ -131,15 +131,15 @@ impl<'a> Comparison<'a> {
     }
 
     /// The metrics shown: [`COMPARED`], then any other with a published figure.
-    pub fn metrics(&self) -> Vec<&'static str> {
+    pub fn metrics(&self) -> Vec<Metric> {
         let mut metrics = COMPARED.to_vec();
-        for metric in crate::measure::metrics::METRICS {
+        for metric in Metric::ALL {
             let published = self
                 .points
                 .iter()
-                .any(|p| p.cell(metric.name).published.is_some());
-            if published && !metrics.contains(&metric.name) {
-                metrics.push(metric.name);
+                .any(|p| p.cell(metric).published.is_some());
+            if published && !metrics.contains(&metric) {
+                metrics.push(metric);
             }
         }
         metrics

@@ -7,6 +7,7 @@
 use std::fmt;
 
 use crate::base::time::Micros;
+use crate::measure::metrics::Metric;
 use crate::measure::stats::Summary;
 use crate::model::ResourceKind;
 use crate::policy::PolicyKind;
@@ -25,8 +26,8 @@ const AWS_OCC: &str = include_str!("../../reference/aws-occ-sim-results.csv");
 pub struct PublishedFigure {
     /// Where it was published.
     pub source: String,
-    /// The metric, by herdsim's name (`calls`, `last_success_ms`).
-    pub metric: &'static str,
+    /// The metric.
+    pub metric: Metric,
     /// The published value, in the metric's unit.
     pub value: f64,
     /// The range the exact figure lay in, given how it was rounded or
@@ -128,7 +129,7 @@ impl Published {
             spec.deadline_us = Some(r.micros(5)?);
             spec.window_us = Some(r.micros(6)?);
             let workload = Workload::new(spec, vec![policy]);
-            for (column, metric) in [(8, "peak_retry_share"), (9, "success_rate")] {
+            for (column, metric) in [(8, Metric::PeakRetryShare), (9, Metric::SuccessRate)] {
                 let value = r.number(column)?;
                 let half = last_digit_rounding(r.text(column)?);
                 published.figures.push(PublishedFigure {
@@ -165,11 +166,11 @@ impl Published {
             spec.policy.cap_us = 2_000_000;
             spec.policy.first_exponent = 1;
             let workload = Workload::new(spec, vec![policy]);
-            for (column, metric) in [(1, "last_success_ms"), (2, "calls")] {
+            for (column, metric) in [(1, Metric::LastSuccessMs), (2, Metric::Calls)] {
                 let value = r.number(column)?;
                 // Times are compared in seconds, as herdsim shows them.
                 let shown = match metric {
-                    "last_success_ms" => format!("{} s", value / 1e3),
+                    Metric::LastSuccessMs => format!("{} s", value / 1e3),
                     _ => r.text(column)?.to_string(),
                 };
                 published.figures.push(PublishedFigure {
@@ -209,7 +210,7 @@ impl Published {
             let seconds = r.number(7)?;
             published.figures.push(PublishedFigure {
                 source: source.clone(),
-                metric: "calls",
+                metric: Metric::Calls,
                 value: calls,
                 range: (
                     calls - two_figure_rounding(calls),
@@ -221,7 +222,7 @@ impl Published {
             });
             published.figures.push(PublishedFigure {
                 source: source.clone(),
-                metric: "last_success_ms",
+                metric: Metric::LastSuccessMs,
                 value: seconds * 1e3,
                 range: (
                     (seconds - two_figure_rounding(seconds)) * 1e3,
@@ -241,7 +242,7 @@ impl Published {
     }
 
     /// The published figure of `metric` for the workload `spec`, if any.
-    pub fn figure(&self, spec: &RunSpec, metric: &str) -> Option<&PublishedFigure> {
+    pub fn figure(&self, spec: &RunSpec, metric: Metric) -> Option<&PublishedFigure> {
         self.figures
             .iter()
             .find(|f| f.metric == metric && f.workload.describes(spec))
@@ -399,12 +400,12 @@ mod tests {
     fn the_embedded_table_applies_to_seed_002s_workload() {
         let published = Published::embedded();
         let spec = RunSpec::seed_002(PolicyKind::Full, 1_000);
-        let calls = published.figure(&spec, "calls").unwrap();
+        let calls = published.figure(&spec, Metric::Calls).unwrap();
         assert_eq!(
             (calls.value, calls.range, calls.shown.as_str()),
             (3_400.0, (3_350.0, 3_450.0), "~3,400")
         );
-        let time = published.figure(&spec, "last_success_ms").unwrap();
+        let time = published.figure(&spec, Metric::LastSuccessMs).unwrap();
         assert_eq!(
             (time.value, time.range, time.shown.as_str()),
             (12_000.0, (11_500.0, 12_500.0), "~12 s")
@@ -412,14 +413,17 @@ mod tests {
         assert_eq!(published.remark(&spec).unwrap().text, "Lowest");
         assert!(
             published
-                .figure(&RunSpec::seed_002(PolicyKind::Full, 999), "calls")
+                .figure(&RunSpec::seed_002(PolicyKind::Full, 999), Metric::Calls)
                 .is_none()
         );
         let attempt = RunSpec::seed_002(PolicyKind::DecorrelatedAttempt, 1_000);
-        assert_eq!(published.figure(&attempt, "calls").unwrap().value, 3_900.0);
+        assert_eq!(
+            published.figure(&attempt, Metric::Calls).unwrap().value,
+            3_900.0
+        );
         assert!(
             published
-                .figure(&RunSpec::seed_002(PolicyKind::Linear, 1_000), "calls")
+                .figure(&RunSpec::seed_002(PolicyKind::Linear, 1_000), Metric::Calls)
                 .is_none()
         );
     }
@@ -433,7 +437,7 @@ mod tests {
         outage.max_attempts = Some(8);
         outage.deadline_us = Some(60_000_000);
         outage.window_us = Some(10_000);
-        let share = published.figure(&outage, "peak_retry_share").unwrap();
+        let share = published.figure(&outage, Metric::PeakRetryShare).unwrap();
         assert_eq!((share.value, share.runs), (0.0106, Some(1)));
         assert!((share.range.1 - 0.01065).abs() < 1e-12);
         // Measured with 8 attempts and a 60 s deadline: another workload.
@@ -448,7 +452,7 @@ mod tests {
             let mut other = outage.clone();
             change(&mut other);
             assert!(
-                published.figure(&other, "peak_retry_share").is_none(),
+                published.figure(&other, Metric::PeakRetryShare).is_none(),
                 "{other:?}"
             );
         }
@@ -457,18 +461,18 @@ mod tests {
         occ.policy.base_us = 5_000;
         occ.policy.cap_us = 2_000_000;
         occ.policy.first_exponent = 1;
-        let calls = published.figure(&occ, "calls").unwrap();
+        let calls = published.figure(&occ, Metric::Calls).unwrap();
         assert_eq!(
             (calls.value, calls.range, calls.runs),
             (8_001.0, (8_001.0, 8_002.0), Some(100))
         );
         occ.policy.first_exponent = 0;
-        assert!(published.figure(&occ, "calls").is_none());
+        assert!(published.figure(&occ, Metric::Calls).is_none());
         assert_eq!(
             published
                 .figures
                 .iter()
-                .filter(|f| f.metric == "calls")
+                .filter(|f| f.metric == Metric::Calls)
                 .count(),
             4 + 95
         );
@@ -482,7 +486,7 @@ mod tests {
         occ.policy.cap_us = 2_000_000;
         occ.policy.first_exponent = 1;
         let figure = Published::embedded()
-            .figure(&occ, "last_success_ms")
+            .figure(&occ, Metric::LastSuccessMs)
             .unwrap()
             .clone();
         // 2,997 ms over 100 runs. herdsim sd 489 over 100 runs: SE 48.9 each,
@@ -514,7 +518,7 @@ mod tests {
     #[test]
     fn verdicts() {
         let figure = Published::embedded()
-            .figure(&RunSpec::seed_002(PolicyKind::Full, 1_000), "calls")
+            .figure(&RunSpec::seed_002(PolicyKind::Full, 1_000), Metric::Calls)
             .unwrap()
             .clone();
         // 3,400 ± 50 published.

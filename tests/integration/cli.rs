@@ -86,7 +86,7 @@ fn json_has_every_metric_with_its_summary() {
         "5",
     ]);
     let metrics = v["metrics"].as_object().unwrap();
-    assert_eq!(metrics.len(), herdsim::measure::metrics::METRICS.len());
+    assert_eq!(metrics.len(), herdsim::measure::metrics::Metric::ALL.len());
     for (name, s) in metrics {
         for field in ["mean", "sd", "ci95", "min", "max"] {
             assert!(s[field].is_number(), "{name}.{field}");

@@ -54,7 +54,10 @@ fn compare_reports_the_numbers_sweep_computes() {
     let (sh, swept) = records(&dir.join("sweep.csv"));
     assert_eq!(swept.len(), 6);
     // Long format: one row per point and metric.
-    assert_eq!(compared.len(), 6 * herdsim::measure::metrics::METRICS.len());
+    assert_eq!(
+        compared.len(),
+        6 * herdsim::measure::metrics::Metric::ALL.len()
+    );
     for row in &compared {
         let point: usize = row[column(&ch, "point")].parse().unwrap();
         let metric = &row[column(&ch, "metric")];

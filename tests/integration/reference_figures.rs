@@ -21,7 +21,7 @@ fn measure(kind: PolicyKind, metric: &str, seeds: u32) -> (f64, f64) {
     );
     let (_, summary) = summarize(&runs)
         .into_iter()
-        .find(|(m, _)| m.name == metric)
+        .find(|(m, _)| m.name() == metric)
         .unwrap();
     (summary.mean, summary.standard_error().unwrap())
 }

@@ -53,8 +53,11 @@ fn check(rows: &[SweepRow], metrics: &[&str], margin: f64) -> usize {
         else {
             unreachable!()
         };
-        for (metric, s) in summaries.iter().filter(|(m, _)| metrics.contains(&m.name)) {
-            let Some(figure) = published.figure(spec, metric.name) else {
+        for (metric, s) in summaries
+            .iter()
+            .filter(|(m, _)| metrics.contains(&m.name()))
+        {
+            let Some(figure) = published.figure(spec, *metric) else {
                 continue;
             };
             let sd = s.sd.unwrap();
@@ -66,7 +69,7 @@ fn check(rows: &[SweepRow], metrics: &[&str], margin: f64) -> usize {
                 gap <= margin * se_difference,
                 "{} {} clients={}: herdsim {:.4} vs published {} ({:.1} SE)",
                 spec.policy.kind,
-                metric.name,
+                metric.name(),
                 spec.clients,
                 s.mean,
                 figure.shown,
@@ -251,6 +254,42 @@ fn compare_sets_the_outage_figures_beside_the_model() {
         "{text}"
     );
     assert!(sweep_csv::header(false).contains(&"success_rate_mean".to_string()));
+}
+
+#[test]
+fn compare_sets_no_figure_beside_another_workload() {
+    // The outage figures were measured with 8 attempts and a 60 s deadline:
+    // with 50 attempts and 10 minutes, they say nothing of the run.
+    let file = format!("{}/scenarios/outage-30s.toml", env!("CARGO_MANIFEST_DIR"));
+    let compare = |extra: &[&str]| {
+        let out = cargo_bin_cmd!("herdsim")
+            .args(["compare", &file, "--seeds", "3", "--quiet"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let same = compare(&[]);
+    assert!(
+        same.contains("0.0106") && same.contains("verdict"),
+        "{same}"
+    );
+    for extra in [
+        &["--max-attempts", "50", "--deadline", "10m"][..],
+        &["--max-attempts", "9"][..],
+        &["--window", "1ms"][..],
+    ] {
+        let other = compare(extra);
+        assert!(
+            !other.contains("0.0106") && !other.contains("verdict"),
+            "{extra:?}: {other}"
+        );
+        assert!(
+            other.contains("No published figure for this workload"),
+            "{other}"
+        );
+    }
 }
 
 #[test]

@@ -261,17 +261,19 @@ fn resuming_another_sweeps_file_is_refused() {
 
 #[test]
 fn a_killed_sweep_keeps_its_rows_and_resumes_to_the_same_file() {
+    use std::os::unix::process::ExitStatusExt;
     let dir = workdir("killed");
-    // About a second of work on two cores: 200 no-jitter runs of 1000 clients.
+    // 2,000 runs of 2,000 clients under full jitter, one row each: seconds of
+    // work, killed once 20 rows are on disk, so the cut is not a race.
     let args = |out: &str| -> Vec<String> {
         [
             "sweep",
             "--policy",
-            "none,full",
+            "full,equal",
             "--clients",
-            "1000",
+            "2000",
             "--seeds",
-            "100",
+            "1000",
             "--per-run",
             "--quiet",
             "--out",
@@ -281,23 +283,42 @@ fn a_killed_sweep_keeps_its_rows_and_resumes_to_the_same_file() {
         .map(|s| s.to_string())
         .collect()
     };
-    let whole = path(&dir, "whole.csv");
-    ok(
-        &args(&whole).iter().map(String::as_str).collect::<Vec<_>>(),
-        "2",
-    );
-    let expected = fs::read_to_string(&whole).unwrap();
-
+    let rows = |text: &str| text.matches('\n').count().saturating_sub(1);
     let killed = path(&dir, "killed.csv");
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("herdsim"))
         .args(args(&killed))
         .env("RAYON_NUM_THREADS", "2")
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
-    let _ = child.kill();
-    child.wait().unwrap();
+    let started = std::time::Instant::now();
+    while rows(&fs::read_to_string(&killed).unwrap_or_default()) < 20 {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "no rows written"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(
+        status.signal(),
+        Some(9),
+        "the sweep was killed, not finished"
+    );
     let partial = fs::read_to_string(&killed).unwrap();
+    assert!(
+        (20..2_000).contains(&rows(&partial)),
+        "the kill cut the sweep: {} rows",
+        rows(&partial)
+    );
+
+    let whole = path(&dir, "whole.csv");
+    ok(
+        &args(&whole).iter().map(String::as_str).collect::<Vec<_>>(),
+        "2",
+    );
+    let expected = fs::read_to_string(&whole).unwrap();
+    assert_eq!(rows(&expected), 2_000);
     assert!(
         expected.starts_with(partial.trim_end_matches(|c| c != '\n')),
         "finished rows are intact"
@@ -432,4 +453,49 @@ fn shipped_scenarios_parse() {
         let scenario = herdsim::experiment::scenario::Scenario::from_toml(&file, &text).unwrap();
         assert!(scenario.grid.len() >= 4, "{name}");
     }
+}
+
+/// Runs `herdsim args` and returns the file it wrote at `out`.
+fn regenerated(args: &[&str], out: &str) -> String {
+    let status = cargo_bin_cmd!("herdsim")
+        .args(args)
+        .args(["--out", out, "--quiet"])
+        .output()
+        .unwrap();
+    assert!(status.status.success(), "{args:?}: {status:?}");
+    fs::read_to_string(out).unwrap()
+}
+
+#[test]
+fn the_golden_files_regenerate_byte_for_byte() {
+    // Committed outputs of jittered runs: a change in any random stream (a
+    // new rand, another seeding) or in a formula changes them.
+    let root = env!("CARGO_MANIFEST_DIR");
+    let dir = workdir("golden");
+    let per_run = path(&dir, "per-run.csv");
+    let scenario = format!("{root}/tests/golden/per-run.toml");
+    assert_eq!(
+        regenerated(&["sweep", &scenario, "--per-run"], &per_run),
+        fs::read_to_string(format!("{root}/tests/golden/per-run.csv")).unwrap(),
+        "tests/golden/per-run.csv"
+    );
+    // The four-strategy comparison of results/, 500 jittered runs.
+    let compared = path(&dir, "four-strategies.csv");
+    let out = cargo_bin_cmd!("herdsim")
+        .args([
+            "compare",
+            "--policy",
+            "none,equal,full,decorrelated,decorrelated-attempt",
+            "--quiet",
+            "--csv",
+            &compared,
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(
+        fs::read_to_string(&compared).unwrap(),
+        fs::read_to_string(format!("{root}/results/four-strategies.csv")).unwrap(),
+        "results/four-strategies.csv"
+    );
 }

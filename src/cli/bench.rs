@@ -4,9 +4,10 @@
 use std::time::{Duration, Instant};
 
 use clap::Args;
+use indicatif::ProgressBar;
 
 use super::progress::events_spinner;
-use super::{CliError, policy_parser, write_stdout};
+use super::{CliError, policy_parser, spec_error, write_stdout};
 use crate::base::format::group_thousands;
 use crate::base::seeding::Seeds;
 use crate::base::time::{Micros, format_duration, human_seconds};
@@ -66,17 +67,42 @@ struct Timing {
 
 pub fn bench(args: &BenchArgs) -> Result<(), CliError> {
     let progress = events_spinner(args.quiet);
+    let timings = time_runs(args, &progress)?;
+    let fan_out = (args.fan_out > 0).then(|| {
+        progress.set_message(format!("fan-out: {} runs of 1,000 clients", args.fan_out));
+        fan_out(args.policy, args.fan_out)
+    });
+    progress.finish_and_clear();
+
+    let policy = RunSpec::seed_002(args.policy, 1).policy;
+    let mut text = format!(
+        "herdsim {} bench: slot model, 1 request per ms, herd, {} (base {}, cap {}), one thread per run\n\n",
+        env!("CARGO_PKG_VERSION"),
+        args.policy,
+        format_duration(policy.base_us),
+        format_duration(policy.cap_us)
+    );
+    text += &timings_table(&timings);
+    if !policy.is_jittered() {
+        text += "(without jitter the herd moves in waves, one event for many calls: the rate is calls/s)\n";
+    }
+    if let Some(fan) = fan_out {
+        text += &fan.line(args.fan_out);
+    }
+    if let Some(peak_kb) = peak_resident_kb() {
+        text += &memory_line(peak_kb, args.clients.iter().copied().max().unwrap_or(0));
+    }
+    write_stdout(&text)
+}
+
+/// Times runs of every size on every queue, each for at least `--min-time`.
+fn time_runs(args: &BenchArgs, progress: &ProgressBar) -> Result<Vec<Timing>, CliError> {
     let min_time = Duration::from_micros(args.min_time);
     let seeds = Seeds::for_job(1, 0, 0);
     let mut timings = Vec::new();
     for &clients in &args.clients {
         let spec = RunSpec::seed_002(args.policy, clients);
-        spec.validate().map_err(|e| {
-            CliError::Usage(format!(
-                "invalid value '{}' for '--{}': {}",
-                e.value, e.key, e.reason
-            ))
-        })?;
+        spec.validate().map_err(spec_error)?;
         for queue in args.queue.iter().map(|q| q.for_resource(spec.resource)) {
             let mut times = Vec::new();
             let started = Instant::now();
@@ -102,59 +128,26 @@ pub fn bench(args: &BenchArgs) -> Result<(), CliError> {
             });
         }
     }
-    let fan_out = (args.fan_out > 0).then(|| {
-        progress.set_message(format!("fan-out: {} runs of 1,000 clients", args.fan_out));
-        fan_out(args.policy, args.fan_out)
-    });
-    progress.finish_and_clear();
-
-    let policy = RunSpec::seed_002(args.policy, 1).policy;
-    let mut text = format!(
-        "herdsim {} bench: slot model, 1 request per ms, herd, {} (base {}, cap {}), one thread per run\n\n",
-        env!("CARGO_PKG_VERSION"),
-        args.policy,
-        format_duration(policy.base_us),
-        format_duration(policy.cap_us)
-    );
-    text += &timings_table(&timings);
-    if !policy.is_jittered() {
-        text += "(without jitter the herd moves in waves, one event for many calls: the rate is calls/s)\n";
-    }
-    if let Some(fan) = fan_out {
-        text += &format!(
-            "\nseed fan-out: {} runs of 1,000 clients: 1 thread {}, {} threads {}: {:.2}× ({})\n",
-            group_thousands(u64::from(args.fan_out)),
-            human_seconds(fan.one_thread.as_secs_f64()),
-            fan.threads,
-            human_seconds(fan.all_threads.as_secs_f64()),
-            fan.one_thread.as_secs_f64() / fan.all_threads.as_secs_f64(),
-            if fan.identical {
-                "results identical"
-            } else {
-                "RESULTS DIFFER"
-            }
-        );
-    }
-    if let Some(peak_kb) = peak_resident_kb() {
-        text += &format!(
-            "peak resident memory of this process: {:.1} MB",
-            peak_kb as f64 / 1024.0
-        );
-        // Per client only where the clients dominate the process's memory.
-        let largest = args.clients.iter().copied().max().unwrap_or(0);
-        if largest >= 1_000_000 {
-            text += &format!(
-                ", {:.0} bytes per client at {} clients",
-                peak_kb as f64 * 1024.0 / f64::from(largest),
-                group_thousands(u64::from(largest))
-            );
-        }
-        text += "\n";
-    }
-    write_stdout(&text)
+    Ok(timings)
 }
 
-/// The timings as an aligned table.
+/// The process's peak memory, and per client where the clients dominate it
+/// (`largest` clients, at least a million).
+fn memory_line(peak_kb: u64, largest: u32) -> String {
+    let mut text = format!(
+        "peak resident memory of this process: {:.1} MB",
+        peak_kb as f64 / 1024.0
+    );
+    if largest >= 1_000_000 {
+        text += &format!(
+            ", {:.0} bytes per client at {} clients",
+            peak_kb as f64 * 1024.0 / f64::from(largest),
+            group_thousands(u64::from(largest))
+        );
+    }
+    text + "\n"
+}
+
 fn timings_table(timings: &[Timing]) -> String {
     let header = [
         "clients",
@@ -178,6 +171,25 @@ fn timings_table(timings: &[Timing]) -> String {
         })
         .collect();
     aligned_text_first(&header, &rows, 2)
+}
+
+impl FanOut {
+    /// The fan-out's line of the report, for `runs` runs.
+    fn line(&self, runs: u32) -> String {
+        format!(
+            "\nseed fan-out: {} runs of 1,000 clients: 1 thread {}, {} threads {}: {:.2}× ({})\n",
+            group_thousands(u64::from(runs)),
+            human_seconds(self.one_thread.as_secs_f64()),
+            self.threads,
+            human_seconds(self.all_threads.as_secs_f64()),
+            self.one_thread.as_secs_f64() / self.all_threads.as_secs_f64(),
+            if self.identical {
+                "results identical"
+            } else {
+                "RESULTS DIFFER"
+            }
+        )
+    }
 }
 
 struct FanOut {

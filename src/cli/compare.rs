@@ -10,11 +10,11 @@ use super::sweep::{GridArgs, check_output, read_scenario, write_whole};
 use super::{CliError, write_stdout};
 use crate::base::seeding::Seeds;
 use crate::experiment::scenario::Scenario;
-use crate::experiment::sweep::{Shard, SweepPlan, run_sweep};
+use crate::experiment::sweep::{SweepPlan, sweep_rows};
 use crate::experiment::timelines::{LabelledRun, shared_timelines};
 use crate::measure::timeline::Timeline;
 use crate::model::ResourceKind;
-use crate::report::svg::timelines;
+use crate::report::svg::{Figure, timelines};
 use crate::report::{compare_markdown, compare_table, csv as sweep_csv};
 use crate::spec::RunSpec;
 use crate::study::compare::Comparison;
@@ -68,57 +68,18 @@ pub fn compare(args: &CompareArgs) -> Result<(), CliError> {
     for path in args.csv.iter().chain(&args.plot) {
         check_output(path, args.force)?;
     }
-
     // The sweep machinery, aggregated rows kept in memory: one row a point.
-    let plan = SweepPlan {
-        scenario: &scenario,
-        points: Shard::WHOLE.points(scenario.grid.len()),
-        per_run: false,
-        rows_done: 0,
-    };
+    let plan = SweepPlan::whole(&scenario, false);
     let progress = runs_bar(plan.jobs().len() as u64, args.quiet);
-    let mut rows = Vec::with_capacity(plan.total_rows());
-    run_sweep(
-        &plan,
-        || progress.inc(1),
-        |row| {
-            rows.push(row);
-            Ok::<_, CliError>(())
-        },
-    )?;
+    let rows = sweep_rows(&plan, || progress.inc(1));
     progress.finish_and_clear();
 
     let comparison = Comparison::new(&scenario, rows, &Published::embedded());
     if let Some(path) = &args.csv {
-        let mut text = sweep_csv::line(&sweep_csv::comparison_header());
-        for record in sweep_csv::comparison_records(&comparison) {
-            text += &sweep_csv::line(&record);
-        }
-        write_whole(path, args.force, &text)?;
+        write_whole(path, args.force, &sweep_csv::comparison_csv(&comparison))?;
     }
     if let Some(path) = &args.plot {
-        let runs: Vec<LabelledRun<'_>> = comparison
-            .points
-            .iter()
-            .map(|p| LabelledRun {
-                label: p.label.clone(),
-                spec: &p.spec,
-                seeds: Seeds::for_job(scenario.master_seed, p.point as u64, 0),
-            })
-            .collect();
-        let runs = shared_timelines(&runs, 400);
-        let panels: Vec<(String, &Timeline)> = runs.iter().map(|(l, t)| (l.clone(), t)).collect();
-        let specs: Vec<&RunSpec> = comparison.points.iter().map(|p| &p.spec).collect();
-        let capacity = specs
-            .iter()
-            .all(|s| s.resource == ResourceKind::Slot)
-            .then(|| specs[0].capacity_per_ms);
-        let title = format!(
-            "{}: retries per ms over time, replicate 0 of each point",
-            scenario.name
-        );
-        let figure = timelines(&title, &panels, capacity).map_err(CliError::Usage)?;
-        write_svg(path, args.force, &figure)?;
+        write_svg(path, args.force, &comparison_timelines(&comparison)?)?;
     }
     let text = if args.markdown {
         compare_markdown(&comparison, &command_line())
@@ -126,6 +87,33 @@ pub fn compare(args: &CompareArgs) -> Result<(), CliError> {
         compare_table(&comparison)
     };
     write_stdout(&text)
+}
+
+/// Each point's replicate 0, retries per ms over time, in panels on shared
+/// axes.
+fn comparison_timelines(comparison: &Comparison<'_>) -> Result<Figure, CliError> {
+    let scenario = comparison.scenario;
+    let runs: Vec<LabelledRun<'_>> = comparison
+        .points
+        .iter()
+        .map(|p| LabelledRun {
+            label: p.label.clone(),
+            spec: &p.spec,
+            seeds: Seeds::for_job(scenario.master_seed, p.point as u64, 0),
+        })
+        .collect();
+    let runs = shared_timelines(&runs, 400);
+    let panels: Vec<(String, &Timeline)> = runs.iter().map(|(l, t)| (l.clone(), t)).collect();
+    let specs: Vec<&RunSpec> = comparison.points.iter().map(|p| &p.spec).collect();
+    let capacity = specs
+        .iter()
+        .all(|s| s.resource == ResourceKind::Slot)
+        .then(|| specs[0].capacity_per_ms);
+    let title = format!(
+        "{}: retries per ms over time, replicate 0 of each point",
+        scenario.name
+    );
+    timelines(&title, &panels, capacity).map_err(CliError::Usage)
 }
 
 /// This process's command line as a user would type it again.

@@ -148,6 +148,17 @@ fn report_clap_error(err: &clap::Error) -> ExitCode {
     }
 }
 
+/// A workload the flags describe that is out of range: one line naming the
+/// flag.
+fn spec_error(e: crate::spec::SpecError) -> CliError {
+    CliError::Usage(format!(
+        "invalid value '{}' for '--{}': {}",
+        e.value,
+        e.key.replace('_', "-"),
+        e.reason
+    ))
+}
+
 fn write_stdout(text: &str) -> Result<(), CliError> {
     let mut out = io::stdout().lock();
     out.write_all(text.as_bytes())?;

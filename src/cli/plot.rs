@@ -1,13 +1,13 @@
 //! `herdsim plot` and the `--plot` options: pictures written as SVG.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
 
 use super::CliError;
 use super::sweep::{check_output, write_whole};
-use crate::report::svg::{Curve, Figure, curves};
+use crate::report::svg::{Figure, curves};
+use crate::report::table_curves::{CurveQuery, TableError, curves_of_table};
 
 #[derive(Debug, Args)]
 pub struct PlotArgs {
@@ -55,72 +55,35 @@ fn parse_filter(text: &str) -> Result<(String, String), String> {
         .ok_or_else(|| "expected COLUMN=VALUE, such as metric=calls".to_string())
 }
 
-/// The CI column that goes with `y`: `calls_mean` → `calls_ci95`, `mean` → `ci95`.
-fn band_column(y: &str) -> Option<String> {
-    if y == "mean" {
-        Some("ci95".to_string())
-    } else {
-        y.strip_suffix("_mean").map(|m| format!("{m}_ci95"))
-    }
-}
-
 pub fn plot(args: &PlotArgs) -> Result<(), CliError> {
     check_output(&args.out, args.force)?;
     let shown = args.input.display().to_string();
     let usage = |m: String| CliError::Usage(m);
-    let mut reader = csv::Reader::from_path(&args.input)
+    let reader = csv::Reader::from_path(&args.input)
         .map_err(|e| usage(format!("cannot read '{shown}': {e}")))?;
-    let header = reader
-        .headers()
-        .map_err(|e| usage(format!("'{shown}': {e}")))?
-        .clone();
-    let column = |name: &str, flag: &str| {
-        header.iter().position(|h| h == name).ok_or_else(|| {
-            usage(format!(
-                "invalid value '{name}' for '--{flag}': '{shown}' has no such column (it has {})",
-                header.iter().collect::<Vec<_>>().join(", ")
-            ))
-        })
+    let query = CurveQuery {
+        x: &args.x,
+        y: &args.y,
+        by: args.by.as_deref(),
+        filters: &args.filters,
     };
-    let x = column(&args.x, "x")?;
-    let y = column(&args.y, "y")?;
-    let by = args.by.as_deref().map(|b| column(b, "by")).transpose()?;
-    let band = band_column(&args.y).and_then(|b| header.iter().position(|h| h == b));
-    let filters = args
-        .filters
-        .iter()
-        .map(|(c, v)| Ok((column(c, "where")?, v.as_str())))
-        .collect::<Result<Vec<_>, CliError>>()?;
-
-    // Groups in order of first appearance, points in x order.
-    let mut order: Vec<String> = Vec::new();
-    let mut groups: BTreeMap<String, Vec<(f64, f64, Option<f64>)>> = BTreeMap::new();
-    for (n, record) in reader.records().enumerate() {
-        let r = record.map_err(|e| usage(format!("'{shown}' row {}: {e}", n + 2)))?;
-        if filters.iter().any(|&(c, v)| r.get(c) != Some(v)) {
-            continue;
-        }
-        let number = |i: usize| r.get(i).and_then(|v| v.parse::<f64>().ok());
-        let (Some(xv), Some(yv)) = (number(x), number(y)) else {
-            continue;
-        };
-        let label = by.and_then(|b| r.get(b)).unwrap_or(&args.y).to_string();
-        if !groups.contains_key(&label) {
-            order.push(label.clone());
-        }
-        groups
-            .entry(label)
-            .or_default()
-            .push((xv, yv, band.and_then(number)));
-    }
-    let series: Vec<Curve> = order
-        .into_iter()
-        .map(|label| {
-            let mut points = groups.remove(&label).unwrap_or_default();
-            points.sort_by(|a, b| a.0.total_cmp(&b.0));
-            Curve { label, points }
+    let series = curves_of_table(reader, &query).map_err(|e| {
+        usage(match e {
+            TableError::NoColumn {
+                flag,
+                name,
+                columns,
+            } => format!(
+                "invalid value '{name}' for '--{flag}': '{shown}' has no such column (it has {})",
+                columns.join(", ")
+            ),
+            TableError::Unreadable {
+                row: Some(row),
+                why,
+            } => format!("'{shown}' row {row}: {why}"),
+            TableError::Unreadable { row: None, why } => format!("'{shown}': {why}"),
         })
-        .collect();
+    })?;
     let name = Path::new(&args.input)
         .file_stem()
         .map_or(shown.clone(), |s| s.to_string_lossy().into_owned());

@@ -1,26 +1,28 @@
 //! `herdsim run`: one workload over replicate seeds.
 
+use std::path::Path;
+
 use clap::Args;
 
 use super::params::{ParamFlags, Single};
 use super::plot::write_svg;
 use super::progress::{events_spinner, runs_bar};
 use super::sweep::check_output;
-use super::{CliError, write_stdout};
+use super::{CliError, spec_error, write_stdout};
 use crate::base::format::group_thousands;
-use crate::base::seeding::{DEFAULT_MASTER_SEED, Seeds};
+use crate::base::seeding::DEFAULT_MASTER_SEED;
 use crate::base::time::{Micros, format_duration};
 use crate::experiment::grid::Grid;
-use crate::experiment::replicates::{run_replicates_watched, summarize};
-use crate::experiment::timelines::run_timeline_observed;
+use crate::experiment::replicates::{replicates_with_timeline, summarize};
 use crate::measure::metrics::Metric;
+use crate::measure::metrics::RunMetrics;
 use crate::measure::observer::Watch;
-use crate::measure::timeline::nice_width;
+use crate::measure::timeline::Timeline;
 use crate::model::ResourceKind;
 use crate::report::svg::timelines;
 use crate::report::{RunReport, run_json, run_table};
 use crate::sim::queue::QueueKind;
-use crate::spec;
+use crate::spec::{self, RunSpec};
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -85,18 +87,7 @@ fn parse_queue(text: &str) -> Result<QueueKind, String> {
 }
 
 pub fn run(args: &RunArgs) -> Result<(), CliError> {
-    let mut grid = Grid::default();
-    args.params.apply_to(&mut grid);
-    let spec = grid.point(0);
-    spec.validate().map_err(|e| {
-        CliError::Usage(format!(
-            "invalid value '{}' for '--{}': {}",
-            e.value,
-            e.key.replace('_', "-"),
-            e.reason
-        ))
-    })?;
-
+    let spec = args.spec()?;
     if let Some(path) = &args.plot {
         check_output(path, true)?;
     }
@@ -121,67 +112,22 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         max_events,
         on_progress: &on_progress,
     };
-    // Replicate 0 is also binned in time, for the sparkline and --plot: one
-    // simulation serves both, beside the other replicates.
-    let (timeline, rest) = rayon::join(
-        || {
-            let mut watch = watch;
-            let seeds = Seeds::for_job(args.seed, 0, 0);
-            let first_bin = nice_width(spec.window());
-            let timeline =
-                run_timeline_observed(&spec, seeds, first_bin, 200, &mut watch, args.queue);
-            progress.inc(1);
-            timeline
-        },
-        || {
-            run_replicates_watched(
-                &spec,
-                args.seed,
-                0,
-                1..args.seeds,
-                watch,
-                || progress.inc(1),
-                args.queue,
-            )
-        },
+    let on_done = || progress.inc(1);
+    let (timeline, runs) = replicates_with_timeline(
+        &spec, args.seed, args.seeds, watch, on_done, args.queue, 200,
     );
-    let runs: Vec<_> = std::iter::once(timeline.metrics.clone())
-        .chain(rest)
-        .collect();
     progress.finish_and_clear();
     if let Some(stopped) = runs.iter().find(|m| !m.complete) {
-        return Err(CliError::Limit(format!(
-            "a run reached --max-events {} after {} calls, {} of {} clients done, the last success at simulated {}; \
-             raise --max-events to let it finish",
-            group_thousands(max_events),
-            group_thousands(stopped.calls),
-            group_thousands(stopped.successes + stopped.gave_up),
-            group_thousands(stopped.clients),
-            format_duration(stopped.last_success_us)
-        )));
+        return Err(CliError::Limit(stopped_message(stopped, max_events)));
     }
-
+    if let Some(path) = &args.plot {
+        plot_timeline(path, &spec, args.seed, &timeline)?;
+    }
     let report = RunReport {
         spec: &spec,
         master_seed: args.seed,
         summaries: summarize(&runs),
     };
-    if let Some(path) = &args.plot {
-        let title = format!(
-            "{} clients, {} (base {}, cap {}): retries per ms over time",
-            crate::base::format::group_thousands(u64::from(spec.clients)),
-            spec.policy.kind,
-            crate::base::time::format_duration(spec.policy.base_us),
-            crate::base::time::format_duration(spec.policy.cap_us)
-        );
-        let label = format!(
-            "{}: replicate 0 of master seed {}",
-            spec.policy.kind, args.seed
-        );
-        let capacity = (spec.resource == ResourceKind::Slot).then_some(spec.capacity_per_ms);
-        let figure = timelines(&title, &[(label, &timeline)], capacity).map_err(CliError::Usage)?;
-        write_svg(path, true, &figure)?;
-    }
     let text = if args.json {
         run_json(&report)
     } else {
@@ -189,9 +135,56 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         format!(
             "{}\nretries over time, replicate 0, 0 to {}: {}\n",
             run_table(&report),
-            crate::base::time::format_duration(end),
+            format_duration(end),
             timeline.sparkline(64)
         )
     };
     write_stdout(&text)
+}
+
+impl RunArgs {
+    /// The workload the flags describe, checked.
+    fn spec(&self) -> Result<RunSpec, CliError> {
+        let mut grid = Grid::default();
+        self.params.apply_to(&mut grid);
+        let spec = grid.point(0);
+        spec.validate().map_err(spec_error)?;
+        Ok(spec)
+    }
+}
+
+/// What a run stopped by `--max-events` had done.
+fn stopped_message(stopped: &RunMetrics, max_events: u64) -> String {
+    format!(
+        "a run reached --max-events {} after {} calls, {} of {} clients done, the last success \
+         at simulated {}; raise --max-events to let it finish",
+        group_thousands(max_events),
+        group_thousands(stopped.calls),
+        group_thousands(stopped.successes + stopped.gave_up),
+        group_thousands(stopped.clients),
+        format_duration(stopped.last_success_us)
+    )
+}
+
+/// Draws replicate 0's retries over time to `path`.
+fn plot_timeline(
+    path: &Path,
+    spec: &RunSpec,
+    master_seed: u64,
+    timeline: &Timeline,
+) -> Result<(), CliError> {
+    let title = format!(
+        "{} clients, {} (base {}, cap {}): retries per ms over time",
+        group_thousands(u64::from(spec.clients)),
+        spec.policy.kind,
+        format_duration(spec.policy.base_us),
+        format_duration(spec.policy.cap_us)
+    );
+    let label = format!(
+        "{}: replicate 0 of master seed {master_seed}",
+        spec.policy.kind
+    );
+    let capacity = (spec.resource == ResourceKind::Slot).then_some(spec.capacity_per_ms);
+    let figure = timelines(&title, &[(label, timeline)], capacity).map_err(CliError::Usage)?;
+    write_svg(path, true, &figure)
 }

@@ -12,10 +12,10 @@ use super::CliError;
 use super::params::{Lists, ParamFlags};
 use super::progress::runs_bar;
 use crate::base::format::group_thousands;
-use crate::base::seeding::Seeds;
 use crate::experiment::scenario::Scenario;
 use crate::experiment::sweep::{Shard, SweepPlan, run_sweep};
 use crate::report::csv as sweep_csv;
+use crate::report::sweep_file::{check_finished_rows, merge_shards};
 use crate::spec;
 use crate::spec::params::{PARAMS, parameter_columns};
 
@@ -291,7 +291,7 @@ fn resume(path: &Path, plan: &SweepPlan<'_>, header: &str) -> Result<(File, usiz
         }
         Some(first) if first == header.trim_end() => {
             let rows: Vec<&str> = lines.collect();
-            check_rows(&rows, plan).map_err(|(row, why)| {
+            check_finished_rows(&rows, plan).map_err(|(row, why)| {
                 CliError::Usage(format!(
                     "'{shown}' line {}: {why}; it is not from this sweep (pass --force to start over)",
                     row + 2
@@ -308,128 +308,18 @@ fn resume(path: &Path, plan: &SweepPlan<'_>, header: &str) -> Result<(File, usiz
     Ok((file, rows_done))
 }
 
-/// Checks that finished `rows` are this plan's first rows: same points,
-/// parameters and seeds. Returns the first mismatching row's index and why.
-fn check_rows(rows: &[&str], plan: &SweepPlan<'_>) -> Result<(), (usize, String)> {
-    if rows.len() > plan.total_rows() {
-        return Err((
-            plan.total_rows(),
-            format!("this sweep has only {} rows", plan.total_rows()),
-        ));
-    }
-    let scenario = plan.scenario;
-    let r = scenario.replicates as usize;
-    let identity_len = sweep_csv::identity_columns(plan.per_run).len();
-    for (i, row) in rows.iter().enumerate() {
-        let expected = if plan.per_run {
-            let job = plan.points.start * r + i;
-            let (point, replicate) = (job / r, job % r);
-            let seeds = Seeds::for_job(scenario.master_seed, point as u64, replicate as u64);
-            sweep_csv::identity(
-                point,
-                Some((replicate as u32, seeds)),
-                &scenario.grid.point(point),
-                1,
-                0,
-            )
-        } else {
-            let point = plan.points.start + i;
-            sweep_csv::identity(
-                point,
-                None,
-                &scenario.grid.point(point),
-                scenario.replicates,
-                scenario.master_seed,
-            )
-        };
-        // Parsed as CSV: a budget rule is a quoted field with commas in it.
-        let got: Vec<String> = csv::ReaderBuilder::new()
-            .has_headers(false)
-            .from_reader(row.as_bytes())
-            .records()
-            .next()
-            .and_then(Result::ok)
-            .map(|r| r.iter().take(identity_len).map(str::to_string).collect())
-            .unwrap_or_default();
-        if got != expected {
-            return Err((i, format!("expected a row starting {}", expected.join(","))));
-        }
-    }
-    Ok(())
-}
-
 pub fn merge(args: &MergeArgs) -> Result<(), CliError> {
-    let mut header: Option<String> = None;
-    let mut rows: Vec<((u64, u64), String)> = Vec::new();
-    for path in &args.files {
-        let shown = path.display();
-        let text = fs::read_to_string(path)
-            .map_err(|e| CliError::Usage(format!("cannot read '{shown}': {e}")))?;
-        let mut lines = text.lines();
-        let first = lines
-            .next()
-            .ok_or_else(|| CliError::Usage(format!("'{shown}' is empty: not a sweep file")))?;
-        match &header {
-            None => header = Some(first.to_string()),
-            Some(h) if h != first => {
-                return Err(CliError::Usage(format!(
-                    "'{shown}' has another header than '{}': not shards of one sweep",
-                    args.files[0].display()
-                )));
-            }
-            Some(_) => {}
-        }
-        let per_run = first.starts_with("point,replicate,");
-        if !first.starts_with("point,") {
-            return Err(CliError::Usage(format!(
-                "'{shown}' is not a herdsim sweep file"
-            )));
-        }
-        if !text.ends_with('\n') {
-            return Err(CliError::Usage(format!(
-                "'{shown}' ends in a cut-off line: finish that shard with --resume first"
-            )));
-        }
-        for (n, line) in lines.enumerate() {
-            let mut fields = line.split(',');
-            let mut number = || fields.next().and_then(|f| f.parse::<u64>().ok());
-            let key = match (number(), if per_run { number() } else { Some(0) }) {
-                (Some(point), Some(replicate)) => (point, replicate),
-                _ => {
-                    return Err(CliError::Usage(format!(
-                        "'{shown}' line {}: not a sweep row",
-                        n + 2
-                    )));
-                }
-            };
-            rows.push((key, line.to_string()));
-        }
-    }
-    rows.sort_by_key(|(key, _)| *key);
-    if let Some(pair) = rows.windows(2).find(|p| p[0].0 == p[1].0) {
-        return Err(CliError::Usage(format!(
-            "point {} appears twice: the files overlap (a shard given twice?)",
-            pair[0].0.0
-        )));
-    }
-    // Points must run 0, 1, 2, … with no gap: a gap is a missing shard.
-    let mut expected_point = 0;
-    for ((point, _), _) in &rows {
-        if *point > expected_point {
-            return Err(CliError::Usage(format!(
-                "points {expected_point} to {} are missing: a shard file was not given",
-                point - 1
-            )));
-        }
-        expected_point = point + 1;
-    }
-
-    let mut text = header.unwrap_or_default();
-    text.push('\n');
-    for (_, line) in &rows {
-        text += line;
-        text.push('\n');
-    }
+    let files = args
+        .files
+        .iter()
+        .map(|path| {
+            let shown = path.display().to_string();
+            fs::read_to_string(path)
+                .map(|text| (shown.clone(), text))
+                .map_err(|e| CliError::Usage(format!("cannot read '{shown}': {e}")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let text = merge_shards(&files).map_err(CliError::Usage)?;
     write_whole(&args.out, args.force, &text)
 }
 

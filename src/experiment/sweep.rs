@@ -191,7 +191,17 @@ pub struct SweepPlan<'a> {
     pub rows_done: usize,
 }
 
-impl SweepPlan<'_> {
+impl<'a> SweepPlan<'a> {
+    /// Every point of `scenario`, nothing done yet.
+    pub fn whole(scenario: &'a Scenario, per_run: bool) -> Self {
+        SweepPlan {
+            scenario,
+            points: Shard::WHOLE.points(scenario.grid.len()),
+            per_run,
+            rows_done: 0,
+        }
+    }
+
     /// The rows this plan writes in all, done ones included.
     pub fn total_rows(&self) -> usize {
         let points = self.points.len();
@@ -257,6 +267,19 @@ pub fn run_sweep<E: Send>(
             summaries,
         })
     })
+}
+
+/// [`run_sweep`] with its rows kept in memory, in grid order.
+pub fn sweep_rows(plan: &SweepPlan<'_>, on_job_done: impl Fn() + Sync) -> Vec<SweepRow> {
+    let mut rows = Vec::with_capacity(plan.total_rows());
+    let kept = run_sweep(plan, on_job_done, |row| {
+        rows.push(row);
+        Ok::<_, std::convert::Infallible>(())
+    });
+    match kept {
+        Ok(()) => rows,
+        Err(never) => match never {},
+    }
 }
 
 #[cfg(test)]

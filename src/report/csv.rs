@@ -174,6 +174,15 @@ pub fn comparison_records(comparison: &crate::study::compare::Comparison<'_>) ->
     records
 }
 
+/// The whole of `herdsim compare --csv`: header and rows.
+pub fn comparison_csv(comparison: &crate::study::compare::Comparison<'_>) -> String {
+    let mut text = line(&comparison_header());
+    for record in comparison_records(comparison) {
+        text += &line(&record);
+    }
+    text
+}
+
 /// The header of `herdsim policy --csv`.
 pub const SCHEDULE_HEADER: [&str; 7] = [
     "policy",

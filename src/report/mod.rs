@@ -5,7 +5,9 @@ pub mod csv;
 mod json;
 mod markdown;
 pub mod svg;
+pub mod sweep_file;
 mod table;
+pub mod table_curves;
 
 pub use json::run_json;
 pub use markdown::compare_markdown;

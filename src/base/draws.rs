@@ -13,6 +13,20 @@ use crate::base::time::Micros;
 pub trait Draws {
     /// A uniform draw on `lo..=hi` (both ends included). Requires `lo <= hi`.
     fn uniform(&mut self, lo: Micros, hi: Micros) -> Micros;
+
+    /// A uniform fraction in (0, 1] with 53 random bits: never 0, so its
+    /// logarithm is finite (inverse-transform draws of exponential gaps and
+    /// normal deviates).
+    #[inline]
+    fn unit_above_zero(&mut self) -> f64 {
+        (self.uniform(0, u64::MAX >> 11) as f64 + 1.0) / (1u64 << 53) as f64
+    }
+}
+
+/// The fraction in [0, 1) that the top 53 of `bits` make.
+#[inline]
+pub fn unit_of_bits(bits: u64) -> f64 {
+    (bits >> 11) as f64 / (1u64 << 53) as f64
 }
 
 /// The generator of every simulated run: PCG-64 MCG (`rand_pcg`), pinned with

@@ -3,5 +3,6 @@
 
 pub mod draws;
 pub mod format;
+pub mod names;
 pub mod seeding;
 pub mod time;

@@ -5,6 +5,8 @@
 //! on (`--fleet N`); each fleet has its own budget.
 
 use std::fmt;
+
+use crate::base::names::named;
 use std::str::FromStr;
 
 /// A retry budget's rule.
@@ -200,15 +202,6 @@ pub enum RetryAfter {
 }
 
 impl RetryAfter {
-    /// The name used on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            RetryAfter::Ignore => "ignore",
-            RetryAfter::Floor => "floor",
-            RetryAfter::FloorJitter => "floor+jitter",
-        }
-    }
-
     /// The wait for a policy `delay` and a server `hint`.
     #[inline]
     pub fn wait(self, delay: u64, hint: u64) -> u64 {
@@ -220,20 +213,11 @@ impl RetryAfter {
     }
 }
 
-impl FromStr for RetryAfter {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, String> {
-        match text {
-            "ignore" => Ok(RetryAfter::Ignore),
-            "floor" => Ok(RetryAfter::Floor),
-            "floor+jitter" => Ok(RetryAfter::FloorJitter),
-            _ => Err(format!(
-                "unknown retry-after mode '{text}': expected ignore, floor or floor+jitter"
-            )),
-        }
-    }
-}
+named!(RetryAfter, "retry-after mode", {
+    RetryAfter::Ignore => "ignore",
+    RetryAfter::Floor => "floor",
+    RetryAfter::FloorJitter => "floor+jitter",
+});
 
 #[cfg(test)]
 mod tests {

@@ -75,8 +75,7 @@ impl Arrivals {
                     .map(|i| {
                         if i > 0 {
                             // Inverse transform of a uniform in (0, 1].
-                            let u = (draws.uniform(0, u64::MAX >> 11) as f64 + 1.0)
-                                / (1u64 << 53) as f64;
+                            let u = draws.unit_above_zero();
                             t += -u.ln() * mean_gap_us;
                         }
                         t.round() as Micros

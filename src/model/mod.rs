@@ -13,9 +13,7 @@ pub use occ::OccNetwork;
 pub use outage::OutageResource;
 pub use slot::SlotResource;
 
-use std::fmt;
-use std::str::FromStr;
-
+use crate::base::names::named;
 use crate::base::time::Micros;
 
 /// A resource that answers a call the instant it arrives.
@@ -44,34 +42,8 @@ pub enum ResourceKind {
     Occ,
 }
 
-impl ResourceKind {
-    /// Every model.
-    pub const ALL: [ResourceKind; 3] =
-        [ResourceKind::Slot, ResourceKind::Outage, ResourceKind::Occ];
-
-    /// The name used on the command line and in output.
-    pub fn name(self) -> &'static str {
-        match self {
-            ResourceKind::Slot => "slot",
-            ResourceKind::Outage => "outage",
-            ResourceKind::Occ => "occ",
-        }
-    }
-}
-
-impl fmt::Display for ResourceKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for ResourceKind {
-    type Err = String;
-
-    fn from_str(name: &str) -> Result<Self, String> {
-        Self::ALL
-            .into_iter()
-            .find(|k| k.name() == name)
-            .ok_or_else(|| format!("unknown resource '{name}': expected one of slot, outage, occ"))
-    }
-}
+named!(ResourceKind, "resource", {
+    ResourceKind::Slot => "slot",
+    ResourceKind::Outage => "outage",
+    ResourceKind::Occ => "occ",
+});

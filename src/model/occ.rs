@@ -30,9 +30,7 @@ impl OccNetwork {
         if let Some(z) = self.spare.take() {
             return z;
         }
-        let unit =
-            |d: &mut Pcg64Mcg| (d.uniform(0, u64::MAX >> 11) as f64 + 1.0) / (1u64 << 53) as f64;
-        let (u, v) = (unit(&mut self.draws), unit(&mut self.draws));
+        let (u, v) = (self.draws.unit_above_zero(), self.draws.unit_above_zero());
         let radius = (-2.0 * u.ln()).sqrt();
         let angle = std::f64::consts::TAU * v;
         self.spare = Some(radius * angle.sin());

@@ -2,7 +2,7 @@
 //! (the workload behind seed 000's peak-retry figures).
 
 use super::CallResource;
-use crate::base::draws::Draws;
+use crate::base::draws::{Draws, unit_of_bits};
 use crate::base::seeding::splitmix64;
 use crate::base::time::Micros;
 
@@ -43,7 +43,7 @@ impl OutageResource {
     fn roll(&self, client: u32, attempt: u32) -> f64 {
         let key = (u64::from(client) << 32) | u64::from(attempt);
         let bits = splitmix64(self.roll_seed ^ splitmix64(key));
-        (bits >> 11) as f64 / (1u64 << 53) as f64
+        unit_of_bits(bits)
     }
 }
 

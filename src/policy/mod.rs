@@ -42,9 +42,8 @@ pub use none::NoJitter;
 use std::fmt;
 use std::str::FromStr;
 
-use serde::Serialize;
-
 use crate::base::draws::Draws;
+use crate::base::names::named;
 use crate::base::time::Micros;
 
 /// A backoff policy: the delay before each retry of one client.
@@ -80,8 +79,7 @@ pub fn exponential_ceiling(base: Micros, cap: Micros, retry: u32) -> Micros {
 }
 
 /// The policies herdsim knows, by their command-line names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PolicyKind {
     /// Plain capped exponential, no jitter.
     None,
@@ -250,15 +248,6 @@ impl PolicyKind {
         self.info().summary
     }
 
-    /// True for the decorrelated family, whose walks `herdsim policy` follows
-    /// to the cap.
-    pub fn is_walk(self) -> bool {
-        matches!(
-            self,
-            PolicyKind::Decorrelated | PolicyKind::DecorrelatedCeiling
-        )
-    }
-
     /// Every name, for error messages and `--help`.
     pub fn names() -> Vec<&'static str> {
         Self::ALL.iter().map(|k| k.name()).collect()
@@ -318,29 +307,10 @@ pub enum CapMode {
     After,
 }
 
-impl CapMode {
-    /// The name used on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            CapMode::Before => "before",
-            CapMode::After => "after",
-        }
-    }
-}
-
-impl FromStr for CapMode {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, String> {
-        match text {
-            "before" => Ok(CapMode::Before),
-            "after" => Ok(CapMode::After),
-            _ => Err(format!(
-                "unknown cap mode '{text}': expected before or after"
-            )),
-        }
-    }
-}
+named!(CapMode, "cap mode", {
+    CapMode::Before => "before",
+    CapMode::After => "after",
+});
 
 /// `min(cap, base·2^(retry−1))`, or with [`CapMode::After`] the uncapped
 /// `base·2^(retry−1)` (saturating at `u64::MAX`).

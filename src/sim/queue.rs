@@ -16,8 +16,8 @@
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
-use std::str::FromStr;
 
+use crate::base::names::named;
 use crate::base::time::Micros;
 use crate::model::ResourceKind;
 use crate::model::arrivals::FirstCalls;
@@ -82,15 +82,6 @@ impl QueueKind {
     /// The two queues, in the order `herdsim bench` reports them.
     pub const ALL: [QueueKind; 2] = [QueueKind::Radix, QueueKind::Heap];
 
-    /// The queue's name on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            QueueKind::Auto => "auto",
-            QueueKind::Heap => "heap",
-            QueueKind::Radix => "radix",
-        }
-    }
-
     /// The queue a run of the resource model `resource` uses.
     ///
     /// Measured single-threaded on this project's machine class (base 100
@@ -106,21 +97,6 @@ impl QueueKind {
             (QueueKind::Auto, ResourceKind::Occ) => QueueKind::Heap,
             (QueueKind::Auto, _) => QueueKind::Radix,
             (queue, _) => queue,
-        }
-    }
-}
-
-impl FromStr for QueueKind {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, String> {
-        match text {
-            "auto" => Ok(QueueKind::Auto),
-            "heap" => Ok(QueueKind::Heap),
-            "radix" => Ok(QueueKind::Radix),
-            _ => Err(format!(
-                "unknown queue '{text}': expected auto, radix or heap"
-            )),
         }
     }
 }
@@ -416,6 +392,12 @@ impl<T: ClientItem> EventQueue<T> for RadixQueue<T> {
         }
     }
 }
+
+named!(QueueKind, "queue", {
+    QueueKind::Auto => "auto",
+    QueueKind::Radix => "radix",
+    QueueKind::Heap => "heap",
+});
 
 #[cfg(test)]
 mod tests {

@@ -38,17 +38,16 @@ impl StopRules {
         attempts < self.max_attempts
     }
 
-    /// May an attempt start at `start`, for a client that first called at
-    /// `first`? (An attempt exactly at the deadline is made.)
+    /// `start`, if an attempt may start then for a client whose first call
+    /// was at `first()` (an attempt exactly at the deadline is made); the
+    /// first call is looked up only where a deadline applies.
     #[inline]
-    pub(crate) fn in_time(&self, start: Micros, first: Micros) -> bool {
-        start - first <= self.deadline
-    }
-
-    /// True if a deadline applies.
-    #[inline]
-    pub(crate) fn has_deadline(&self) -> bool {
-        self.deadline != Micros::MAX
+    pub(crate) fn start_in_time(
+        &self,
+        start: Micros,
+        first: impl FnOnce() -> Micros,
+    ) -> Option<Micros> {
+        (self.deadline == Micros::MAX || start - first() <= self.deadline).then_some(start)
     }
 }
 
@@ -194,12 +193,13 @@ impl<'a, P: Backoff> Retries<'a, P> {
         let delay = self.policy_delay(retry, &mut client.walk, client.id);
         let delay = self.retry_after.wait(delay, hint);
         observer.delay(client.id, retry, delay);
-        let start = ready + delay;
-        if self.stop.has_deadline() && !self.stop.in_time(start, self.first_calls.of(client.id)) {
+        let start = self
+            .stop
+            .start_in_time(ready + delay, || self.first_calls.of(client.id));
+        if start.is_none() {
             recorder.give_up();
-            return None;
         }
-        Some(start)
+        start
     }
 }
 
@@ -234,12 +234,12 @@ impl<P: Backoff> Retries<'_, P> {
         wave.attempt = retry;
         let delay = self.policy_delay(retry, &mut wave.walk, failed.start);
         observer.wave_delays(failed.clone(), retry, delay);
-        let start = ready + delay;
-        if self.stop.has_deadline() && !self.stop.in_time(start, self.first_calls.of(failed.start))
-        {
+        let start = self
+            .stop
+            .start_in_time(ready + delay, || self.first_calls.of(failed.start));
+        if start.is_none() {
             recorder.give_up_many(count);
-            return None;
         }
-        Some(start)
+        start
     }
 }

@@ -6,6 +6,7 @@
 //! or read from files), so the accepted ranges are stated once.
 
 use crate::base::format::group_thousands;
+use crate::base::names::named;
 use crate::base::time::{Micros, format_duration, parse_duration};
 use crate::control::budget::{BudgetSpec, RetryAfter};
 use crate::model::arrivals::Arrivals;
@@ -67,15 +68,10 @@ pub enum Seeding {
     Shared,
 }
 
-impl Seeding {
-    /// The name used on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Seeding::Independent => "independent",
-            Seeding::Shared => "shared",
-        }
-    }
-}
+named!(Seeding, "seeding", {
+    Seeding::Independent => "independent",
+    Seeding::Shared => "shared",
+});
 
 /// Parses a retry budget (as `--budget` does); `none` is no budget.
 pub fn parse_budget(text: &str) -> Result<Option<BudgetSpec>, String> {
@@ -97,13 +93,7 @@ pub fn parse_retry_after(text: &str) -> Result<RetryAfter, String> {
 
 /// Parses a seeding mode (as `--seeding` does).
 pub fn parse_seeding(text: &str) -> Result<Seeding, String> {
-    match text {
-        "independent" => Ok(Seeding::Independent),
-        "shared" => Ok(Seeding::Shared),
-        _ => Err(format!(
-            "unknown seeding '{text}': expected independent or shared"
-        )),
-    }
+    text.parse()
 }
 
 /// A parameter outside its accepted range. `key` is the parameter's name as

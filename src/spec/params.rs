@@ -125,6 +125,11 @@ pub fn param(key: &str) -> Option<&'static Param> {
     PARAMS.iter().find(|p| p.key == key)
 }
 
+/// The names of `variants`.
+fn names<T: Copy>(variants: &[T], name: fn(T) -> &'static str) -> Vec<&'static str> {
+    variants.iter().map(|&v| name(v)).collect()
+}
+
 /// A number in its CSV form.
 fn n(v: f64) -> String {
     crate::base::format::csv_number(v)
@@ -298,7 +303,12 @@ pub static PARAMS: [Param; 19] = [
         kind: Kind::Text,
         group: Group::Workload,
         list_separator: ',',
-        choices: Some(|| crate::model::ResourceKind::ALL.map(|k| k.name()).to_vec()),
+        choices: Some(|| {
+            names(
+                crate::model::ResourceKind::VARIANTS,
+                crate::model::ResourceKind::name,
+            )
+        }),
         columns: &["resource"],
         set: |s, t| {
             s.resource = spec::parse_resource(t)?;
@@ -415,7 +425,12 @@ pub static PARAMS: [Param; 19] = [
         kind: Kind::Text,
         group: Group::Policy,
         list_separator: ',',
-        choices: Some(|| vec!["before", "after"]),
+        choices: Some(|| {
+            names(
+                crate::policy::CapMode::VARIANTS,
+                crate::policy::CapMode::name,
+            )
+        }),
         columns: &["cap_mode"],
         set: |s, t| {
             s.policy.cap_mode = spec::parse_cap_mode(t)?;
@@ -434,7 +449,7 @@ pub static PARAMS: [Param; 19] = [
         kind: Kind::Text,
         group: Group::Control,
         list_separator: ',',
-        choices: Some(|| vec!["independent", "shared"]),
+        choices: Some(|| names(crate::spec::Seeding::VARIANTS, crate::spec::Seeding::name)),
         columns: &["seeding"],
         set: |s, t| {
             s.seeding = spec::parse_seeding(t)?;
@@ -492,7 +507,12 @@ pub static PARAMS: [Param; 19] = [
         kind: Kind::Text,
         group: Group::Control,
         list_separator: ',',
-        choices: Some(|| vec!["ignore", "floor", "floor+jitter"]),
+        choices: Some(|| {
+            names(
+                crate::control::budget::RetryAfter::VARIANTS,
+                crate::control::budget::RetryAfter::name,
+            )
+        }),
         columns: &["retry_after"],
         set: |s, t| {
             s.retry_after = spec::parse_retry_after(t)?;

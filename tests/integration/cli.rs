@@ -261,12 +261,12 @@ fn bad_queue_and_bench_flags_get_one_line_and_exit_code_2() {
         (
             &["run", "--queue", "fibonacci"],
             "--queue",
-            "expected auto, radix or heap",
+            "expected one of auto, radix, heap",
         ),
         (
             &["bench", "--queue", "radix,splay"],
             "--queue",
-            "expected auto, radix or heap",
+            "expected one of auto, radix, heap",
         ),
         (
             &["bench", "--clients", "0"],

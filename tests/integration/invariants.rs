@@ -72,7 +72,7 @@ fn spec_strategy() -> impl Strategy<Value = RunSpec> {
         prop_oneof![Just(CapMode::Before), Just(CapMode::After)],
     );
     let environment = (
-        prop::sample::select(ResourceKind::ALL.to_vec()),
+        prop::sample::select(ResourceKind::VARIANTS.to_vec()),
         prop_oneof![
             Just(Arrivals::Herd),
             (1u64..5_000_000).prop_map(|window_us| Arrivals::Uniform { window_us }),

@@ -2,6 +2,7 @@
 //! the seeding of one generator per job.
 
 pub mod draws;
+pub mod error;
 pub mod format;
 pub mod names;
 pub mod seeding;

@@ -2,14 +2,16 @@
 //! names, its parser (an unknown name lists the accepted ones) and its
 //! `Display`, so no variant's name is written twice.
 
+use crate::base::error::BaseError;
+
 /// Reads `text` as one of `variants` (named by `name`); `what` names the
 /// kind of thing in the error.
 pub fn parse_name<T: Copy>(
     text: &str,
-    what: &str,
+    what: &'static str,
     variants: &[T],
     name: impl Fn(T) -> &'static str,
-) -> Result<T, String> {
+) -> Result<T, BaseError> {
     let text = text.trim();
     variants
         .iter()
@@ -21,7 +23,11 @@ pub fn parse_name<T: Copy>(
                 [a, b] => format!("{a} or {b}"),
                 _ => format!("one of {}", names.join(", ")),
             };
-            format!("unknown {what} '{text}': expected {expected}")
+            BaseError::UnknownName {
+                what,
+                text: text.to_string(),
+                expected,
+            }
         })
 }
 
@@ -42,9 +48,9 @@ macro_rules! named {
         }
 
         impl std::str::FromStr for $ty {
-            type Err = String;
+            type Err = $crate::base::error::BaseError;
 
-            fn from_str(text: &str) -> Result<Self, String> {
+            fn from_str(text: &str) -> Result<Self, Self::Err> {
                 $crate::base::names::parse_name(text, $what, Self::VARIANTS, Self::name)
             }
         }
@@ -77,12 +83,14 @@ mod tests {
             assert_eq!(c.to_string(), c.name());
         }
         assert_eq!(
-            "mauve".parse::<Colour>(),
-            Err("unknown colour 'mauve': expected one of red, green, blue".to_string())
+            "mauve".parse::<Colour>().unwrap_err().to_string(),
+            "unknown colour 'mauve': expected one of red, green, blue"
         );
         assert_eq!(
-            parse_name("x", "mode", &[1, 2], |n| if n == 1 { "on" } else { "off" }),
-            Err("unknown mode 'x': expected on or off".to_string())
+            parse_name("x", "mode", &[1, 2], |n| if n == 1 { "on" } else { "off" })
+                .unwrap_err()
+                .to_string(),
+            "unknown mode 'x': expected on or off"
         );
     }
 }

@@ -5,6 +5,8 @@
 //! instant" really are at the same instant, and ties are broken by the queue's
 //! sequence number, never by floating-point noise.
 
+use crate::base::error::BaseError;
+
 /// A point in simulated time, or a duration, in microseconds.
 pub type Micros = u64;
 
@@ -25,7 +27,7 @@ pub const DURATION_SYNTAX: &str =
 /// with optional white space between; a bare number means milliseconds. The
 /// result must be a whole number of microseconds no larger than
 /// [`MAX_DURATION_US`]. The error is one line that says what is accepted.
-pub fn parse_duration(text: &str) -> Result<Micros, String> {
+pub fn parse_duration(text: &str) -> Result<Micros, BaseError> {
     let trimmed = text.trim();
     let split = trimmed
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -39,24 +41,24 @@ pub fn parse_duration(text: &str) -> Result<Micros, String> {
         "m" | "min" => 60e6,
         "h" => 3_600e6,
         _ => {
-            return Err(format!("unknown unit '{unit}': expected {DURATION_SYNTAX}"));
+            return Err(BaseError::UnknownUnit {
+                unit: unit.to_string(),
+            });
         }
     };
     if number.is_empty() || number.chars().filter(|&c| c == '.').count() > 1 {
-        return Err(format!("expected {DURATION_SYNTAX}"));
+        return Err(BaseError::NotADuration);
     }
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("expected {DURATION_SYNTAX}"))?;
+    let value: f64 = number.parse().map_err(|_| BaseError::NotADuration)?;
     let us = value * us_per_unit;
     if !(us.is_finite() && us <= MAX_DURATION_US as f64) {
-        return Err(format!("expected at most 365 days, as {DURATION_SYNTAX}"));
+        return Err(BaseError::DurationTooLong);
     }
     let whole = us.round();
     if (us - whole).abs() > 1e-6 * us.max(1.0) {
-        return Err(format!(
-            "the resolution is 1us: '{trimmed}' is not a whole number of microseconds"
-        ));
+        return Err(BaseError::NotWholeMicros {
+            text: trimmed.to_string(),
+        });
     }
     Ok(whole as Micros)
 }
@@ -149,7 +151,7 @@ mod tests {
             "0.1us",
             "400d",
         ] {
-            let err = parse_duration(bad).expect_err(bad);
+            let err = parse_duration(bad).expect_err(bad).to_string();
             assert!(!err.contains('\n'), "one line: {err}");
             assert!(
                 err.contains("duration") || err.contains("resolution"),

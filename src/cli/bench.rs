@@ -8,6 +8,7 @@ use indicatif::ProgressBar;
 
 use super::progress::events_spinner;
 use super::{CliError, policy_parser, spec_error, write_stdout};
+use crate::base::error::BaseError;
 use crate::base::format::group_thousands;
 use crate::base::seeding::Seeds;
 use crate::base::time::{Micros, format_duration, human_seconds};
@@ -17,7 +18,7 @@ use crate::policy::PolicyKind;
 use crate::report::aligned_text_first;
 use crate::sim::engine::simulate_with;
 use crate::sim::queue::QueueKind;
-use crate::spec::{self, RunSpec};
+use crate::spec::{self, ParamError, RunSpec};
 
 #[derive(Debug, Args)]
 pub struct BenchArgs {
@@ -48,11 +49,11 @@ pub struct BenchArgs {
     quiet: bool,
 }
 
-fn parse_queue(text: &str) -> Result<QueueKind, String> {
+fn parse_queue(text: &str) -> Result<QueueKind, BaseError> {
     text.parse()
 }
 
-fn parse_fan_out(text: &str) -> Result<u32, String> {
+fn parse_fan_out(text: &str) -> Result<u32, ParamError> {
     spec::parse_count(text, 0, 100_000).map(|n| n as u32)
 }
 

@@ -113,7 +113,7 @@ fn comparison_timelines(comparison: &Comparison<'_>) -> Result<Figure, CliError>
         "{}: retries per ms over time, replicate 0 of each point",
         scenario.name
     );
-    timelines(&title, &panels, capacity).map_err(CliError::Usage)
+    Ok(timelines(&title, &panels, capacity)?)
 }
 
 /// This process's command line as a user would type it again.

@@ -86,37 +86,34 @@ where
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(CliError::Usage(message)) => {
-            eprintln!("error: {message}");
+        Err(err @ (CliError::Usage(_) | CliError::Report(_))) => {
+            eprintln!("error: {err}");
             ExitCode::from(EXIT_USAGE)
         }
         Err(CliError::Io(err)) if err.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-        Err(CliError::Io(err)) => {
+        Err(err @ (CliError::Io(_) | CliError::Limit(_))) => {
             eprintln!("error: {err}");
-            ExitCode::FAILURE
-        }
-        Err(CliError::Limit(message)) => {
-            eprintln!("error: {message}");
             ExitCode::FAILURE
         }
     }
 }
 
 /// Why a command failed.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 enum CliError {
     /// Bad input: exit code 2.
+    #[error("{0}")]
     Usage(String),
+    /// Input a report refused (a column that is not there, shards that do
+    /// not make a sweep): exit code 2.
+    #[error(transparent)]
+    Report(#[from] crate::report::error::ReportError),
     /// Reading or writing failed: exit code 1.
-    Io(io::Error),
+    #[error(transparent)]
+    Io(#[from] io::Error),
     /// A run hit a limit it was given (`--max-events`): exit code 1.
+    #[error("{0}")]
     Limit(String),
-}
-
-impl From<io::Error> for CliError {
-    fn from(err: io::Error) -> Self {
-        CliError::Io(err)
-    }
 }
 
 /// Help and version go to stdout as clap prints them; every error becomes one

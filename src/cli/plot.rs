@@ -6,8 +6,9 @@ use clap::Args;
 
 use super::CliError;
 use super::sweep::{check_output, write_whole};
+use crate::report::error::ReportError;
 use crate::report::svg::{Figure, curves};
-use crate::report::table_curves::{CurveQuery, TableError, curves_of_table};
+use crate::report::table_curves::{CurveQuery, curves_of_table};
 
 #[derive(Debug, Args)]
 pub struct PlotArgs {
@@ -69,7 +70,7 @@ pub fn plot(args: &PlotArgs) -> Result<(), CliError> {
     };
     let series = curves_of_table(reader, &query).map_err(|e| {
         usage(match e {
-            TableError::NoColumn {
+            ReportError::NoColumn {
                 flag,
                 name,
                 columns,
@@ -77,11 +78,12 @@ pub fn plot(args: &PlotArgs) -> Result<(), CliError> {
                 "invalid value '{name}' for '--{flag}': '{shown}' has no such column (it has {})",
                 columns.join(", ")
             ),
-            TableError::Unreadable {
+            ReportError::Unreadable {
                 row: Some(row),
                 why,
             } => format!("'{shown}' row {row}: {why}"),
-            TableError::Unreadable { row: None, why } => format!("'{shown}': {why}"),
+            ReportError::Unreadable { row: None, why } => format!("'{shown}': {why}"),
+            other => other.to_string(),
         })
     })?;
     let name = Path::new(&args.input)
@@ -97,8 +99,7 @@ pub fn plot(args: &PlotArgs) -> Result<(), CliError> {
         y_label += &format!(" ({})", kept.join(", "));
     }
     let title = format!("{name}: {y_label} against {}", args.x);
-    let figure =
-        curves(&title, &args.x, &y_label, &series, args.log_x, args.log_y).map_err(usage)?;
+    let figure = curves(&title, &args.x, &y_label, &series, args.log_x, args.log_y)?;
     write_svg(&args.out, args.force, &figure)
 }
 

@@ -15,7 +15,7 @@ use crate::experiment::schedule::schedule;
 use crate::policy::{PolicyKind, PolicySpec};
 use crate::report::svg::delay_bands;
 use crate::report::{csv as sweep_csv, schedule_table};
-use crate::spec;
+use crate::spec::{self, ParamError};
 
 #[derive(Debug, Args)]
 pub struct PolicyArgs {
@@ -52,11 +52,11 @@ pub struct PolicyArgs {
     force: bool,
 }
 
-fn parse_retries(text: &str) -> Result<u32, String> {
+fn parse_retries(text: &str) -> Result<u32, ParamError> {
     spec::parse_count(text, 1, 1_000).map(|n| n as u32)
 }
 
-fn parse_samples(text: &str) -> Result<u32, String> {
+fn parse_samples(text: &str) -> Result<u32, ParamError> {
     spec::parse_count(text, 1, 10_000_000).map(|n| n as u32)
 }
 
@@ -92,7 +92,7 @@ pub fn policy(args: &PolicyArgs) -> Result<(), CliError> {
             format_duration(shape.cap_us),
             crate::base::format::group_thousands(u64::from(args.samples))
         );
-        let figure = delay_bands(&title, &schedules).map_err(CliError::Usage)?;
+        let figure = delay_bands(&title, &schedules)?;
         write_svg(path, args.force, &figure)?;
     }
     let tables: Vec<String> = schedules.iter().map(schedule_table).collect();

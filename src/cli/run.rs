@@ -9,6 +9,7 @@ use super::plot::write_svg;
 use super::progress::{events_spinner, runs_bar};
 use super::sweep::check_output;
 use super::{CliError, spec_error, write_stdout};
+use crate::base::error::BaseError;
 use crate::base::format::group_thousands;
 use crate::base::seeding::DEFAULT_MASTER_SEED;
 use crate::base::time::{Micros, format_duration};
@@ -22,7 +23,7 @@ use crate::model::ResourceKind;
 use crate::report::svg::timelines;
 use crate::report::{RunReport, run_json, run_table};
 use crate::sim::queue::QueueKind;
-use crate::spec::{self, RunSpec};
+use crate::spec::{self, ParamError, RunSpec};
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -78,11 +79,11 @@ pub fn metrics_help() -> String {
     text
 }
 
-fn parse_max_events(text: &str) -> Result<u64, String> {
+fn parse_max_events(text: &str) -> Result<u64, ParamError> {
     spec::parse_count(text, 1, u64::MAX)
 }
 
-fn parse_queue(text: &str) -> Result<QueueKind, String> {
+fn parse_queue(text: &str) -> Result<QueueKind, BaseError> {
     text.parse()
 }
 
@@ -185,6 +186,6 @@ fn plot_timeline(
         spec.policy.kind
     );
     let capacity = (spec.resource == ResourceKind::Slot).then_some(spec.capacity_per_ms);
-    let figure = timelines(&title, &[(label, timeline)], capacity).map_err(CliError::Usage)?;
+    let figure = timelines(&title, &[(label, timeline)], capacity)?;
     write_svg(path, true, &figure)
 }

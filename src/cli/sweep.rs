@@ -319,7 +319,7 @@ pub fn merge(args: &MergeArgs) -> Result<(), CliError> {
                 .map_err(|e| CliError::Usage(format!("cannot read '{shown}': {e}")))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let text = merge_shards(&files).map_err(CliError::Usage)?;
+    let text = merge_shards(&files)?;
     write_whole(&args.out, args.force, &text)
 }
 

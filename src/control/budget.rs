@@ -7,6 +7,7 @@
 use std::fmt;
 
 use crate::base::names::named;
+use crate::control::error::ControlError;
 use std::str::FromStr;
 
 /// A retry budget's rule.
@@ -37,16 +38,18 @@ pub enum BudgetSpec {
 pub const BUDGET_SYNTAX: &str = "expected tokens:CAPACITY,cost:N,refund:N (such as tokens:500,cost:5,refund:1) or ratio:R,min:N (such as ratio:0.2,min:10)";
 
 impl FromStr for BudgetSpec {
-    type Err = String;
+    type Err = ControlError;
 
-    fn from_str(text: &str) -> Result<Self, String> {
-        let bad = || format!("invalid budget '{text}': {BUDGET_SYNTAX}");
+    fn from_str(text: &str) -> Result<Self, ControlError> {
+        let bad = || ControlError::Budget {
+            text: text.to_string(),
+        };
         let mut fields = text.trim().split(',');
         let (kind, first) = fields
             .next()
             .and_then(|f| f.split_once(':'))
             .ok_or_else(bad)?;
-        let mut named = |name: &str| -> Result<&str, String> {
+        let mut named = |name: &str| -> Result<&str, ControlError> {
             fields
                 .next()
                 .and_then(|f| f.strip_prefix(name))
@@ -60,9 +63,9 @@ impl FromStr for BudgetSpec {
                 let cost = count(named("cost")?)?;
                 let refund = count(named("refund")?)?;
                 if capacity == 0 || cost == 0 {
-                    return Err(format!(
-                        "invalid budget '{text}': capacity and cost must be at least 1"
-                    ));
+                    return Err(ControlError::EmptyTokens {
+                        text: text.to_string(),
+                    });
                 }
                 BudgetSpec::Tokens {
                     capacity,
@@ -74,9 +77,9 @@ impl FromStr for BudgetSpec {
                 let ratio: f64 = first.trim().parse().map_err(|_| bad())?;
                 let min = count(named("min")?)?;
                 if !(ratio.is_finite() && (0.0..=1_000.0).contains(&ratio)) {
-                    return Err(format!(
-                        "invalid budget '{text}': the ratio must be from 0 to 1000"
-                    ));
+                    return Err(ControlError::Ratio {
+                        text: text.to_string(),
+                    });
                 }
                 BudgetSpec::Ratio { ratio, min }
             }
@@ -252,7 +255,7 @@ mod tests {
             "tokens:5,cost:1,refund:1,x:2",
             "ratio:0.1,max:3",
         ] {
-            let err = bad.parse::<BudgetSpec>().unwrap_err();
+            let err = bad.parse::<BudgetSpec>().unwrap_err().to_string();
             assert!(!err.contains('\n'), "{bad}: {err}");
         }
     }

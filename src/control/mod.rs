@@ -2,3 +2,4 @@
 //! (budgets shared by a fleet, the resource's retry hints).
 
 pub mod budget;
+pub mod error;

@@ -8,6 +8,7 @@
 //! is computed from `i` alone, so a grid of millions of points costs no
 //! memory.
 
+use crate::experiment::error::ExperimentError;
 use crate::spec::RunSpec;
 use crate::spec::params::{PARAMS, Param};
 
@@ -33,9 +34,14 @@ impl Grid {
         &mut self,
         param: &'static Param,
         values: Vec<String>,
-    ) -> Result<(), (String, String)> {
+    ) -> Result<(), ExperimentError> {
         for value in &values {
-            param.check(value).map_err(|why| (value.clone(), why))?;
+            param
+                .check(value)
+                .map_err(|reason| ExperimentError::Value {
+                    value: value.clone(),
+                    reason,
+                })?;
         }
         match self.axes.iter_mut().find(|a| a.param == param) {
             Some(axis) => axis.values = values,
@@ -150,6 +156,9 @@ mod tests {
         let err = grid
             .set(param("clients").unwrap(), vec!["5".into(), "0".into()])
             .unwrap_err();
-        assert_eq!(err.0, "0");
+        assert_eq!(
+            err.to_string(),
+            "invalid value '0': expected a whole number from 1 to 100,000,000"
+        );
     }
 }

@@ -14,7 +14,6 @@
 //! file, the line and the key. Values are checked by the same functions as the
 //! command line's flags, so both accept exactly the same things.
 
-use std::fmt;
 use std::ops::Range;
 
 use toml::Spanned;
@@ -23,7 +22,7 @@ use toml::de::{DeTable, DeValue};
 use crate::base::seeding::DEFAULT_MASTER_SEED;
 use crate::experiment::grid::Grid;
 use crate::spec::params::{Kind, PARAMS, param};
-use crate::spec::{parse_master_seed, parse_replicates};
+use crate::spec::{ParamError, parse_master_seed, parse_replicates};
 
 /// The keys that are not grid axes.
 pub const SETTINGS: [&str; 4] = ["name", "description", "seed", "seeds"];
@@ -64,8 +63,9 @@ impl Default for Scenario {
     }
 }
 
-/// What is wrong with a scenario file, and where.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What is wrong with a scenario file, and where: `file:line: key 'k': what`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}{}{}: {message}", line.map(|l| format!(":{l}")).unwrap_or_default(), key.as_ref().map(|k| format!(": key '{k}'")).unwrap_or_default())]
 pub struct ScenarioError {
     /// The file, as the user named it.
     pub file: String,
@@ -76,21 +76,6 @@ pub struct ScenarioError {
     /// What is wrong and what is accepted.
     pub message: String,
 }
-
-impl fmt::Display for ScenarioError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.file)?;
-        if let Some(line) = self.line {
-            write!(f, ":{line}")?;
-        }
-        if let Some(key) = &self.key {
-            write!(f, ": key '{key}'")?;
-        }
-        write!(f, ": {}", self.message)
-    }
-}
-
-impl std::error::Error for ScenarioError {}
 
 /// A value's text, if it has the TOML type `kind` takes.
 fn text_of(value: &DeValue<'_>, kind: Kind) -> Option<String> {
@@ -172,7 +157,7 @@ type ValueError = (Range<usize>, String);
 fn scalar<T>(
     value: &Spanned<DeValue<'_>>,
     kind: Kind,
-    parse: impl Fn(&str) -> Result<T, String>,
+    parse: impl Fn(&str) -> Result<T, ParamError>,
 ) -> Result<T, ValueError> {
     if let DeValue::Array(_) = value.get_ref() {
         return Err((
@@ -191,7 +176,7 @@ fn scalar<T>(
 fn axis(
     value: &Spanned<DeValue<'_>>,
     kind: Kind,
-    check: impl Fn(&str) -> Result<(), String>,
+    check: impl Fn(&str) -> Result<(), ParamError>,
 ) -> Result<Vec<String>, ValueError> {
     let elements: Vec<&Spanned<DeValue<'_>>> = match value.get_ref() {
         DeValue::Array(items) => items.iter().collect(),

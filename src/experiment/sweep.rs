@@ -21,6 +21,7 @@ use std::sync::{Condvar, Mutex};
 use rayon::prelude::*;
 
 use crate::base::seeding::Seeds;
+use crate::experiment::error::ExperimentError;
 
 use crate::experiment::replicates::summarize;
 use crate::experiment::scenario::Scenario;
@@ -130,10 +131,12 @@ impl Shard {
 }
 
 impl FromStr for Shard {
-    type Err = String;
+    type Err = ExperimentError;
 
-    fn from_str(text: &str) -> Result<Self, String> {
-        let bad = || format!("expected K/N with 1 ≤ K ≤ N ≤ 1,000,000, such as 2/8; got '{text}'");
+    fn from_str(text: &str) -> Result<Self, ExperimentError> {
+        let bad = || ExperimentError::Shard {
+            text: text.to_string(),
+        };
         let (k, n) = text.trim().split_once('/').ok_or_else(bad)?;
         let (index, count): (u32, u32) =
             (k.parse().map_err(|_| bad())?, n.parse().map_err(|_| bad())?);

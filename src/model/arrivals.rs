@@ -5,6 +5,7 @@ use std::str::FromStr;
 
 use crate::base::draws::Draws;
 use crate::base::time::{Micros, format_duration, parse_duration};
+use crate::model::error::ModelError;
 
 /// How the clients' first calls are spread in time.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -92,21 +93,17 @@ impl Arrivals {
 }
 
 impl FromStr for Arrivals {
-    type Err = String;
+    type Err = ModelError;
 
-    fn from_str(text: &str) -> Result<Self, String> {
+    fn from_str(text: &str) -> Result<Self, ModelError> {
         let text = text.trim();
         let (kind, value) = text.split_once(':').unwrap_or((text, ""));
         match (kind, value) {
             ("herd", "") => Ok(Arrivals::Herd),
             ("uniform", window) => {
-                let window_us =
-                    parse_duration(window).map_err(|e| format!("uniform window: {e}"))?;
+                let window_us = parse_duration(window).map_err(ModelError::UniformWindow)?;
                 if window_us == 0 {
-                    return Err(
-                        "the uniform window must be at least 1us (herd starts everyone at 0)"
-                            .into(),
-                    );
+                    return Err(ModelError::EmptyUniformWindow);
                 }
                 Ok(Arrivals::Uniform { window_us })
             }
@@ -114,11 +111,13 @@ impl FromStr for Arrivals {
                 Ok(r) if r.is_finite() && r > 0.0 && r <= 1e6 => {
                     Ok(Arrivals::Poisson { rate_per_ms: r })
                 }
-                _ => Err(format!(
-                    "poisson rate '{rate}': expected arrivals per ms, a number above 0 and at most 1000000"
-                )),
+                _ => Err(ModelError::PoissonRate {
+                    rate: rate.to_string(),
+                }),
             },
-            _ => Err(format!("unknown arrivals '{text}': {ARRIVALS_SYNTAX}")),
+            _ => Err(ModelError::Arrivals {
+                text: text.to_string(),
+            }),
         }
     }
 }
@@ -152,7 +151,7 @@ mod tests {
             "uniform:ten",
             "herd:3",
         ] {
-            let err = bad.parse::<Arrivals>().unwrap_err();
+            let err = bad.parse::<Arrivals>().unwrap_err().to_string();
             assert!(!err.contains('\n') && err.len() > 10, "{bad}: {err}");
         }
     }

@@ -5,6 +5,7 @@
 //! write) and runs its own loop.
 
 pub mod arrivals;
+pub mod error;
 mod occ;
 mod outage;
 mod slot;

@@ -43,7 +43,8 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::base::draws::Draws;
-use crate::base::names::named;
+use crate::base::error::BaseError;
+use crate::base::names::{named, parse_name};
 use crate::base::time::Micros;
 
 /// A backoff policy: the delay before each retry of one client.
@@ -261,18 +262,10 @@ impl fmt::Display for PolicyKind {
 }
 
 impl FromStr for PolicyKind {
-    type Err = String;
+    type Err = BaseError;
 
-    fn from_str(name: &str) -> Result<Self, Self::Err> {
-        Self::ALL
-            .into_iter()
-            .find(|k| k.name() == name)
-            .ok_or_else(|| {
-                format!(
-                    "unknown policy '{name}': expected one of {}",
-                    Self::names().join(", ")
-                )
-            })
+    fn from_str(name: &str) -> Result<Self, BaseError> {
+        parse_name(name, "policy", &Self::ALL, Self::name)
     }
 }
 
@@ -519,7 +512,7 @@ mod tests {
         for kind in PolicyKind::ALL {
             assert_eq!(kind.name().parse::<PolicyKind>(), Ok(kind));
         }
-        let err = "jittery".parse::<PolicyKind>().unwrap_err();
+        let err = "jittery".parse::<PolicyKind>().unwrap_err().to_string();
         assert!(err.contains(
             "none, equal, full, decorrelated, decorrelated-ceiling, decorrelated-v2, decorrelated-attempt, grpc, fibonacci, no-backoff, constant, linear"
         ));

@@ -2,6 +2,7 @@
 //! command line decides where they go.
 
 pub mod csv;
+pub mod error;
 mod json;
 mod markdown;
 pub mod svg;

@@ -11,6 +11,7 @@ use plotters::prelude::*;
 
 use crate::experiment::schedule::Schedule;
 use crate::measure::timeline::Timeline;
+use crate::report::error::ReportError;
 
 /// The colour of retries in timelines.
 pub const RETRIES_COLOR: RGBColor = RGBColor(31, 119, 180);
@@ -78,10 +79,10 @@ pub struct Figure {
     pub frames: Vec<Frame>,
 }
 
-type PlotResult<T> = Result<T, String>;
+type PlotResult<T> = Result<T, ReportError>;
 
-fn err<E: std::fmt::Display>(e: E) -> String {
-    format!("drawing failed: {e}")
+fn err<E: std::fmt::Display>(e: E) -> ReportError {
+    ReportError::Plot(format!("drawing failed: {e}"))
 }
 
 fn frame_of<X, Y>(
@@ -328,10 +329,10 @@ pub fn curves(
     let lo_x = all().map(|p| p.0).fold(f64::INFINITY, f64::min);
     let hi_x = all().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max);
     if !(lo_x.is_finite() && lo_y.is_finite()) {
-        return Err("nothing to plot: no rows with numeric x and y".to_string());
+        return Err(ReportError::NothingToPlot);
     }
     if (log_x && lo_x <= 0.0) || (log_y && lo_y <= 0.0) {
-        return Err("a log axis needs positive values".to_string());
+        return Err(ReportError::LogOfNonPositive);
     }
     let pad = |lo: f64, hi: f64, log: bool| {
         if log {

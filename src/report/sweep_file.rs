@@ -4,6 +4,7 @@
 use crate::base::seeding::Seeds;
 use crate::experiment::sweep::SweepPlan;
 use crate::report::csv as sweep_csv;
+use crate::report::error::ReportError;
 
 /// Checks that finished `rows` are this plan's first rows: same points,
 /// parameters and seeds. Returns the first mismatching row's index and why.
@@ -59,31 +60,33 @@ pub fn check_finished_rows(rows: &[&str], plan: &SweepPlan<'_>) -> Result<(), (u
 /// into the text the whole sweep writes: one header, rows in point order.
 /// Refuses files with another header, a cut-off last line or a row that is
 /// not a sweep row, points given twice, and points missing between.
-pub fn merge_shards(files: &[(String, String)]) -> Result<String, String> {
+pub fn merge_shards(files: &[(String, String)]) -> Result<String, ReportError> {
     let mut header: Option<&str> = None;
     let mut rows: Vec<((u64, u64), &str)> = Vec::new();
     for (shown, text) in files {
         let mut lines = text.lines();
-        let first = lines
-            .next()
-            .ok_or_else(|| format!("'{shown}' is empty: not a sweep file"))?;
+        let first = lines.next().ok_or_else(|| ReportError::EmptyShard {
+            file: shown.clone(),
+        })?;
         match header {
             None => header = Some(first),
             Some(h) if h != first => {
-                return Err(format!(
-                    "'{shown}' has another header than '{}': not shards of one sweep",
-                    files[0].0
-                ));
+                return Err(ReportError::OtherHeader {
+                    file: shown.clone(),
+                    first: files[0].0.clone(),
+                });
             }
             Some(_) => {}
         }
         if !first.starts_with("point,") {
-            return Err(format!("'{shown}' is not a herdsim sweep file"));
+            return Err(ReportError::NotSweepFile {
+                file: shown.clone(),
+            });
         }
         if !text.ends_with('\n') {
-            return Err(format!(
-                "'{shown}' ends in a cut-off line: finish that shard with --resume first"
-            ));
+            return Err(ReportError::CutOff {
+                file: shown.clone(),
+            });
         }
         let per_run = first.starts_with("point,replicate,");
         for (n, line) in lines.enumerate() {
@@ -91,25 +94,27 @@ pub fn merge_shards(files: &[(String, String)]) -> Result<String, String> {
             let mut number = || fields.next().and_then(|f| f.parse::<u64>().ok());
             match (number(), if per_run { number() } else { Some(0) }) {
                 (Some(point), Some(replicate)) => rows.push(((point, replicate), line)),
-                _ => return Err(format!("'{shown}' line {}: not a sweep row", n + 2)),
+                _ => {
+                    return Err(ReportError::NotARow {
+                        file: shown.clone(),
+                        line: n + 2,
+                    });
+                }
             }
         }
     }
     rows.sort_by_key(|(key, _)| *key);
     if let Some(pair) = rows.windows(2).find(|p| p[0].0 == p[1].0) {
-        return Err(format!(
-            "point {} appears twice: the files overlap (a shard given twice?)",
-            pair[0].0.0
-        ));
+        return Err(ReportError::Overlap { point: pair[0].0.0 });
     }
     // Points must run 0, 1, 2, … with no gap: a gap is a missing shard.
     let mut expected_point = 0;
     for ((point, _), _) in &rows {
         if *point > expected_point {
-            return Err(format!(
-                "points {expected_point} to {} are missing: a shard file was not given",
-                point - 1
-            ));
+            return Err(ReportError::Missing {
+                from: expected_point,
+                to: point - 1,
+            });
         }
         expected_point = point + 1;
     }
@@ -197,14 +202,23 @@ mod tests {
         let shards = [("b".to_string(), file(2..4)), ("a".to_string(), file(0..2))];
         assert_eq!(merge_shards(&shards), Ok(expected));
         let gap = [("a".to_string(), file(0..1)), ("c".to_string(), file(3..4))];
-        assert!(
-            merge_shards(&gap)
-                .unwrap_err()
-                .contains("points 1 to 2 are missing")
+        assert_eq!(
+            merge_shards(&gap),
+            Err(ReportError::Missing { from: 1, to: 2 })
         );
         let twice = [shards[0].clone(), shards[0].clone()];
-        assert!(merge_shards(&twice).unwrap_err().contains("appears twice"));
+        assert!(
+            merge_shards(&twice)
+                .unwrap_err()
+                .to_string()
+                .contains("appears twice")
+        );
         let cut = [("a".to_string(), file(0..2).trim_end().to_string())];
-        assert!(merge_shards(&cut).unwrap_err().contains("cut-off"));
+        assert!(
+            merge_shards(&cut)
+                .unwrap_err()
+                .to_string()
+                .contains("cut-off")
+        );
     }
 }

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::io::Read;
 
+use crate::report::error::ReportError;
 use crate::report::svg::Curve;
 
 /// What to read from a table.
@@ -18,30 +19,6 @@ pub struct CurveQuery<'a> {
     pub by: Option<&'a str>,
     /// Only rows whose column (first) holds the value (second).
     pub filters: &'a [(String, String)],
-}
-
-/// Why a table gave no curves.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum TableError {
-    /// A named column is not in the table.
-    #[error("no column '{name}' (for --{flag}); the table has {}", columns.join(", "))]
-    NoColumn {
-        /// The option that named it (`x`, `y`, `by`, `where`).
-        flag: &'static str,
-        /// The name given.
-        name: String,
-        /// The table's columns.
-        columns: Vec<String>,
-    },
-    /// The table is not readable CSV (at a row, numbered from 2 after the
-    /// header, where known).
-    #[error("unreadable table: {why}")]
-    Unreadable {
-        /// The row.
-        row: Option<usize>,
-        /// What is wrong.
-        why: String,
-    },
 }
 
 /// The CI column that goes with `y`: `calls_mean` → `calls_ci95`, `mean` → `ci95`.
@@ -59,10 +36,10 @@ fn band_column(y: &str) -> Option<String> {
 pub fn curves_of_table<R: Read>(
     mut reader: csv::Reader<R>,
     query: &CurveQuery<'_>,
-) -> Result<Vec<Curve>, TableError> {
+) -> Result<Vec<Curve>, ReportError> {
     let header = reader
         .headers()
-        .map_err(|e| TableError::Unreadable {
+        .map_err(|e| ReportError::Unreadable {
             row: None,
             why: e.to_string(),
         })?
@@ -71,7 +48,7 @@ pub fn curves_of_table<R: Read>(
         header
             .iter()
             .position(|h| h == name)
-            .ok_or_else(|| TableError::NoColumn {
+            .ok_or_else(|| ReportError::NoColumn {
                 flag,
                 name: name.to_string(),
                 columns: header.iter().map(str::to_string).collect(),
@@ -85,12 +62,12 @@ pub fn curves_of_table<R: Read>(
         .filters
         .iter()
         .map(|(c, v)| Ok((column(c, "where")?, v.as_str())))
-        .collect::<Result<Vec<_>, TableError>>()?;
+        .collect::<Result<Vec<_>, ReportError>>()?;
 
     let mut order: Vec<String> = Vec::new();
     let mut groups: BTreeMap<String, Vec<(f64, f64, Option<f64>)>> = BTreeMap::new();
     for (n, record) in reader.records().enumerate() {
-        let r = record.map_err(|e| TableError::Unreadable {
+        let r = record.map_err(|e| ReportError::Unreadable {
             row: Some(n + 2),
             why: e.to_string(),
         })?;
@@ -124,7 +101,7 @@ pub fn curves_of_table<R: Read>(
 mod tests {
     use super::*;
 
-    fn read(text: &str, query: &CurveQuery<'_>) -> Result<Vec<Curve>, TableError> {
+    fn read(text: &str, query: &CurveQuery<'_>) -> Result<Vec<Curve>, ReportError> {
         curves_of_table(csv::Reader::from_reader(text.as_bytes()), query)
     }
 
@@ -157,7 +134,7 @@ mod tests {
         };
         assert!(matches!(
             read(table, &missing),
-            Err(TableError::NoColumn { flag: "by", .. })
+            Err(ReportError::NoColumn { flag: "by", .. })
         ));
     }
 }

@@ -5,9 +5,8 @@
 //! error names the flag) and by [`RunSpec::validate`] (for specs built in code
 //! or read from files), so the accepted ranges are stated once.
 
-use crate::base::format::group_thousands;
 use crate::base::names::named;
-use crate::base::time::{Micros, format_duration, parse_duration};
+use crate::base::time::{Micros, format_duration};
 use crate::control::budget::{BudgetSpec, RetryAfter};
 use crate::model::arrivals::Arrivals;
 use crate::model::{ResourceKind, SlotResource};
@@ -73,43 +72,12 @@ named!(Seeding, "seeding", {
     Seeding::Shared => "shared",
 });
 
-/// Parses a retry budget (as `--budget` does); `none` is no budget.
-pub fn parse_budget(text: &str) -> Result<Option<BudgetSpec>, String> {
-    if text.trim() == "none" {
-        return Ok(None);
-    }
-    text.parse().map(Some)
-}
-
-/// Parses a fleet size (as `--fleet` does).
-pub fn parse_fleet(text: &str) -> Result<u32, String> {
-    parse_count(text, 1, MAX_CLIENTS).map(|n| n as u32)
-}
-
-/// Parses a retry-hint mode (as `--retry-after` does).
-pub fn parse_retry_after(text: &str) -> Result<RetryAfter, String> {
-    text.parse()
-}
-
-/// Parses a seeding mode (as `--seeding` does).
-pub fn parse_seeding(text: &str) -> Result<Seeding, String> {
-    text.parse()
-}
-
-/// A parameter outside its accepted range. `key` is the parameter's name as
-/// the command line spells it (without `--`).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid value '{value}' for {key}: {reason}")]
-pub struct SpecError {
-    /// The parameter.
-    pub key: &'static str,
-    /// The value given, as text.
-    pub value: String,
-    /// What is accepted.
-    pub reason: String,
-}
-
+pub mod error;
 pub mod params;
+mod values;
+
+pub use error::{ParamError, SpecError, Years};
+pub use values::*;
 
 /// The default first-retry delay: 100 ms (seed 002's `BASE_MS`).
 pub const DEFAULT_BASE_US: Micros = 100_000;
@@ -195,18 +163,16 @@ impl RunSpec {
     /// Simulated time is whole µs in a `u64`, and the slot's clock counts ns:
     /// a workload that could run past `u64::MAX` ns (584 years) is refused
     /// rather than let its clock wrap.
-    fn check_horizon(&self) -> Result<(), String> {
+    fn check_horizon(&self) -> Result<(), ParamError> {
         const LIMIT_US: f64 = u64::MAX as f64 / 1e3;
         let horizon = self.horizon_us();
         if horizon < LIMIT_US {
             Ok(())
         } else {
-            Err(format!(
-                "with {} clients this run could last {:.0} years of simulated time; \
-                 herdsim's clock stops at 584 years: lower cap or clients",
-                group_thousands(u64::from(self.clients)),
-                horizon / 1e6 / 3.156e7
-            ))
+            Err(ParamError::Horizon {
+                clients: self.clients,
+                years: Years(horizon / 1e6 / 3.156e7),
+            })
         }
     }
 
@@ -227,7 +193,7 @@ impl RunSpec {
                 });
             }
         }
-        let fail = |key, value: String, reason: String| Err(SpecError { key, value, reason });
+        let fail = |key, value: String, reason| Err(SpecError { key, value, reason });
         let p = &self.policy;
         // A zero delay never lets simulated time pass for the client that
         // draws it: with a resource that answers at once, it would spin.
@@ -238,18 +204,16 @@ impl RunSpec {
             return fail(
                 "policy",
                 p.kind.name().to_string(),
-                format!(
-                    "no-backoff retries at the same instant forever on the {} resource: \
-                     give max_attempts, or use the occ resource",
-                    self.resource
-                ),
+                ParamError::NoBackoffSpins {
+                    resource: self.resource.name(),
+                },
             );
         }
         if self.resource != ResourceKind::Slot && self.retry_after != RetryAfter::Ignore {
             return fail(
                 "retry_after",
                 self.retry_after.name().to_string(),
-                "retry hints come from the slot resource only".into(),
+                ParamError::HintsFromSlotOnly,
             );
         }
         if let Err(reason) = self.check_horizon() {
@@ -261,159 +225,11 @@ impl RunSpec {
                 self.down
                     .map(|(a, b)| format_window(a, b))
                     .unwrap_or_default(),
-                "an outage window applies to the slot resource only".into(),
+                ParamError::DownOnSlotOnly,
             );
         }
         Ok(())
     }
-}
-
-/// The largest first-retry exponent.
-pub const MAX_FIRST_EXPONENT: u32 = 16;
-
-/// An outage window `[from, to)` with `from < to`.
-pub fn check_down(from: Micros, to: Micros) -> Result<(Micros, Micros), String> {
-    if from < to {
-        Ok((from, to))
-    } else {
-        Err("expected <from>..<to> with from before to, such as 5s..15s".to_string())
-    }
-}
-
-/// `5s..15s`.
-pub fn format_window(from: Micros, to: Micros) -> String {
-    format!("{}..{}", format_duration(from), format_duration(to))
-}
-
-/// Parses an outage window `<from>..<to>` (as `--down` does).
-pub fn parse_down(text: &str) -> Result<(Micros, Micros), String> {
-    let (from, to) = text
-        .split_once("..")
-        .ok_or_else(|| "expected <from>..<to> with from before to, such as 5s..15s".to_string())?;
-    check_down(parse_duration(from)?, parse_duration(to)?)
-}
-
-/// Parses a resource model's name (as `--resource` does).
-pub fn parse_resource(text: &str) -> Result<ResourceKind, String> {
-    text.parse()
-}
-
-/// Parses an arrival pattern (as `--arrivals` does).
-pub fn parse_arrivals(text: &str) -> Result<Arrivals, String> {
-    text.parse()
-}
-
-/// Parses a maximum number of attempts (as `--max-attempts` does).
-pub fn parse_max_attempts(text: &str) -> Result<u32, String> {
-    parse_count(text, 1, MAX_ATTEMPTS).map(|n| n as u32)
-}
-
-/// Parses a cap mode (as `--cap-mode` does).
-pub fn parse_cap_mode(text: &str) -> Result<CapMode, String> {
-    text.parse()
-}
-
-/// Parses a first-retry exponent (as `--first-exponent` does).
-pub fn parse_first_exponent(text: &str) -> Result<u32, String> {
-    parse_count(text, 0, u64::from(MAX_FIRST_EXPONENT)).map(|n| n as u32)
-}
-
-/// A whole number in `min..=max`.
-pub fn check_count(n: u64, min: u64, max: u64) -> Result<u64, String> {
-    if (min..=max).contains(&n) {
-        Ok(n)
-    } else {
-        Err(count_range(min, max))
-    }
-}
-
-/// Parses a whole number in `min..=max` (negative numbers and junk get the
-/// same message: what is accepted).
-pub fn parse_count(text: &str, min: u64, max: u64) -> Result<u64, String> {
-    let n: u64 = text
-        .trim()
-        .replace('_', "")
-        .parse()
-        .map_err(|_| count_range(min, max))?;
-    check_count(n, min, max)
-}
-
-fn count_range(min: u64, max: u64) -> String {
-    format!(
-        "expected a whole number from {} to {}",
-        group_thousands(min),
-        group_thousands(max)
-    )
-}
-
-/// A capacity in requests per ms.
-pub fn check_capacity(c: f64) -> Result<f64, String> {
-    let (lo, hi) = CAPACITY_RANGE;
-    if c.is_finite() && (lo..=hi).contains(&c) {
-        Ok(c)
-    } else {
-        Err(format!(
-            "expected requests per ms, a number from {lo} to {hi} (fractions allowed)"
-        ))
-    }
-}
-
-/// Parses a capacity in requests per ms.
-pub fn parse_capacity(text: &str) -> Result<f64, String> {
-    check_capacity(text.trim().parse().unwrap_or(f64::NAN))
-}
-
-/// A jitter factor in `[0, 1]`.
-pub fn check_jitter_factor(f: f64) -> Result<f64, String> {
-    if (0.0..=1.0).contains(&f) {
-        Ok(f)
-    } else {
-        Err("expected a number from 0 to 1 (0 is off)".to_string())
-    }
-}
-
-/// Parses a jitter factor in `[0, 1]`.
-pub fn parse_jitter_factor(text: &str) -> Result<f64, String> {
-    check_jitter_factor(text.trim().parse().unwrap_or(f64::NAN))
-}
-
-/// A duration of at least 1 µs.
-pub fn check_positive_duration(us: Micros) -> Result<Micros, String> {
-    if us >= 1 {
-        Ok(us)
-    } else {
-        Err("expected a duration of at least 1us, such as 100ms or 20s".to_string())
-    }
-}
-
-/// Parses a duration of at least 1 µs.
-pub fn parse_positive_duration(text: &str) -> Result<Micros, String> {
-    check_positive_duration(crate::base::time::parse_duration(text)?)
-}
-
-/// Parses a policy name (as `--policy` does).
-pub fn parse_policy(text: &str) -> Result<PolicyKind, String> {
-    text.parse()
-}
-
-/// Parses a client count (as `--clients` does).
-pub fn parse_clients(text: &str) -> Result<u32, String> {
-    parse_count(text, 1, MAX_CLIENTS).map(|n| n as u32)
-}
-
-/// Parses a replicate count (as `--seeds` does).
-pub fn parse_replicates(text: &str) -> Result<u32, String> {
-    parse_count(text, 1, MAX_SEEDS).map(|n| n as u32)
-}
-
-/// Parses a master seed (as `--seed` does).
-pub fn parse_master_seed(text: &str) -> Result<u64, String> {
-    parse_count(text, 0, u64::MAX)
-}
-
-/// Parses a duration that may be zero (as `--step` does).
-pub fn parse_step(text: &str) -> Result<Micros, String> {
-    parse_duration(text)
 }
 
 #[cfg(test)]
@@ -466,17 +282,5 @@ mod tests {
         let mut s = spec();
         s.policy.cap_us = 1_000;
         assert_eq!(s.validate(), Ok(()));
-    }
-
-    #[test]
-    fn counts_parse_with_their_range_in_the_error() {
-        assert_eq!(parse_count("1_000", 1, 10_000), Ok(1_000));
-        assert_eq!(
-            parse_count("-5", 1, 100_000_000).unwrap_err(),
-            "expected a whole number from 1 to 100,000,000"
-        );
-        assert!(parse_count("0", 1, 5).is_err());
-        assert!(parse_count("6", 1, 5).is_err());
-        assert!(parse_count("three", 1, 5).is_err());
     }
 }

@@ -13,7 +13,7 @@
 //! exactly the same values, and every shown value is proven to read back.
 
 use crate::base::time::{format_duration, us_to_ms};
-use crate::spec::{self, RunSpec, format_window};
+use crate::spec::{self, ParamError, RunSpec, format_window};
 
 /// The TOML type a parameter's values take in a scenario file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,7 +80,7 @@ pub struct Param {
     pub columns: &'static [&'static str],
     /// Reads `text` (as a flag or scenario value gives it) into the spec, or
     /// says what is accepted.
-    pub set: fn(&mut RunSpec, &str) -> Result<(), String>,
+    pub set: fn(&mut RunSpec, &str) -> Result<(), ParamError>,
     /// The spec's value as text that `set` reads back; `None` when absent.
     pub show: fn(&RunSpec) -> Option<String>,
     /// The spec's value in its CSV columns (empty where absent), in the
@@ -95,7 +95,7 @@ impl Param {
     }
 
     /// Checks `text` without a spec to keep it in.
-    pub fn check(&self, text: &str) -> Result<(), String> {
+    pub fn check(&self, text: &str) -> Result<(), ParamError> {
         (self.set)(&mut RunSpec::default(), text)
     }
 
@@ -593,8 +593,8 @@ mod tests {
     fn a_value_out_of_range_is_refused_by_its_parameter() {
         let clients = param("clients").unwrap();
         assert_eq!(
-            clients.check("0"),
-            Err("expected a whole number from 1 to 100,000,000".to_string())
+            clients.check("0").unwrap_err().to_string(),
+            "expected a whole number from 1 to 100,000,000"
         );
         assert_eq!(clients.flag(), "clients");
         assert_eq!(param("max_attempts").unwrap().flag(), "max-attempts");

@@ -2,4 +2,5 @@
 //! a verdict on each.
 
 pub mod compare;
+pub mod error;
 pub mod published;

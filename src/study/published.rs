@@ -13,6 +13,7 @@ use crate::model::ResourceKind;
 use crate::policy::PolicyKind;
 use crate::spec::RunSpec;
 use crate::spec::params::PARAMS;
+use crate::study::error::StudyError;
 
 /// Seed 002's four-strategy table.
 const FOUR_STRATEGIES: &str = include_str!("../../reference/four-strategies-published.csv");
@@ -117,7 +118,7 @@ impl Published {
     /// Reads the policybook benchmark: `source, episodes, base_ms, cap_ms,
     /// max_attempts, deadline_ms, herd_window_ms, policy, peak_retry_share,
     /// success_rate`. Each figure is one run of `episodes` episodes.
-    pub fn from_outage_csv(text: &str) -> Result<Published, String> {
+    pub fn from_outage_csv(text: &str) -> Result<Published, StudyError> {
         let mut published = Published::default();
         for r in rows(text)? {
             let policy: PolicyKind = r.text(7)?.parse()?;
@@ -149,7 +150,7 @@ impl Published {
     /// Reads the AWS simulator's output: `clients, time, calls, Algorithm`,
     /// each a mean over 100 runs truncated to an integer; base 5 ms, cap 2 s,
     /// first exponent 1.
-    pub fn from_aws_occ_csv(text: &str) -> Result<Published, String> {
+    pub fn from_aws_occ_csv(text: &str) -> Result<Published, StudyError> {
         let mut published = Published::default();
         for r in rows(text)? {
             let policy = match r.text(3)? {
@@ -158,7 +159,12 @@ impl Published {
                 "EqualJitter" => PolicyKind::Equal,
                 "FullJitter" => PolicyKind::Full,
                 "None" => PolicyKind::NoBackoff,
-                other => return Err(format!("line {}: unknown algorithm '{other}'", r.line)),
+                other => {
+                    return Err(StudyError::UnknownAlgorithm {
+                        line: r.line,
+                        name: other.to_string(),
+                    });
+                }
             };
             let mut spec = RunSpec::seed_002(policy, r.number(0)? as u32);
             spec.resource = ResourceKind::Occ;
@@ -189,7 +195,7 @@ impl Published {
 
     /// Reads seed 002's table: `source, clients, capacity_per_ms, base_ms,
     /// cap_ms, policy, total_calls, time_to_last_success_s, server_contention`.
-    pub fn from_four_strategies_csv(text: &str) -> Result<Published, String> {
+    pub fn from_four_strategies_csv(text: &str) -> Result<Published, StudyError> {
         let mut published = Published::default();
         for r in rows(text)? {
             let policy: PolicyKind = r.text(5)?.parse()?;
@@ -262,27 +268,30 @@ struct Row {
 
 impl Row {
     /// Field `n` as text.
-    fn text(&self, n: usize) -> Result<&str, String> {
+    fn text(&self, n: usize) -> Result<&str, StudyError> {
         self.record
             .get(n)
-            .ok_or(format!("line {}: too few fields", self.line))
+            .ok_or(StudyError::TooFewFields { line: self.line })
     }
 
     /// Field `n`, in ms, as µs.
-    fn micros(&self, n: usize) -> Result<Micros, String> {
+    fn micros(&self, n: usize) -> Result<Micros, StudyError> {
         Ok((self.number(n)? * 1e3).round() as Micros)
     }
 
     /// Field `n` as a number.
-    fn number(&self, n: usize) -> Result<f64, String> {
+    fn number(&self, n: usize) -> Result<f64, StudyError> {
         self.text(n)?
             .parse()
-            .map_err(|e| format!("line {}: {e}", self.line))
+            .map_err(|e: std::num::ParseFloatError| StudyError::NotANumber {
+                line: self.line,
+                why: e.to_string(),
+            })
     }
 }
 
 /// A CSV text's rows, header skipped.
-fn rows(text: &str) -> Result<Vec<Row>, String> {
+fn rows(text: &str) -> Result<Vec<Row>, StudyError> {
     csv::Reader::from_reader(text.as_bytes())
         .records()
         .enumerate()
@@ -291,7 +300,7 @@ fn rows(text: &str) -> Result<Vec<Row>, String> {
                 record,
                 line: i + 2,
             })
-            .map_err(|e| e.to_string())
+            .map_err(|e| StudyError::Csv(e.to_string()))
         })
         .collect()
 }

@@ -1,0 +1,29 @@
+//! What the models refuse: an arrival pattern that does not read.
+
+use crate::base::error::BaseError;
+use crate::model::arrivals::ARRIVALS_SYNTAX;
+
+/// A model parameter the model's parsers refuse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ModelError {
+    /// Not an arrival pattern.
+    #[error("unknown arrivals '{text}': {ARRIVALS_SYNTAX}")]
+    Arrivals {
+        /// The pattern given.
+        text: String,
+    },
+    /// A uniform window that is not a duration.
+    #[error("uniform window: {0}")]
+    UniformWindow(BaseError),
+    /// A uniform window of zero.
+    #[error("the uniform window must be at least 1us (herd starts everyone at 0)")]
+    EmptyUniformWindow,
+    /// A Poisson rate out of range.
+    #[error(
+        "poisson rate '{rate}': expected arrivals per ms, a number above 0 and at most 1000000"
+    )]
+    PoissonRate {
+        /// The rate given.
+        rate: String,
+    },
+}

@@ -1,0 +1,83 @@
+//! What the reports refuse or fail at: a picture plotters could not draw, a
+//! table without the asked-for column, shard files that do not make a sweep.
+
+/// Why a report could not be made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReportError {
+    /// plotters could not draw the picture.
+    #[error("{0}")]
+    Plot(String),
+    /// No rows with numbers to draw.
+    #[error("nothing to plot: no rows with numeric x and y")]
+    NothingToPlot,
+    /// A log axis over values that are not all positive.
+    #[error("a log axis needs positive values")]
+    LogOfNonPositive,
+    /// A named column is not in the table.
+    #[error("no column '{name}' (for --{flag}); the table has {}", columns.join(", "))]
+    NoColumn {
+        /// The option that named it (`x`, `y`, `by`, `where`).
+        flag: &'static str,
+        /// The name given.
+        name: String,
+        /// The table's columns.
+        columns: Vec<String>,
+    },
+    /// The table is not readable CSV (at a row, numbered from 2 after the
+    /// header, where known).
+    #[error("unreadable table: {why}")]
+    Unreadable {
+        /// The row.
+        row: Option<usize>,
+        /// What is wrong.
+        why: String,
+    },
+    /// An empty shard file.
+    #[error("'{file}' is empty: not a sweep file")]
+    EmptyShard {
+        /// The file.
+        file: String,
+    },
+    /// A shard whose header is not the first file's.
+    #[error("'{file}' has another header than '{first}': not shards of one sweep")]
+    OtherHeader {
+        /// The file.
+        file: String,
+        /// The first file given.
+        first: String,
+    },
+    /// Not a sweep file at all.
+    #[error("'{file}' is not a herdsim sweep file")]
+    NotSweepFile {
+        /// The file.
+        file: String,
+    },
+    /// A shard whose last line was cut off.
+    #[error("'{file}' ends in a cut-off line: finish that shard with --resume first")]
+    CutOff {
+        /// The file.
+        file: String,
+    },
+    /// A line that is not a sweep row.
+    #[error("'{file}' line {line}: not a sweep row")]
+    NotARow {
+        /// The file.
+        file: String,
+        /// Its line.
+        line: usize,
+    },
+    /// A point in two shards.
+    #[error("point {point} appears twice: the files overlap (a shard given twice?)")]
+    Overlap {
+        /// The point.
+        point: u64,
+    },
+    /// Points in no shard.
+    #[error("points {from} to {to} are missing: a shard file was not given")]
+    Missing {
+        /// The first missing point.
+        from: u64,
+        /// The last.
+        to: u64,
+    },
+}

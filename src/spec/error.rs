@@ -1,0 +1,96 @@
+//! What a workload's parameters refuse: a value out of its range (with the
+//! lower layers' reasons), and rules that tie parameters together.
+
+use crate::base::error::BaseError;
+use crate::base::format::group_thousands;
+use crate::control::error::ControlError;
+use crate::model::error::ModelError;
+
+/// Why a parameter's value is refused; the message says what is accepted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParamError {
+    /// A whole number out of its range (or not a whole number).
+    #[error("expected a whole number from {} to {}", group_thousands(*min), group_thousands(*max))]
+    Count {
+        /// The smallest accepted.
+        min: u64,
+        /// The largest accepted.
+        max: u64,
+    },
+    /// A capacity out of its range.
+    #[error(
+        "expected requests per ms, a number from {} to {} (fractions allowed)",
+        super::CAPACITY_RANGE.0,
+        super::CAPACITY_RANGE.1
+    )]
+    Capacity,
+    /// A jitter factor out of `[0, 1]`.
+    #[error("expected a number from 0 to 1 (0 is off)")]
+    JitterFactor,
+    /// A duration of zero where one is needed.
+    #[error("expected a duration of at least 1us, such as 100ms or 20s")]
+    ZeroDuration,
+    /// An outage window that is not `<from>..<to>` with from before to.
+    #[error("expected <from>..<to> with from before to, such as 5s..15s")]
+    Window,
+    /// No-backoff with nothing to stop it on a model that answers at once.
+    #[error(
+        "no-backoff retries at the same instant forever on the {resource} resource: give \
+         max_attempts, or use the occ resource"
+    )]
+    NoBackoffSpins {
+        /// The resource.
+        resource: &'static str,
+    },
+    /// Retry hints on a model that gives none.
+    #[error("retry hints come from the slot resource only")]
+    HintsFromSlotOnly,
+    /// An outage window on a model without one.
+    #[error("an outage window applies to the slot resource only")]
+    DownOnSlotOnly,
+    /// A run that could outlast the clock.
+    #[error(
+        "with {} clients this run could last {years:.0} years of simulated time; herdsim's \
+         clock stops at 584 years: lower cap or clients",
+        group_thousands(u64::from(*clients))
+    )]
+    Horizon {
+        /// The clients.
+        clients: u32,
+        /// How long it could run.
+        years: Years,
+    },
+    /// A duration or name the foundation refuses.
+    #[error(transparent)]
+    Base(#[from] BaseError),
+    /// An arrival pattern the model refuses.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// A budget rule the controls refuse.
+    #[error(transparent)]
+    Control(#[from] ControlError),
+}
+
+/// A number of years, in an error (compared exactly).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Years(pub f64);
+
+impl Eq for Years {}
+
+impl std::fmt::Display for Years {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&self.0, f)
+    }
+}
+
+/// A workload refused: which parameter, its value, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid value '{value}' for {key}: {reason}")]
+pub struct SpecError {
+    /// The parameter, by its registry key.
+    pub key: &'static str,
+    /// The value given, as text.
+    pub value: String,
+    /// Why it is refused.
+    pub reason: ParamError,
+}

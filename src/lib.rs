@@ -1,13 +1,16 @@
 //! herdsim: a discrete-event simulator of retry storms.
 //!
 //! N clients fail together and retry against a shared resource; a backoff
-//! policy decides when. [`engine::simulate`] runs one replicate as a pure
-//! function of a [`spec::RunSpec`] and a seed; [`replicates`] fans seeds across
-//! cores; [`report`] formats results; [`cli`] is the command line.
+//! policy decides when. [`sim::engine::simulate`] runs one replicate as a
+//! pure function of a [`spec::RunSpec`] and its seeds; [`experiment`] fans
+//! replicates and grids across cores; [`study`] sets results beside published
+//! figures; [`report`] formats them; [`cli`] is the command line.
 //!
-//! The simulation core (`engine`, `policy`, `resource`, `metrics`, `draws`,
-//! `seeding`, `stats`, `time`) does no I/O and knows nothing of the command
-//! line.
+//! The layers, each using only those before it: [`base`] → [`model`],
+//! [`policy`], [`control`] → [`spec`] (the workload and the parameter
+//! registry) → [`measure`] → [`sim`] → [`experiment`] → [`study`] →
+//! [`report`] → [`cli`]. Everything before `experiment` is the simulation
+//! core: no I/O, and nothing of the command line.
 
 pub mod base;
 pub mod cli;

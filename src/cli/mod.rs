@@ -19,7 +19,32 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::report::policies_table;
+use crate::report::{ParamNames, params_markdown, params_table, policies_table};
+
+/// `herdsim params`'s options.
+#[derive(Debug, clap::Args)]
+struct ParamsArgs {
+    /// Print a Markdown table (as the README holds it)
+    #[arg(long)]
+    markdown: bool,
+    /// Name the parameters by their scenario keys rather than their flags
+    #[arg(long)]
+    keys: bool,
+}
+
+/// The parameter listing `args` asks for.
+fn params_text(args: &ParamsArgs) -> String {
+    let names = if args.keys {
+        ParamNames::Keys
+    } else {
+        ParamNames::Flags
+    };
+    if args.markdown {
+        params_markdown(names)
+    } else {
+        params_table(names)
+    }
+}
 
 /// Exit code for bad input (as clap uses).
 const EXIT_USAGE: u8 = 2;
@@ -59,6 +84,9 @@ enum Command {
     Policy(policy::PolicyArgs),
     /// List the backoff policies with their formulas and parameters
     Policies,
+    /// List every workload parameter: flag, scenario key, default, accepted
+    /// values and CSV columns
+    Params(ParamsArgs),
     /// Time the event loop at the standard sizes (events per second), to
     /// compare machines
     Bench(bench::BenchArgs),
@@ -82,6 +110,7 @@ where
         Command::Plot(args) => plot::plot(&args),
         Command::Policy(args) => policy::policy(&args),
         Command::Policies => write_stdout(&policies_table()),
+        Command::Params(args) => write_stdout(&params_text(&args)),
         Command::Bench(args) => bench::bench(&args),
     };
     match result {

@@ -83,9 +83,10 @@ impl<S: FlagSet> ParamFlags<S> {
 fn flag_of<S: FlagSet>(param: &'static Param) -> Arg {
     let mut help = param.doc.to_string();
     if S::LIST {
-        if param.list_separator == ',' {
-            help += ", comma-separated";
-        }
+        help += &match param.list_separator {
+            ',' => ", comma-separated".to_string(),
+            other => format!(", several separated by '{other}'"),
+        };
     } else {
         help += &format!(" [default: {}]", param.default_text());
     }

@@ -4,7 +4,8 @@
 //! A policy draws from a [`Draws`] it is handed, so a run's generator is the
 //! engine's and a test can script the draws. Per-client memory between retries
 //! (the decorrelated walk) is the policy's associated [`Backoff::Walk`] type,
-//! kept by the engine in one array, so stateless policies cost no memory.
+//! carried in each client's pending event, so stateless policies cost no
+//! memory and the event loop reads no array indexed by client.
 //!
 //! Every policy's delay lies in `[0, cap]` but gRPC's, whose ±20% jitter is
 //! applied after its cap, as gRPC specifies (up to `1.2·cap`). The

@@ -31,3 +31,52 @@ pub fn compare_markdown(comparison: &Comparison<'_>, command: &str) -> String {
     }
     out
 }
+
+/// How a parameter table names its parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamNames {
+    /// As command-line flags (`--max-attempts`), for the README.
+    Flags,
+    /// As scenario keys (`max_attempts`), for `scenarios/README.md`.
+    Keys,
+}
+
+/// Every registry parameter as a Markdown table: name, meaning, default,
+/// accepted values, CSV columns. The README and `scenarios/README.md` hold
+/// this table as it is (a test checks), and `herdsim params --markdown`
+/// prints it.
+pub fn params_markdown(names: ParamNames) -> String {
+    let mut out = String::new();
+    let first = match names {
+        ParamNames::Flags => "flag",
+        ParamNames::Keys => "key",
+    };
+    let _ = writeln!(
+        out,
+        "| {first} | meaning | default | accepted | CSV columns |\n| --- | --- | --- | --- | --- |"
+    );
+    for param in &crate::spec::params::PARAMS {
+        let name = match names {
+            ParamNames::Flags => format!("`--{}`", param.flag()),
+            ParamNames::Keys => format!("`{}`", param.key),
+        };
+        let columns: Vec<String> = param.columns.iter().map(|c| format!("`{c}`")).collect();
+        // Words in angle brackets would read as HTML: they go in code spans.
+        let cell = |text: &str| {
+            if text.contains('<') {
+                format!("`{text}`")
+            } else {
+                text.to_string()
+            }
+        };
+        let _ = writeln!(
+            out,
+            "| {name} | {} | {} | {} | {} |",
+            cell(param.doc),
+            cell(&param.default_text()),
+            cell(param.accepts),
+            columns.join(", ")
+        );
+    }
+    out
+}

@@ -11,8 +11,10 @@ mod table;
 pub mod table_curves;
 
 pub use json::run_json;
-pub use markdown::compare_markdown;
-pub use table::{aligned_text_first, compare_table, policies_table, run_table, schedule_table};
+pub use markdown::{ParamNames, compare_markdown, params_markdown};
+pub use table::{
+    aligned_text_first, compare_table, params_table, policies_table, run_table, schedule_table,
+};
 
 use serde::Serialize;
 

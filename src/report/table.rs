@@ -191,3 +191,28 @@ pub fn policies_table() -> String {
     );
     out
 }
+
+/// `herdsim params`: every registry parameter, one block each.
+pub fn params_table(names: super::ParamNames) -> String {
+    let mut out = String::new();
+    for param in &crate::spec::params::PARAMS {
+        let name = match names {
+            super::ParamNames::Flags => format!("--{} <{}>", param.flag(), param.value_name),
+            super::ParamNames::Keys => param.key.to_string(),
+        };
+        let _ = writeln!(out, "{name}\n    {}", param.doc);
+        let _ = writeln!(
+            out,
+            "    default: {}; accepts: {}; scenario key: {}; CSV: {}\n",
+            param.default_text(),
+            param.accepts,
+            param.key,
+            param.columns.join(", ")
+        );
+    }
+    out.push_str(
+        "Durations take a unit: 250us, 100ms, 1.5s, 2m, 1h; a bare number is ms. In sweep and\n\
+         compare each flag takes a list (a grid axis); so does each key in a scenario file.\n",
+    );
+    out
+}

@@ -320,9 +320,9 @@ pub static PARAMS: [Param; 19] = [
     Param {
         key: "arrivals",
         value_name: "PATTERN",
-        doc: "When clients make their first call: herd (all at t = 0), uniform:<duration>, \
-              or poisson:<arrivals per ms>",
-        accepts: "herd, uniform:<duration>, poisson:<rate>",
+        doc: "When clients make their first call: herd (all at t = 0), uniform:DURATION \
+              (each drawn on [0, DURATION]), or poisson:RATE (arrivals per ms)",
+        accepts: "herd, uniform:DURATION, poisson:RATE",
         absent: None,
         kind: Kind::Text,
         group: Group::Workload,
@@ -340,7 +340,7 @@ pub static PARAMS: [Param; 19] = [
         key: "down",
         value_name: "FROM..TO",
         doc: "An outage window in which every call to the slot fails, such as 5s..15s",
-        accepts: "<from>..<to>, from before to",
+        accepts: "FROM..TO, FROM before TO",
         absent: Some("always up"),
         kind: Kind::Text,
         group: Group::Workload,
@@ -463,8 +463,7 @@ pub static PARAMS: [Param; 19] = [
         value_name: "RULE",
         doc: "A retry budget shared by each fleet: tokens:CAPACITY,cost:N,refund:N (the AWS SDK \
               quota is tokens:500,cost:5,refund:1) or ratio:R,min:N, or none; a retry it \
-              refuses ends the client as given up (several rules in one flag: separate them \
-              with ';')",
+              refuses ends the client as given up",
         accepts: "tokens:C,cost:N,refund:N; ratio:R,min:N; none",
         absent: Some("no budget"),
         kind: Kind::Text,

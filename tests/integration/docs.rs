@@ -1,0 +1,85 @@
+//! The docs say what the code does: the parameter tables come from the
+//! registry, and the README's first example is what the main job prints.
+
+use std::fs;
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use herdsim::report::{ParamNames, params_markdown};
+use herdsim::spec::params::PARAMS;
+
+fn read(file: &str) -> String {
+    fs::read_to_string(format!("{}/{file}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+/// The text between `<!-- name -->` and `<!-- /name -->` in `text`.
+fn block<'a>(text: &'a str, name: &str) -> &'a str {
+    let open = format!("<!-- {name} -->\n");
+    let start = text.find(&open).unwrap_or_else(|| panic!("no {open}")) + open.len();
+    let end = text[start..]
+        .find(&format!("<!-- /{name} -->"))
+        .unwrap_or_else(|| panic!("no end of {name}"));
+    &text[start..start + end]
+}
+
+#[test]
+fn the_parameter_tables_list_exactly_the_registry() {
+    // A table that lacks a parameter, lists one that does not exist, or
+    // says another default or range than the registry fails here.
+    assert_eq!(
+        block(&read("README.md"), "params:flags"),
+        params_markdown(ParamNames::Flags),
+        "README.md: paste `herdsim params --markdown`"
+    );
+    assert_eq!(
+        block(&read("scenarios/README.md"), "params:keys"),
+        params_markdown(ParamNames::Keys),
+        "scenarios/README.md: paste `herdsim params --markdown --keys`"
+    );
+    let keys = params_markdown(ParamNames::Keys);
+    for param in &PARAMS {
+        assert!(
+            keys.contains(&format!("| `{}` |", param.key)),
+            "{}",
+            param.key
+        );
+    }
+    assert_eq!(keys.lines().count(), PARAMS.len() + 2);
+}
+
+#[test]
+fn every_parameter_is_a_flag_of_run_and_sweep_with_its_default() {
+    for command in ["run", "sweep"] {
+        let out = cargo_bin_cmd!("herdsim")
+            .args([command, "--help"])
+            .output()
+            .unwrap();
+        let help = String::from_utf8(out.stdout).unwrap();
+        for param in &PARAMS {
+            assert!(
+                help.contains(&format!("--{} ", param.flag())),
+                "{command}: {}",
+                param.key
+            );
+        }
+        if command == "run" {
+            assert!(help.contains("[default: 20s]") && help.contains("[default: unlimited]"));
+        } else {
+            // The long help names every axis and column from the registry.
+            assert!(help.contains("down_from_ms, down_to_ms"), "{help}");
+            assert!(help.contains("policy, clients, capacity, base"), "{help}");
+        }
+    }
+}
+
+#[test]
+fn the_readmes_first_example_is_what_the_main_job_prints() {
+    let readme = read("README.md");
+    let opening = "The first prints:\n\n```text\n";
+    let start = readme.find(opening).unwrap() + opening.len();
+    let shown = &readme[start..start + readme[start..].find("```").unwrap()];
+    let out = cargo_bin_cmd!("herdsim")
+        .args(["run", "--clients", "1000", "--policy", "decorrelated"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), shown);
+}

@@ -82,25 +82,27 @@ pub fn format_duration(us: Micros) -> String {
     }
 }
 
-/// A span for people to read, in the largest unit that keeps it at least 1:
-/// `5.5 h`, `20.3 min`, `12.7 s`, `250 ms`, `40 µs`.
-pub fn human_seconds(seconds: f64) -> String {
-    if seconds >= 3_600.0 {
-        format!("{:.1} h", seconds / 3_600.0)
+/// A span for people to read, in the largest unit that keeps it at least 1,
+/// with `decimals` decimals: `5.5 h`, `20.3 min`, `12.7 s`, `250.0 ms`,
+/// `96.1 µs` (one decimal).
+pub fn human_seconds(seconds: f64, decimals: usize) -> String {
+    let (value, unit) = if seconds >= 3_600.0 {
+        (seconds / 3_600.0, "h")
     } else if seconds >= 60.0 {
-        format!("{:.1} min", seconds / 60.0)
+        (seconds / 60.0, "min")
     } else if seconds >= 1.0 {
-        format!("{seconds:.1} s")
+        (seconds, "s")
     } else if seconds >= 1e-3 {
-        format!("{:.0} ms", seconds * 1e3)
+        (seconds * 1e3, "ms")
     } else {
-        format!("{:.0} µs", seconds * 1e6)
-    }
+        (seconds * 1e6, "µs")
+    };
+    format!("{value:.decimals$} {unit}")
 }
 
-/// [`human_seconds`] of a span of simulated time.
+/// A span of simulated time as people read it, one decimal.
 pub fn human_duration(us: Micros) -> String {
-    human_seconds(us as f64 / 1e6)
+    human_seconds(us as f64 / 1e6, 1)
 }
 
 /// Converts microseconds to milliseconds, the unit of every reported time.
@@ -117,8 +119,9 @@ mod tests {
         assert_eq!(human_duration(19_800_000_000), "5.5 h");
         assert_eq!(human_duration(1_218_000_000), "20.3 min");
         assert_eq!(human_duration(12_700_000), "12.7 s");
-        assert_eq!(human_duration(250_000), "250 ms");
-        assert_eq!(human_seconds(40e-6), "40 µs");
+        assert_eq!(human_duration(250_000), "250.0 ms");
+        assert_eq!(human_seconds(96.1e-6, 2), "96.10 µs");
+        assert_eq!(human_seconds(3.7891, 2), "3.79 s");
     }
 
     #[test]

@@ -166,7 +166,7 @@ fn timings_table(timings: &[Timing]) -> String {
                 t.queue.name().to_string(),
                 group_thousands(t.calls),
                 group_thousands(t.runs as u64),
-                human_seconds(t.median.as_secs_f64()),
+                human_seconds(t.median.as_secs_f64(), 2),
                 format!("{:.2} M", t.calls as f64 / t.median.as_secs_f64() / 1e6),
             ]
         })
@@ -180,9 +180,9 @@ impl FanOut {
         format!(
             "\nseed fan-out: {} runs of 1,000 clients: 1 thread {}, {} threads {}: {:.2}× ({})\n",
             group_thousands(u64::from(runs)),
-            human_seconds(self.one_thread.as_secs_f64()),
+            human_seconds(self.one_thread.as_secs_f64(), 2),
             self.threads,
-            human_seconds(self.all_threads.as_secs_f64()),
+            human_seconds(self.all_threads.as_secs_f64(), 2),
             self.one_thread.as_secs_f64() / self.all_threads.as_secs_f64(),
             if self.identical {
                 "results identical"

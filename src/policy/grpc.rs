@@ -5,11 +5,16 @@ use crate::base::draws::Draws;
 use crate::base::time::Micros;
 
 /// gRPC's connection backoff (its "Connection Backoff" protocol document):
-/// the first retry waits the initial backoff `base`; after that
-/// `b = min(b·1.6, cap)` and `d = b·U[0.8, 1.2]`. In whole µs: `b·1.6` is
-/// `⌊8b/5⌋` and the draw is `U[⌊4b/5⌋, ⌊6b/5⌋]`, so no float enters. gRPC's
-/// defaults are base 1 s, cap 120 s. As in gRPC, the cap bounds the backoff
-/// before its jitter, so a delay may reach 1.2·cap.
+/// the first retry waits the initial backoff `min(base, cap)`; after that
+/// `b = min(b·1.6, cap)` and `d = b·U[0.8, 1.2]`, drawn as the whole µs
+/// `U[⌊0.8·b⌋, ⌊1.2·b⌋]`. gRPC's defaults are base 1 s, cap 120 s. As in
+/// gRPC, the cap bounds the backoff before its jitter, so a delay may reach
+/// 1.2·cap.
+///
+/// `b` is kept as gRPC keeps it, a float multiplied by 1.6 at each retry:
+/// in whole µs, `⌊8b/5⌋` stays at 1 µs forever from a 1 µs base. A float
+/// product is correctly rounded (IEEE 754), so the walk is the same on every
+/// machine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Grpc {
     /// The initial backoff, µs.
@@ -19,20 +24,20 @@ pub struct Grpc {
 }
 
 impl Backoff for Grpc {
-    /// The current backoff `b`, µs.
-    type Walk = Micros;
+    /// The current backoff `b`, µs (fractions kept).
+    type Walk = f64;
 
-    fn start(&self) -> Micros {
-        self.base.min(self.cap)
+    fn start(&self) -> f64 {
+        self.base.min(self.cap) as f64
     }
 
     #[inline]
-    fn delay<D: Draws + ?Sized>(&self, retry: u32, b: &mut Micros, draws: &mut D) -> Micros {
+    fn delay<D: Draws + ?Sized>(&self, retry: u32, b: &mut f64, draws: &mut D) -> Micros {
         if retry <= 1 {
-            return *b;
+            return *b as Micros;
         }
-        *b = (b.saturating_mul(8) / 5).min(self.cap);
-        draws.uniform(*b / 5 * 4 + (*b % 5) * 4 / 5, *b / 5 * 6 + (*b % 5) * 6 / 5)
+        *b = (*b * 1.6).min(self.cap as f64);
+        draws.uniform((*b * 0.8).floor() as Micros, (*b * 1.2).floor() as Micros)
     }
 }
 
@@ -59,15 +64,44 @@ mod tests {
     }
 
     #[test]
+    fn the_smallest_bases_grow_too() {
+        // From 1 µs the backoff is 1.6^(k−1) µs: it reaches 1 s at retry 31
+        // (1.6^29 = 8.5·10^5 µs, 1.6^30 = 1.36·10^6 µs, capped), where whole-µs
+        // arithmetic (⌊8b/5⌋) stayed at 1 µs for ever.
+        for base in [1, 2, 3] {
+            let p = Grpc {
+                base,
+                cap: 1_000_000,
+            };
+            let mut b = p.start();
+            let mut d = ScriptedDraws::new(&[0.5; 40]);
+            let delays: Vec<Micros> = (1..=41).map(|k| p.delay(k, &mut b, &mut d)).collect();
+            assert_eq!(delays[0], base);
+            let expected = |k: i32| (base as f64 * 1.6f64.powi(k - 1)).min(1e6);
+            for k in [5, 10, 20, 25] {
+                let exact = expected(k);
+                let got = delays[k as usize - 1] as f64;
+                assert!(
+                    (got - exact).abs() <= 0.2 * exact + 1.0,
+                    "base {base}, retry {k}: {got} vs {exact}"
+                );
+            }
+            assert_eq!(b, 1e6, "base {base} reaches the cap");
+        }
+    }
+
+    #[test]
     fn delays_stay_within_twenty_percent_of_the_capped_backoff() {
         let mut rng = job_rng(8);
         let mut b = P.start();
         let mut sum_late = 0.0;
         for k in 1..=40 {
             let d = P.delay(k, &mut b, &mut rng);
-            assert!(d >= b * 4 / 5 && d <= b * 6 / 5, "retry {k}: {d} for {b}");
+            let lo = (b * 0.8).floor() as Micros;
+            let hi = (b * 1.2).floor() as Micros;
+            assert!(k == 1 || (lo..=hi).contains(&d), "retry {k}: {d} for {b}");
             if k > 20 {
-                assert_eq!(b, P.cap);
+                assert_eq!(b, P.cap as f64);
                 sum_late += d as f64;
             }
         }

@@ -173,7 +173,7 @@ const POLICIES: [PolicyInfo; 12] = [
     PolicyInfo {
         kind: PolicyKind::Grpc,
         name: "grpc",
-        formula: "k = 1: d = base; then b = min(b·1.6, cap), d = b·U[0.8, 1.2]",
+        formula: "k = 1: d = b = min(base, cap); then b = min(b·1.6, cap), d = b·U[0.8, 1.2]",
         parameters: "base, cap",
         summary: "gRPC connection backoff (defaults base 1s, cap 120s)",
     },

@@ -4,9 +4,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::plot::write_svg;
+use super::output::{check_distinct, check_output, write_svg, write_whole};
 use super::progress::runs_bar;
-use super::sweep::{GridArgs, check_output, read_scenario, write_whole};
+use super::sweep::{GridArgs, read_scenario};
 use super::{CliError, write_stdout};
 use crate::base::seeding::Seeds;
 use crate::experiment::scenario::Scenario;
@@ -67,6 +67,9 @@ pub fn compare(args: &CompareArgs) -> Result<(), CliError> {
     let scenario = args.grid.apply(scenario)?;
     for path in args.csv.iter().chain(&args.plot) {
         check_output(path, args.force)?;
+    }
+    if let (Some(csv), Some(plot)) = (&args.csv, &args.plot) {
+        check_distinct(&[("--csv", csv), ("--plot", plot)])?;
     }
     // The sweep machinery, aggregated rows kept in memory: one row a point.
     let plan = SweepPlan::whole(&scenario, false);

@@ -7,6 +7,7 @@
 
 mod bench;
 mod compare;
+mod output;
 mod params;
 mod plot;
 mod policy;

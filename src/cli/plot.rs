@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::CliError;
-use super::sweep::{check_output, write_whole};
+use super::output::{check_distinct, check_output, write_svg};
 use crate::report::error::ReportError;
-use crate::report::svg::{Figure, curves};
+use crate::report::svg::curves;
 use crate::report::table_curves::{CurveQuery, curves_of_table};
 
 #[derive(Debug, Args)]
@@ -57,6 +57,7 @@ fn parse_filter(text: &str) -> Result<(String, String), String> {
 }
 
 pub fn plot(args: &PlotArgs) -> Result<(), CliError> {
+    check_distinct(&[("the input", &args.input), ("--out", &args.out)])?;
     check_output(&args.out, args.force)?;
     let shown = args.input.display().to_string();
     let usage = |m: String| CliError::Usage(m);
@@ -101,9 +102,4 @@ pub fn plot(args: &PlotArgs) -> Result<(), CliError> {
     let title = format!("{name}: {y_label} against {}", args.x);
     let figure = curves(&title, &args.x, &y_label, &series, args.log_x, args.log_y)?;
     write_svg(&args.out, args.force, &figure)
-}
-
-/// Writes a figure whole (never half a file), as the other outputs are.
-pub fn write_svg(path: &Path, force: bool, figure: &Figure) -> Result<(), CliError> {
-    write_whole(path, force, &figure.svg)
 }

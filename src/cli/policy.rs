@@ -4,9 +4,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::output::{check_distinct, check_output, write_svg, write_whole};
 use super::params::{ParamFlags, PolicyShape};
-use super::plot::write_svg;
-use super::sweep::{check_output, write_whole};
 use super::{CliError, policy_parser, write_stdout};
 use crate::base::seeding::DEFAULT_MASTER_SEED;
 use crate::base::time::format_duration;
@@ -71,6 +70,9 @@ pub fn policy(args: &PolicyArgs) -> Result<(), CliError> {
         .collect();
     for path in args.csv.iter().chain(&args.plot) {
         check_output(path, args.force)?;
+    }
+    if let (Some(csv), Some(plot)) = (&args.csv, &args.plot) {
+        check_distinct(&[("--csv", csv), ("--plot", plot)])?;
     }
     let schedules: Vec<_> = specs
         .iter()

@@ -4,10 +4,9 @@ use std::path::Path;
 
 use clap::Args;
 
+use super::output::{check_output, write_svg};
 use super::params::{ParamFlags, Single};
-use super::plot::write_svg;
 use super::progress::{events_spinner, runs_bar};
-use super::sweep::check_output;
 use super::{CliError, spec_error, write_stdout};
 use crate::base::error::BaseError;
 use crate::base::format::group_thousands;
@@ -39,9 +38,13 @@ pub struct RunArgs {
     seeds: u32,
 
     /// Also draw replicate 0's retries per ms over time, with the capacity
-    /// line, as SVG (replaces FILE if it exists)
+    /// line, as SVG
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<std::path::PathBuf>,
+
+    /// Replace the --plot file if it exists
+    #[arg(long)]
+    force: bool,
 
     /// Stop a run that reaches this many calls (checked every 1,048,576) and
     /// report it, rather than run on: no jitter at 100,000 clients is 5·10^9
@@ -90,7 +93,7 @@ fn parse_queue(text: &str) -> Result<QueueKind, BaseError> {
 pub fn run(args: &RunArgs) -> Result<(), CliError> {
     let spec = args.spec()?;
     if let Some(path) = &args.plot {
-        check_output(path, true)?;
+        check_output(path, args.force)?;
     }
     // One run: a spinner with simulated time and calls, so a long run never
     // looks hung. Several: a bar of runs done.
@@ -122,7 +125,7 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         return Err(CliError::Limit(stopped_message(stopped, max_events)));
     }
     if let Some(path) = &args.plot {
-        plot_timeline(path, &spec, args.seed, &timeline)?;
+        plot_timeline(path, args.force, &spec, args.seed, &timeline)?;
     }
     let report = RunReport {
         spec: &spec,
@@ -170,6 +173,7 @@ fn stopped_message(stopped: &RunMetrics, max_events: u64) -> String {
 /// Draws replicate 0's retries over time to `path`.
 fn plot_timeline(
     path: &Path,
+    force: bool,
     spec: &RunSpec,
     master_seed: u64,
     timeline: &Timeline,
@@ -187,5 +191,5 @@ fn plot_timeline(
     );
     let capacity = (spec.resource == ResourceKind::Slot).then_some(spec.capacity_per_ms);
     let figure = timelines(&title, &[(label, timeline)], capacity)?;
-    write_svg(path, true, &figure)
+    write_svg(path, force, &figure)
 }

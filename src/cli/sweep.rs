@@ -2,13 +2,14 @@
 //! shardable.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::Args;
 
 use super::CliError;
+use super::output::{check_distinct, create, write_whole};
 use super::params::{Lists, ParamFlags};
 use super::progress::runs_bar;
 use crate::base::format::group_thousands;
@@ -187,6 +188,9 @@ impl GridArgs {
 
 pub fn sweep(args: &SweepArgs) -> Result<(), CliError> {
     let started = Instant::now();
+    if let Some(path) = &args.scenario {
+        check_distinct(&[("the scenario", path), ("--out", &args.out)])?;
+    }
     let scenario = match &args.scenario {
         Some(path) => read_scenario(path)?,
         None => Scenario::default(),
@@ -261,20 +265,6 @@ fn open_output(
     Ok((file, 0))
 }
 
-/// Creates `path` (replacing it only if `replace`), with errors that name it.
-fn create(path: &Path, replace: bool) -> Result<File, CliError> {
-    let mut options = OpenOptions::new();
-    options.write(true);
-    if replace {
-        options.create(true).truncate(true);
-    } else {
-        options.create_new(true);
-    }
-    options
-        .open(path)
-        .map_err(|e| CliError::Usage(format!("cannot create '{}': {e}", path.display())))
-}
-
 fn resume(path: &Path, plan: &SweepPlan<'_>, header: &str) -> Result<(File, usize), CliError> {
     let shown = path.display();
     let text = fs::read_to_string(path)?;
@@ -309,6 +299,9 @@ fn resume(path: &Path, plan: &SweepPlan<'_>, header: &str) -> Result<(File, usiz
 }
 
 pub fn merge(args: &MergeArgs) -> Result<(), CliError> {
+    for input in &args.files {
+        check_distinct(&[("a shard", input), ("--out", &args.out)])?;
+    }
     let files = args
         .files
         .iter()
@@ -321,56 +314,4 @@ pub fn merge(args: &MergeArgs) -> Result<(), CliError> {
         .collect::<Result<Vec<_>, _>>()?;
     let text = merge_shards(&files)?;
     write_whole(&args.out, args.force, &text)
-}
-
-/// Checks, before any work, that `path` can take an output file: not a
-/// directory, in a directory that exists, and not an existing file unless
-/// `force`.
-pub fn check_output(path: &Path, force: bool) -> Result<(), CliError> {
-    let shown = path.display();
-    if path.is_dir() {
-        return Err(CliError::Usage(format!(
-            "'{shown}' is a directory; give a file name"
-        )));
-    }
-    let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
-    if let Some(dir) = parent
-        && !dir.is_dir()
-    {
-        return Err(CliError::Usage(format!(
-            "cannot write '{shown}': directory '{}' does not exist",
-            dir.display()
-        )));
-    }
-    if path.exists() && !force {
-        return Err(CliError::Usage(format!(
-            "'{shown}' exists: pass --force to replace it"
-        )));
-    }
-    Ok(())
-}
-
-/// Writes `text` to `path` whole: to a temporary file beside it, then renamed
-/// into place, so no reader ever sees half of it.
-pub fn write_whole(path: &Path, force: bool, text: &str) -> Result<(), CliError> {
-    let shown = path.display();
-    check_output(path, force)?;
-    let mut temporary = path.as_os_str().to_owned();
-    temporary.push(".partial");
-    let temporary = PathBuf::from(temporary);
-    let written = create(&temporary, true).and_then(|mut f| {
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        Ok(())
-    });
-    if let Err(e) = written.and_then(|()| fs::rename(&temporary, path).map_err(CliError::Io)) {
-        let _ = fs::remove_file(&temporary);
-        return Err(match e {
-            CliError::Io(e) if e.kind() != io::ErrorKind::BrokenPipe => {
-                CliError::Usage(format!("cannot write '{shown}': {e}"))
-            }
-            other => other,
-        });
-    }
-    Ok(())
 }

@@ -8,6 +8,7 @@ mod controls;
 mod docs;
 mod invariants;
 mod layers;
+mod outputs;
 mod plots;
 mod reference_figures;
 mod seed_claims;

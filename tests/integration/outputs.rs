@@ -1,0 +1,122 @@
+//! Output files as a hostile user meets them: devices and pipes written in
+//! place, links followed, nothing replaced without --force, and one file
+//! never named twice.
+
+use std::fs;
+use std::os::unix::fs::FileTypeExt;
+use std::path::Path;
+
+use assert_cmd::cargo::cargo_bin_cmd;
+
+use crate::common::{usage_error, workdir};
+
+fn path(dir: &Path, name: &str) -> String {
+    dir.join(name).to_string_lossy().into_owned()
+}
+
+#[test]
+fn a_fifo_is_written_in_place_not_replaced() {
+    let dir = workdir("fifo");
+    let fifo = path(&dir, "pipe");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success(), "mkfifo");
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || fs::read_to_string(fifo).unwrap())
+    };
+    cargo_bin_cmd!("herdsim")
+        .args(["run", "--clients", "10", "-q", "--plot", &fifo])
+        .assert()
+        .success();
+    let kind = fs::symlink_metadata(&fifo).unwrap().file_type();
+    assert!(kind.is_fifo(), "the pipe is still a pipe");
+    // Had herdsim not opened the pipe, the reader would wait for ever: a
+    // writer of our own that writes nothing ends its wait.
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let _ = fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc_nonblock())
+            .open(&fifo);
+    }
+    let svg = reader.join().unwrap();
+    assert!(svg.starts_with("<svg"), "the picture went through the pipe");
+}
+
+/// `O_NONBLOCK` on Linux.
+fn libc_nonblock() -> i32 {
+    0o4000
+}
+
+#[test]
+fn every_writer_refuses_an_existing_file_without_force() {
+    let dir = workdir("no-clobber-plot");
+    let svg = path(&dir, "x.svg");
+    fs::write(&svg, "mine").unwrap();
+    let err = usage_error(&["run", "--clients", "10", "-q", "--plot", &svg]);
+    assert!(err.contains("exists: pass --force"), "{err}");
+    assert_eq!(fs::read_to_string(&svg).unwrap(), "mine");
+    cargo_bin_cmd!("herdsim")
+        .args(["run", "--clients", "10", "-q", "--plot", &svg, "--force"])
+        .assert()
+        .success();
+    assert!(fs::read_to_string(&svg).unwrap().starts_with("<svg"));
+}
+
+#[test]
+fn two_outputs_or_an_input_and_an_output_naming_one_file_are_refused() {
+    let dir = workdir("same-file");
+    let same = path(&dir, "same.out");
+    let err = usage_error(&["compare", "--quiet", "--csv", &same, "--plot", &same]);
+    assert!(err.contains("--csv and --plot both name"), "{err}");
+    assert!(!Path::new(&same).exists(), "nothing written");
+    // The same file by another name (through a link) is the same file.
+    let input = path(&dir, "in.csv");
+    fs::write(&input, "a,b\n1,2\n").unwrap();
+    let alias = path(&dir, "alias.csv");
+    std::os::unix::fs::symlink(&input, &alias).unwrap();
+    for out in [&input, &alias] {
+        let err = usage_error(&[
+            "plot", &input, "--x", "a", "--y", "b", "--force", "--out", out,
+        ]);
+        assert!(err.contains("the input and --out both name"), "{err}");
+    }
+    assert_eq!(fs::read_to_string(&input).unwrap(), "a,b\n1,2\n");
+    let err = usage_error(&["merge", &input, "--out", &input, "--force"]);
+    assert!(err.contains("a shard and --out"), "{err}");
+}
+
+#[test]
+fn a_link_is_followed_and_stays_a_link() {
+    let dir = workdir("link");
+    let link = path(&dir, "link.svg");
+    std::os::unix::fs::symlink("target.svg", &link).unwrap();
+    cargo_bin_cmd!("herdsim")
+        .args(["run", "--clients", "10", "-q", "--plot", &link])
+        .assert()
+        .success();
+    assert!(
+        fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    let target = fs::read_to_string(dir.join("target.svg")).unwrap();
+    assert!(target.starts_with("<svg"));
+    // Replacing it needs --force, and replaces the target, not the link.
+    usage_error(&["run", "--clients", "10", "-q", "--plot", &link]);
+    cargo_bin_cmd!("herdsim")
+        .args(["run", "--clients", "20", "-q", "--plot", &link, "--force"])
+        .assert()
+        .success();
+    assert!(
+        fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_ne!(fs::read_to_string(dir.join("target.svg")).unwrap(), target);
+}

@@ -15,6 +15,9 @@ pub enum BaseError {
     /// Not a number followed by a unit.
     #[error("expected {DURATION_SYNTAX}")]
     NotADuration,
+    /// A negative duration.
+    #[error("a duration cannot be negative: expected {DURATION_SYNTAX}")]
+    NegativeDuration,
     /// Longer than [`crate::base::time::MAX_DURATION_US`].
     #[error("expected at most 365 days, as {DURATION_SYNTAX}")]
     DurationTooLong,

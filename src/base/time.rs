@@ -29,6 +29,9 @@ pub const DURATION_SYNTAX: &str =
 /// [`MAX_DURATION_US`]. The error is one line that says what is accepted.
 pub fn parse_duration(text: &str) -> Result<Micros, BaseError> {
     let trimmed = text.trim();
+    if trimmed.starts_with('-') {
+        return Err(BaseError::NegativeDuration);
+    }
     let split = trimmed
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(trimmed.len());
@@ -54,8 +57,10 @@ pub fn parse_duration(text: &str) -> Result<Micros, BaseError> {
     if !(us.is_finite() && us <= MAX_DURATION_US as f64) {
         return Err(BaseError::DurationTooLong);
     }
+    // Whole µs, up to the float's own error in reading the decimal: 1000.0001
+    // ms is refused as 0.0015 ms is.
     let whole = us.round();
-    if (us - whole).abs() > 1e-6 * us.max(1.0) {
+    if (us - whole).abs() > 1e-6_f64.max(us * 1e-12) {
         return Err(BaseError::NotWholeMicros {
             text: trimmed.to_string(),
         });
@@ -152,6 +157,8 @@ mod tests {
             "1.2.3s",
             "1e3",
             "0.1us",
+            "1000.0001",
+            "-1s",
             "400d",
         ] {
             let err = parse_duration(bad).expect_err(bad).to_string();

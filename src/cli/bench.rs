@@ -27,12 +27,12 @@ pub struct BenchArgs {
     clients: Vec<u32>,
 
     /// Backoff policy (see `herdsim policies`); base 100 ms, cap 20 s
-    #[arg(long, value_name = "POLICY", default_value = "decorrelated", value_parser = policy_parser())]
+    #[arg(long, value_name = "POLICY", default_value = "decorrelated", value_parser = policy_parser(), allow_hyphen_values = true)]
     policy: PolicyKind,
 
     /// Event queues to time: radix, heap or both (radix,heap; auto is radix
     /// on the slot). The heap at 1,000,000 clients takes about 40 s a run
-    #[arg(long, value_name = "LIST", value_delimiter = ',', default_value = "radix", value_parser = parse_queue)]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', default_value = "radix", value_parser = parse_queue, allow_hyphen_values = true)]
     queue: Vec<QueueKind>,
 
     /// Repeat each size until this much time has passed (at least one run)

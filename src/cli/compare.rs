@@ -41,12 +41,12 @@ pub struct CompareArgs {
 
     /// Also write every metric of every point, with the published figures and
     /// verdicts, as CSV (one row per point and metric)
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
     csv: Option<PathBuf>,
 
     /// Also draw each point's retries over time (replicate 0), one panel per
     /// point on shared axes, as SVG
-    #[arg(long, value_name = "FILE.svg")]
+    #[arg(long, value_name = "FILE.svg", allow_hyphen_values = true)]
     plot: Option<PathBuf>,
 
     /// Replace the CSV and SVG files if they exist

@@ -103,6 +103,7 @@ where
         Ok(cli) => cli,
         Err(err) => return report_clap_error(&err),
     };
+    cap_threads();
     let result = match cli.command {
         Command::Run(args) => run::run(&args),
         Command::Sweep(args) => sweep::sweep(&args),
@@ -144,6 +145,22 @@ enum CliError {
     /// A run hit a limit it was given (`--max-events`): exit code 1.
     #[error("{0}")]
     Limit(String),
+}
+
+/// Sizes rayon's pool: `RAYON_NUM_THREADS` if given, but never more threads
+/// than the machine runs at once (a thousand threads on two cores only add
+/// start-up time). Results do not depend on it.
+fn cap_threads() {
+    let available = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let asked = std::env::var("RAYON_NUM_THREADS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&n| n > 0);
+    let threads = asked.map_or(available, |n| n.min(available));
+    // Fails only if the pool already exists, which then has its own size.
+    let _ = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build_global();
 }
 
 /// Help and version go to stdout as clap prints them; every error becomes one

@@ -17,20 +17,20 @@ pub struct PlotArgs {
     input: PathBuf,
 
     /// The column along the x axis, such as clients
-    #[arg(long, value_name = "COLUMN")]
+    #[arg(long, value_name = "COLUMN", allow_hyphen_values = true)]
     x: String,
 
     /// The column along the y axis, such as calls_mean; its 95% CI band is
     /// drawn from the matching _ci95 column when there is one
-    #[arg(long, value_name = "COLUMN")]
+    #[arg(long, value_name = "COLUMN", allow_hyphen_values = true)]
     y: String,
 
     /// One curve per value of this column, such as policy
-    #[arg(long, value_name = "COLUMN")]
+    #[arg(long, value_name = "COLUMN", allow_hyphen_values = true)]
     by: Option<String>,
 
     /// Keep only rows where COLUMN equals VALUE (repeatable), such as metric=calls
-    #[arg(long = "where", value_name = "COLUMN=VALUE", value_parser = parse_filter)]
+    #[arg(long = "where", value_name = "COLUMN=VALUE", value_parser = parse_filter, allow_hyphen_values = true)]
     filters: Vec<(String, String)>,
 
     /// Logarithmic x axis
@@ -42,7 +42,7 @@ pub struct PlotArgs {
     log_y: bool,
 
     /// The SVG file to write
-    #[arg(long, short, value_name = "FILE.svg")]
+    #[arg(long, short, value_name = "FILE.svg", allow_hyphen_values = true)]
     out: PathBuf,
 
     /// Replace the SVG file if it exists

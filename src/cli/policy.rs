@@ -38,12 +38,12 @@ pub struct PolicyArgs {
     seed: u64,
 
     /// Also write the table as CSV (one row per policy and retry)
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
     csv: Option<PathBuf>,
 
     /// Also draw each policy's delay band per retry (p1 to p99, median marked)
     /// on a log axis, one row per policy, as SVG
-    #[arg(long, value_name = "FILE.svg")]
+    #[arg(long, value_name = "FILE.svg", allow_hyphen_values = true)]
     plot: Option<PathBuf>,
 
     /// Replace the CSV and SVG files if they exist

@@ -39,7 +39,7 @@ pub struct RunArgs {
 
     /// Also draw replicate 0's retries per ms over time, with the capacity
     /// line, as SVG
-    #[arg(long, value_name = "FILE.svg")]
+    #[arg(long, value_name = "FILE.svg", allow_hyphen_values = true)]
     plot: Option<std::path::PathBuf>,
 
     /// Replace the --plot file if it exists
@@ -55,7 +55,7 @@ pub struct RunArgs {
     /// Event queue: radix (a monotone radix heap), heap (the reference binary
     /// heap), or auto (whichever is faster for the model: heap for occ, radix
     /// otherwise); all give identical results
-    #[arg(long, value_name = "QUEUE", default_value = "auto", value_parser = parse_queue)]
+    #[arg(long, value_name = "QUEUE", default_value = "auto", value_parser = parse_queue, allow_hyphen_values = true)]
     queue: QueueKind,
 
     /// Print the results as one JSON object instead of a table

@@ -103,7 +103,7 @@ pub struct SweepArgs {
     scenario: Option<PathBuf>,
 
     /// Output CSV file
-    #[arg(long, short, value_name = "FILE")]
+    #[arg(long, short, value_name = "FILE", allow_hyphen_values = true)]
     out: PathBuf,
 
     #[command(flatten)]
@@ -114,7 +114,7 @@ pub struct SweepArgs {
     per_run: bool,
 
     /// Run only the K-th of N slices of the points, such as 2/8
-    #[arg(long, value_name = "K/N")]
+    #[arg(long, value_name = "K/N", allow_hyphen_values = true)]
     shard: Option<Shard>,
 
     /// Continue an interrupted sweep in FILE
@@ -137,7 +137,7 @@ pub struct MergeArgs {
     files: Vec<PathBuf>,
 
     /// Output CSV file
-    #[arg(long, short, value_name = "FILE")]
+    #[arg(long, short, value_name = "FILE", allow_hyphen_values = true)]
     out: PathBuf,
 
     /// Replace the output file if it exists

@@ -97,9 +97,11 @@ impl FromStr for Arrivals {
 
     fn from_str(text: &str) -> Result<Self, ModelError> {
         let text = text.trim();
+        if text == "herd" {
+            return Ok(Arrivals::Herd);
+        }
         let (kind, value) = text.split_once(':').unwrap_or((text, ""));
         match (kind, value) {
-            ("herd", "") => Ok(Arrivals::Herd),
             ("uniform", window) => {
                 let window_us = parse_duration(window).map_err(ModelError::UniformWindow)?;
                 if window_us == 0 {
@@ -150,6 +152,7 @@ mod tests {
             "uniform:0",
             "uniform:ten",
             "herd:3",
+            "herd:",
         ] {
             let err = bad.parse::<Arrivals>().unwrap_err().to_string();
             assert!(!err.contains('\n') && err.len() > 10, "{bad}: {err}");

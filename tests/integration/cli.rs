@@ -319,3 +319,48 @@ fn no_subcommand_shows_help_and_fails() {
         .code(2)
         .stderr(predicates::str::contains("Usage"));
 }
+
+#[test]
+fn a_huge_thread_count_is_capped_at_the_machines_parallelism() {
+    let available = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let out = cargo_bin_cmd!("herdsim")
+        .args([
+            "bench",
+            "--clients",
+            "10",
+            "--min-time",
+            "1us",
+            "--fan-out",
+            "4",
+            "-q",
+        ])
+        .env("RAYON_NUM_THREADS", "1000")
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains(&format!("{available} threads"))
+            || (available == 1 && text.contains("1 thread")),
+        "{text}"
+    );
+    assert!(!text.contains("1000 threads"), "{text}");
+}
+
+#[test]
+fn values_starting_with_a_dash_get_the_flags_own_message() {
+    for (args, flag) in [
+        (&["run", "--arrivals", "-1"][..], "--arrivals"),
+        (&["run", "--down", "-1s..5s"][..], "--down"),
+        (&["run", "--budget", "-inf"][..], "--budget"),
+        (&["bench", "--queue", "-0"][..], "--queue"),
+    ] {
+        let err = usage_error(args);
+        assert!(err.contains(flag), "{args:?}: {err}");
+    }
+    let err = usage_error(&["run", "--down", "-1s..5s"]);
+    assert!(err.contains("cannot be negative"), "{err}");
+    assert!(usage_error(&["run", "--arrivals", "herd:"]).contains("--arrivals"));
+    assert!(
+        usage_error(&["run", "--base", "1000.0001"]).contains("not a whole number of microseconds")
+    );
+}

@@ -4,6 +4,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::base::draws::Draws;
+use crate::base::format::csv_number;
 use crate::base::time::{Micros, format_duration, parse_duration};
 use crate::model::error::ModelError;
 
@@ -129,7 +130,7 @@ impl fmt::Display for Arrivals {
         match self {
             Arrivals::Herd => f.write_str("herd"),
             Arrivals::Uniform { window_us } => write!(f, "uniform:{}", format_duration(*window_us)),
-            Arrivals::Poisson { rate_per_ms } => write!(f, "poisson:{rate_per_ms}"),
+            Arrivals::Poisson { rate_per_ms } => write!(f, "poisson:{}", csv_number(*rate_per_ms)),
         }
     }
 }

@@ -51,7 +51,7 @@ pub enum ParamError {
     /// A run that could outlast the clock.
     #[error(
         "with {} clients this run could last {years:.0} years of simulated time; herdsim's \
-         clock stops at 584 years: lower cap or clients",
+         clock stops at 584 years: {lower}",
         group_thousands(u64::from(*clients))
     )]
     Horizon {
@@ -59,6 +59,8 @@ pub enum ParamError {
         clients: u32,
         /// How long it could run.
         years: Years,
+        /// What would shorten it.
+        lower: &'static str,
     },
     /// A duration or name the foundation refuses.
     #[error(transparent)]

@@ -6,7 +6,7 @@
 //! or read from files), so the accepted ranges are stated once.
 
 use crate::base::names::named;
-use crate::base::time::{Micros, format_duration};
+use crate::base::time::Micros;
 use crate::control::budget::{BudgetSpec, RetryAfter};
 use crate::model::arrivals::Arrivals;
 use crate::model::{ResourceKind, SlotResource};
@@ -138,12 +138,16 @@ impl RunSpec {
         })
     }
 
-    /// Roughly the latest simulated time this workload could reach, µs: the
-    /// last first call (Poisson arrivals: 50 times their mean span), then for
-    /// each client one wait of at most the largest delay (plus a retry hint of
-    /// the whole backlog) and one service time, after any outage window. A
-    /// guard against clocks wrapping, not a prediction.
-    fn horizon_us(&self) -> f64 {
+    /// Roughly the latest simulated time this workload could reach, µs, as
+    /// its three parts with the parameter each comes from: the last first
+    /// call (Poisson arrivals: 50 times their mean span), the end of any
+    /// outage window (and the outage model's 30 s), and the longest client
+    /// life after its first call. A client's life is at most `clients` waits
+    /// of the largest delay (plus a retry hint of the whole backlog) and
+    /// service times; with `max_attempts` m, at most m − 1 waits; with a
+    /// deadline, at most the deadline and one service. A guard against
+    /// clocks wrapping, not a prediction.
+    fn horizon_parts(&self) -> [(&'static str, f64); 3] {
         let clients = f64::from(self.clients);
         let service = (self.service_ns() as f64 / 1e3).max(1.0);
         let hint = if self.retry_after == RetryAfter::Ignore {
@@ -157,23 +161,48 @@ impl RunSpec {
             Arrivals::Poisson { rate_per_ms } => clients * 1e3 / rate_per_ms * 50.0,
         };
         let outage = self.down.map_or(0.0, |(_, to)| to as f64) + 30e6 + 1e6;
-        arrivals + outage + clients * (self.policy.max_delay_us() as f64 + service + hint)
+        let wait = self.policy.max_delay_us() as f64 + hint;
+        let mut life = ("cap", clients * (wait + service));
+        if let Some(m) = self.max_attempts {
+            let m = f64::from(m);
+            life.1 = life.1.min((m - 1.0) * wait + m * service);
+        }
+        if let Some(deadline) = self.deadline_us
+            && (deadline as f64 + service) < life.1
+        {
+            life = ("deadline", deadline as f64 + service);
+        }
+        [("arrivals", arrivals), ("down", outage), life]
     }
 
     /// Simulated time is whole µs in a `u64`, and the slot's clock counts ns:
     /// a workload that could run past `u64::MAX` ns (584 years) is refused
-    /// rather than let its clock wrap.
-    fn check_horizon(&self) -> Result<(), ParamError> {
+    /// rather than let its clock wrap, naming the parameter that makes it so
+    /// long.
+    fn check_horizon(&self) -> Result<(), (&'static str, ParamError)> {
         const LIMIT_US: f64 = u64::MAX as f64 / 1e3;
-        let horizon = self.horizon_us();
+        let parts = self.horizon_parts();
+        let horizon: f64 = parts.iter().map(|(_, us)| us).sum();
         if horizon < LIMIT_US {
-            Ok(())
-        } else {
-            Err(ParamError::Horizon {
+            return Ok(());
+        }
+        let (key, _) = parts
+            .iter()
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .expect("three parts");
+        Err((
+            key,
+            ParamError::Horizon {
                 clients: self.clients,
                 years: Years(horizon / 1e6 / 3.156e7),
-            })
-        }
+                lower: match *key {
+                    "arrivals" => "raise the arrival rate or lower clients",
+                    "down" => "end the outage window sooner",
+                    "deadline" => "lower the deadline",
+                    _ => "lower cap, clients or max_attempts",
+                },
+            },
+        ))
     }
 
     /// Checks every parameter against its accepted range (each value shown
@@ -216,8 +245,10 @@ impl RunSpec {
                 ParamError::HintsFromSlotOnly,
             );
         }
-        if let Err(reason) = self.check_horizon() {
-            return fail("cap", format_duration(p.cap_us), reason);
+        if let Err((key, reason)) = self.check_horizon() {
+            let param = params::param(key).expect("a registry key");
+            let value = (param.show)(self).unwrap_or_default();
+            return fail(param.key, value, reason);
         }
         if self.resource != ResourceKind::Slot && self.down.is_some() {
             return fail(
@@ -275,6 +306,38 @@ mod tests {
         let mut s = spec();
         s.window_us = Some(0);
         assert_eq!(s.validate().unwrap_err().key, "window");
+    }
+
+    #[test]
+    fn the_clock_guard_names_the_parameter_that_makes_a_run_too_long() {
+        const YEAR_US: u64 = 8_760 * 3_600_000_000;
+        let mut s = spec();
+        s.arrivals = Arrivals::Poisson {
+            rate_per_ms: 5e-324,
+        };
+        assert_eq!(s.validate().unwrap_err().key, "arrivals");
+        let mut s = spec();
+        s.clients = 100_000_000;
+        s.policy.cap_us = YEAR_US;
+        let err = s.validate().unwrap_err();
+        assert_eq!(err.key, "cap");
+        assert!(
+            err.to_string()
+                .contains("lower cap, clients or max_attempts"),
+            "{err}"
+        );
+        // Two attempts bound each client to one wait: 2,000 clients with a
+        // one-year cap last at most a year, not 2,000.
+        let mut s = spec();
+        s.clients = 2_000;
+        s.policy.cap_us = YEAR_US;
+        assert!(s.validate().is_err());
+        s.max_attempts = Some(2);
+        assert_eq!(s.validate(), Ok(()));
+        // So does a deadline.
+        s.max_attempts = None;
+        s.deadline_us = Some(3_600_000_000);
+        assert_eq!(s.validate(), Ok(()));
     }
 
     #[test]

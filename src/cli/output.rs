@@ -161,6 +161,41 @@ pub fn write_whole(path: &Path, force: bool, text: &str) -> Result<(), CliError>
     }
 }
 
+/// The most a scenario file may hold: scenarios are kilobytes.
+pub const MAX_SCENARIO_BYTES: u64 = 1 << 20;
+/// The most a results table (sweep, shard or `compare --csv` file) may hold.
+pub const MAX_TABLE_BYTES: u64 = 1 << 32;
+
+/// Reads the input `path` (`what` names it in errors) as UTF-8 text:
+/// refused with a message naming it if it is not a regular file (a FIFO with
+/// no writer would wait for ever, `/dev/zero` never ends), is larger than
+/// `max_bytes`, or is not text.
+pub fn read_input(path: &Path, what: &str, max_bytes: u64) -> Result<String, CliError> {
+    let shown = path.display();
+    let meta = fs::metadata(path)
+        .map_err(|e| CliError::Usage(format!("cannot read {what} '{shown}': {e}")))?;
+    if !meta.is_file() {
+        return Err(CliError::Usage(format!(
+            "cannot read {what} '{shown}': not a regular file"
+        )));
+    }
+    if meta.len() > max_bytes {
+        return Err(CliError::Usage(format!(
+            "cannot read {what} '{shown}': {} bytes, more than the {} a {what} may have",
+            meta.len(),
+            max_bytes
+        )));
+    }
+    let bytes = fs::read(path)
+        .map_err(|e| CliError::Usage(format!("cannot read {what} '{shown}': {e}")))?;
+    String::from_utf8(bytes).map_err(|e| {
+        CliError::Usage(format!(
+            "cannot read {what} '{shown}': not UTF-8 text (at byte {})",
+            e.utf8_error().valid_up_to()
+        ))
+    })
+}
+
 /// Writes a picture to `path` by the module's rules.
 pub fn write_svg(
     path: &Path,

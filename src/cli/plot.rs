@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::CliError;
-use super::output::{check_distinct, check_output, write_svg};
+use super::output::{MAX_TABLE_BYTES, check_distinct, check_output, read_input, write_svg};
 use crate::report::error::ReportError;
 use crate::report::svg::curves;
 use crate::report::table_curves::{CurveQuery, curves_of_table};
@@ -61,8 +61,8 @@ pub fn plot(args: &PlotArgs) -> Result<(), CliError> {
     check_output(&args.out, args.force)?;
     let shown = args.input.display().to_string();
     let usage = |m: String| CliError::Usage(m);
-    let reader = csv::Reader::from_path(&args.input)
-        .map_err(|e| usage(format!("cannot read '{shown}': {e}")))?;
+    let text = read_input(&args.input, "table", MAX_TABLE_BYTES)?;
+    let reader = csv::Reader::from_reader(text.as_bytes());
     let query = CurveQuery {
         x: &args.x,
         y: &args.y,

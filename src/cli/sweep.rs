@@ -1,7 +1,7 @@
 //! `herdsim sweep` and `herdsim merge`: grids to CSV, streamed, resumable and
 //! shardable.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -9,7 +9,9 @@ use std::time::Instant;
 use clap::Args;
 
 use super::CliError;
-use super::output::{check_distinct, create, write_whole};
+use super::output::{
+    MAX_SCENARIO_BYTES, MAX_TABLE_BYTES, check_distinct, create, read_input, write_whole,
+};
 use super::params::{Lists, ParamFlags};
 use super::progress::runs_bar;
 use crate::base::format::group_thousands;
@@ -148,8 +150,7 @@ pub struct MergeArgs {
 /// Reads a scenario file, with errors that name it (and the line and key).
 pub fn read_scenario(path: &Path) -> Result<Scenario, CliError> {
     let shown = path.display().to_string();
-    let text = fs::read_to_string(path)
-        .map_err(|e| CliError::Usage(format!("cannot read scenario '{shown}': {e}")))?;
+    let text = read_input(path, "scenario", MAX_SCENARIO_BYTES)?;
     Scenario::from_toml(&shown, &text).map_err(|e| CliError::Usage(e.to_string()))
 }
 
@@ -267,18 +268,19 @@ fn open_output(
 
 fn resume(path: &Path, plan: &SweepPlan<'_>, header: &str) -> Result<(File, usize), CliError> {
     let shown = path.display();
-    let text = fs::read_to_string(path)?;
+    let text = read_input(path, "sweep file", MAX_TABLE_BYTES)?;
+    if text.contains('\r') {
+        return Err(CliError::Usage(format!(
+            "'{shown}' has CR line endings: herdsim writes LF only, so it was changed since \
+             (pass --force to start over)"
+        )));
+    }
     // A line cut short by the interruption is dropped: it is written again.
     let complete = text.rfind('\n').map_or(0, |i| i + 1);
     let mut lines = text[..complete].lines();
-    // Appends go to the end as it is after the cut.
-    let mut file = OpenOptions::new().append(true).open(path)?;
-    file.set_len(complete as u64)?;
+    // Checked before the file is touched.
     let rows_done = match lines.next() {
-        None => {
-            file.write_all(header.as_bytes())?;
-            0
-        }
+        None => 0,
         Some(first) if first == header.trim_end() => {
             let rows: Vec<&str> = lines.collect();
             check_finished_rows(&rows, plan).map_err(|(row, why)| {
@@ -295,6 +297,13 @@ fn resume(path: &Path, plan: &SweepPlan<'_>, header: &str) -> Result<(File, usiz
             )));
         }
     };
+    let failed = |e: std::io::Error| CliError::Usage(format!("cannot continue '{shown}': {e}"));
+    // Appends go to the end as it is after the cut.
+    let mut file = OpenOptions::new().append(true).open(path).map_err(failed)?;
+    file.set_len(complete as u64).map_err(failed)?;
+    if complete == 0 {
+        file.write_all(header.as_bytes()).map_err(failed)?;
+    }
     Ok((file, rows_done))
 }
 
@@ -307,9 +316,7 @@ pub fn merge(args: &MergeArgs) -> Result<(), CliError> {
         .iter()
         .map(|path| {
             let shown = path.display().to_string();
-            fs::read_to_string(path)
-                .map(|text| (shown.clone(), text))
-                .map_err(|e| CliError::Usage(format!("cannot read '{shown}': {e}")))
+            read_input(path, "shard", MAX_TABLE_BYTES).map(|text| (shown.clone(), text))
         })
         .collect::<Result<Vec<_>, _>>()?;
     let text = merge_shards(&files)?;

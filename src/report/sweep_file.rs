@@ -18,6 +18,7 @@ pub fn check_finished_rows(rows: &[&str], plan: &SweepPlan<'_>) -> Result<(), (u
     let scenario = plan.scenario;
     let r = scenario.replicates as usize;
     let identity_len = sweep_csv::identity_columns(plan.per_run).len();
+    let width = sweep_csv::header(plan.per_run).len();
     for (i, row) in rows.iter().enumerate() {
         let expected = if plan.per_run {
             let job = plan.points.start * r + i;
@@ -41,16 +42,29 @@ pub fn check_finished_rows(rows: &[&str], plan: &SweepPlan<'_>) -> Result<(), (u
             )
         };
         // Parsed as CSV: a budget rule is a quoted field with commas in it.
-        let got: Vec<String> = csv::ReaderBuilder::new()
+        let fields: Vec<String> = csv::ReaderBuilder::new()
             .has_headers(false)
             .from_reader(row.as_bytes())
             .records()
             .next()
             .and_then(Result::ok)
-            .map(|r| r.iter().take(identity_len).map(str::to_string).collect())
+            .map(|r| r.iter().map(str::to_string).collect())
             .unwrap_or_default();
-        if got != expected {
+        if fields.len() < identity_len || fields[..identity_len] != expected[..] {
             return Err((i, format!("expected a row starting {}", expected.join(","))));
+        }
+        if fields.len() != width {
+            return Err((
+                i,
+                format!("{} fields where a row has {width}", fields.len()),
+            ));
+        }
+        // Metrics are numbers; only a single replicate's sd and CI are empty.
+        if let Some(bad) = fields[identity_len..]
+            .iter()
+            .find(|f| !f.is_empty() && f.parse::<f64>().is_err())
+        {
+            return Err((i, format!("'{bad}' where a number belongs")));
         }
     }
     Ok(())
@@ -178,6 +192,21 @@ mod tests {
             assert_eq!(check_finished_rows(&rows[..2], &plan), Ok(()));
             assert_eq!(check_finished_rows(&rows, &plan), Ok(()));
             // A row of another point, or one row too many, is not this sweep's.
+            // A row cut short, or with a metric that is not a number.
+            let short = rows[0].rsplit_once(',').unwrap().0;
+            assert!(
+                check_finished_rows(&[short], &plan)
+                    .unwrap_err()
+                    .1
+                    .contains("fields")
+            );
+            let junk = format!("{short},x");
+            assert!(
+                check_finished_rows(&[&junk], &plan)
+                    .unwrap_err()
+                    .1
+                    .contains("'x'")
+            );
             let swapped = [rows[1], rows[0]];
             assert_eq!(check_finished_rows(&swapped, &plan).unwrap_err().0, 0);
             let mut extra = rows.clone();

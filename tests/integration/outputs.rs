@@ -120,3 +120,37 @@ fn a_link_is_followed_and_stays_a_link() {
     );
     assert_ne!(fs::read_to_string(dir.join("target.svg")).unwrap(), target);
 }
+
+#[test]
+fn inputs_that_are_not_regular_files_or_too_big_are_refused_at_once() {
+    let dir = workdir("inputs");
+    let fifo = path(&dir, "pipe");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let big = path(&dir, "big.toml");
+    fs::write(&big, "#".repeat(2 << 20)).unwrap();
+    let out = path(&dir, "out.csv");
+    // A FIFO with no writer and /dev/zero would never end; a scenario is
+    // kilobytes.
+    for (args, says) in [
+        (vec!["sweep", &fifo, "--out", &out], "not a regular file"),
+        (
+            vec!["sweep", "/dev/zero", "--out", &out],
+            "not a regular file",
+        ),
+        (
+            vec!["plot", "/dev/zero", "--x", "a", "--y", "b", "--out", &out],
+            "not a regular file",
+        ),
+        (vec!["sweep", &big, "--out", &out], "more than the 1048576"),
+    ] {
+        let err = usage_error(&args);
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    assert!(!Path::new(&out).exists());
+}

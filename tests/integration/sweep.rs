@@ -1,6 +1,6 @@
 //! `herdsim sweep` and `herdsim merge` as a user runs them.
 
-use crate::common::workdir;
+use crate::common::{usage_error, workdir};
 
 use std::fs;
 use std::path::Path;
@@ -498,4 +498,64 @@ fn the_golden_files_regenerate_byte_for_byte() {
         fs::read_to_string(format!("{root}/results/four-strategies.csv")).unwrap(),
         "results/four-strategies.csv"
     );
+}
+
+#[test]
+fn resume_refuses_a_changed_or_damaged_file_and_names_it() {
+    let dir = workdir("resume-damaged");
+    let args = |out: &str| {
+        vec![
+            "sweep".to_string(),
+            "--policy".into(),
+            "none,full".into(),
+            "--clients".into(),
+            "50".into(),
+            "--seeds".into(),
+            "3".into(),
+            "--quiet".into(),
+            "--out".into(),
+            out.to_string(),
+        ]
+    };
+    let whole = path(&dir, "whole.csv");
+    ok(
+        &args(&whole).iter().map(String::as_str).collect::<Vec<_>>(),
+        "2",
+    );
+    let text = fs::read_to_string(&whole).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let damaged = [
+        ("crlf", text.replace('\n', "\r\n"), "CR line endings"),
+        (
+            "short",
+            format!("{}\n{}\n", lines[0], lines[1].rsplit_once(',').unwrap().0),
+            "fields where a row has",
+        ),
+        (
+            "junk",
+            format!("{}\n{},x\n", lines[0], lines[1].rsplit_once(',').unwrap().0),
+            "where a number belongs",
+        ),
+    ];
+    for (name, content, says) in damaged {
+        let file = path(&dir, &format!("{name}.csv"));
+        fs::write(&file, &content).unwrap();
+        let mut resume = args(&file);
+        resume.push("--resume".into());
+        let err = usage_error(&resume.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(err.contains(says) && err.contains(&file), "{name}: {err}");
+        assert_eq!(
+            fs::read_to_string(&file).unwrap(),
+            content,
+            "{name}: left as it was"
+        );
+    }
+    let binary = path(&dir, "binary.csv");
+    let mut bytes = text.clone().into_bytes();
+    bytes.extend([0xff, 0xfe, 0x00]);
+    fs::write(&binary, &bytes).unwrap();
+    let mut resume = args(&binary);
+    resume.push("--resume".into());
+    let err = usage_error(&resume.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(err.contains("not UTF-8") && err.contains(&binary), "{err}");
 }

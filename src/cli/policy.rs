@@ -7,6 +7,7 @@ use clap::Args;
 use super::output::{check_distinct, check_output, write_svg, write_whole};
 use super::params::{ParamFlags, PolicyShape};
 use super::{CliError, policy_parser, write_stdout};
+use crate::base::format::group_thousands;
 use crate::base::seeding::DEFAULT_MASTER_SEED;
 use crate::base::time::format_duration;
 use crate::experiment::grid::Grid;
@@ -59,7 +60,22 @@ fn parse_samples(text: &str) -> Result<u32, ParamError> {
     spec::parse_count(text, 1, 10_000_000).map(|n| n as u32)
 }
 
+/// The most delays one policy's schedule keeps for its percentiles
+/// (`--samples` × `--retries`, 8 bytes each: 400 MB).
+const MAX_DELAYS: u64 = 50_000_000;
+
 pub fn policy(args: &PolicyArgs) -> Result<(), CliError> {
+    let delays = u64::from(args.samples) * u64::from(args.retries);
+    if delays > MAX_DELAYS {
+        return Err(CliError::Usage(format!(
+            "--samples {} × --retries {} is {} delays per policy; at most {} are kept for the \
+             percentiles: lower --samples or --retries",
+            group_thousands(u64::from(args.samples)),
+            args.retries,
+            group_thousands(delays),
+            group_thousands(MAX_DELAYS)
+        )));
+    }
     let mut grid = Grid::default();
     args.params.apply_to(&mut grid);
     let shape = grid.point(0).policy;

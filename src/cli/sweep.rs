@@ -82,6 +82,10 @@ pub fn sweep_help() -> String {
     )
 }
 
+/// The most points one sweep or comparison runs: each is checked before any
+/// work, and each is at least one run.
+const MAX_POINTS: usize = 1_000_000;
+
 /// The grid of a sweep or comparison: a scenario file, and flags that replace
 /// its values.
 #[derive(Debug, Args)]
@@ -172,6 +176,18 @@ impl GridArgs {
         {
             *description += &format!(" (changed on the command line: {})", changed.join(", "));
         }
+        let points = scenario.grid.checked_len().filter(|&n| n <= MAX_POINTS);
+        if points.is_none() {
+            return Err(CliError::Usage(format!(
+                "the grid has {} points ({}); at most {} are run in one sweep: give fewer values",
+                scenario.grid.checked_len().map_or_else(
+                    || "more than 18,446,744,073,709,551,615".to_string(),
+                    |n| group_thousands(n as u64)
+                ),
+                scenario.grid.shape(),
+                group_thousands(MAX_POINTS as u64)
+            )));
+        }
         for i in 0..scenario.grid.len() {
             scenario.grid.point(i).validate().map_err(|e| {
                 CliError::Usage(format!(
@@ -209,6 +225,14 @@ pub fn sweep(args: &SweepArgs) -> Result<(), CliError> {
     plan.rows_done = rows_done;
 
     let jobs = plan.jobs();
+    if !args.quiet {
+        eprintln!(
+            "{} points × {} replicates: {} runs to go",
+            group_thousands(plan.points.len() as u64),
+            group_thousands(u64::from(scenario.replicates)),
+            group_thousands(jobs.len() as u64)
+        );
+    }
     let progress = runs_bar(jobs.len() as u64, args.quiet);
     let master = scenario.master_seed;
     let written = run_sweep(

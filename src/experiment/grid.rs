@@ -62,9 +62,27 @@ impl Grid {
             .map(|a| a.values.as_slice())
     }
 
-    /// The number of points (0 if any axis is empty).
+    /// The number of points (0 if any axis is empty). Panics past
+    /// `usize::MAX`: check [`Grid::checked_len`] first for a grid a user gave.
     pub fn len(&self) -> usize {
-        self.axes.iter().map(|a| a.values.len()).product()
+        self.checked_len()
+            .expect("a grid of fewer than usize::MAX points")
+    }
+
+    /// The number of points, or `None` if it does not fit a `usize`.
+    pub fn checked_len(&self) -> Option<usize> {
+        self.axes
+            .iter()
+            .try_fold(1usize, |n, a| n.checked_mul(a.values.len()))
+    }
+
+    /// Each axis's key and length, for messages: `policy 4 × clients 1000`.
+    pub fn shape(&self) -> String {
+        self.axes
+            .iter()
+            .map(|a| format!("{} {}", a.param.key, a.values.len()))
+            .collect::<Vec<_>>()
+            .join(" × ")
     }
 
     /// True if the grid has no points.

@@ -292,3 +292,22 @@ fn budgets_and_hints_are_validated() {
         assert!(err.contains(says), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn a_schedule_too_big_to_keep_is_refused_before_any_work() {
+    // 10,000,000 samples × 100 retries would keep 10^9 delays (8 GB) per
+    // policy; each limit alone is accepted.
+    let err = usage_error(&[
+        "policy",
+        "full",
+        "--samples",
+        "10000000",
+        "--retries",
+        "100",
+    ]);
+    assert!(
+        err.contains("--samples") && err.contains("--retries"),
+        "{err}"
+    );
+    assert!(err.contains("1,000,000,000 delays"), "{err}");
+}

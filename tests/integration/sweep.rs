@@ -559,3 +559,46 @@ fn resume_refuses_a_changed_or_damaged_file_and_names_it() {
     let err = usage_error(&resume.iter().map(String::as_str).collect::<Vec<_>>());
     assert!(err.contains("not UTF-8") && err.contains(&binary), "{err}");
 }
+
+#[test]
+fn an_absurd_grid_is_refused_at_once_with_its_size() {
+    let dir = workdir("absurd");
+    let values = |n: u32| (1..=n).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
+    let file = path(&dir, "huge.toml");
+    fs::write(
+        &file,
+        format!(
+            "clients = [{}]\nbase = [{}]\ncap = [{}]\n",
+            values(1_000),
+            values(1_000),
+            values(1_000)
+        ),
+    )
+    .unwrap();
+    let out = path(&dir, "out.csv");
+    let err = usage_error(&["sweep", &file, "--out", &out]);
+    assert!(
+        err.contains("1,000,000,000 points (clients 1000 × base 1000 × cap 1000)"),
+        "{err}"
+    );
+    assert!(!Path::new(&out).exists());
+    // A sweep says how many runs it will make before it starts.
+    let out = cargo_bin_cmd!("herdsim")
+        .args([
+            "sweep",
+            "--policy",
+            "full,none",
+            "--clients",
+            "10",
+            "--seeds",
+            "3",
+        ])
+        .args(["--out", &path(&dir, "small.csv")])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.starts_with("2 points × 3 replicates: 6 runs to go\n"),
+        "{stderr}"
+    );
+}

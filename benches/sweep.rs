@@ -28,6 +28,7 @@ fn bench_sweep(c: &mut Criterion) {
         points: 0..scenario.grid.len(),
         per_run: false,
         rows_done: 0,
+        max_events: u64::MAX,
     };
     let mut group = c.benchmark_group("sweep-1000-jobs");
     group

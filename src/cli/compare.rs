@@ -6,7 +6,7 @@ use clap::Args;
 
 use super::output::{check_distinct, check_output, write_svg, write_whole};
 use super::progress::runs_bar;
-use super::sweep::{GridArgs, read_scenario};
+use super::sweep::{GridArgs, limit_error, read_scenario};
 use super::{CliError, write_stdout};
 use crate::base::seeding::Seeds;
 use crate::experiment::scenario::Scenario;
@@ -72,10 +72,14 @@ pub fn compare(args: &CompareArgs) -> Result<(), CliError> {
         check_distinct(&[("--csv", csv), ("--plot", plot)])?;
     }
     // The sweep machinery, aggregated rows kept in memory: one row a point.
-    let plan = SweepPlan::whole(&scenario, false);
+    let mut plan = SweepPlan::whole(&scenario, false);
+    plan.max_events = args.grid.max_events().unwrap_or(u64::MAX);
     let progress = runs_bar(plan.jobs().len() as u64, args.quiet);
     let rows = sweep_rows(&plan, || progress.inc(1));
     progress.finish_and_clear();
+    if let Some(stopped) = rows.iter().find(|r| !r.complete()) {
+        return Err(limit_error(stopped.point(), plan.max_events, ""));
+    }
 
     let comparison = Comparison::new(&scenario, rows, &Published::embedded());
     if let Some(path) = &args.csv {

@@ -22,7 +22,7 @@ use crate::model::ResourceKind;
 use crate::report::svg::timelines;
 use crate::report::{RunReport, run_json, run_table};
 use crate::sim::queue::QueueKind;
-use crate::spec::{self, ParamError, RunSpec};
+use crate::spec::{self, RunSpec};
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -49,7 +49,7 @@ pub struct RunArgs {
     /// Stop a run that reaches this many calls (checked every 1,048,576) and
     /// report it, rather than run on: no jitter at 100,000 clients is 5·10^9
     /// calls [default: no limit]
-    #[arg(long, value_name = "N", value_parser = parse_max_events, allow_hyphen_values = true)]
+    #[arg(long, value_name = "N", value_parser = super::sweep::parse_max_events, allow_hyphen_values = true)]
     max_events: Option<u64>,
 
     /// Event queue: radix (a monotone radix heap), heap (the reference binary
@@ -80,10 +80,6 @@ pub fn metrics_help() -> String {
     }
     text += "\nDurations take a unit: 250us, 100ms, 1.5s, 2m, 1h; a bare number is ms.";
     text
-}
-
-fn parse_max_events(text: &str) -> Result<u64, ParamError> {
-    spec::parse_count(text, 1, u64::MAX)
 }
 
 fn parse_queue(text: &str) -> Result<QueueKind, BaseError> {

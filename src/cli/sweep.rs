@@ -19,8 +19,8 @@ use crate::experiment::scenario::Scenario;
 use crate::experiment::sweep::{Shard, SweepPlan, run_sweep};
 use crate::report::csv as sweep_csv;
 use crate::report::sweep_file::{check_finished_rows, merge_shards};
-use crate::spec;
 use crate::spec::params::{PARAMS, parameter_columns};
+use crate::spec::{self, ParamError};
 
 /// The long help of `herdsim sweep`: the axes and columns from the registry.
 pub fn sweep_help() -> String {
@@ -100,6 +100,32 @@ pub struct GridArgs {
     /// Master seed [default: the scenario's, or 42]
     #[arg(long, value_name = "SEED", value_parser = spec::parse_master_seed, allow_hyphen_values = true)]
     seed: Option<u64>,
+
+    /// Stop at the first run that reaches this many calls (checked every
+    /// 1,048,576), keeping every row before it, and say so [default: no limit]
+    #[arg(long, value_name = "N", value_parser = parse_max_events, allow_hyphen_values = true)]
+    max_events: Option<u64>,
+}
+
+/// Parses a call limit (as `--max-events` does).
+pub fn parse_max_events(text: &str) -> Result<u64, ParamError> {
+    spec::parse_count(text, 1, u64::MAX)
+}
+
+/// Why a sweep stopped early.
+enum Stopped {
+    /// A run reached `--max-events`: the row's point.
+    Limit(usize),
+    /// Writing failed.
+    Io(std::io::Error),
+}
+
+/// The error of a run stopped at `--max-events` in point `point`.
+pub fn limit_error(point: usize, max_events: u64, kept: &str) -> CliError {
+    CliError::Limit(format!(
+        "a run of point {point} reached --max-events {}; {kept}raise --max-events to let it finish",
+        group_thousands(max_events)
+    ))
 }
 
 #[derive(Debug, Args)]
@@ -159,6 +185,11 @@ pub fn read_scenario(path: &Path) -> Result<Scenario, CliError> {
 }
 
 impl GridArgs {
+    /// The call limit of every run, if given.
+    pub fn max_events(&self) -> Option<u64> {
+        self.max_events
+    }
+
     /// `scenario` with the flags' values replacing its own, every point checked.
     pub fn apply(&self, mut scenario: Scenario) -> Result<Scenario, CliError> {
         self.params.apply_to(&mut scenario.grid);
@@ -219,10 +250,12 @@ pub fn sweep(args: &SweepArgs) -> Result<(), CliError> {
         points: shard.points(scenario.grid.len()),
         per_run: args.per_run,
         rows_done: 0,
+        max_events: u64::MAX,
     };
     let header = sweep_csv::line(&sweep_csv::header(args.per_run));
     let (mut file, rows_done) = open_output(&args.out, args, &plan, &header)?;
     plan.rows_done = rows_done;
+    plan.max_events = args.grid.max_events().unwrap_or(u64::MAX);
 
     let jobs = plan.jobs();
     if !args.quiet {
@@ -238,10 +271,31 @@ pub fn sweep(args: &SweepArgs) -> Result<(), CliError> {
     let written = run_sweep(
         &plan,
         || progress.inc(1),
-        |row| file.write_all(sweep_csv::line(&sweep_csv::record(&row, master)).as_bytes()),
+        |row| {
+            if !row.complete() {
+                return Err(Stopped::Limit(row.point()));
+            }
+            let line = sweep_csv::line(&sweep_csv::record(&row, master));
+            file.write_all(line.as_bytes()).map_err(Stopped::Io)
+        },
     );
     progress.finish_and_clear();
-    written.map_err(|e| CliError::Usage(format!("cannot write '{}': {e}", args.out.display())))?;
+    match written {
+        Ok(()) => {}
+        Err(Stopped::Limit(point)) => {
+            let kept = format!(
+                "every row before it is in '{}' (--resume continues); ",
+                args.out.display()
+            );
+            return Err(limit_error(point, plan.max_events, &kept));
+        }
+        Err(Stopped::Io(e)) => {
+            return Err(CliError::Usage(format!(
+                "cannot write '{}': {e}",
+                args.out.display()
+            )));
+        }
+    }
 
     if !args.quiet {
         eprintln!(

@@ -23,11 +23,14 @@ use rayon::prelude::*;
 use crate::base::seeding::Seeds;
 use crate::experiment::error::ExperimentError;
 
+use crate::base::time::Micros;
 use crate::experiment::replicates::summarize;
 use crate::experiment::scenario::Scenario;
 use crate::measure::metrics::{Metric, RunMetrics};
+use crate::measure::observer::Watch;
 use crate::measure::stats::Summary;
-use crate::sim::engine::simulate;
+use crate::sim::engine::simulate_with;
+use crate::sim::queue::QueueKind;
 use crate::spec::RunSpec;
 
 /// Results allowed to wait for an earlier one, per worker thread.
@@ -177,7 +180,27 @@ pub enum SweepRow {
         spec: RunSpec,
         /// Every metric's summary over the replicates.
         summaries: Vec<(Metric, Summary)>,
+        /// False if a replicate was stopped at the plan's `max_events`.
+        complete: bool,
     },
+}
+
+impl SweepRow {
+    /// False if a run of the row was stopped at the plan's `max_events`
+    /// (its figures then count only what happened before).
+    pub fn complete(&self) -> bool {
+        match self {
+            SweepRow::Run { metrics, .. } => metrics.complete,
+            SweepRow::Point { complete, .. } => *complete,
+        }
+    }
+
+    /// The row's point.
+    pub fn point(&self) -> usize {
+        match self {
+            SweepRow::Run { point, .. } | SweepRow::Point { point, .. } => *point,
+        }
+    }
 }
 
 /// What to run: which points of which scenario, one row per run or per point,
@@ -192,6 +215,9 @@ pub struct SweepPlan<'a> {
     pub per_run: bool,
     /// Rows already written, to skip.
     pub rows_done: usize,
+    /// Stop any run at this many calls (checked every
+    /// [`crate::measure::observer::PROGRESS_EVERY`]); `u64::MAX` is no limit.
+    pub max_events: u64,
 }
 
 impl<'a> SweepPlan<'a> {
@@ -202,6 +228,7 @@ impl<'a> SweepPlan<'a> {
             points: Shard::WHOLE.points(scenario.grid.len()),
             per_run,
             rows_done: 0,
+            max_events: u64::MAX,
         }
     }
 
@@ -243,7 +270,12 @@ pub fn run_sweep<E: Send>(
     let job = |j: usize| {
         let (point, replicate) = (j / replicates, (j % replicates) as u64);
         let seeds = Seeds::for_job(master, point as u64, replicate);
-        let metrics = simulate(&scenario.grid.point(point), seeds);
+        let mut watch = Watch {
+            max_events: plan.max_events,
+            on_progress: &|_: Micros, _: u64| {},
+        };
+        let spec = scenario.grid.point(point);
+        let metrics = simulate_with(&spec, seeds, &mut watch, QueueKind::default());
         on_job_done();
         (seeds, metrics)
     };
@@ -263,11 +295,13 @@ pub fn run_sweep<E: Send>(
             return Ok(());
         }
         let summaries = summarize(&current);
+        let complete = current.iter().all(|m| m.complete);
         current.clear();
         sink(SweepRow::Point {
             point,
             spec: scenario.grid.point(point),
             summaries,
+            complete,
         })
     })
 }

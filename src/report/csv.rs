@@ -94,6 +94,7 @@ pub fn record(row: &SweepRow, master_seed: u64) -> Vec<String> {
             point,
             spec,
             summaries,
+            ..
         } => {
             let n = summaries.first().map_or(0, |(_, s)| s.n) as u32;
             let mut fields = identity(*point, None, spec, n, master_seed);

@@ -179,6 +179,7 @@ mod tests {
             points: 0..scenario.grid.len(),
             per_run,
             rows_done: 0,
+            max_events: u64::MAX,
         }
     }
 

@@ -101,6 +101,7 @@ impl<'a> Comparison<'a> {
                     point,
                     spec,
                     summaries,
+                    ..
                 } => Some((point, spec, summaries)),
                 SweepRow::Run { .. } => None,
             })

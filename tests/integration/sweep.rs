@@ -602,3 +602,46 @@ fn an_absurd_grid_is_refused_at_once_with_its_size() {
         "{stderr}"
     );
 }
+
+#[test]
+fn max_events_stops_a_runaway_point_and_keeps_the_rows_before_it() {
+    // No jitter at 3,000 clients is 4,501,500 calls; the others are small.
+    let dir = workdir("max-events");
+    let out = path(&dir, "m.csv");
+    let args = [
+        "sweep",
+        "--policy",
+        "full,none",
+        "--clients",
+        "1000,3000",
+        "--max-events",
+        "2000000",
+        "--quiet",
+        "--out",
+        &out,
+    ];
+    let run = cargo_bin_cmd!("herdsim").args(args).output().unwrap();
+    assert_eq!(run.status.code(), Some(1));
+    let err = String::from_utf8(run.stderr).unwrap();
+    assert!(
+        err.contains("point 3 reached --max-events 2,000,000"),
+        "{err}"
+    );
+    let rows = fs::read_to_string(&out).unwrap();
+    assert_eq!(rows.lines().count(), 1 + 3, "the header and points 0 to 2");
+    let compare = cargo_bin_cmd!("herdsim")
+        .args([
+            "compare",
+            "--policy",
+            "none",
+            "--clients",
+            "3000",
+            "--seeds",
+            "2",
+        ])
+        .args(["--max-events", "2000000", "--quiet"])
+        .output()
+        .unwrap();
+    assert_eq!(compare.status.code(), Some(1));
+    assert!(compare.stdout.is_empty());
+}

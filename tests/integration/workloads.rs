@@ -26,6 +26,7 @@ fn sweep(scenario: &Scenario) -> Vec<SweepRow> {
         points: 0..scenario.grid.len(),
         per_run: false,
         rows_done: 0,
+        max_events: u64::MAX,
     };
     let mut rows = Vec::new();
     run_sweep(

@@ -171,8 +171,34 @@ fn report_clap_error(err: &clap::Error) -> ExitCode {
         ErrorKind::DisplayHelp
         | ErrorKind::DisplayVersion
         | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-            let _ = err.print();
-            ExitCode::from(err.exit_code() as u8)
+            // Help that could not be written (a full disk) is a failure; a
+            // closed pipe (`| head`) is not.
+            use std::io::IsTerminal;
+            let styled = err.render();
+            let terminal = if err.use_stderr() {
+                io::stderr().is_terminal()
+            } else {
+                io::stdout().is_terminal()
+            };
+            let rendered = if terminal {
+                styled.ansi().to_string()
+            } else {
+                styled.to_string()
+            };
+            let written = if err.use_stderr() {
+                io::stderr().lock().write_all(rendered.as_bytes())
+            } else {
+                let mut out = io::stdout().lock();
+                out.write_all(rendered.as_bytes())
+                    .and_then(|()| out.flush())
+            };
+            match written {
+                Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
+                    eprintln!("error: cannot write the help: {e}");
+                    ExitCode::FAILURE
+                }
+                _ => ExitCode::from(err.exit_code() as u8),
+            }
         }
         _ => {
             let rendered = err.render().to_string();

@@ -2,6 +2,8 @@
 
 use crate::common::usage_error;
 
+use std::fs;
+
 use assert_cmd::cargo::cargo_bin_cmd;
 use serde_json::Value;
 
@@ -363,4 +365,21 @@ fn values_starting_with_a_dash_get_the_flags_own_message() {
     assert!(
         usage_error(&["run", "--base", "1000.0001"]).contains("not a whole number of microseconds")
     );
+}
+
+#[test]
+fn help_that_cannot_be_written_fails() {
+    // /dev/full refuses every write: the help was not shown.
+    let full = fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin!("herdsim"))
+        .args(["run", "--help"])
+        .stdout(full)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("No space left on device"), "{err}");
 }

@@ -89,6 +89,10 @@ fn two_outputs_or_an_input_and_an_output_naming_one_file_are_refused() {
     assert!(err.contains("a shard and --out"), "{err}");
 }
 
+fn is_link(path: &str) -> bool {
+    fs::symlink_metadata(path).unwrap().file_type().is_symlink()
+}
+
 #[test]
 fn a_link_is_followed_and_stays_a_link() {
     let dir = workdir("link");
@@ -98,12 +102,7 @@ fn a_link_is_followed_and_stays_a_link() {
         .args(["run", "--clients", "10", "-q", "--plot", &link])
         .assert()
         .success();
-    assert!(
-        fs::symlink_metadata(&link)
-            .unwrap()
-            .file_type()
-            .is_symlink()
-    );
+    assert!(is_link(&link));
     let target = fs::read_to_string(dir.join("target.svg")).unwrap();
     assert!(target.starts_with("<svg"));
     // Replacing it needs --force, and replaces the target, not the link.
@@ -112,12 +111,7 @@ fn a_link_is_followed_and_stays_a_link() {
         .args(["run", "--clients", "20", "-q", "--plot", &link, "--force"])
         .assert()
         .success();
-    assert!(
-        fs::symlink_metadata(&link)
-            .unwrap()
-            .file_type()
-            .is_symlink()
-    );
+    assert!(is_link(&link));
     assert_ne!(fs::read_to_string(dir.join("target.svg")).unwrap(), target);
 }
 

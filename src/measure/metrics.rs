@@ -26,7 +26,8 @@ pub struct RunMetrics {
     pub completion_p99_us: Micros,
     /// Longest completion time, µs.
     pub completion_max_us: Micros,
-    /// The most retries sent inside one peak window.
+    /// The most retries inside one peak window: counted when sent, or on the
+    /// occ model when the retry's write reaches the row (its call).
     pub peak_retries: u64,
     /// False if the run was stopped before every client finished (a
     /// `--max-events` limit); its other fields then count what happened so far.
@@ -163,7 +164,7 @@ impl Metric {
             Metric::PeakRetries => (
                 "peak_retries",
                 0,
-                "most retries sent inside one window",
+                "most retries inside one window (sent; on occ, when the write reaches the row)",
                 |m| m.peak_retries as f64,
             ),
             Metric::PeakRetriesPct => (

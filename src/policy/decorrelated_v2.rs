@@ -17,7 +17,10 @@ const RP_SCALING: f64 = 1.0 / 1.4;
 /// The formula grows exponentially on average, like capped exponential
 /// backoff, but its draws are spread so that retries neither synchronise nor
 /// cluster; `prev` is the formula's previous value, not the previous delay.
-/// The fraction `U[0, 1)` is a 53-bit draw.
+/// The fraction `U[0, 1)` is a 53-bit draw. Each delay is the formula's value
+/// rounded to the nearest µs, where Polly truncates to its 100 ns tick: at
+/// herdsim's 1 µs resolution truncation would shorten every delay by half a
+/// µs on average, rounding by nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DecorrelatedV2 {
     /// The median first delay, µs.

@@ -63,6 +63,11 @@ fn every_parameter_is_a_flag_of_run_and_sweep_with_its_default() {
         }
         if command == "run" {
             assert!(help.contains("[default: 20s]") && help.contains("[default: unlimited]"));
+            // The metric says where occ counts a retry.
+            assert!(
+                help.contains("on occ, when the write reaches the row"),
+                "{help}"
+            );
         } else {
             // The long help names every axis and column from the registry.
             assert!(help.contains("down_from_ms, down_to_ms"), "{help}");

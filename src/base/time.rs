@@ -28,7 +28,9 @@ pub const DURATION_SYNTAX: &str =
 /// result must be a whole number of microseconds no larger than
 /// [`MAX_DURATION_US`]. The error is one line that says what is accepted.
 pub fn parse_duration(text: &str) -> Result<Micros, BaseError> {
-    let trimmed = text.trim();
+    // Digits may be grouped with `_`, as in whole numbers (`1_000ms`).
+    let grouped: String = text.trim().chars().filter(|&c| c != '_').collect();
+    let trimmed = grouped.as_str();
     if trimmed.starts_with('-') {
         return Err(BaseError::NegativeDuration);
     }
@@ -141,6 +143,7 @@ mod tests {
         assert_eq!(parse_duration("2m"), Ok(120_000_000));
         assert_eq!(parse_duration("1h"), Ok(3_600_000_000));
         assert_eq!(parse_duration(" 20 s "), Ok(20_000_000));
+        assert_eq!(parse_duration("1_000ms"), Ok(1_000_000));
         assert_eq!(parse_duration("0"), Ok(0));
     }
 

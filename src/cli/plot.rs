@@ -69,7 +69,7 @@ pub fn plot(args: &PlotArgs) -> Result<(), CliError> {
         by: args.by.as_deref(),
         filters: &args.filters,
     };
-    let series = curves_of_table(reader, &query).map_err(|e| {
+    let (series, skipped) = curves_of_table(reader, &query).map_err(|e| {
         usage(match e {
             ReportError::NoColumn {
                 flag,
@@ -84,9 +84,17 @@ pub fn plot(args: &PlotArgs) -> Result<(), CliError> {
                 why,
             } => format!("'{shown}' row {row}: {why}"),
             ReportError::Unreadable { row: None, why } => format!("'{shown}': {why}"),
-            other => other.to_string(),
+            other => format!("'{shown}': {other}"),
         })
     })?;
+    if skipped > 0 {
+        eprintln!(
+            "warning: {skipped} row{} of '{shown}' left out: --x {} or --y {} is not a number there",
+            if skipped == 1 { "" } else { "s" },
+            args.x,
+            args.y
+        );
+    }
     let name = Path::new(&args.input)
         .file_stem()
         .map_or(shown.clone(), |s| s.to_string_lossy().into_owned());

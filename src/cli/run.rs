@@ -149,6 +149,9 @@ impl RunArgs {
         self.params.apply_to(&mut grid);
         let spec = grid.point(0);
         spec.validate().map_err(spec_error)?;
+        for (key, why) in spec.unused(&self.params.keys()) {
+            eprintln!("warning: --{} has no effect: {why}", key.replace('_', "-"));
+        }
         Ok(spec)
     }
 }

@@ -258,6 +258,13 @@ pub fn sweep(args: &SweepArgs) -> Result<(), CliError> {
     plan.max_events = args.grid.max_events().unwrap_or(u64::MAX);
 
     let jobs = plan.jobs();
+    if plan.points.is_empty() && !args.quiet {
+        eprintln!(
+            "warning: shard {shard} of a {}-point grid has no points: '{}' holds the header only",
+            scenario.grid.len(),
+            args.out.display()
+        );
+    }
     if !args.quiet {
         eprintln!(
             "{} points × {} replicates: {} runs to go",

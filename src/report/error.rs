@@ -13,6 +13,12 @@ pub enum ReportError {
     /// A log axis over values that are not all positive.
     #[error("a log axis needs positive values")]
     LogOfNonPositive,
+    /// A table with two columns of one name.
+    #[error("the table has two columns named '{name}'")]
+    ColumnTwice {
+        /// The name.
+        name: String,
+    },
     /// A named column is not in the table.
     #[error("no column '{name}' (for --{flag}); the table has {}", columns.join(", "))]
     NoColumn {

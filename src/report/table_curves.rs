@@ -32,11 +32,12 @@ fn band_column(y: &str) -> Option<String> {
 
 /// The curves `query` asks of the table `reader` reads: groups in the order
 /// they first appear, points in x order; rows whose x or y is not a number
-/// are left out.
+/// are left out, and counted (the second value). A table with a column
+/// named twice is refused: which one a name means would be a guess.
 pub fn curves_of_table<R: Read>(
     mut reader: csv::Reader<R>,
     query: &CurveQuery<'_>,
-) -> Result<Vec<Curve>, ReportError> {
+) -> Result<(Vec<Curve>, usize), ReportError> {
     let header = reader
         .headers()
         .map_err(|e| ReportError::Unreadable {
@@ -44,6 +45,14 @@ pub fn curves_of_table<R: Read>(
             why: e.to_string(),
         })?
         .clone();
+    if let Some(twice) = header
+        .iter()
+        .enumerate()
+        .find(|(i, h)| header.iter().skip(i + 1).any(|other| other == *h))
+        .map(|(_, h)| h.to_string())
+    {
+        return Err(ReportError::ColumnTwice { name: twice });
+    }
     let column = |name: &str, flag: &'static str| {
         header
             .iter()
@@ -64,6 +73,7 @@ pub fn curves_of_table<R: Read>(
         .map(|(c, v)| Ok((column(c, "where")?, v.as_str())))
         .collect::<Result<Vec<_>, ReportError>>()?;
 
+    let mut skipped = 0;
     let mut order: Vec<String> = Vec::new();
     let mut groups: BTreeMap<String, Vec<(f64, f64, Option<f64>)>> = BTreeMap::new();
     for (n, record) in reader.records().enumerate() {
@@ -76,6 +86,7 @@ pub fn curves_of_table<R: Read>(
         }
         let number = |i: usize| r.get(i).and_then(|v| v.parse::<f64>().ok());
         let (Some(xv), Some(yv)) = (number(x), number(y)) else {
+            skipped += 1;
             continue;
         };
         let label = by.and_then(|b| r.get(b)).unwrap_or(query.y).to_string();
@@ -87,21 +98,22 @@ pub fn curves_of_table<R: Read>(
             .or_default()
             .push((xv, yv, band.and_then(number)));
     }
-    Ok(order
+    let curves = order
         .into_iter()
         .map(|label| {
             let mut points = groups.remove(&label).unwrap_or_default();
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
             Curve { label, points }
         })
-        .collect())
+        .collect();
+    Ok((curves, skipped))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn read(text: &str, query: &CurveQuery<'_>) -> Result<Vec<Curve>, ReportError> {
+    fn read(text: &str, query: &CurveQuery<'_>) -> Result<(Vec<Curve>, usize), ReportError> {
         curves_of_table(csv::Reader::from_reader(text.as_bytes()), query)
     }
 
@@ -116,7 +128,8 @@ mod tests {
             by: Some("policy"),
             filters: &filters,
         };
-        let curves = read(table, &query).unwrap();
+        let (curves, skipped) = read(table, &query).unwrap();
+        assert_eq!(skipped, 1, "none at 20 has no number");
         assert_eq!(curves.len(), 2);
         assert_eq!(curves[0].label, "full");
         assert_eq!(

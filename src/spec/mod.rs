@@ -205,6 +205,33 @@ impl RunSpec {
         ))
     }
 
+    /// Of the parameters `given` (registry keys), those this workload does not
+    /// use, each with why: a step with a policy that has none, a fleet with no
+    /// budget. They are not errors (a grid may give them for its other
+    /// points); a single run says so.
+    pub fn unused(&self, given: &[&'static str]) -> Vec<(&'static str, String)> {
+        let kind = self.policy.kind;
+        given
+            .iter()
+            .filter_map(|&key| {
+                let why = match key {
+                    "step" | "first_exponent" | "cap_mode"
+                        if !kind.parameters().contains(&key.replace('_', "-")) =>
+                    {
+                        format!("the {kind} policy does not use it")
+                    }
+                    "fleet" if self.budget.is_none() => "there is no budget to share".to_string(),
+                    "fleet" if self.fleet.is_some_and(|n| n > self.clients) => format!(
+                        "a fleet larger than the {} clients is one fleet of all of them",
+                        self.clients
+                    ),
+                    _ => return None,
+                };
+                Some((key, why))
+            })
+            .collect()
+    }
+
     /// Checks every parameter against its accepted range (each value shown
     /// and read back through its registry entry, so a spec built in code
     /// meets the same ranges as the command line and scenario files), then
@@ -338,6 +365,28 @@ mod tests {
         s.max_attempts = None;
         s.deadline_us = Some(3_600_000_000);
         assert_eq!(s.validate(), Ok(()));
+    }
+
+    #[test]
+    fn parameters_a_workload_does_not_use_are_named() {
+        let mut s = spec();
+        assert_eq!(s.unused(&["cap_mode", "first_exponent", "clients"]), vec![]);
+        s.policy.kind = PolicyKind::Decorrelated;
+        let unused: Vec<_> = s
+            .unused(&["step", "cap_mode", "first_exponent", "fleet"])
+            .into_iter()
+            .map(|(key, _)| key)
+            .collect();
+        assert_eq!(unused, ["step", "cap_mode", "first_exponent", "fleet"]);
+        s.policy.kind = PolicyKind::Linear;
+        s.budget = parse_budget("ratio:0.1,min:1").unwrap();
+        s.fleet = Some(5_000);
+        let unused = s.unused(&["step", "fleet"]);
+        assert_eq!(unused.len(), 1);
+        assert!(
+            unused[0].1.contains("larger than the 1000 clients"),
+            "{unused:?}"
+        );
     }
 
     #[test]

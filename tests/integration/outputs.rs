@@ -148,3 +148,72 @@ fn inputs_that_are_not_regular_files_or_too_big_are_refused_at_once() {
     }
     assert!(!Path::new(&out).exists());
 }
+
+#[test]
+fn input_that_would_have_no_effect_is_named() {
+    let dir = workdir("no-effect");
+    // run: parameters the workload does not use are warned of.
+    let out = cargo_bin_cmd!("herdsim")
+        .args(["run", "--clients", "20", "-q", "--policy", "decorrelated"])
+        .args(["--cap-mode", "after", "--step", "5ms", "--fleet", "5"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    for flag in ["--cap-mode", "--step", "--fleet"] {
+        assert!(
+            err.contains(&format!("warning: {flag} has no effect")),
+            "{err}"
+        );
+    }
+    // sweep: a shard beyond a small grid's points.
+    let shard = path(&dir, "shard.csv");
+    let out = cargo_bin_cmd!("herdsim")
+        .args([
+            "sweep",
+            "--clients",
+            "10",
+            "--shard",
+            "2/1000",
+            "--out",
+            &shard,
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("shard 2/1000 of a 1-point grid has no points"),
+        "{err}"
+    );
+    // plot: rows left out are counted; a column named twice is refused.
+    let table = path(&dir, "t.csv");
+    fs::write(&table, "a,b\n1,2\n2,x\n3,4\n").unwrap();
+    let out = cargo_bin_cmd!("herdsim")
+        .args([
+            "plot",
+            &table,
+            "--x",
+            "a",
+            "--y",
+            "b",
+            "--out",
+            &path(&dir, "t.svg"),
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8(out.stderr).unwrap().contains("1 row of"));
+    fs::write(&table, "a,b,a\n1,2,3\n").unwrap();
+    let err = usage_error(&[
+        "plot",
+        &table,
+        "--x",
+        "a",
+        "--y",
+        "b",
+        "--out",
+        &path(&dir, "u.svg"),
+    ]);
+    assert!(err.contains("two columns named 'a'"), "{err}");
+}

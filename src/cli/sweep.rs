@@ -250,60 +250,16 @@ pub fn sweep(args: &SweepArgs) -> Result<(), CliError> {
         points: shard.points(scenario.grid.len()),
         per_run: args.per_run,
         rows_done: 0,
-        max_events: u64::MAX,
+        max_events: args.grid.max_events().unwrap_or(u64::MAX),
     };
     let header = sweep_csv::line(&sweep_csv::header(args.per_run));
-    let (mut file, rows_done) = open_output(&args.out, args, &plan, &header)?;
+    let (file, rows_done) = open_output(&args.out, args, &plan, &header)?;
     plan.rows_done = rows_done;
-    plan.max_events = args.grid.max_events().unwrap_or(u64::MAX);
-
     let jobs = plan.jobs();
-    if plan.points.is_empty() && !args.quiet {
-        eprintln!(
-            "warning: shard {shard} of a {}-point grid has no points: '{}' holds the header only",
-            scenario.grid.len(),
-            args.out.display()
-        );
-    }
     if !args.quiet {
-        eprintln!(
-            "{} points × {} replicates: {} runs to go",
-            group_thousands(plan.points.len() as u64),
-            group_thousands(u64::from(scenario.replicates)),
-            group_thousands(jobs.len() as u64)
-        );
+        announce(&plan, shard, args);
     }
-    let progress = runs_bar(jobs.len() as u64, args.quiet);
-    let master = scenario.master_seed;
-    let written = run_sweep(
-        &plan,
-        || progress.inc(1),
-        |row| {
-            if !row.complete() {
-                return Err(Stopped::Limit(row.point()));
-            }
-            let line = sweep_csv::line(&sweep_csv::record(&row, master));
-            file.write_all(line.as_bytes()).map_err(Stopped::Io)
-        },
-    );
-    progress.finish_and_clear();
-    match written {
-        Ok(()) => {}
-        Err(Stopped::Limit(point)) => {
-            let kept = format!(
-                "every row before it is in '{}' (--resume continues); ",
-                args.out.display()
-            );
-            return Err(limit_error(point, plan.max_events, &kept));
-        }
-        Err(Stopped::Io(e)) => {
-            return Err(CliError::Usage(format!(
-                "cannot write '{}': {e}",
-                args.out.display()
-            )));
-        }
-    }
-
+    write_rows(&plan, file, args)?;
     if !args.quiet {
         eprintln!(
             "{} rows ({} runs{}) in {:.2} s → {}",
@@ -319,6 +275,51 @@ pub fn sweep(args: &SweepArgs) -> Result<(), CliError> {
         );
     }
     Ok(())
+}
+
+/// Says how many runs the plan will make, and warns of a shard with none.
+fn announce(plan: &SweepPlan<'_>, shard: Shard, args: &SweepArgs) {
+    if plan.points.is_empty() {
+        eprintln!(
+            "warning: shard {shard} of a {}-point grid has no points: '{}' holds the header only",
+            plan.scenario.grid.len(),
+            args.out.display()
+        );
+    }
+    eprintln!(
+        "{} points × {} replicates: {} runs to go",
+        group_thousands(plan.points.len() as u64),
+        group_thousands(u64::from(plan.scenario.replicates)),
+        group_thousands(plan.jobs().len() as u64)
+    );
+}
+
+/// Runs the plan, writing each row to `file` as it completes; stops at the
+/// first run that reaches `--max-events`.
+fn write_rows(plan: &SweepPlan<'_>, mut file: File, args: &SweepArgs) -> Result<(), CliError> {
+    let progress = runs_bar(plan.jobs().len() as u64, args.quiet);
+    let master = plan.scenario.master_seed;
+    let written = run_sweep(
+        plan,
+        || progress.inc(1),
+        |row| {
+            if !row.complete() {
+                return Err(Stopped::Limit(row.point()));
+            }
+            let line = sweep_csv::line(&sweep_csv::record(&row, master));
+            file.write_all(line.as_bytes()).map_err(Stopped::Io)
+        },
+    );
+    progress.finish_and_clear();
+    let shown = args.out.display();
+    match written {
+        Ok(()) => Ok(()),
+        Err(Stopped::Limit(point)) => {
+            let kept = format!("every row before it is in '{shown}' (--resume continues); ");
+            Err(limit_error(point, plan.max_events, &kept))
+        }
+        Err(Stopped::Io(e)) => Err(CliError::Usage(format!("cannot write '{shown}': {e}"))),
+    }
 }
 
 /// Opens the output for writing rows, with the header in place: a new file,

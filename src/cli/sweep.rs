@@ -342,13 +342,16 @@ fn open_output(
     if exists && args.resume {
         return resume(path, plan, header);
     }
-    if exists && !args.force {
+    // A device or a pipe (/dev/null, a FIFO) is written, not replaced.
+    let regular = std::fs::metadata(path).is_ok_and(|m| m.is_file());
+    if exists && regular && !args.force {
         return Err(CliError::Usage(format!(
             "'{shown}' exists: pass --force to replace it or --resume to continue it"
         )));
     }
-    let mut file = create(path, args.force)?;
-    file.write_all(header.as_bytes())?;
+    let mut file = create(path, args.force || !regular)?;
+    file.write_all(header.as_bytes())
+        .map_err(|e| CliError::Usage(format!("cannot write '{shown}': {e}")))?;
     Ok((file, 0))
 }
 

@@ -217,3 +217,35 @@ fn input_that_would_have_no_effect_is_named() {
     ]);
     assert!(err.contains("two columns named 'a'"), "{err}");
 }
+
+#[test]
+fn a_sweep_writes_to_a_device_in_place_and_names_it_when_it_fails() {
+    // /dev/full takes no byte: the error names it, exit 2, and it stays a
+    // device. /dev/null needs no --force: nothing is replaced.
+    let err = usage_error(&[
+        "sweep",
+        "--clients",
+        "10",
+        "-q",
+        "--force",
+        "--out",
+        "/dev/full",
+    ]);
+    assert!(err.contains("cannot write '/dev/full'"), "{err}");
+    assert!(
+        fs::metadata("/dev/full")
+            .unwrap()
+            .file_type()
+            .is_char_device()
+    );
+    cargo_bin_cmd!("herdsim")
+        .args(["sweep", "--clients", "10", "-q", "--out", "/dev/null"])
+        .assert()
+        .success();
+    assert!(
+        fs::metadata("/dev/null")
+            .unwrap()
+            .file_type()
+            .is_char_device()
+    );
+}

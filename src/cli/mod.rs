@@ -221,12 +221,19 @@ fn report_clap_error(err: &clap::Error) -> ExitCode {
 /// A workload the flags describe that is out of range: one line naming the
 /// flag.
 fn spec_error(e: crate::spec::SpecError) -> CliError {
-    CliError::Usage(format!(
-        "invalid value '{}' for '--{}': {}",
-        e.value,
-        e.key.replace('_', "-"),
-        e.reason
-    ))
+    CliError::Usage(spec_message(&e, false))
+}
+
+/// A refused workload in one line: the flag (and, where the value may have
+/// come from a scenario file, the key too), the value and why.
+fn spec_message(e: &crate::spec::SpecError, with_key: bool) -> String {
+    let flag = e.key.replace('_', "-");
+    let name = if with_key {
+        format!("{} (--{flag})", e.key)
+    } else {
+        format!("'--{flag}'")
+    };
+    format!("invalid value '{}' for {name}: {}", e.value, e.reason)
 }
 
 fn write_stdout(text: &str) -> Result<(), CliError> {

@@ -123,6 +123,25 @@ pub fn create(path: &Path, replace: bool) -> Result<File, CliError> {
         .map_err(|e| CliError::Usage(format!("cannot create '{}': {e}", path.display())))
 }
 
+/// Opens `path` to be written line by line (a sweep's rows) by the module's
+/// rules, `--force` already given or not needed: a device or pipe is opened
+/// in place, a file (a link's target) created or emptied.
+pub fn open_lines(path: &Path) -> Result<File, CliError> {
+    match target(path, true)? {
+        Target::Stream(device) => OpenOptions::new()
+            .write(true)
+            .open(&device)
+            .map_err(|e| CliError::Usage(format!("cannot write '{}': {e}", path.display()))),
+        Target::File(file) => create(&file, true),
+    }
+}
+
+/// True if `path` names an existing regular file (through any link): one
+/// that writing would replace.
+pub fn is_regular_file(path: &Path) -> bool {
+    fs::metadata(path).is_ok_and(|m| m.is_file())
+}
+
 /// Writes `text` to `path` by the module's rules.
 pub fn write_whole(path: &Path, force: bool, text: &str) -> Result<(), CliError> {
     let shown = path.display();

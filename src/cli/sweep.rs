@@ -8,12 +8,13 @@ use std::time::Instant;
 
 use clap::Args;
 
-use super::CliError;
 use super::output::{
-    MAX_SCENARIO_BYTES, MAX_TABLE_BYTES, check_distinct, create, read_input, write_whole,
+    MAX_SCENARIO_BYTES, MAX_TABLE_BYTES, check_distinct, is_regular_file, open_lines, read_input,
+    write_whole,
 };
 use super::params::{Lists, ParamFlags};
 use super::progress::runs_bar;
+use super::{CliError, spec_message};
 use crate::base::format::group_thousands;
 use crate::experiment::scenario::Scenario;
 use crate::experiment::sweep::{Shard, SweepPlan, run_sweep};
@@ -220,15 +221,11 @@ impl GridArgs {
             )));
         }
         for i in 0..scenario.grid.len() {
-            scenario.grid.point(i).validate().map_err(|e| {
-                CliError::Usage(format!(
-                    "point {i}: invalid value '{}' for {} (--{}): {}",
-                    e.value,
-                    e.key,
-                    e.key.replace('_', "-"),
-                    e.reason
-                ))
-            })?;
+            scenario
+                .grid
+                .point(i)
+                .validate()
+                .map_err(|e| CliError::Usage(format!("point {i}: {}", spec_message(&e, true))))?;
         }
         Ok(scenario)
     }
@@ -333,23 +330,15 @@ fn open_output(
     header: &str,
 ) -> Result<(File, usize), CliError> {
     let shown = path.display();
-    if path.is_dir() {
-        return Err(CliError::Usage(format!(
-            "'--out {shown}' is a directory; give a file name"
-        )));
-    }
-    let exists = path.exists();
-    if exists && args.resume {
+    if args.resume && path.exists() && !path.is_dir() {
         return resume(path, plan, header);
     }
-    // A device or a pipe (/dev/null, a FIFO) is written, not replaced.
-    let regular = std::fs::metadata(path).is_ok_and(|m| m.is_file());
-    if exists && regular && !args.force {
+    if is_regular_file(path) && !args.force {
         return Err(CliError::Usage(format!(
             "'{shown}' exists: pass --force to replace it or --resume to continue it"
         )));
     }
-    let mut file = create(path, args.force || !regular)?;
+    let mut file = open_lines(path)?;
     file.write_all(header.as_bytes())
         .map_err(|e| CliError::Usage(format!("cannot write '{shown}': {e}")))?;
     Ok((file, 0))

@@ -189,32 +189,19 @@ fn input_that_would_have_no_effect_is_named() {
     // plot: rows left out are counted; a column named twice is refused.
     let table = path(&dir, "t.csv");
     fs::write(&table, "a,b\n1,2\n2,x\n3,4\n").unwrap();
+    let plot = |out: &str| {
+        let args = ["plot", &table, "--x", "a", "--y", "b", "--out", out];
+        args.map(str::to_string)
+    };
     let out = cargo_bin_cmd!("herdsim")
-        .args([
-            "plot",
-            &table,
-            "--x",
-            "a",
-            "--y",
-            "b",
-            "--out",
-            &path(&dir, "t.svg"),
-        ])
+        .args(plot(&path(&dir, "t.svg")))
         .output()
         .unwrap();
     assert!(out.status.success());
     assert!(String::from_utf8(out.stderr).unwrap().contains("1 row of"));
     fs::write(&table, "a,b,a\n1,2,3\n").unwrap();
-    let err = usage_error(&[
-        "plot",
-        &table,
-        "--x",
-        "a",
-        "--y",
-        "b",
-        "--out",
-        &path(&dir, "u.svg"),
-    ]);
+    let args = plot(&path(&dir, "u.svg"));
+    let err = usage_error(&args.iter().map(String::as_str).collect::<Vec<_>>());
     assert!(err.contains("two columns named 'a'"), "{err}");
 }
 

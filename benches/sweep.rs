@@ -43,12 +43,13 @@ fn bench_sweep(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("threads", threads), &plan, |b, plan| {
             b.iter(|| {
                 let mut bytes = 0;
+                let columns = sweep_csv::SweepColumns::of(plan);
                 pool.install(|| {
                     run_sweep(
                         plan,
                         || {},
                         |row| {
-                            bytes += sweep_csv::line(&sweep_csv::record(&row, 42)).len();
+                            bytes += sweep_csv::row_line(&row, &columns).len();
                             Ok::<_, ()>(())
                         },
                     )

@@ -3,6 +3,7 @@
 
 pub mod draws;
 pub mod error;
+pub mod fingerprint;
 pub mod format;
 pub mod names;
 pub mod seeding;

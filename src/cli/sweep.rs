@@ -18,7 +18,7 @@ use super::{CliError, spec_message};
 use crate::base::format::group_thousands;
 use crate::experiment::scenario::Scenario;
 use crate::experiment::sweep::{Shard, SweepPlan, run_sweep};
-use crate::report::csv as sweep_csv;
+use crate::report::csv::{self as sweep_csv, SweepColumns};
 use crate::report::sweep_file::{check_finished_rows, merge_shards};
 use crate::spec::params::{PARAMS, parameter_columns};
 use crate::spec::{self, ParamError};
@@ -55,7 +55,11 @@ pub fn sweep_help() -> String {
             .collect::<Vec<_>>()
     };
     let axes = list(&keys);
-    let columns = list(&parameter_columns());
+    let mut columns = list(&parameter_columns());
+    // The closing parenthesis stays on its word's line.
+    if let Some(last) = columns.last_mut() {
+        last.push_str("),");
+    }
     let mut axes_text: Vec<&str> = "Any parameter given as a list (in the scenario file, or as a \
         list flag) is a grid axis; the points are their cartesian product, numbered with the \
         last axis varying fastest in the order"
@@ -66,9 +70,10 @@ pub fn sweep_help() -> String {
     let mut columns_text: Vec<&str> = "Columns: point, the parameters (".split(' ').collect();
     columns_text.extend(columns.iter().map(String::as_str));
     columns_text.extend(
-        "), replicates and master_seed, then for every metric its _mean, _sd, _ci95, _min and \
-         _max. With --per-run: point, replicate, policy_seed, environment_seed, the parameters, \
-         then each metric."
+        "replicates, master_seed, sweep_id (the sweep's fingerprint) and sweep_points (its \
+         size), then for every metric its _mean, _sd, _ci95, _min and _max, and row_checksum \
+         (shows a row edited since). With --per-run: point, replicate, policy_seed, \
+         environment_seed, then the same columns with each metric once."
             .split(' '),
     );
     format!(
@@ -77,9 +82,9 @@ pub fn sweep_help() -> String {
          sweep\nleaves every finished row readable; --resume continues it to the file an \
          uninterrupted sweep\nwrites, byte for byte. --shard K/N runs the K-th of N contiguous \
          slices of the points;\n`herdsim merge` joins the shard files into the unsharded \
-         file.\n\n{}",
+         file, and refuses files that\ndo not make exactly one whole sweep.\n\n{}",
         wrap(&axes_text).replace(" .", "."),
-        wrap(&columns_text).replace("( ", "(").replace(" )", ")")
+        wrap(&columns_text).replace("( ", "(")
     )
 }
 
@@ -295,7 +300,7 @@ fn announce(plan: &SweepPlan<'_>, shard: Shard, args: &SweepArgs) {
 /// first run that reaches `--max-events`.
 fn write_rows(plan: &SweepPlan<'_>, mut file: File, args: &SweepArgs) -> Result<(), CliError> {
     let progress = runs_bar(plan.jobs().len() as u64, args.quiet);
-    let master = plan.scenario.master_seed;
+    let sweep = SweepColumns::of(plan);
     let written = run_sweep(
         plan,
         || progress.inc(1),
@@ -303,7 +308,7 @@ fn write_rows(plan: &SweepPlan<'_>, mut file: File, args: &SweepArgs) -> Result<
             if !row.complete() {
                 return Err(Stopped::Limit(row.point()));
             }
-            let line = sweep_csv::line(&sweep_csv::record(&row, master));
+            let line = sweep_csv::row_line(&row, &sweep);
             file.write_all(line.as_bytes()).map_err(Stopped::Io)
         },
     );
@@ -332,6 +337,10 @@ fn open_output(
     let shown = path.display();
     if args.resume && path.exists() && !path.is_dir() {
         return resume(path, plan, header);
+    }
+    if args.resume && !path.exists() && !args.quiet {
+        // A requeued array task's first start: nothing to continue yet.
+        eprintln!("'{shown}' does not exist yet: --resume starts it from the first row");
     }
     if is_regular_file(path) && !args.force {
         return Err(CliError::Usage(format!(
@@ -363,7 +372,7 @@ fn resume(path: &Path, plan: &SweepPlan<'_>, header: &str) -> Result<(File, usiz
             let rows: Vec<&str> = lines.collect();
             check_finished_rows(&rows, plan).map_err(|(row, why)| {
                 CliError::Usage(format!(
-                    "'{shown}' line {}: {why}; it is not from this sweep (pass --force to start over)",
+                    "'{shown}' line {}: {why}, so it cannot be continued (pass --force to start over)",
                     row + 2
                 ))
             })?;

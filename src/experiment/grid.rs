@@ -8,9 +8,10 @@
 //! is computed from `i` alone, so a grid of millions of points costs no
 //! memory.
 
+use crate::base::fingerprint::Fingerprint;
 use crate::experiment::error::ExperimentError;
 use crate::spec::RunSpec;
-use crate::spec::params::{PARAMS, Param};
+use crate::spec::params::{PARAMS, Param, parameter_fields};
 
 /// One parameter's values, each checked by the parameter when it was set.
 #[derive(Debug, Clone, PartialEq)]
@@ -99,6 +100,29 @@ impl Grid {
             .collect()
     }
 
+    /// Adds what makes the grid's points to `fingerprint`: the first point's
+    /// parameters, then each varying axis's key and values, each value as
+    /// its parameter shows it (so `100ms` and `0.1s` are one grid). Two grids
+    /// with one fingerprint have the same points in the same order.
+    pub fn fingerprint(&self, mut fingerprint: Fingerprint) -> Fingerprint {
+        if self.is_empty() {
+            return fingerprint.field("empty");
+        }
+        for field in parameter_fields(&self.point(0)) {
+            fingerprint = fingerprint.field(&field);
+        }
+        for axis in self.axes.iter().filter(|a| a.values.len() > 1) {
+            fingerprint = fingerprint.field(axis.param.key);
+            for value in &axis.values {
+                let mut spec = RunSpec::default();
+                (axis.param.set)(&mut spec, value).expect("axis values are checked when set");
+                let shown = (axis.param.show)(&spec).unwrap_or_else(|| value.clone());
+                fingerprint = fingerprint.field(&shown);
+            }
+        }
+        fingerprint
+    }
+
     /// Point `index` (< [`Grid::len`]) as a run spec.
     pub fn point(&self, index: usize) -> RunSpec {
         assert!(
@@ -126,6 +150,39 @@ mod tests {
     fn set(grid: &mut Grid, key: &str, values: &[&str]) {
         let values = values.iter().map(|v| v.to_string()).collect();
         grid.set(param(key).unwrap(), values).unwrap();
+    }
+
+    #[test]
+    fn a_fingerprint_is_the_points_not_their_spelling() {
+        let print = |axes: &[(&str, &[&str])]| {
+            let mut grid = Grid::default();
+            for (key, values) in axes {
+                set(&mut grid, key, values);
+            }
+            grid.fingerprint(Fingerprint::default())
+        };
+        let base = print(&[("policy", &["none", "full"]), ("base", &["100ms", "1s"])]);
+        // The same values spelled otherwise, an axis of one default value.
+        let same = [
+            print(&[("policy", &["none", "full"]), ("base", &["0.1s", "1000ms"])]),
+            print(&[
+                ("policy", &["none", "full"]),
+                ("base", &["100ms", "1s"]),
+                ("clients", &["1000"]),
+            ]),
+        ];
+        assert!(same.iter().all(|s| *s == base));
+        // Another value, another order, a fixed value changed.
+        let other = [
+            print(&[("policy", &["none", "full"]), ("base", &["100ms", "2s"])]),
+            print(&[("policy", &["full", "none"]), ("base", &["100ms", "1s"])]),
+            print(&[
+                ("policy", &["none", "full"]),
+                ("base", &["100ms", "1s"]),
+                ("clients", &["999"]),
+            ]),
+        ];
+        assert!(other.iter().all(|o| *o != base));
     }
 
     #[test]

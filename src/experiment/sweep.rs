@@ -20,6 +20,7 @@ use std::sync::{Condvar, Mutex};
 
 use rayon::prelude::*;
 
+use crate::base::fingerprint::Fingerprint;
 use crate::base::seeding::Seeds;
 use crate::experiment::error::ExperimentError;
 
@@ -240,6 +241,19 @@ impl<'a> SweepPlan<'a> {
         } else {
             points
         }
+    }
+
+    /// The sweep's fingerprint (16 hex digits), in every row of its file and
+    /// its shards' files: the grid, replicates, master seed and row kind.
+    /// Shards of one sweep share it; merge and resume refuse rows without it.
+    pub fn fingerprint(&self) -> String {
+        let scenario = self.scenario;
+        let fingerprint = Fingerprint::default()
+            .field("herdsim sweep 1")
+            .field(if self.per_run { "per-run" } else { "per-point" })
+            .field(&scenario.replicates.to_string())
+            .field(&scenario.master_seed.to_string());
+        scenario.grid.fingerprint(fingerprint).hex()
     }
 
     /// The jobs still to run.

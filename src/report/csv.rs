@@ -5,10 +5,11 @@
 //! give the same bytes on every machine; a missing value (the sd of a single
 //! replicate) is an empty field, which pandas and R read as NA.
 
+use crate::base::fingerprint::Fingerprint;
 use crate::base::format::csv_number as number;
 use crate::base::seeding::Seeds;
 use crate::base::time::us_to_ms;
-use crate::experiment::sweep::SweepRow;
+use crate::experiment::sweep::{SweepPlan, SweepRow};
 use crate::measure::metrics::Metric;
 use crate::spec::RunSpec;
 use crate::spec::params::{parameter_columns, parameter_fields};
@@ -26,20 +27,28 @@ pub fn key_columns(per_run: bool) -> &'static [&'static str] {
 }
 
 /// The columns that describe a row's workload rather than its results: keys,
-/// parameters and (aggregated) the replicate count and master seed.
+/// parameters, the replicate count and the master seed.
 pub fn identity_columns(per_run: bool) -> Vec<&'static str> {
     let mut columns = key_columns(per_run).to_vec();
     columns.extend(parameter_columns());
-    if !per_run {
-        columns.extend(["replicates", "master_seed"]);
-    }
+    columns.extend(["replicates", "master_seed"]);
     columns
 }
+
+/// The columns that tie a sweep file's row to its sweep: the sweep's
+/// fingerprint and its number of points (the whole grid's, in a shard too),
+/// after the identity columns.
+pub const SWEEP_COLUMNS: [&str; 2] = ["sweep_id", "sweep_points"];
+
+/// The last column of a sweep file: a fingerprint of the row's text before
+/// it, which shows a row changed since herdsim wrote it.
+pub const CHECKSUM_COLUMN: &str = "row_checksum";
 
 /// The header of a sweep file.
 pub fn header(per_run: bool) -> Vec<String> {
     let mut columns: Vec<String> = identity_columns(per_run)
         .iter()
+        .chain(&SWEEP_COLUMNS)
         .map(|c| c.to_string())
         .collect();
     for metric in Metric::ALL {
@@ -49,6 +58,7 @@ pub fn header(per_run: bool) -> Vec<String> {
             columns.extend(STATISTICS.iter().map(|s| format!("{}_{s}", metric.name())));
         }
     }
+    columns.push(CHECKSUM_COLUMN.to_string());
     columns
 }
 
@@ -70,15 +80,57 @@ pub fn identity(
         ]);
     }
     fields.extend(parameter_fields(spec));
-    if run.is_none() {
-        fields.extend([replicates.to_string(), master_seed.to_string()]);
-    }
+    fields.extend([replicates.to_string(), master_seed.to_string()]);
     fields
 }
 
-/// A row's fields, matching [`header`].
-pub fn record(row: &SweepRow, master_seed: u64) -> Vec<String> {
-    match row {
+/// What every row of one sweep's files shares.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepColumns {
+    /// Replicates per point.
+    pub replicates: u32,
+    /// The master seed.
+    pub master_seed: u64,
+    /// The sweep's fingerprint ([`SweepPlan::fingerprint`]).
+    pub sweep_id: String,
+    /// The whole grid's points (a shard's rows carry the whole sweep's).
+    pub points: usize,
+}
+
+impl SweepColumns {
+    /// The columns `plan`'s rows carry.
+    pub fn of(plan: &SweepPlan<'_>) -> Self {
+        SweepColumns {
+            replicates: plan.scenario.replicates,
+            master_seed: plan.scenario.master_seed,
+            sweep_id: plan.fingerprint(),
+            points: plan.scenario.grid.len(),
+        }
+    }
+}
+
+/// A row's fields before its metrics: identity and sweep columns.
+pub fn row_start(
+    point: usize,
+    run: Option<(u32, Seeds)>,
+    spec: &RunSpec,
+    sweep: &SweepColumns,
+) -> Vec<String> {
+    let mut fields = identity(point, run, spec, sweep.replicates, sweep.master_seed);
+    fields.extend([sweep.sweep_id.clone(), sweep.points.to_string()]);
+    fields
+}
+
+/// The checksum of a sweep-file line whose text before its last comma is
+/// `text`.
+pub fn checksum(text: &str) -> String {
+    Fingerprint::of(text)
+}
+
+/// A row as its line in the sweep file, matching [`header`]: fields, then
+/// the checksum of the text before it.
+pub fn row_line(row: &SweepRow, sweep: &SweepColumns) -> String {
+    let fields = match row {
         SweepRow::Run {
             point,
             replicate,
@@ -86,7 +138,7 @@ pub fn record(row: &SweepRow, master_seed: u64) -> Vec<String> {
             spec,
             metrics,
         } => {
-            let mut fields = identity(*point, Some((*replicate, *seeds)), spec, 1, master_seed);
+            let mut fields = row_start(*point, Some((*replicate, *seeds)), spec, sweep);
             fields.extend(metrics.values().into_iter().map(number));
             fields
         }
@@ -96,8 +148,7 @@ pub fn record(row: &SweepRow, master_seed: u64) -> Vec<String> {
             summaries,
             ..
         } => {
-            let n = summaries.first().map_or(0, |(_, s)| s.n) as u32;
-            let mut fields = identity(*point, None, spec, n, master_seed);
+            let mut fields = row_start(*point, None, spec, sweep);
             let optional = |v: Option<f64>| v.map_or_else(String::new, number);
             for (_, s) in summaries {
                 fields.extend([
@@ -110,7 +161,10 @@ pub fn record(row: &SweepRow, master_seed: u64) -> Vec<String> {
             }
             fields
         }
-    }
+    };
+    let text = line(&fields);
+    let text = text.trim_end_matches('\n');
+    format!("{text},{}\n", checksum(text))
 }
 
 /// The header of `herdsim compare --csv`: long format, one row per point and
@@ -235,8 +289,9 @@ mod tests {
         assert!(h.contains(&"calls_ci95".to_string()));
         assert_eq!(
             h.len(),
-            1 + parameter_columns().len() + 2 + Metric::ALL.len() * 5
+            1 + parameter_columns().len() + 2 + 2 + Metric::ALL.len() * 5 + 1
         );
+        assert_eq!(h.last().unwrap(), CHECKSUM_COLUMN);
         let per_run = header(true);
         assert_eq!(
             &per_run[..4],

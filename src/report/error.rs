@@ -58,6 +58,15 @@ pub enum ReportError {
         /// The file.
         file: String,
     },
+    /// A sweep file of an earlier format, whose rows carry no sweep id.
+    #[error(
+        "'{file}' has no sweep_id column: it was written by an earlier herdsim, so the sweep it \
+         belongs to is unknown; run that sweep again"
+    )]
+    NoSweepId {
+        /// The file.
+        file: String,
+    },
     /// A shard whose last line was cut off.
     #[error("'{file}' ends in a cut-off line: finish that shard with --resume first")]
     CutOff {
@@ -72,18 +81,56 @@ pub enum ReportError {
         /// Its line.
         line: usize,
     },
+    /// A row whose checksum does not match its text.
+    #[error(
+        "'{file}' line {line}: the row was changed after herdsim wrote it (its row_checksum \
+         does not match); run that shard again"
+    )]
+    ChangedRow {
+        /// The file.
+        file: String,
+        /// Its line.
+        line: usize,
+    },
+    /// A row of another sweep than the first file's first row.
+    #[error("'{file}' line {line} is from another sweep than '{first}': {what}")]
+    OtherSweep {
+        /// The file.
+        file: String,
+        /// Its line.
+        line: usize,
+        /// The first file given.
+        first: String,
+        /// What differs.
+        what: String,
+    },
+    /// No file has a row, so the sweep is unknown.
+    #[error("no file has a row, so the sweep they belong to is unknown: give its other shards")]
+    NoRows,
     /// A point in two shards.
-    #[error("point {point} appears twice: the files overlap (a shard given twice?)")]
+    #[error(
+        "point {point} is in {first} and in {second}: the files overlap (a shard given twice?)"
+    )]
     Overlap {
         /// The point.
         point: u64,
+        /// Where it is first found.
+        first: String,
+        /// Where again.
+        second: String,
     },
     /// Points in no shard.
-    #[error("points {from} to {to} are missing: a shard file was not given")]
+    #[error(
+        "{} of the sweep's {points} {} missing: a shard file was not given",
+        if from == to { format!("point {from}") } else { format!("points {from} to {to}") },
+        if from == to { "is" } else { "are" }
+    )]
     Missing {
         /// The first missing point.
         from: u64,
-        /// The last.
+        /// The last of the first run of missing points.
         to: u64,
+        /// The sweep's points.
+        points: u64,
     },
 }

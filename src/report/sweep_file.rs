@@ -3,11 +3,13 @@
 
 use crate::base::seeding::Seeds;
 use crate::experiment::sweep::SweepPlan;
-use crate::report::csv as sweep_csv;
+use crate::report::csv::{self as sweep_csv, SweepColumns};
 use crate::report::error::ReportError;
 
 /// Checks that finished `rows` are this plan's first rows: same points,
-/// parameters and seeds. Returns the first mismatching row's index and why.
+/// parameters, seeds and sweep, every field present, metrics numbers, and
+/// each row as herdsim wrote it (its checksum). Returns the first bad row's
+/// index and why.
 pub fn check_finished_rows(rows: &[&str], plan: &SweepPlan<'_>) -> Result<(), (usize, String)> {
     if rows.len() > plan.total_rows() {
         return Err((
@@ -16,30 +18,19 @@ pub fn check_finished_rows(rows: &[&str], plan: &SweepPlan<'_>) -> Result<(), (u
         ));
     }
     let scenario = plan.scenario;
+    let sweep = SweepColumns::of(plan);
     let r = scenario.replicates as usize;
-    let identity_len = sweep_csv::identity_columns(plan.per_run).len();
     let width = sweep_csv::header(plan.per_run).len();
     for (i, row) in rows.iter().enumerate() {
         let expected = if plan.per_run {
             let job = plan.points.start * r + i;
             let (point, replicate) = (job / r, job % r);
             let seeds = Seeds::for_job(scenario.master_seed, point as u64, replicate as u64);
-            sweep_csv::identity(
-                point,
-                Some((replicate as u32, seeds)),
-                &scenario.grid.point(point),
-                1,
-                0,
-            )
+            let run = Some((replicate as u32, seeds));
+            sweep_csv::row_start(point, run, &scenario.grid.point(point), &sweep)
         } else {
             let point = plan.points.start + i;
-            sweep_csv::identity(
-                point,
-                None,
-                &scenario.grid.point(point),
-                scenario.replicates,
-                scenario.master_seed,
-            )
+            sweep_csv::row_start(point, None, &scenario.grid.point(point), &sweep)
         };
         // Parsed as CSV: a budget rule is a quoted field with commas in it.
         let fields: Vec<String> = csv::ReaderBuilder::new()
@@ -50,7 +41,7 @@ pub fn check_finished_rows(rows: &[&str], plan: &SweepPlan<'_>) -> Result<(), (u
             .and_then(Result::ok)
             .map(|r| r.iter().map(str::to_string).collect())
             .unwrap_or_default();
-        if fields.len() < identity_len || fields[..identity_len] != expected[..] {
+        if fields.len() < expected.len() || fields[..expected.len()] != expected[..] {
             return Err((i, format!("expected a row starting {}", expected.join(","))));
         }
         if fields.len() != width {
@@ -60,31 +51,137 @@ pub fn check_finished_rows(rows: &[&str], plan: &SweepPlan<'_>) -> Result<(), (u
             ));
         }
         // Metrics are numbers; only a single replicate's sd and CI are empty.
-        if let Some(bad) = fields[identity_len..]
+        if let Some(bad) = fields[expected.len()..width - 1]
             .iter()
             .find(|f| !f.is_empty() && f.parse::<f64>().is_err())
         {
             return Err((i, format!("'{bad}' where a number belongs")));
         }
+        if !checksum_matches(row) {
+            return Err((
+                i,
+                "the row was changed after herdsim wrote it (its row_checksum does not match)"
+                    .to_string(),
+            ));
+        }
     }
     Ok(())
 }
 
+/// True if `line`'s last field is the checksum of the text before it.
+fn checksum_matches(line: &str) -> bool {
+    line.rsplit_once(',')
+        .is_some_and(|(text, sum)| sweep_csv::checksum(text) == sum)
+}
+
+/// The sweep columns of one row, read from its end: the fields after the
+/// parameters are plain numbers and ids, never quoted.
+#[derive(Debug, PartialEq)]
+struct RowSweep<'a> {
+    replicates: &'a str,
+    master_seed: &'a str,
+    sweep_id: &'a str,
+    points: &'a str,
+}
+
+/// Reads a row's point, replicate (0 for a per-point row) and sweep columns;
+/// `None` if it is not a row of this header's shape.
+fn read_row(line: &str, per_run: bool) -> Option<((u64, u64), RowSweep<'_>)> {
+    let header = sweep_csv::header(per_run);
+    let checksum_at = header.len() - 1;
+    let at = |name: &str| {
+        header
+            .iter()
+            .position(|c| c == name)
+            .expect("a sweep column")
+    };
+    let replicates_at = at("replicates");
+    // Fields from `replicates` to the end, counted from the right.
+    let tail: Vec<&str> = line.rsplitn(checksum_at - replicates_at + 2, ',').collect();
+    if tail.len() != checksum_at - replicates_at + 2 {
+        return None;
+    }
+    let from_end = |column: &str| tail[checksum_at - at(column)];
+    let mut keys = line.split(',').map(|f| f.parse::<u64>().ok());
+    let point = keys.next()??;
+    let replicate = if per_run { keys.next()?? } else { 0 };
+    Some((
+        (point, replicate),
+        RowSweep {
+            replicates: from_end("replicates"),
+            master_seed: from_end("master_seed"),
+            sweep_id: from_end("sweep_id"),
+            points: from_end("sweep_points"),
+        },
+    ))
+}
+
+/// A row of a shard file: its (point, replicate), its text, and where it
+/// came from (file, line).
+struct ShardRow<'a> {
+    key: (u64, u64),
+    text: &'a str,
+    place: (&'a str, usize),
+}
+
+/// What differs between a row's sweep and the first row's, in words.
+fn sweep_difference(row: &RowSweep<'_>, first: &RowSweep<'_>) -> String {
+    if row.points != first.points {
+        format!(
+            "a grid of {} points where the first has {}",
+            row.points, first.points
+        )
+    } else if row.replicates != first.replicates {
+        format!(
+            "{} replicates per point where the first has {}",
+            row.replicates, first.replicates
+        )
+    } else if row.master_seed != first.master_seed {
+        format!(
+            "master seed {} where the first has {}",
+            row.master_seed, first.master_seed
+        )
+    } else {
+        format!(
+            "another grid of as many points (sweep_id {} where the first has {})",
+            row.sweep_id, first.sweep_id
+        )
+    }
+}
+
 /// Joins the shard files `files` (name and text, in any order) of one sweep
 /// into the text the whole sweep writes: one header, rows in point order.
-/// Refuses files with another header, a cut-off last line or a row that is
-/// not a sweep row, points given twice, and points missing between.
+/// Refuses files with another header, a cut-off last line, a row that is not
+/// a sweep row or was changed since, rows of another sweep (another grid,
+/// seed or replicate count), points given twice, and any point missing: the
+/// rows carry their sweep's size, so a left-out last shard is seen too.
 pub fn merge_shards(files: &[(String, String)]) -> Result<String, ReportError> {
+    let per_point_header = sweep_csv::line(&sweep_csv::header(false));
+    let per_run_header = sweep_csv::line(&sweep_csv::header(true));
     let mut header: Option<&str> = None;
-    let mut rows: Vec<((u64, u64), &str)> = Vec::new();
+    let mut first: Option<(&str, RowSweep<'_>)> = None;
+    let mut rows: Vec<ShardRow<'_>> = Vec::new();
     for (shown, text) in files {
         let mut lines = text.lines();
-        let first = lines.next().ok_or_else(|| ReportError::EmptyShard {
+        let file_header = lines.next().ok_or_else(|| ReportError::EmptyShard {
             file: shown.clone(),
         })?;
+        let per_run = if file_header == per_run_header.trim_end() {
+            true
+        } else if file_header == per_point_header.trim_end() {
+            false
+        } else if file_header.starts_with("point,") && !file_header.contains(",sweep_id,") {
+            return Err(ReportError::NoSweepId {
+                file: shown.clone(),
+            });
+        } else {
+            return Err(ReportError::NotSweepFile {
+                file: shown.clone(),
+            });
+        };
         match header {
-            None => header = Some(first),
-            Some(h) if h != first => {
+            None => header = Some(file_header),
+            Some(h) if h != file_header => {
                 return Err(ReportError::OtherHeader {
                     file: shown.clone(),
                     first: files[0].0.clone(),
@@ -92,50 +189,95 @@ pub fn merge_shards(files: &[(String, String)]) -> Result<String, ReportError> {
             }
             Some(_) => {}
         }
-        if !first.starts_with("point,") {
-            return Err(ReportError::NotSweepFile {
-                file: shown.clone(),
-            });
-        }
         if !text.ends_with('\n') {
             return Err(ReportError::CutOff {
                 file: shown.clone(),
             });
         }
-        let per_run = first.starts_with("point,replicate,");
         for (n, line) in lines.enumerate() {
-            let mut fields = line.split(',');
-            let mut number = || fields.next().and_then(|f| f.parse::<u64>().ok());
-            match (number(), if per_run { number() } else { Some(0) }) {
-                (Some(point), Some(replicate)) => rows.push(((point, replicate), line)),
-                _ => {
-                    return Err(ReportError::NotARow {
+            let line_number = n + 2;
+            let (key, sweep) = read_row(line, per_run).ok_or_else(|| ReportError::NotARow {
+                file: shown.clone(),
+                line: line_number,
+            })?;
+            if !checksum_matches(line) {
+                return Err(ReportError::ChangedRow {
+                    file: shown.clone(),
+                    line: line_number,
+                });
+            }
+            match &first {
+                None => first = Some((shown, sweep)),
+                Some((first_file, first_sweep)) if *first_sweep != sweep => {
+                    return Err(ReportError::OtherSweep {
                         file: shown.clone(),
-                        line: n + 2,
+                        line: line_number,
+                        first: first_file.to_string(),
+                        what: sweep_difference(&sweep, first_sweep),
                     });
                 }
+                Some(_) => {}
+            }
+            rows.push(ShardRow {
+                key,
+                text: line,
+                place: (shown, line_number),
+            });
+        }
+    }
+    let Some((_, sweep)) = first else {
+        return Err(ReportError::NoRows);
+    };
+    let points: u64 = sweep.points.parse().map_err(|_| ReportError::NoRows)?;
+    let per_run = header == Some(per_run_header.trim_end());
+    let replicates_per_point: u64 = if per_run {
+        sweep.replicates.parse().map_err(|_| ReportError::NoRows)?
+    } else {
+        1
+    };
+    rows.sort_by_key(|row| row.key);
+    if let Some(pair) = rows.windows(2).find(|p| p[0].key == p[1].key) {
+        let place = |(file, line): (&str, usize)| format!("'{file}' line {line}");
+        return Err(ReportError::Overlap {
+            point: pair[0].key.0,
+            first: place(pair[0].place),
+            second: place(pair[1].place),
+        });
+    }
+    // Every point 0..points, each with its replicates: a gap is a shard not
+    // given, and a row past the end is not this sweep's.
+    let mut rows_of_point = vec![0u64; points as usize];
+    for ShardRow {
+        key: (point, replicate),
+        place: (file, line),
+        ..
+    } in &rows
+    {
+        match rows_of_point.get_mut(*point as usize) {
+            Some(count) if *replicate < replicates_per_point => *count += 1,
+            _ => {
+                return Err(ReportError::NotARow {
+                    file: file.to_string(),
+                    line: *line,
+                });
             }
         }
     }
-    rows.sort_by_key(|(key, _)| *key);
-    if let Some(pair) = rows.windows(2).find(|p| p[0].0 == p[1].0) {
-        return Err(ReportError::Overlap { point: pair[0].0.0 });
-    }
-    // Points must run 0, 1, 2, … with no gap: a gap is a missing shard.
-    let mut expected_point = 0;
-    for ((point, _), _) in &rows {
-        if *point > expected_point {
-            return Err(ReportError::Missing {
-                from: expected_point,
-                to: point - 1,
-            });
-        }
-        expected_point = point + 1;
+    if let Some(from) = rows_of_point.iter().position(|&n| n < replicates_per_point) {
+        let to = rows_of_point[from..]
+            .iter()
+            .position(|&n| n == replicates_per_point)
+            .map_or(points - 1, |len| (from + len - 1) as u64);
+        return Err(ReportError::Missing {
+            from: from as u64,
+            to,
+            points,
+        });
     }
     let mut text = header.unwrap_or_default().to_string();
     text.push('\n');
-    for (_, line) in &rows {
-        text += line;
+    for row in &rows {
+        text += row.text;
         text.push('\n');
     }
     Ok(text)
@@ -162,10 +304,7 @@ mod tests {
             plan,
             || {},
             |row| {
-                lines.push(sweep_csv::line(&sweep_csv::record(
-                    &row,
-                    plan.scenario.master_seed,
-                )));
+                lines.push(sweep_csv::row_line(&row, &SweepColumns::of(plan)));
                 Ok::<_, ()>(())
             },
         )
@@ -201,13 +340,15 @@ mod tests {
                     .1
                     .contains("fields")
             );
-            let junk = format!("{short},x");
-            assert!(
-                check_finished_rows(&[&junk], &plan)
-                    .unwrap_err()
-                    .1
-                    .contains("'x'")
-            );
+            // A metric that is not a number; one changed to another number,
+            // which only its checksum shows.
+            let checksum = rows[0].rsplit_once(',').unwrap().1;
+            let (before, last_metric) = short.rsplit_once(',').unwrap();
+            let junk = format!("{before},x,{checksum}");
+            let why = |row: &str| check_finished_rows(&[row], &plan).unwrap_err().1;
+            assert!(why(&junk).contains("'x'"));
+            let edited = format!("{before},{last_metric}9,{checksum}");
+            assert!(why(&edited).contains("changed after herdsim wrote it"));
             let swapped = [rows[1], rows[0]];
             assert_eq!(check_finished_rows(&swapped, &plan).unwrap_err().0, 0);
             let mut extra = rows.clone();
@@ -234,14 +375,18 @@ mod tests {
         let gap = [("a".to_string(), file(0..1)), ("c".to_string(), file(3..4))];
         assert_eq!(
             merge_shards(&gap),
-            Err(ReportError::Missing { from: 1, to: 2 })
+            Err(ReportError::Missing {
+                from: 1,
+                to: 2,
+                points: 4
+            })
         );
         let twice = [shards[0].clone(), shards[0].clone()];
         assert!(
             merge_shards(&twice)
                 .unwrap_err()
                 .to_string()
-                .contains("appears twice")
+                .contains("point 2 is in 'b' line 2 and in 'b' line 2")
         );
         let cut = [("a".to_string(), file(0..2).trim_end().to_string())];
         assert!(

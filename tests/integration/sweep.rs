@@ -206,6 +206,126 @@ fn merged_shards_equal_the_unsharded_file() {
     }
 }
 
+/// The grid of issue 13's merge report: 9 points, 4 shards (the last two
+/// points in shard 4/4); `changes` replace its flags' values or add flags.
+fn merge_grid(changes: &[&str]) -> Vec<String> {
+    let mut flags: Vec<(String, String)> = [
+        ("--policy", "full,decorrelated,equal"),
+        ("--clients", "10,20,30"),
+        ("--seeds", "2"),
+    ]
+    .iter()
+    .map(|(f, v)| (f.to_string(), v.to_string()))
+    .collect();
+    for change in changes.chunks(2) {
+        match flags.iter_mut().find(|(f, _)| f == change[0]) {
+            Some((_, value)) => *value = change[1].to_string(),
+            None => flags.push((change[0].to_string(), change[1].to_string())),
+        }
+    }
+    let mut args = vec!["sweep".to_string(), "--quiet".to_string()];
+    args.extend(flags.into_iter().flat_map(|(f, v)| [f, v]));
+    args
+}
+
+#[test]
+fn merge_refuses_files_that_do_not_make_one_whole_sweep() {
+    let dir = workdir("merge-provenance");
+    let write = |name: &str, extra: &[&str]| -> String {
+        let file = path(&dir, name);
+        let mut args = merge_grid(extra);
+        args.extend(["--out".to_string(), file.clone()]);
+        ok(&args.iter().map(String::as_str).collect::<Vec<_>>(), "2");
+        file
+    };
+    let shards: Vec<String> = (1..=4)
+        .map(|k| write(&format!("s{k}.csv"), &["--shard", &format!("{k}/4")]))
+        .collect();
+    let whole = fs::read_to_string(write("whole.csv", &[])).unwrap();
+    let merged = path(&dir, "merged.csv");
+    let merge = |files: &[&str]| {
+        let mut args = vec!["merge"];
+        args.extend_from_slice(files);
+        args.extend(["--out", &merged]);
+        usage_error(&args)
+    };
+    let s: Vec<&str> = shards.iter().map(String::as_str).collect();
+
+    // The last shard left out: its points are named, though no row says so
+    // but the sweep's size.
+    let err = merge(&s[..3]);
+    assert!(
+        err.contains("points 6 to 8 of the sweep's 9 are missing"),
+        "{err}"
+    );
+    // A header-only file alone knows no sweep.
+    let header_only = path(&dir, "header.csv");
+    fs::write(
+        &header_only,
+        whole.lines().next().unwrap().to_string() + "\n",
+    )
+    .unwrap();
+    let err = merge(&[&header_only]);
+    assert!(err.contains("no file has a row"), "{err}");
+
+    // A last shard from another sweep: each names the file and what differs.
+    let others = [
+        (
+            "seed.csv",
+            vec!["--seed", "7"],
+            "master seed 7 where the first has 42",
+        ),
+        (
+            "seeds.csv",
+            vec!["--seeds", "3"],
+            "3 replicates per point where the first has 2",
+        ),
+        (
+            "grid.csv",
+            vec!["--clients", "10,20,40"],
+            "another grid of as many points",
+        ),
+        (
+            "size.csv",
+            vec!["--clients", "10,20,30,40"],
+            "a grid of 12 points where the first has 9",
+        ),
+    ];
+    for (name, mut extra, says) in others {
+        extra.extend(["--shard", "4/4"]);
+        let other = write(name, &extra);
+        let err = merge(&[s[0], s[1], s[2], &other]);
+        assert!(err.contains(says) && err.contains(&other), "{name}: {err}");
+    }
+    // A row edited by hand.
+    let text = fs::read_to_string(s[3]).unwrap();
+    let edited = path(&dir, "edited.csv");
+    fs::write(&edited, text.replacen(",equal,", ",none,", 1)).unwrap();
+    assert_ne!(
+        fs::read_to_string(&edited).unwrap(),
+        text,
+        "the edit was made"
+    );
+    let err = merge(&[s[0], s[1], s[2], &edited]);
+    assert!(
+        err.contains(&edited) && err.contains("line 2") && err.contains("changed"),
+        "{err}"
+    );
+    // A file of the format before sweep ids.
+    let old_format = path(&dir, "old.csv");
+    fs::write(&old_format, text.replace(",sweep_id,sweep_points", "")).unwrap();
+    let err = merge(&[s[0], s[1], s[2], &old_format]);
+    assert!(err.contains("no sweep_id column"), "{err}");
+    assert!(
+        !Path::new(&merged).exists(),
+        "a refused merge writes nothing"
+    );
+
+    // And the four of one sweep still make the whole, byte for byte.
+    ok(&["merge", s[3], s[1], s[0], s[2], "--out", &merged], "1");
+    assert_eq!(fs::read_to_string(&merged).unwrap(), whole);
+}
+
 #[test]
 fn a_resumed_sweep_equals_an_uninterrupted_one() {
     let dir = workdir("resume");
@@ -235,6 +355,18 @@ fn a_resumed_sweep_equals_an_uninterrupted_one() {
             assert_eq!(fs::read_to_string(&partial).unwrap(), whole);
             fs::remove_file(&partial).unwrap();
         }
+        // No file yet (an array task's first start): the whole sweep, and a
+        // line that says it starts from the first row.
+        let fresh = path(&dir, "fresh.csv");
+        let mut args = vec!["sweep", "--out", &fresh, "--resume"];
+        args.extend_from_slice(GRID);
+        args.extend_from_slice(per_run);
+        let out = herdsim(&args, "2");
+        assert!(out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("does not exist yet"), "{err}");
+        assert_eq!(fs::read_to_string(&fresh).unwrap(), whole);
+        fs::remove_file(&fresh).unwrap();
         fs::remove_file(dir.join("whole.csv")).unwrap();
     }
 }
@@ -251,7 +383,10 @@ fn resuming_another_sweeps_file_is_refused() {
     let out = herdsim(&args, "2");
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("not from this sweep"), "{err}");
+    assert!(
+        err.contains("line 2: expected a row starting") && err.contains("cannot be continued"),
+        "{err}"
+    );
     assert_eq!(
         fs::read_to_string(&file).unwrap(),
         half,
@@ -524,6 +659,12 @@ fn resume_refuses_a_changed_or_damaged_file_and_names_it() {
     );
     let text = fs::read_to_string(&whole).unwrap();
     let lines: Vec<&str> = text.lines().collect();
+    // The first row's last metric and checksum, and what comes before them.
+    let [checksum, last_metric, rest]: [&str; 3] = lines[1]
+        .rsplitn(3, ',')
+        .collect::<Vec<_>>()
+        .try_into()
+        .unwrap();
     let damaged = [
         ("crlf", text.replace('\n', "\r\n"), "CR line endings"),
         (
@@ -533,8 +674,15 @@ fn resume_refuses_a_changed_or_damaged_file_and_names_it() {
         ),
         (
             "junk",
-            format!("{}\n{},x\n", lines[0], lines[1].rsplit_once(',').unwrap().0),
+            format!("{}\n{rest},x,{checksum}\n", lines[0]),
             "where a number belongs",
+        ),
+        // A number changed by hand: every field still a number, the row's
+        // checksum no longer its text's.
+        (
+            "edited",
+            format!("{}\n{rest},{}1,{checksum}\n", lines[0], last_metric),
+            "changed after herdsim wrote it",
         ),
     ];
     for (name, content, says) in damaged {

@@ -1,8 +1,10 @@
 //! What a run measures: its metrics, the observers that watch it as it goes,
 //! the summaries over replicates, and the course of its retries over time.
 
+pub mod histogram;
 pub mod metrics;
 pub mod observer;
 pub mod recorder;
+pub mod server_metrics;
 pub mod stats;
 pub mod timeline;

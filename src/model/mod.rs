@@ -8,6 +8,7 @@ pub mod arrivals;
 pub mod error;
 mod occ;
 mod outage;
+pub mod server;
 mod slot;
 
 pub use occ::OccNetwork;

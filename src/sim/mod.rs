@@ -6,4 +6,5 @@ pub mod engine;
 mod occ_loop;
 pub mod queue;
 pub(crate) mod retries;
+pub mod server_loop;
 pub mod wave;

@@ -1,0 +1,237 @@
+//! What one run of the server model measured (DESIGN Part two), and the
+//! per-window time series that recovery is read from.
+
+use crate::measure::histogram::Histogram;
+use crate::model::server::{NS_PER_MS, Nanos};
+
+/// One window of the time series.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Window {
+    /// Requests that arrived (open loop) or started (closed loop).
+    pub arrivals: u64,
+    /// Attempts sent, first tries included.
+    pub attempts: u64,
+    /// Requests that succeeded.
+    pub successes: u64,
+    /// Requests that gave up.
+    pub gave_up: u64,
+    /// Attempts the client timed out.
+    pub timeouts: u64,
+    /// Attempts refused at a full queue.
+    pub rejected: u64,
+    /// Attempts waiting in the server's queue at the window's end.
+    pub queue: u64,
+    /// Busy workers at the window's end.
+    pub busy: u64,
+}
+
+impl Window {
+    /// Successes among the requests that ended in the window, if any did.
+    pub fn success_rate(&self) -> Option<f64> {
+        let ended = self.successes + self.gave_up;
+        (ended > 0).then(|| self.successes as f64 / ended as f64)
+    }
+}
+
+/// A server run's counts and times.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ServerMetrics {
+    /// Requests made.
+    pub requests: u64,
+    /// Attempts sent, first tries included.
+    pub attempts: u64,
+    /// Requests that succeeded.
+    pub successes: u64,
+    /// Requests that stopped without success.
+    pub gave_up: u64,
+    /// Attempts the client timed out.
+    pub timeouts: u64,
+    /// Attempts refused at a full queue.
+    pub rejected: u64,
+    /// Attempts that reached the server (admitted or rejected).
+    pub arrived_at_server: u64,
+    /// Worker time spent, ns (the sum over workers).
+    pub busy_ns: u128,
+    /// Worker time spent on attempts whose reply the client ignores (it timed
+    /// out first), ns.
+    pub wasted_ns: u128,
+    /// The integral of the queue length over the load's duration, ns.
+    pub queue_area: u128,
+    /// The integral of busy workers over the load's duration, ns.
+    pub busy_area: u128,
+    /// The most attempts ever waiting in the queue.
+    pub queue_peak: u64,
+    /// Admitted attempts served, and the sum of their sojourns (arrival at
+    /// the server to the end of service), ns.
+    pub served: u64,
+    /// Sum of sojourns, ns.
+    pub sojourn_ns: u128,
+    /// End-to-end latency of successful requests (from start, or from getting
+    /// a client slot, to the successful reply), ns.
+    pub latency: Histogram,
+    /// Sum of those latencies, ns.
+    pub latency_total_ns: u128,
+    /// The load's duration, ns (time averages are over it).
+    pub duration_ns: Nanos,
+    /// The time of the last event, ns.
+    pub end_ns: Nanos,
+    /// Workers (`u32::MAX` when unbounded).
+    pub workers: u32,
+    /// Time from the end of the last trigger to recovery, ns; `None` with no
+    /// trigger ending inside the load, or when stuck.
+    pub recovery_ns: Option<Nanos>,
+    /// The run ended metastable: after the last trigger, the success rate
+    /// never stayed within 1% of its level before the first trigger.
+    pub stuck: bool,
+    /// False if the run was cut at its horizon or event limit with requests
+    /// still in flight.
+    pub complete: bool,
+    /// The time series, one entry per window from t = 0.
+    pub windows: Vec<Window>,
+    /// Events handled.
+    pub events: u64,
+}
+
+impl ServerMetrics {
+    /// Attempts per request.
+    pub fn amplification(&self) -> f64 {
+        ratio(self.attempts as f64, self.requests as f64)
+    }
+
+    /// Successes per request.
+    pub fn success_rate(&self) -> f64 {
+        ratio(self.successes as f64, self.requests as f64)
+    }
+
+    /// Share of worker time spent on work no client waits for.
+    pub fn wasted_work(&self) -> f64 {
+        ratio(self.wasted_ns as f64, self.busy_ns as f64)
+    }
+
+    /// Attempts refused as a share of those that reached the server.
+    pub fn rejected_share(&self) -> f64 {
+        ratio(self.rejected as f64, self.arrived_at_server as f64)
+    }
+
+    /// Mean busy workers over the load's duration.
+    pub fn mean_busy(&self) -> f64 {
+        ratio(self.busy_area as f64, self.duration_ns as f64)
+    }
+
+    /// Mean busy share of the workers over the load's duration (0 with
+    /// unbounded workers, where it has no meaning).
+    pub fn utilisation(&self) -> f64 {
+        if self.workers == u32::MAX {
+            0.0
+        } else {
+            self.mean_busy() / f64::from(self.workers)
+        }
+    }
+
+    /// Mean attempts waiting in the queue over the load's duration.
+    pub fn mean_queue(&self) -> f64 {
+        ratio(self.queue_area as f64, self.duration_ns as f64)
+    }
+
+    /// Mean attempts at the server (waiting or served) over the load's
+    /// duration: L of queueing theory.
+    pub fn mean_in_system(&self) -> f64 {
+        self.mean_queue() + self.mean_busy()
+    }
+
+    /// Mean sojourn of admitted attempts at the server, ms: W.
+    pub fn mean_sojourn_ms(&self) -> f64 {
+        ratio(self.sojourn_ns as f64, self.served as f64) / NS_PER_MS as f64
+    }
+
+    /// A latency quantile of successful requests, ms.
+    pub fn latency_ms(&self, q: f64) -> f64 {
+        self.latency.quantile(q) / NS_PER_MS as f64
+    }
+}
+
+/// `a / b`, 0 when `b` is 0.
+fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 { a / b } else { 0.0 }
+}
+
+/// Recovery from the windows: the first window starting at or after
+/// `last_trigger_end` from which every window up to the load's end has a
+/// success rate at least `level − 0.01` (windows where no request ended are
+/// passed over). Returns (recovery, stuck); `level` is the rate before the
+/// first trigger.
+pub fn recovery(
+    windows: &[Window],
+    window: Nanos,
+    level: f64,
+    last_trigger_end: Nanos,
+    load_end: Nanos,
+) -> (Option<Nanos>, bool) {
+    if last_trigger_end >= load_end {
+        return (None, false);
+    }
+    let first = last_trigger_end.div_ceil(window) as usize;
+    let last = (load_end.div_ceil(window) as usize).min(windows.len());
+    let mut recovered_from = None;
+    for (i, w) in windows.iter().enumerate().take(last).skip(first) {
+        match w.success_rate() {
+            Some(rate) if rate < level - 0.01 => recovered_from = None,
+            Some(_) => {
+                recovered_from.get_or_insert(i);
+            }
+            None => {}
+        }
+    }
+    match recovered_from {
+        Some(i) => (Some(i as Nanos * window - last_trigger_end), false),
+        None => (None, true),
+    }
+}
+
+/// The success rate over the windows wholly before `first_trigger` (1 if no
+/// request ended there).
+pub fn level_before(windows: &[Window], window: Nanos, first_trigger: Nanos) -> f64 {
+    let whole = (first_trigger / window) as usize;
+    let (ok, ended) = windows.iter().take(whole).fold((0, 0), |(s, e), w| {
+        (s + w.successes, e + w.successes + w.gave_up)
+    });
+    if ended == 0 {
+        1.0
+    } else {
+        ok as f64 / ended as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w(successes: u64, gave_up: u64) -> Window {
+        Window {
+            successes,
+            gave_up,
+            ..Window::default()
+        }
+    }
+
+    #[test]
+    fn recovery_is_the_first_window_after_which_every_window_holds_the_level() {
+        // Windows of 10 ns; the trigger ends at 25; the load at 80.
+        let windows = [
+            w(10, 0),
+            w(10, 0),
+            w(2, 8),
+            w(5, 5),
+            w(10, 0),
+            w(8, 2),
+            w(10, 0),
+            w(0, 0),
+        ];
+        assert_eq!(level_before(&windows, 10, 20), 1.0);
+        // Window 5 falls short, so recovery starts at window 6 (t = 60).
+        assert_eq!(recovery(&windows, 10, 1.0, 25, 80), (Some(35), false));
+        let stuck = [w(10, 0), w(1, 9), w(1, 9), w(2, 8)];
+        assert_eq!(recovery(&stuck, 10, 1.0, 10, 40), (None, true));
+        assert_eq!(recovery(&stuck, 10, 1.0, 40, 40), (None, false));
+    }
+}

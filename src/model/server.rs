@@ -1,0 +1,408 @@
+//! The `server` model (DESIGN Part two): open- or closed-loop load against c
+//! workers behind a FIFO queue, with network delays, per-attempt timeouts
+//! that do not cancel the server's work, and triggers over time windows.
+//!
+//! This file holds what a server run is (its load, server, distributions and
+//! triggers) and the draws of its distributions; the event loop is
+//! [`crate::sim::server_loop`]. Time here is integer nanoseconds: whole
+//! microseconds would bias short service times (an exponential of mean
+//! 100 µs loses about 0.5% to rounding), and u64 ns still spans 584 years.
+
+use crate::base::draws::Draws;
+
+/// A point in simulated time, or a duration, in nanoseconds.
+pub type Nanos = u64;
+
+/// Nanoseconds in one microsecond.
+pub const NS_PER_US: Nanos = 1_000;
+/// Nanoseconds in one millisecond.
+pub const NS_PER_MS: Nanos = 1_000_000;
+/// Nanoseconds in one second.
+pub const NS_PER_S: Nanos = 1_000_000_000;
+
+/// A distribution of durations (service times, network delays, think times).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Dist {
+    /// Always the same.
+    Const(Nanos),
+    /// Exponential with this mean.
+    Exp {
+        /// The mean, ns.
+        mean: Nanos,
+    },
+    /// Lognormal by its median and the sigma of its logarithm.
+    LogNormal {
+        /// The median, ns.
+        median: Nanos,
+        /// The standard deviation of ln(duration).
+        sigma: f64,
+    },
+}
+
+impl Dist {
+    /// One draw, in whole ns (rounded to nearest).
+    pub fn sample<D: Draws + ?Sized>(&self, draws: &mut D) -> Nanos {
+        match *self {
+            Dist::Const(d) => d,
+            Dist::Exp { mean } => (-(mean as f64) * draws.unit_above_zero().ln()).round() as Nanos,
+            Dist::LogNormal { median, sigma } => {
+                let z = standard_normal(draws);
+                (median as f64 * (sigma * z).exp())
+                    .round()
+                    .min(u64::MAX as f64 / 4.0) as Nanos
+            }
+        }
+    }
+
+    /// The mean, ns.
+    pub fn mean(&self) -> f64 {
+        match *self {
+            Dist::Const(d) => d as f64,
+            Dist::Exp { mean } => mean as f64,
+            Dist::LogNormal { median, sigma } => median as f64 * (sigma * sigma / 2.0).exp(),
+        }
+    }
+
+    /// True if every draw is 0 (no draw is taken then).
+    pub fn is_zero(&self) -> bool {
+        matches!(self, Dist::Const(0))
+    }
+}
+
+/// A standard normal deviate (Box–Muller, one of the pair).
+fn standard_normal<D: Draws + ?Sized>(draws: &mut D) -> f64 {
+    let u1 = draws.unit_above_zero();
+    let u2 = draws.unit_above_zero();
+    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+}
+
+/// Service time: one distribution, or a two-part mixture (bimodal service:
+/// most requests fast, a share slow).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Service {
+    /// Every attempt from one distribution.
+    One(Dist),
+    /// With probability `share_second`, from `second`; else from `first`.
+    Mixture {
+        /// The common part.
+        first: Dist,
+        /// The other part.
+        second: Dist,
+        /// The probability of `second`, in [0, 1].
+        share_second: f64,
+    },
+}
+
+impl Service {
+    /// One service time, ns.
+    pub fn sample<D: Draws + ?Sized>(&self, draws: &mut D) -> Nanos {
+        match self {
+            Service::One(d) => d.sample(draws),
+            Service::Mixture {
+                first,
+                second,
+                share_second,
+            } => {
+                if draws.unit_above_zero() <= *share_second {
+                    second.sample(draws)
+                } else {
+                    first.sample(draws)
+                }
+            }
+        }
+    }
+
+    /// The mean, ns.
+    pub fn mean(&self) -> f64 {
+        match self {
+            Service::One(d) => d.mean(),
+            Service::Mixture {
+                first,
+                second,
+                share_second,
+            } => (1.0 - share_second) * first.mean() + share_second * second.mean(),
+        }
+    }
+}
+
+/// Where requests come from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Load {
+    /// Poisson arrivals at `rate_per_s` during `[0, duration)`, each from one
+    /// of `sources` independent sources (a source owns per-client control
+    /// state: its budget). With `concurrency`, a request waits at its client
+    /// (FIFO, all sources together) for one of that many slots and holds it
+    /// for its whole life; its latency counts from when it gets one.
+    Open {
+        /// Requests per second.
+        rate_per_s: f64,
+        /// Independent sources the arrivals are split among.
+        sources: u32,
+        /// Client-side concurrency limit, if any.
+        concurrency: Option<u32>,
+    },
+    /// `users` users, each with one request at a time, thinking for a draw of
+    /// `think` between the end of one and the start of the next (the first
+    /// request after a first think), until the load's duration ends.
+    Closed {
+        /// Users.
+        users: u32,
+        /// Think time.
+        think: Dist,
+    },
+}
+
+impl Load {
+    /// The sources whose control state is kept apart.
+    pub fn sources(&self) -> u32 {
+        match *self {
+            Load::Open { sources, .. } => sources,
+            Load::Closed { users, .. } => users,
+        }
+    }
+}
+
+/// What a trigger does during its window.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum TriggerKind {
+    /// Every attempt completing inside fails.
+    Outage,
+    /// Each attempt completing inside fails with this probability.
+    PartialFailure(f64),
+    /// The same share of requests fail on every attempt completing inside
+    /// (a request's fate is one draw, made when it is created).
+    PerUserFailure(f64),
+    /// The arrival rate (open loop) is multiplied by this.
+    LoadSpike(f64),
+    /// Service times of attempts started inside are multiplied by this.
+    Slowdown(f64),
+    /// The workers drop to this many (busy workers finish what they hold).
+    CapacityDrop(u32),
+}
+
+/// A trigger over the window `[from, to)`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Trigger {
+    /// What it does.
+    pub kind: TriggerKind,
+    /// Its start, ns.
+    pub from: Nanos,
+    /// Its end (excluded), ns.
+    pub to: Nanos,
+}
+
+impl Trigger {
+    /// True if `t` is inside the window.
+    #[inline]
+    pub fn covers(&self, t: Nanos) -> bool {
+        self.from <= t && t < self.to
+    }
+}
+
+/// One server run's workload, apart from the retry policy and its controls.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerSpec {
+    /// Where requests come from.
+    pub load: Load,
+    /// New requests start during `[0, duration)`; then the run drains.
+    pub duration: Nanos,
+    /// Workers; `None` is unbounded (every attempt served at once).
+    pub workers: Option<u32>,
+    /// Most attempts waiting in the queue; `None` is unbounded. An attempt
+    /// arriving at a full queue is rejected at once.
+    pub queue_limit: Option<u32>,
+    /// Service time of an attempt, drawn when a worker takes it.
+    pub service: Service,
+    /// Probability an attempt fails, decided when its service completes.
+    pub fail_rate: f64,
+    /// Client → server delay per attempt.
+    pub request_delay: Dist,
+    /// Server → client delay per attempt.
+    pub reply_delay: Dist,
+    /// Per-attempt timeout: no reply this long after sending, the client
+    /// counts the attempt failed (the server keeps working on it).
+    pub timeout: Option<Nanos>,
+    /// Triggers, any number.
+    pub triggers: Vec<Trigger>,
+    /// The window of the time series and of recovery.
+    pub window: Nanos,
+    /// Stop the run here even if requests are still in flight.
+    pub horizon: Option<Nanos>,
+}
+
+impl Default for ServerSpec {
+    /// An M/M/1 server at 50% load for 10 s: 500 requests/s of 1 ms mean
+    /// service, no timeout, no trigger.
+    fn default() -> Self {
+        ServerSpec {
+            load: Load::Open {
+                rate_per_s: 500.0,
+                sources: 1,
+                concurrency: None,
+            },
+            duration: 10 * NS_PER_S,
+            workers: Some(1),
+            queue_limit: None,
+            service: Service::One(Dist::Exp { mean: NS_PER_MS }),
+            fail_rate: 0.0,
+            request_delay: Dist::Const(0),
+            reply_delay: Dist::Const(0),
+            timeout: None,
+            triggers: Vec::new(),
+            window: 100 * NS_PER_MS,
+            horizon: None,
+        }
+    }
+}
+
+impl ServerSpec {
+    /// The workers at `t`: the configured count, or the lowest capacity drop
+    /// covering `t`. `u32::MAX` stands for unbounded.
+    #[inline]
+    pub fn workers_at(&self, t: Nanos) -> u32 {
+        let mut workers = self.workers.unwrap_or(u32::MAX);
+        for trigger in &self.triggers {
+            if let TriggerKind::CapacityDrop(c) = trigger.kind
+                && trigger.covers(t)
+            {
+                workers = workers.min(c);
+            }
+        }
+        workers
+    }
+
+    /// The service-time factor for an attempt started at `t`.
+    #[inline]
+    pub fn slowdown_at(&self, t: Nanos) -> f64 {
+        self.triggers
+            .iter()
+            .filter_map(|tr| match tr.kind {
+                TriggerKind::Slowdown(k) if tr.covers(t) => Some(k),
+                _ => None,
+            })
+            .product()
+    }
+
+    /// The arrival-rate factor at `t`.
+    #[inline]
+    pub fn load_factor_at(&self, t: Nanos) -> f64 {
+        self.triggers
+            .iter()
+            .filter_map(|tr| match tr.kind {
+                TriggerKind::LoadSpike(k) if tr.covers(t) => Some(k),
+                _ => None,
+            })
+            .product()
+    }
+
+    /// The highest arrival-rate factor at any time (for thinning).
+    pub fn peak_load_factor(&self) -> f64 {
+        // Spikes may overlap: the product of all of them bounds any instant.
+        self.triggers
+            .iter()
+            .filter_map(|tr| match tr.kind {
+                TriggerKind::LoadSpike(k) => Some(k.max(1.0)),
+                _ => None,
+            })
+            .product()
+    }
+
+    /// The end of the last trigger, if any.
+    pub fn last_trigger_end(&self) -> Option<Nanos> {
+        self.triggers.iter().map(|t| t.to).max()
+    }
+
+    /// The start of the first trigger, if any.
+    pub fn first_trigger_start(&self) -> Option<Nanos> {
+        self.triggers.iter().map(|t| t.from).min()
+    }
+
+    /// The times at which the workers change (capacity drops begin or end).
+    pub fn capacity_changes(&self) -> Vec<Nanos> {
+        let mut times: Vec<Nanos> = self
+            .triggers
+            .iter()
+            .filter(|t| matches!(t.kind, TriggerKind::CapacityDrop(_)))
+            .flat_map(|t| [t.from, t.to])
+            .collect();
+        times.sort_unstable();
+        times.dedup();
+        times
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::base::seeding::job_rng;
+
+    /// Sample mean of `n` draws.
+    fn mean_of(d: &Service, n: usize) -> f64 {
+        let mut rng = job_rng(7);
+        (0..n).map(|_| d.sample(&mut rng) as f64).sum::<f64>() / n as f64
+    }
+
+    #[test]
+    fn draws_have_their_distributions_means() {
+        let n = 200_000;
+        let cases = [
+            Service::One(Dist::Const(5_000)),
+            Service::One(Dist::Exp { mean: 100_000 }),
+            Service::One(Dist::LogNormal {
+                median: 1_000_000,
+                sigma: 0.5,
+            }),
+            Service::Mixture {
+                first: Dist::Const(1_000),
+                second: Dist::Exp { mean: 50_000 },
+                share_second: 0.1,
+            },
+        ];
+        for d in cases {
+            // sd of these draws is at most ~1.2 × mean (the mixture's is
+            // about 2.5 × its mean); 5 standard errors of the sample mean.
+            let se = 2.5 * d.mean() / (n as f64).sqrt();
+            let got = mean_of(&d, n);
+            assert!(
+                (got - d.mean()).abs() < 5.0 * se,
+                "{d:?}: {got} vs {}",
+                d.mean()
+            );
+        }
+    }
+
+    #[test]
+    fn triggers_change_workers_service_and_load_inside_their_windows() {
+        let spec = ServerSpec {
+            workers: Some(4),
+            triggers: vec![
+                Trigger {
+                    kind: TriggerKind::CapacityDrop(1),
+                    from: 10,
+                    to: 20,
+                },
+                Trigger {
+                    kind: TriggerKind::Slowdown(3.0),
+                    from: 15,
+                    to: 30,
+                },
+                Trigger {
+                    kind: TriggerKind::LoadSpike(2.0),
+                    from: 0,
+                    to: 5,
+                },
+            ],
+            ..ServerSpec::default()
+        };
+        assert_eq!(spec.workers_at(9), 4);
+        assert_eq!(spec.workers_at(10), 1);
+        assert_eq!(spec.workers_at(20), 4);
+        assert_eq!(spec.slowdown_at(14), 1.0);
+        assert_eq!(spec.slowdown_at(29), 3.0);
+        assert_eq!(spec.load_factor_at(4), 2.0);
+        assert_eq!(spec.load_factor_at(5), 1.0);
+        assert_eq!(spec.peak_load_factor(), 2.0);
+        assert_eq!(spec.capacity_changes(), [10, 20]);
+        assert_eq!(spec.last_trigger_end(), Some(30));
+    }
+}

@@ -1,0 +1,900 @@
+//! The event loop of the server model ([`crate::model::server`]).
+//!
+//! A request is one logical call; an attempt is one try of it. An attempt
+//! travels to the server (request delay), waits in the FIFO queue or is
+//! rejected at a full one, is served by a worker (service time drawn when
+//! the worker takes it), fails or succeeds when its service completes, and
+//! travels back (reply delay). The client times an attempt out `timeout`
+//! after sending it; **the server never learns of that**: the abandoned
+//! attempt keeps its place and burns a worker, and its reply is ignored.
+//! After a failed reply, a rejection or a timeout the client decides at
+//! once: retry after its policy's delay, if `max_attempts` and its budget
+//! allow (the budget is consulted when the retry is decided, not when it is
+//! sent), or give up.
+//!
+//! Events are `(time, seq)` ordered: `seq` grows at every schedule, so events
+//! at one instant run in the order they were scheduled and a run depends on
+//! nothing but its spec and seeds. Requests live in a slab reused as they
+//! end, so memory follows what is in flight, not the requests in a run.
+
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, VecDeque};
+
+use rand_pcg::Pcg64Mcg;
+
+use crate::base::draws::Draws;
+use crate::base::seeding::{Seeds, job_rng};
+use crate::control::budget::{Budget, BudgetSpec};
+use crate::measure::server_metrics::{ServerMetrics, Window, level_before, recovery};
+use crate::model::server::{Load, NS_PER_S, NS_PER_US, Nanos, ServerSpec, TriggerKind};
+use crate::policy::{Backoff, PolicySpec, PolicyVisitor};
+
+/// How clients retry on the server model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerRetry {
+    /// The backoff policy.
+    pub policy: PolicySpec,
+    /// Most attempts per request, first try included; `None` is unlimited.
+    pub max_attempts: Option<u32>,
+    /// A retry budget per fleet of sources, if any.
+    pub budget: Option<BudgetSpec>,
+    /// Sources per budget fleet; `None` is one fleet of all.
+    pub fleet: Option<u32>,
+}
+
+/// Runs one replicate of the server model: `spec`'s load and server, clients
+/// retrying by `retry`, draws from `seeds` (the environment's stream for
+/// arrivals, service, delays and failures; the policy's for backoff). Stops
+/// after `max_events` events, marking the run incomplete.
+pub fn simulate_server(
+    spec: &ServerSpec,
+    retry: &ServerRetry,
+    seeds: Seeds,
+    max_events: u64,
+) -> ServerMetrics {
+    retry.policy.visit(ServerRun {
+        spec,
+        retry,
+        seeds,
+        max_events,
+    })
+}
+
+struct ServerRun<'a> {
+    spec: &'a ServerSpec,
+    retry: &'a ServerRetry,
+    seeds: Seeds,
+    max_events: u64,
+}
+
+impl PolicyVisitor for ServerRun<'_> {
+    type Output = ServerMetrics;
+
+    fn visit<P: Backoff>(self, policy: P) -> ServerMetrics {
+        let mut state = State::new(self.spec, self.retry, &policy, self.seeds);
+        state.run(self.max_events);
+        state.finish()
+    }
+}
+
+/// What an event does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// The next open-loop arrival.
+    Arrival,
+    /// A closed-loop user's think time ends (`req` is the user).
+    ThinkDone,
+    /// An attempt reaches the server.
+    AtServer,
+    /// A worker finishes an attempt.
+    ServiceDone,
+    /// A reply reaches its client (`arg` 1 for success).
+    Reply,
+    /// A client's timeout for an attempt fires.
+    Timeout,
+    /// A client sends its next attempt after backing off.
+    Resend,
+    /// The workers change (a capacity drop begins or ends).
+    Capacity,
+}
+
+/// One scheduled event: ordered by time, then by when it was scheduled.
+#[derive(Debug, Clone, Copy)]
+struct Event {
+    time: Nanos,
+    seq: u64,
+    kind: Kind,
+    /// The request's slab index (or the user, for `ThinkDone`).
+    req: u32,
+    /// The request's generation: an event for an ended request is stale.
+    generation: u32,
+    /// The attempt number (0 is the first try).
+    attempt: u32,
+    /// When the attempt was sent, ns.
+    sent: Nanos,
+    /// For `ServiceDone`: when its reply reaches the client; for `Reply`: 1
+    /// if it succeeded.
+    arg: Nanos,
+}
+
+impl PartialEq for Event {
+    fn eq(&self, other: &Self) -> bool {
+        (self.time, self.seq) == (other.time, other.seq)
+    }
+}
+impl Eq for Event {}
+impl PartialOrd for Event {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Event {
+    /// Reversed: the heap's greatest is the earliest.
+    fn cmp(&self, other: &Self) -> Ordering {
+        (other.time, other.seq).cmp(&(self.time, self.seq))
+    }
+}
+
+/// An attempt waiting in the server's queue.
+#[derive(Debug, Clone, Copy)]
+struct Queued {
+    req: u32,
+    generation: u32,
+    attempt: u32,
+    sent: Nanos,
+    arrived: Nanos,
+}
+
+/// A request in flight.
+#[derive(Debug, Clone, Copy)]
+struct Request<W> {
+    generation: u32,
+    /// Its source (owner of control state) or closed-loop user.
+    source: u32,
+    /// Latency counts from here: its start, or when it got a client slot.
+    started: Nanos,
+    /// Attempts sent so far.
+    attempts: u32,
+    /// True while the client waits for the reply of attempt `attempts − 1`.
+    awaiting: bool,
+    /// The per-user failure draw: it fails while a per-user trigger with a
+    /// share above this covers an attempt's completion.
+    fate: f64,
+    /// The policy's memory.
+    walk: W,
+}
+
+struct State<'a, P: Backoff> {
+    spec: &'a ServerSpec,
+    retry: &'a ServerRetry,
+    policy: &'a P,
+    environment: Pcg64Mcg,
+    backoff: Pcg64Mcg,
+    events: BinaryHeap<Event>,
+    seq: u64,
+    now: Nanos,
+    requests: Vec<Request<P::Walk>>,
+    free: Vec<u32>,
+    /// Requests waiting for a client slot (concurrency limit).
+    waiting_for_slot: VecDeque<(u32, u32)>,
+    /// Requests holding a client slot.
+    holding_slot: u32,
+    queue: VecDeque<Queued>,
+    busy: u32,
+    budget: Option<Budget>,
+    /// When the areas were last brought up to date.
+    areas_at: Nanos,
+    m: ServerMetrics,
+}
+
+impl<'a, P: Backoff> State<'a, P> {
+    fn new(spec: &'a ServerSpec, retry: &'a ServerRetry, policy: &'a P, seeds: Seeds) -> Self {
+        let sources = spec.load.sources();
+        let budget = retry
+            .budget
+            .map(|b| Budget::new(b, sources, retry.fleet.unwrap_or(sources)));
+        let mut state = State {
+            spec,
+            retry,
+            policy,
+            environment: job_rng(seeds.environment),
+            backoff: job_rng(seeds.policy),
+            events: BinaryHeap::new(),
+            seq: 0,
+            now: 0,
+            requests: Vec::new(),
+            free: Vec::new(),
+            waiting_for_slot: VecDeque::new(),
+            holding_slot: 0,
+            queue: VecDeque::new(),
+            busy: 0,
+            budget,
+            areas_at: 0,
+            m: ServerMetrics {
+                duration_ns: spec.duration,
+                workers: spec.workers.unwrap_or(u32::MAX),
+                complete: true,
+                ..ServerMetrics::default()
+            },
+        };
+        match spec.load {
+            Load::Open { .. } => {
+                let first = state.next_arrival_after(0);
+                if let Some(t) = first {
+                    state.schedule(t, Kind::Arrival, 0, 0, 0, 0, 0);
+                }
+            }
+            Load::Closed { users, think } => {
+                for user in 0..users {
+                    let t = think.sample(&mut state.environment);
+                    state.schedule(t, Kind::ThinkDone, user, 0, 0, 0, 0);
+                }
+            }
+        }
+        for t in spec.capacity_changes() {
+            state.schedule(t, Kind::Capacity, 0, 0, 0, 0, 0);
+        }
+        state
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn schedule(
+        &mut self,
+        time: Nanos,
+        kind: Kind,
+        req: u32,
+        generation: u32,
+        attempt: u32,
+        sent: Nanos,
+        arg: Nanos,
+    ) {
+        self.seq += 1;
+        self.events.push(Event {
+            time,
+            seq: self.seq,
+            kind,
+            req,
+            generation,
+            attempt,
+            sent,
+            arg,
+        });
+    }
+
+    /// The next open-loop arrival after `t` (thinning for load spikes), if it
+    /// falls inside the load's duration.
+    fn next_arrival_after(&mut self, mut t: Nanos) -> Option<Nanos> {
+        let Load::Open { rate_per_s, .. } = self.spec.load else {
+            return None;
+        };
+        let peak = self.spec.peak_load_factor();
+        let mean_gap = NS_PER_S as f64 / (rate_per_s * peak);
+        loop {
+            let gap = (-mean_gap * self.environment.unit_above_zero().ln()).round() as Nanos;
+            t = t.saturating_add(gap);
+            if t >= self.spec.duration {
+                return None;
+            }
+            let factor = self.spec.load_factor_at(t);
+            if factor >= peak || self.environment.unit_above_zero() * peak <= factor {
+                return Some(t);
+            }
+        }
+    }
+
+    /// The window holding `t`, grown as time advances.
+    #[inline]
+    fn window(&mut self, t: Nanos) -> &mut Window {
+        let i = (t / self.spec.window) as usize;
+        if i >= self.m.windows.len() {
+            let (queue, busy) = (self.queue.len() as u64, u64::from(self.busy));
+            // Windows passed without an event end as the state stands.
+            for w in self.m.windows.iter_mut().rev() {
+                if w.queue != u64::MAX {
+                    break;
+                }
+                w.queue = queue;
+                w.busy = busy;
+            }
+            self.m.windows.resize(
+                i + 1,
+                Window {
+                    queue: u64::MAX,
+                    ..Window::default()
+                },
+            );
+        }
+        &mut self.m.windows[i]
+    }
+
+    /// Brings the queue and busy areas up to `t` (within the load's
+    /// duration), before the state changes at `t`.
+    #[inline]
+    fn advance_areas(&mut self, t: Nanos) {
+        let until = t.min(self.spec.duration);
+        if until > self.areas_at {
+            let span = u128::from(until - self.areas_at);
+            self.m.queue_area += span * self.queue.len() as u128;
+            self.m.busy_area += span * u128::from(self.busy);
+            self.areas_at = until;
+        }
+    }
+
+    fn run(&mut self, max_events: u64) {
+        let horizon = self.spec.horizon.unwrap_or(Nanos::MAX);
+        while let Some(event) = self.events.pop() {
+            if event.time > horizon || self.m.events >= max_events {
+                self.m.complete = false;
+                break;
+            }
+            self.m.events += 1;
+            self.advance_areas(event.time);
+            self.now = event.time;
+            self.handle(event);
+        }
+    }
+
+    fn handle(&mut self, e: Event) {
+        match e.kind {
+            Kind::Arrival => {
+                let Load::Open {
+                    sources,
+                    concurrency,
+                    ..
+                } = self.spec.load
+                else {
+                    unreachable!("arrivals are open-loop")
+                };
+                let source = if sources > 1 {
+                    self.environment.uniform(0, u64::from(sources - 1)) as u32
+                } else {
+                    0
+                };
+                let (req, generation) = self.new_request(source);
+                self.window(e.time).arrivals += 1;
+                match concurrency {
+                    Some(k) if self.holding_slot >= k => {
+                        self.waiting_for_slot.push_back((req, generation));
+                    }
+                    _ => {
+                        if concurrency.is_some() {
+                            self.holding_slot += 1;
+                        }
+                        self.start(req);
+                    }
+                }
+                if let Some(t) = self.next_arrival_after(e.time) {
+                    self.schedule(t, Kind::Arrival, 0, 0, 0, 0, 0);
+                }
+            }
+            Kind::ThinkDone => {
+                if e.time < self.spec.duration {
+                    let (req, _) = self.new_request(e.req);
+                    self.window(e.time).arrivals += 1;
+                    self.start(req);
+                }
+            }
+            Kind::AtServer => {
+                self.m.arrived_at_server += 1;
+                let queued = Queued {
+                    req: e.req,
+                    generation: e.generation,
+                    attempt: e.attempt,
+                    sent: e.sent,
+                    arrived: e.time,
+                };
+                if self.busy < self.spec.workers_at(e.time) {
+                    self.serve(queued);
+                } else if self
+                    .spec
+                    .queue_limit
+                    .is_some_and(|limit| self.queue.len() >= limit as usize)
+                {
+                    self.m.rejected += 1;
+                    self.window(e.time).rejected += 1;
+                    let back = e.time + self.spec.reply_delay.sample(&mut self.environment);
+                    self.schedule(back, Kind::Reply, e.req, e.generation, e.attempt, e.sent, 0);
+                } else {
+                    self.queue.push_back(queued);
+                    self.m.queue_peak = self.m.queue_peak.max(self.queue.len() as u64);
+                }
+            }
+            Kind::ServiceDone => {
+                self.busy -= 1;
+                let succeeded = self.succeeds(e.req, e.generation, e.time);
+                self.schedule(
+                    e.arg,
+                    Kind::Reply,
+                    e.req,
+                    e.generation,
+                    e.attempt,
+                    e.sent,
+                    u64::from(succeeded),
+                );
+                self.take_next();
+            }
+            Kind::Reply => {
+                if !self.is_awaited(e.req, e.generation, e.attempt) {
+                    return;
+                }
+                self.requests[e.req as usize].awaiting = false;
+                if e.arg == 1 {
+                    self.succeed(e.req);
+                } else {
+                    self.attempt_failed(e.req);
+                }
+            }
+            Kind::Timeout => {
+                if !self.is_awaited(e.req, e.generation, e.attempt) {
+                    return;
+                }
+                self.requests[e.req as usize].awaiting = false;
+                self.m.timeouts += 1;
+                self.window(e.time).timeouts += 1;
+                self.attempt_failed(e.req);
+            }
+            Kind::Resend => {
+                if self.requests[e.req as usize].generation == e.generation {
+                    self.send(e.req);
+                }
+            }
+            Kind::Capacity => {
+                while !self.queue.is_empty() && self.busy < self.spec.workers_at(e.time) {
+                    self.take_next();
+                }
+            }
+        }
+    }
+
+    /// A new request from `source`, in the slab: its index and generation.
+    fn new_request(&mut self, source: u32) -> (u32, u32) {
+        self.m.requests += 1;
+        if let Some(budget) = self.budget.as_mut() {
+            budget.request(source);
+        }
+        let fate = if self
+            .spec
+            .triggers
+            .iter()
+            .any(|t| matches!(t.kind, TriggerKind::PerUserFailure(_)))
+        {
+            self.environment.unit_above_zero()
+        } else {
+            1.0
+        };
+        let request = Request {
+            generation: 0,
+            source,
+            started: self.now,
+            attempts: 0,
+            awaiting: false,
+            fate,
+            walk: self.policy.start(),
+        };
+        match self.free.pop() {
+            Some(i) => {
+                let slot = &mut self.requests[i as usize];
+                let generation = slot.generation.wrapping_add(1);
+                *slot = Request {
+                    generation,
+                    ..request
+                };
+                (i, generation)
+            }
+            None => {
+                self.requests.push(request);
+                ((self.requests.len() - 1) as u32, 0)
+            }
+        }
+    }
+
+    /// The request starts: latency counts from now; its first attempt goes.
+    fn start(&mut self, req: u32) {
+        self.requests[req as usize].started = self.now;
+        self.send(req);
+    }
+
+    /// Sends the request's next attempt, with its timeout.
+    fn send(&mut self, req: u32) {
+        let now = self.now;
+        let r = &mut self.requests[req as usize];
+        let (generation, attempt) = (r.generation, r.attempts);
+        r.attempts += 1;
+        r.awaiting = true;
+        self.m.attempts += 1;
+        self.window(now).attempts += 1;
+        let arrive = now + self.spec.request_delay.sample(&mut self.environment);
+        self.schedule(arrive, Kind::AtServer, req, generation, attempt, now, 0);
+        if let Some(timeout) = self.spec.timeout {
+            self.schedule(
+                now + timeout,
+                Kind::Timeout,
+                req,
+                generation,
+                attempt,
+                now,
+                0,
+            );
+        }
+    }
+
+    /// True if the client still waits for this attempt's reply.
+    #[inline]
+    fn is_awaited(&self, req: u32, generation: u32, attempt: u32) -> bool {
+        let r = &self.requests[req as usize];
+        r.generation == generation && r.awaiting && r.attempts == attempt + 1
+    }
+
+    /// A worker takes `queued` now. Its service time and reply delay are
+    /// drawn here, so its sojourn and whether its reply will be ignored are
+    /// known at once.
+    fn serve(&mut self, queued: Queued) {
+        self.busy += 1;
+        let factor = self.spec.slowdown_at(self.now);
+        let mut service = self.spec.service.sample(&mut self.environment);
+        if factor != 1.0 {
+            service = (service as f64 * factor).round() as Nanos;
+        }
+        let done = self.now + service;
+        let back = done + self.spec.reply_delay.sample(&mut self.environment);
+        self.m.busy_ns += u128::from(service);
+        self.m.served += 1;
+        self.m.sojourn_ns += u128::from(done - queued.arrived);
+        // Work whose reply the client ignores: it timed out first (a timeout
+        // at the reply's instant was scheduled earlier, so it wins the tie).
+        if self
+            .spec
+            .timeout
+            .is_some_and(|timeout| back >= queued.sent + timeout)
+        {
+            self.m.wasted_ns += u128::from(service);
+        }
+        self.seq += 1;
+        self.events.push(Event {
+            time: done,
+            seq: self.seq,
+            kind: Kind::ServiceDone,
+            req: queued.req,
+            generation: queued.generation,
+            attempt: queued.attempt,
+            sent: queued.sent,
+            arg: back,
+        });
+    }
+
+    /// The next queued attempt, if a worker is free for it.
+    fn take_next(&mut self) {
+        if self.busy < self.spec.workers_at(self.now)
+            && let Some(next) = self.queue.pop_front()
+        {
+            self.serve(next);
+        }
+    }
+
+    /// Does the attempt of `req` completing at `t` succeed?
+    fn succeeds(&mut self, req: u32, generation: u32, t: Nanos) -> bool {
+        let mut fail_p = self.spec.fail_rate;
+        for trigger in &self.spec.triggers {
+            if !trigger.covers(t) {
+                continue;
+            }
+            match trigger.kind {
+                TriggerKind::Outage => return false,
+                TriggerKind::PartialFailure(p) => fail_p = 1.0 - (1.0 - fail_p) * (1.0 - p),
+                TriggerKind::PerUserFailure(p) => {
+                    let r = &self.requests[req as usize];
+                    // A request that ended since keeps no fate: its reply is
+                    // ignored anyway.
+                    if r.generation == generation && r.fate <= p {
+                        return false;
+                    }
+                }
+                _ => {}
+            }
+        }
+        fail_p <= 0.0 || self.environment.unit_above_zero() > fail_p
+    }
+
+    fn succeed(&mut self, req: u32) {
+        let now = self.now;
+        let r = self.requests[req as usize];
+        self.m.successes += 1;
+        self.window(now).successes += 1;
+        let latency = now - r.started;
+        self.m.latency.record(latency);
+        self.m.latency_total_ns += u128::from(latency);
+        if let Some(budget) = self.budget.as_mut() {
+            budget.success(r.source, r.attempts > 1);
+        }
+        self.end(req);
+    }
+
+    /// The current attempt failed (reply, rejection or timeout): retry or
+    /// give up, decided now.
+    fn attempt_failed(&mut self, req: u32) {
+        let r = self.requests[req as usize];
+        let may_retry = self.retry.max_attempts.is_none_or(|max| r.attempts < max)
+            && self
+                .budget
+                .as_mut()
+                .is_none_or(|budget| budget.allow_retry(r.source));
+        if !may_retry {
+            self.m.gave_up += 1;
+            let now = self.now;
+            self.window(now).gave_up += 1;
+            self.end(req);
+            return;
+        }
+        let r = &mut self.requests[req as usize];
+        let delay_us = self
+            .policy
+            .delay(r.attempts, &mut r.walk, &mut self.backoff);
+        let generation = r.generation;
+        let at = self.now + delay_us.saturating_mul(NS_PER_US);
+        self.schedule(at, Kind::Resend, req, generation, 0, 0, 0);
+    }
+
+    /// The request is over: its slot goes to the next waiting request, or its
+    /// closed-loop user starts thinking.
+    fn end(&mut self, req: u32) {
+        let r = &mut self.requests[req as usize];
+        r.generation = r.generation.wrapping_add(1);
+        r.awaiting = false;
+        let source = r.source;
+        self.free.push(req);
+        match self.spec.load {
+            Load::Open {
+                concurrency: Some(_),
+                ..
+            } => match self.waiting_for_slot.pop_front() {
+                Some((next, _)) => self.start(next),
+                None => self.holding_slot -= 1,
+            },
+            Load::Closed { think, .. } => {
+                let t = self.now + think.sample(&mut self.environment);
+                self.schedule(t, Kind::ThinkDone, source, 0, 0, 0, 0);
+            }
+            Load::Open { .. } => {}
+        }
+    }
+
+    fn finish(mut self) -> ServerMetrics {
+        let end = self.now;
+        self.advance_areas(end);
+        self.window(end);
+        let (queue, busy) = (self.queue.len() as u64, u64::from(self.busy));
+        for w in self.m.windows.iter_mut().filter(|w| w.queue == u64::MAX) {
+            w.queue = queue;
+            w.busy = busy;
+        }
+        self.m.end_ns = end;
+        if let (Some(first), Some(last)) = (
+            self.spec.first_trigger_start(),
+            self.spec.last_trigger_end(),
+        ) {
+            let level = level_before(&self.m.windows, self.spec.window, first);
+            let (recovered, stuck) = recovery(
+                &self.m.windows,
+                self.spec.window,
+                level,
+                last,
+                self.spec.duration,
+            );
+            self.m.recovery_ns = recovered;
+            self.m.stuck = stuck;
+        }
+        self.m
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::server::{Dist, NS_PER_MS, Service};
+    use crate::policy::{CapMode, PolicyKind};
+
+    fn retry(kind: PolicyKind, max_attempts: Option<u32>) -> ServerRetry {
+        ServerRetry {
+            policy: PolicySpec {
+                kind,
+                base_us: 100_000,
+                cap_us: 20_000_000,
+                step_us: None,
+                jitter_factor: 0.0,
+                first_exponent: 0,
+                cap_mode: CapMode::Before,
+            },
+            max_attempts,
+            budget: None,
+            fleet: None,
+        }
+    }
+
+    /// `value` of `replicates` runs of `spec`: their mean and its standard
+    /// error (the runs are independent, so the error is sd/√n).
+    fn replicated(
+        spec: &ServerSpec,
+        retry: &ServerRetry,
+        replicates: u64,
+        value: impl Fn(&ServerMetrics) -> f64,
+    ) -> (f64, f64) {
+        let values: Vec<f64> = (0..replicates)
+            .map(|r| {
+                let m = simulate_server(spec, retry, Seeds::for_job(11, 0, r), u64::MAX);
+                assert!(m.complete);
+                value(&m)
+            })
+            .collect();
+        let n = values.len() as f64;
+        let mean = values.iter().sum::<f64>() / n;
+        let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        (mean, (var / n).sqrt())
+    }
+
+    /// Asserts `got` (mean, standard error) is within 4 standard errors of
+    /// `exact`: a correct model fails such a check about once in 16,000.
+    fn assert_near(what: &str, got: (f64, f64), exact: f64) {
+        let (mean, se) = got;
+        assert!(se > 0.0, "{what}: no spread between replicates");
+        assert!(
+            (mean - exact).abs() <= 4.0 * se,
+            "{what}: {mean} ± {se} (se), exact {exact}: z = {:.2}",
+            (mean - exact) / se
+        );
+    }
+
+    /// M/M/c/K (K in system) with arrival rate `lambda` and service rate
+    /// `mu` (per ms): blocking probability, L and W (ms) of admitted
+    /// requests, from the birth–death chain's stationary distribution.
+    fn mmck(lambda: f64, mu: f64, c: u32, k: u32) -> (f64, f64, f64) {
+        let mut p = vec![1.0f64];
+        for n in 1..=k {
+            let rate_out = mu * f64::from(n.min(c));
+            p.push(p[n as usize - 1] * lambda / rate_out);
+        }
+        let total: f64 = p.iter().sum();
+        let p: Vec<f64> = p.iter().map(|x| x / total).collect();
+        let block = p[k as usize];
+        let l: f64 = p.iter().enumerate().map(|(n, x)| n as f64 * x).sum();
+        let w = l / (lambda * (1.0 - block));
+        (block, l, w)
+    }
+
+    /// Erlang C: L and W (ms) of an M/M/c queue with no limit.
+    fn erlang_c(lambda: f64, mu: f64, c: u32) -> (f64, f64) {
+        let a = lambda / mu;
+        let rho = a / f64::from(c);
+        let mut term = 1.0;
+        let mut sum = 1.0;
+        for n in 1..c {
+            term *= a / f64::from(n);
+            sum += term;
+        }
+        let last = term * a / f64::from(c) / (1.0 - rho);
+        let wait_probability = last / (sum + last);
+        let lq = wait_probability * rho / (1.0 - rho);
+        let l = lq + a;
+        (l, l / lambda)
+    }
+
+    fn mm_spec(lambda_per_ms: f64, workers: Option<u32>, queue_limit: Option<u32>) -> ServerSpec {
+        ServerSpec {
+            load: Load::Open {
+                rate_per_s: lambda_per_ms * 1_000.0,
+                sources: 1,
+                concurrency: None,
+            },
+            duration: 20 * NS_PER_S,
+            workers,
+            queue_limit,
+            service: Service::One(Dist::Exp { mean: NS_PER_MS }),
+            ..ServerSpec::default()
+        }
+    }
+
+    #[test]
+    fn erlang_formulas_match_design_values() {
+        let (block, l, w) = mmck(3.5, 1.0, 4, 20);
+        assert!((block - 0.011788).abs() < 5e-7, "{block}");
+        assert!((l - 7.06955).abs() < 5e-6, "{l}");
+        assert!((w - 2.04397).abs() < 5e-6, "{w}");
+    }
+
+    #[test]
+    fn without_timeouts_and_retries_the_server_is_an_mmck_queue() {
+        let no_retry = retry(PolicyKind::None, Some(1));
+        // (λ per ms, c, K): the design's case, and one at ρ = 1.
+        for (lambda, c, k) in [(3.5, 4, 20), (1.0, 1, 5)] {
+            let spec = mm_spec(lambda, Some(c), Some(k - c));
+            let (block, l, w) = mmck(lambda, 1.0, c, k);
+            let case = format!("M/M/{c}/{k} at λ = {lambda}");
+            assert_near(
+                &format!("{case}: blocking"),
+                replicated(&spec, &no_retry, 20, ServerMetrics::rejected_share),
+                block,
+            );
+            assert_near(
+                &format!("{case}: L"),
+                replicated(&spec, &no_retry, 20, ServerMetrics::mean_in_system),
+                l,
+            );
+            assert_near(
+                &format!("{case}: W"),
+                replicated(&spec, &no_retry, 20, ServerMetrics::mean_sojourn_ms),
+                w,
+            );
+        }
+        // Unbounded: Erlang C at ρ = 0.8.
+        let spec = mm_spec(1.6, Some(2), None);
+        let (l, w) = erlang_c(1.6, 1.0, 2);
+        assert_near(
+            "M/M/2: L",
+            replicated(&spec, &no_retry, 20, ServerMetrics::mean_in_system),
+            l,
+        );
+        assert_near(
+            "M/M/2: W",
+            replicated(&spec, &no_retry, 20, ServerMetrics::mean_sojourn_ms),
+            w,
+        );
+    }
+
+    #[test]
+    fn an_mm1_server_times_out_its_share_without_cancelling_work() {
+        // λ = 0.5/ms, μ = 1/ms, T = 2 ms: the sojourn is Exp(μ − λ), so a
+        // share e^{−(μ−λ)T} = e^{−1} of attempts time out; the queue does not
+        // see them (work not cancelled), so utilisation stays λ/μ.
+        let mut spec = mm_spec(0.5, Some(1), None);
+        spec.timeout = Some(2 * NS_PER_MS);
+        let no_retry = retry(PolicyKind::None, Some(1));
+        let share = |m: &ServerMetrics| m.timeouts as f64 / m.attempts as f64;
+        assert_near(
+            "timeout share",
+            replicated(&spec, &no_retry, 20, share),
+            (-1.0f64).exp(),
+        );
+        assert_near(
+            "utilisation",
+            replicated(&spec, &no_retry, 20, ServerMetrics::utilisation),
+            0.5,
+        );
+    }
+
+    #[test]
+    fn an_infinite_server_with_immediate_retries_gives_the_geometric_figures() {
+        // p = 0.3, N = 3 immediate retries: success 1 − p⁴, attempts per
+        // request (1 − p⁴)/(1 − p).
+        let spec = ServerSpec {
+            workers: None,
+            fail_rate: 0.3,
+            service: Service::One(Dist::Const(NS_PER_MS)),
+            duration: 10 * NS_PER_S,
+            ..mm_spec(2.0, None, None)
+        };
+        let immediate = retry(PolicyKind::NoBackoff, Some(4));
+        let p4 = 0.3f64.powi(4);
+        assert_near(
+            "success rate",
+            replicated(&spec, &immediate, 20, ServerMetrics::success_rate),
+            1.0 - p4,
+        );
+        assert_near(
+            "attempts per request",
+            replicated(&spec, &immediate, 20, ServerMetrics::amplification),
+            (1.0 - p4) / 0.7,
+        );
+    }
+
+    #[test]
+    fn the_same_seeds_give_the_same_run() {
+        let mut spec = mm_spec(0.9, Some(1), Some(10));
+        spec.timeout = Some(3 * NS_PER_MS);
+        let r = retry(PolicyKind::Full, Some(4));
+        let a = simulate_server(&spec, &r, Seeds::for_job(1, 0, 0), u64::MAX);
+        let b = simulate_server(&spec, &r, Seeds::for_job(1, 0, 0), u64::MAX);
+        let c = simulate_server(&spec, &r, Seeds::for_job(1, 0, 1), u64::MAX);
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+    }
+}

@@ -235,3 +235,220 @@ mod tests {
         assert_eq!(recovery(&stuck, 10, 1.0, 40, 40), (None, false));
     }
 }
+
+/// One reported metric of the server model: name with unit (CSV headers,
+/// JSON keys), description, decimals shown, and how it is computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ServerMetric {
+    /// Requests made.
+    Requests,
+    /// Attempts sent, first tries included.
+    Attempts,
+    /// Attempts per request.
+    Amplification,
+    /// Requests that succeeded.
+    Successes,
+    /// Successes per request.
+    SuccessRate,
+    /// Attempts timed out by their client.
+    Timeouts,
+    /// Attempts refused at a full queue.
+    Rejected,
+    /// Requests that stopped without success.
+    GaveUp,
+    /// Share of worker time spent on attempts whose client had timed out.
+    WastedWork,
+    /// Median end-to-end latency of successful requests.
+    LatencyP50Ms,
+    /// 99th percentile of the same.
+    LatencyP99Ms,
+    /// 99.9th percentile of the same.
+    LatencyP999Ms,
+    /// Mean busy share of the workers during the load.
+    Utilisation,
+    /// Mean attempts waiting in the queue during the load.
+    QueueMean,
+    /// Most attempts ever waiting.
+    QueuePeak,
+    /// From the end of the last trigger to recovery.
+    RecoveryMs,
+    /// 1 if the run ended metastable.
+    Stuck,
+}
+
+impl ServerMetric {
+    /// Every metric, in report order.
+    pub const ALL: [ServerMetric; 17] = [
+        ServerMetric::Requests,
+        ServerMetric::Attempts,
+        ServerMetric::Amplification,
+        ServerMetric::Successes,
+        ServerMetric::SuccessRate,
+        ServerMetric::Timeouts,
+        ServerMetric::Rejected,
+        ServerMetric::GaveUp,
+        ServerMetric::WastedWork,
+        ServerMetric::LatencyP50Ms,
+        ServerMetric::LatencyP99Ms,
+        ServerMetric::LatencyP999Ms,
+        ServerMetric::Utilisation,
+        ServerMetric::QueueMean,
+        ServerMetric::QueuePeak,
+        ServerMetric::RecoveryMs,
+        ServerMetric::Stuck,
+    ];
+
+    /// (name, decimals, description, value).
+    #[allow(clippy::type_complexity)]
+    fn info(self) -> (&'static str, usize, &'static str, fn(&ServerMetrics) -> f64) {
+        match self {
+            ServerMetric::Requests => ("requests", 0, "requests made", |m| m.requests as f64),
+            ServerMetric::Attempts => ("attempts", 0, "attempts sent, first tries included", |m| {
+                m.attempts as f64
+            }),
+            ServerMetric::Amplification => (
+                "amplification",
+                3,
+                "attempts per request",
+                ServerMetrics::amplification,
+            ),
+            ServerMetric::Successes => ("successes", 0, "requests that succeeded", |m| {
+                m.successes as f64
+            }),
+            ServerMetric::SuccessRate => (
+                "success_rate",
+                4,
+                "successes per request",
+                ServerMetrics::success_rate,
+            ),
+            ServerMetric::Timeouts => ("timeouts", 0, "attempts timed out by their client", |m| {
+                m.timeouts as f64
+            }),
+            ServerMetric::Rejected => ("rejected", 0, "attempts refused at a full queue", |m| {
+                m.rejected as f64
+            }),
+            ServerMetric::GaveUp => ("gave_up", 0, "requests that stopped without success", |m| {
+                m.gave_up as f64
+            }),
+            ServerMetric::WastedWork => (
+                "wasted_work",
+                4,
+                "share of worker time spent on attempts whose client had timed out",
+                ServerMetrics::wasted_work,
+            ),
+            ServerMetric::LatencyP50Ms => (
+                "latency_p50_ms",
+                2,
+                "median end-to-end latency of successful requests (retries and backoff included)",
+                |m| m.latency_ms(0.5),
+            ),
+            ServerMetric::LatencyP99Ms => (
+                "latency_p99_ms",
+                2,
+                "99th percentile end-to-end latency of successful requests",
+                |m| m.latency_ms(0.99),
+            ),
+            ServerMetric::LatencyP999Ms => (
+                "latency_p999_ms",
+                2,
+                "99.9th percentile end-to-end latency of successful requests",
+                |m| m.latency_ms(0.999),
+            ),
+            ServerMetric::Utilisation => (
+                "utilisation",
+                4,
+                "mean busy share of the workers during the load (0 when unbounded)",
+                ServerMetrics::utilisation,
+            ),
+            ServerMetric::QueueMean => (
+                "queue_mean",
+                2,
+                "mean attempts waiting in the queue during the load",
+                ServerMetrics::mean_queue,
+            ),
+            ServerMetric::QueuePeak => ("queue_peak", 0, "most attempts ever waiting", |m| {
+                m.queue_peak as f64
+            }),
+            ServerMetric::RecoveryMs => (
+                "recovery_ms",
+                1,
+                "from the end of the last trigger until every later window's success rate \
+                 stays within 1% of its level before the first trigger (0 without a trigger \
+                 or when stuck)",
+                |m| m.recovery_ns.map_or(0.0, |ns| ns as f64 / NS_PER_MS as f64),
+            ),
+            ServerMetric::Stuck => (
+                "stuck",
+                0,
+                "1 if the run never recovered (metastable); its mean over replicates is the \
+                 storm probability",
+                |m| f64::from(u8::from(m.stuck)),
+            ),
+        }
+    }
+
+    /// snake_case name with its unit.
+    pub fn name(self) -> &'static str {
+        self.info().0
+    }
+
+    /// Decimals shown in human output.
+    pub fn decimals(self) -> usize {
+        self.info().1
+    }
+
+    /// What it is.
+    pub fn description(self) -> &'static str {
+        self.info().2
+    }
+
+    /// Its value in `metrics`.
+    pub fn value(self, metrics: &ServerMetrics) -> f64 {
+        (self.info().3)(metrics)
+    }
+}
+
+/// The Wilson score 95% interval of a proportion: `k` of `n` (the storm
+/// probability's interval; sound at k = 0 and k = n, where the normal
+/// approximation collapses to a point).
+pub fn wilson_interval(k: u64, n: u64) -> (f64, f64) {
+    if n == 0 {
+        return (0.0, 1.0);
+    }
+    let z = 1.959_963_984_540_054_f64;
+    let (k, n) = (k as f64, n as f64);
+    let p = k / n;
+    let denominator = 1.0 + z * z / n;
+    let centre = (p + z * z / (2.0 * n)) / denominator;
+    let half = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / denominator;
+    ((centre - half).max(0.0), (centre + half).min(1.0))
+}
+
+#[cfg(test)]
+mod metric_tests {
+    use super::*;
+
+    #[test]
+    fn wilson_intervals_match_published_values() {
+        // Newcombe (1998), Table I: 0/10 → (0, 0.2775); 1/29 → (0.0061,
+        // 0.1718); 81/263 → (0.2553, 0.3662).
+        let close =
+            |(a, b): (f64, f64), (x, y): (f64, f64)| (a - x).abs() < 5e-5 && (b - y).abs() < 5e-5;
+        assert!(close(wilson_interval(0, 10), (0.0, 0.2775)));
+        assert!(close(wilson_interval(1, 29), (0.0061, 0.1718)));
+        assert!(close(wilson_interval(81, 263), (0.2553, 0.3662)));
+    }
+
+    #[test]
+    fn metric_names_are_unique_and_snake_case() {
+        let names: Vec<_> = ServerMetric::ALL.iter().map(|m| m.name()).collect();
+        let mut sorted = names.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), names.len());
+        assert!(names.iter().all(|n| {
+            n.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        }));
+    }
+}

@@ -26,4 +26,34 @@ pub enum ModelError {
         /// The rate given.
         rate: String,
     },
+    /// Not a distribution of durations.
+    #[error(
+        "'{text}': {why}; expected a duration (constant), const:D, exp:MEAN or lognormal:MEDIAN/SIGMA, such as exp:1ms"
+    )]
+    Dist {
+        /// The text given.
+        text: String,
+        /// What is wrong.
+        why: String,
+    },
+    /// Not a service-time spec.
+    #[error(
+        "'{text}': {why}; expected a distribution or mix:P/DIST/DIST (DIST with probability 1 − P, then with P), such as mix:0.1/exp:1ms/exp:50ms"
+    )]
+    Service {
+        /// The text given.
+        text: String,
+        /// What is wrong.
+        why: String,
+    },
+    /// Not a trigger.
+    #[error(
+        "trigger '{text}': {why}; expected KIND@FROM..TO joined by +, KIND one of outage, fail:P, user-fail:P, spike:K, slow:K, capacity:C (or none), such as outage@1s..1.5s"
+    )]
+    Trigger {
+        /// The text given.
+        text: String,
+        /// What is wrong.
+        why: String,
+    },
 }

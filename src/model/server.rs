@@ -9,6 +9,8 @@
 //! 100 µs loses about 0.5% to rounding), and u64 ns still spans 584 years.
 
 use crate::base::draws::Draws;
+use crate::base::time::{format_duration, parse_duration};
+use crate::model::error::ModelError;
 
 /// A point in simulated time, or a duration, in nanoseconds.
 pub type Nanos = u64;
@@ -331,6 +333,217 @@ impl ServerSpec {
     }
 }
 
+/// The most a trigger may multiply the load or service time by.
+pub const MAX_FACTOR: f64 = 1_000.0;
+
+/// A duration's text as ns (whole µs, as every duration herdsim reads).
+fn duration_ns(text: &str) -> Result<Nanos, String> {
+    parse_duration(text)
+        .map(|us| us * NS_PER_US)
+        .map_err(|e| e.to_string())
+}
+
+/// A duration in ns as the text `duration_ns` reads back.
+fn show_ns(ns: Nanos) -> String {
+    format_duration(ns / NS_PER_US)
+}
+
+impl std::str::FromStr for Dist {
+    type Err = ModelError;
+
+    fn from_str(text: &str) -> Result<Self, ModelError> {
+        let fail = |why: String| ModelError::Dist {
+            text: text.to_string(),
+            why,
+        };
+        let trimmed = text.trim();
+        let (kind, rest) = trimmed.split_once(':').unwrap_or(("const", trimmed));
+        match kind {
+            "const" => Ok(Dist::Const(duration_ns(rest).map_err(fail)?)),
+            "exp" => {
+                let mean = duration_ns(rest).map_err(fail)?;
+                if mean == 0 {
+                    return Err(fail("an exponential's mean must be at least 1us".into()));
+                }
+                Ok(Dist::Exp { mean })
+            }
+            "lognormal" => {
+                let (median, sigma) = rest
+                    .split_once('/')
+                    .ok_or_else(|| fail("lognormal needs MEDIAN/SIGMA".into()))?;
+                let median = duration_ns(median).map_err(fail)?;
+                let sigma: f64 = sigma
+                    .trim()
+                    .parse()
+                    .ok()
+                    .filter(|s: &f64| (0.0..=5.0).contains(s))
+                    .ok_or_else(|| fail("sigma must be a number from 0 to 5".into()))?;
+                Ok(Dist::LogNormal { median, sigma })
+            }
+            other => Err(fail(format!("unknown distribution '{other}'"))),
+        }
+    }
+}
+
+impl std::fmt::Display for Dist {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Dist::Const(d) => write!(f, "const:{}", show_ns(d)),
+            Dist::Exp { mean } => write!(f, "exp:{}", show_ns(mean)),
+            Dist::LogNormal { median, sigma } => {
+                write!(f, "lognormal:{}/{sigma}", show_ns(median))
+            }
+        }
+    }
+}
+
+impl std::str::FromStr for Service {
+    type Err = ModelError;
+
+    fn from_str(text: &str) -> Result<Self, ModelError> {
+        let fail = |why: String| ModelError::Service {
+            text: text.to_string(),
+            why,
+        };
+        let Some(rest) = text.trim().strip_prefix("mix:") else {
+            return text.parse().map(Service::One);
+        };
+        let parts: Vec<&str> = rest.splitn(3, '/').collect();
+        let [share, first, second] = parts[..] else {
+            return Err(fail("mix needs P/DIST/DIST".into()));
+        };
+        let share_second: f64 = share
+            .trim()
+            .parse()
+            .ok()
+            .filter(|p: &f64| (0.0..=1.0).contains(p))
+            .ok_or_else(|| fail("P must be a number from 0 to 1".into()))?;
+        // A lognormal part has a '/' of its own: split the rest at the
+        // second part's kind.
+        let joined = format!("{first}/{second}");
+        let split = ["const:", "exp:", "lognormal:"]
+            .iter()
+            .filter_map(|k| joined[1..].find(&format!("/{k}")).map(|i| i + 1))
+            .min()
+            .unwrap_or(first.len());
+        let (first, second) = (&joined[..split], &joined[split + 1..]);
+        Ok(Service::Mixture {
+            first: first.parse().map_err(|e: ModelError| fail(e.to_string()))?,
+            second: second
+                .parse()
+                .map_err(|e: ModelError| fail(e.to_string()))?,
+            share_second,
+        })
+    }
+}
+
+impl std::fmt::Display for Service {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Service::One(d) => write!(f, "{d}"),
+            Service::Mixture {
+                first,
+                second,
+                share_second,
+            } => write!(f, "mix:{share_second}/{first}/{second}"),
+        }
+    }
+}
+
+/// The triggers of a run, as one value (`outage@1s..1.5s+spike:2@3s..4s`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Triggers(pub Vec<Trigger>);
+
+impl std::str::FromStr for Triggers {
+    type Err = ModelError;
+
+    fn from_str(text: &str) -> Result<Self, ModelError> {
+        if text.trim() == "none" {
+            return Ok(Triggers(Vec::new()));
+        }
+        text.split('+')
+            .map(parse_trigger)
+            .collect::<Result<_, _>>()
+            .map(Triggers)
+    }
+}
+
+fn parse_trigger(text: &str) -> Result<Trigger, ModelError> {
+    let fail = |why: &str| ModelError::Trigger {
+        text: text.trim().to_string(),
+        why: why.to_string(),
+    };
+    let (kind, window) = text
+        .trim()
+        .split_once('@')
+        .ok_or_else(|| fail("no window (@FROM..TO)"))?;
+    let (from, to) = window
+        .split_once("..")
+        .ok_or_else(|| fail("the window is not FROM..TO"))?;
+    let from = duration_ns(from).map_err(|e| fail(&e))?;
+    let to = duration_ns(to).map_err(|e| fail(&e))?;
+    if from >= to {
+        return Err(fail("the window must start before it ends"));
+    }
+    let (name, arg) = kind.split_once(':').unwrap_or((kind, ""));
+    let share = || -> Result<f64, ModelError> {
+        arg.trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|p| (0.0..=1.0).contains(p))
+            .ok_or_else(|| fail("the share must be a number from 0 to 1"))
+    };
+    let factor = || -> Result<f64, ModelError> {
+        arg.trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|k| *k > 0.0 && *k <= MAX_FACTOR)
+            .ok_or_else(|| fail("the factor must be above 0 and at most 1000"))
+    };
+    let kind = match name.trim() {
+        "outage" if arg.is_empty() => TriggerKind::Outage,
+        "fail" => TriggerKind::PartialFailure(share()?),
+        "user-fail" => TriggerKind::PerUserFailure(share()?),
+        "spike" => TriggerKind::LoadSpike(factor()?),
+        "slow" => TriggerKind::Slowdown(factor()?),
+        "capacity" => TriggerKind::CapacityDrop(
+            arg.trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|c| *c <= 1_000_000)
+                .ok_or_else(|| {
+                    fail("capacity must be a whole number of workers from 0 to 1,000,000")
+                })?,
+        ),
+        _ => return Err(fail("unknown kind")),
+    };
+    Ok(Trigger { kind, from, to })
+}
+
+impl std::fmt::Display for Triggers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0.is_empty() {
+            return write!(f, "none");
+        }
+        let shown: Vec<String> = self
+            .0
+            .iter()
+            .map(|t| {
+                let kind = match t.kind {
+                    TriggerKind::Outage => "outage".to_string(),
+                    TriggerKind::PartialFailure(p) => format!("fail:{p}"),
+                    TriggerKind::PerUserFailure(p) => format!("user-fail:{p}"),
+                    TriggerKind::LoadSpike(k) => format!("spike:{k}"),
+                    TriggerKind::Slowdown(k) => format!("slow:{k}"),
+                    TriggerKind::CapacityDrop(c) => format!("capacity:{c}"),
+                };
+                format!("{kind}@{}..{}", show_ns(t.from), show_ns(t.to))
+            })
+            .collect();
+        write!(f, "{}", shown.join("+"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -404,5 +617,60 @@ mod tests {
         assert_eq!(spec.peak_load_factor(), 2.0);
         assert_eq!(spec.capacity_changes(), [10, 20]);
         assert_eq!(spec.last_trigger_end(), Some(30));
+    }
+
+    #[test]
+    fn values_read_back_as_they_are_shown() {
+        for text in [
+            "const:1ms",
+            "exp:100us",
+            "lognormal:2ms/0.5",
+            "mix:0.1/exp:1ms/exp:50ms",
+            "mix:0.25/lognormal:1ms/0.3/const:20ms",
+        ] {
+            let service: Service = text.parse().unwrap();
+            assert_eq!(service.to_string(), text);
+        }
+        assert_eq!("5ms".parse::<Dist>().unwrap(), Dist::Const(5 * NS_PER_MS));
+        let triggers: Triggers = "outage@1s..1.5s+spike:2@3s..4s+capacity:1@0s..10ms"
+            .parse()
+            .unwrap();
+        assert_eq!(triggers.0.len(), 3);
+        assert_eq!(triggers.0[1].kind, TriggerKind::LoadSpike(2.0));
+        assert_eq!(triggers.0[0].to, 1_500 * NS_PER_MS);
+        assert_eq!(triggers.to_string().parse::<Triggers>().unwrap(), triggers);
+        assert_eq!("none".parse::<Triggers>().unwrap(), Triggers::default());
+    }
+
+    #[test]
+    fn bad_values_say_what_is_accepted() {
+        for (text, says) in [
+            ("exp:0", "at least 1us"),
+            ("lognormal:1ms", "MEDIAN/SIGMA"),
+            ("lognormal:1ms/9", "sigma"),
+            ("gamma:1ms", "unknown distribution"),
+            ("-1ms", "negative"),
+        ] {
+            let e = text.parse::<Dist>().unwrap_err().to_string();
+            assert!(e.contains(says) && e.contains("expected"), "{text}: {e}");
+        }
+        for (text, says) in [
+            ("outage", "no window"),
+            ("outage@2s..1s", "start before"),
+            ("slow:0@1s..2s", "above 0"),
+            ("fail:1.5@1s..2s", "0 to 1"),
+            ("meteor@1s..2s", "unknown kind"),
+        ] {
+            let e = text.parse::<Triggers>().unwrap_err().to_string();
+            assert!(
+                e.contains(says) && e.contains("KIND@FROM..TO"),
+                "{text}: {e}"
+            );
+        }
+        let e = "mix:2/exp:1ms/exp:2ms"
+            .parse::<Service>()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("0 to 1"), "{e}");
     }
 }

@@ -14,13 +14,18 @@ use crate::base::seeding::DEFAULT_MASTER_SEED;
 use crate::base::time::{Micros, format_duration};
 use crate::experiment::grid::Grid;
 use crate::experiment::replicates::{replicates_with_timeline, summarize};
+use crate::experiment::server_runs::{
+    run_server_replicates, server_parts, storm_probability, summarize_server,
+};
 use crate::measure::metrics::Metric;
 use crate::measure::metrics::RunMetrics;
 use crate::measure::observer::Watch;
 use crate::measure::timeline::Timeline;
 use crate::model::ResourceKind;
 use crate::report::svg::timelines;
-use crate::report::{RunReport, run_json, run_table};
+use crate::report::{
+    RunReport, ServerRunReport, run_json, run_table, server_run_json, server_run_table,
+};
 use crate::sim::queue::QueueKind;
 use crate::spec::{self, RunSpec};
 
@@ -88,6 +93,9 @@ fn parse_queue(text: &str) -> Result<QueueKind, BaseError> {
 
 pub fn run(args: &RunArgs) -> Result<(), CliError> {
     let spec = args.spec()?;
+    if spec.resource == ResourceKind::Server {
+        return run_server(args, &spec);
+    }
     if let Some(path) = &args.plot {
         check_output(path, args.force)?;
     }
@@ -138,6 +146,53 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
             format_duration(end),
             timeline.sparkline(64)
         )
+    };
+    write_stdout(&text)
+}
+
+/// `run` on the server model: replicates, the server metrics and the storm
+/// probability.
+fn run_server(args: &RunArgs, spec: &RunSpec) -> Result<(), CliError> {
+    if args.plot.is_some() {
+        return Err(CliError::Usage(
+            "--plot does not draw the server model yet: its time-series panels come with \
+             --series (issue 14)"
+                .to_string(),
+        ));
+    }
+    let progress = runs_bar(u64::from(args.seeds), args.quiet);
+    let max_events = args.max_events.unwrap_or(u64::MAX);
+    let runs = run_server_replicates(spec, args.seed, 0, args.seeds, max_events, || {
+        progress.inc(1)
+    });
+    progress.finish_and_clear();
+    if let Some(stopped) = runs.iter().position(|m| !m.complete) {
+        let m = &runs[stopped];
+        let why = if m.events >= max_events {
+            format!("reached --max-events {}", group_thousands(max_events))
+        } else {
+            "reached its --horizon".to_string()
+        };
+        return Err(CliError::Limit(format!(
+            "replicate {stopped} {why} with requests still in flight ({} of {} requests ended, \
+             {} events); raise it to let the run drain",
+            group_thousands(m.successes + m.gave_up),
+            group_thousands(m.requests),
+            group_thousands(m.events)
+        )));
+    }
+    let (server, _) = server_parts(spec);
+    let report = ServerRunReport {
+        spec,
+        master_seed: args.seed,
+        window_us: server.window / 1_000,
+        summaries: summarize_server(&runs),
+        storm: storm_probability(&runs),
+    };
+    let text = if args.json {
+        server_run_json(&report)
+    } else {
+        server_run_table(&report)
     };
     write_stdout(&text)
 }

@@ -18,6 +18,7 @@ use super::{CliError, spec_message};
 use crate::base::format::group_thousands;
 use crate::experiment::scenario::Scenario;
 use crate::experiment::sweep::{Shard, SweepPlan, run_sweep};
+use crate::model::ResourceKind;
 use crate::report::csv::{self as sweep_csv, SweepColumns};
 use crate::report::sweep_file::{check_finished_rows, merge_shards};
 use crate::spec::params::{PARAMS, parameter_columns};
@@ -226,11 +227,16 @@ impl GridArgs {
             )));
         }
         for i in 0..scenario.grid.len() {
-            scenario
-                .grid
-                .point(i)
+            let point = scenario.grid.point(i);
+            point
                 .validate()
                 .map_err(|e| CliError::Usage(format!("point {i}: {}", spec_message(&e, true))))?;
+            if point.resource == ResourceKind::Server {
+                return Err(CliError::Usage(format!(
+                    "point {i}: resource server runs with `herdsim run` only so far; sweeps and \
+                     comparisons of it come next (its metrics are its own)"
+                )));
+            }
         }
         Ok(scenario)
     }

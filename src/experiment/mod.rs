@@ -6,5 +6,6 @@ pub mod grid;
 pub mod replicates;
 pub mod scenario;
 pub mod schedule;
+pub mod server_runs;
 pub mod sweep;
 pub mod timelines;

@@ -220,6 +220,32 @@ impl Metric {
     }
 }
 
+/// What reports need of a metric, whichever model it belongs to.
+pub trait ReportedMetric: Copy {
+    /// snake_case name with its unit.
+    fn name(self) -> &'static str;
+    /// Decimals shown in human output.
+    fn decimals(self) -> usize;
+}
+
+impl ReportedMetric for Metric {
+    fn name(self) -> &'static str {
+        Metric::name(self)
+    }
+    fn decimals(self) -> usize {
+        Metric::decimals(self)
+    }
+}
+
+impl ReportedMetric for crate::measure::server_metrics::ServerMetric {
+    fn name(self) -> &'static str {
+        crate::measure::server_metrics::ServerMetric::name(self)
+    }
+    fn decimals(self) -> usize {
+        crate::measure::server_metrics::ServerMetric::decimals(self)
+    }
+}
+
 impl RunMetrics {
     /// Every metric's value, in [`Metric::ALL`] order.
     pub fn values(&self) -> [f64; Metric::ALL.len()] {

@@ -42,10 +42,14 @@ pub enum ResourceKind {
     Outage,
     /// The AWS Architecture Blog's optimistic-concurrency row.
     Occ,
+    /// Open- or closed-loop load against workers behind a queue, with
+    /// timeouts that do not cancel work ([`server`]).
+    Server,
 }
 
 named!(ResourceKind, "resource", {
     ResourceKind::Slot => "slot",
     ResourceKind::Outage => "outage",
     ResourceKind::Occ => "occ",
+    ResourceKind::Server => "server",
 });

@@ -3,8 +3,10 @@
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 
-use super::{RunReport, WorkloadSummary};
+use super::{RunReport, ServerRunReport, WorkloadSummary};
 use crate::measure::metrics::Metric;
+use crate::measure::metrics::ReportedMetric;
+use crate::measure::server_metrics::ServerMetric;
 use crate::measure::stats::Summary;
 
 #[derive(Serialize)]
@@ -13,16 +15,60 @@ struct RunJson<'a> {
     workload: WorkloadSummary,
     master_seed: u64,
     replicates: usize,
-    metrics: MetricsJson<'a>,
+    metrics: MetricsJson<'a, Metric>,
+}
+
+#[derive(Serialize)]
+struct StormJson {
+    stuck: u64,
+    runs: u64,
+    probability: f64,
+    wilson_low: f64,
+    wilson_high: f64,
+}
+
+#[derive(Serialize)]
+struct ServerRunJson<'a> {
+    herdsim: &'static str,
+    workload: WorkloadSummary,
+    master_seed: u64,
+    replicates: usize,
+    window_ms: f64,
+    metrics: MetricsJson<'a, ServerMetric>,
+    storm_probability: StormJson,
+}
+
+/// `herdsim run --resource server --json`: workload, seed, every server
+/// metric's summary and the storm probability with its Wilson interval.
+pub fn server_run_json(report: &ServerRunReport<'_>) -> String {
+    let (stuck, runs, wilson_low, wilson_high) = report.storm;
+    let value = ServerRunJson {
+        herdsim: env!("CARGO_PKG_VERSION"),
+        workload: WorkloadSummary::of(report.spec),
+        master_seed: report.master_seed,
+        replicates: report.summaries.first().map_or(0, |(_, s)| s.n),
+        window_ms: report.window_us as f64 / 1e3,
+        metrics: MetricsJson(&report.summaries),
+        storm_probability: StormJson {
+            stuck,
+            runs,
+            probability: stuck as f64 / runs.max(1) as f64,
+            wilson_low,
+            wilson_high,
+        },
+    };
+    let mut text = serde_json::to_string_pretty(&value).expect("plain data serialises");
+    text.push('\n');
+    text
 }
 
 /// The metrics as an object keyed by metric name, in report order.
-struct MetricsJson<'a>(&'a [(Metric, Summary)]);
+struct MetricsJson<'a, M>(&'a [(M, Summary)]);
 
-impl Serialize for MetricsJson<'_> {
+impl<M: ReportedMetric> Serialize for MetricsJson<'_, M> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(self.0.len()))?;
-        for (metric, summary) in self.0 {
+        for &(metric, ref summary) in self.0 {
             map.serialize_entry(metric.name(), summary)?;
         }
         map.end()

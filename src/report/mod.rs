@@ -10,10 +10,11 @@ pub mod sweep_file;
 mod table;
 pub mod table_curves;
 
-pub use json::run_json;
+pub use json::{run_json, server_run_json};
 pub use markdown::{ParamNames, compare_markdown, params_markdown};
 pub use table::{
     aligned_text_first, compare_table, params_table, policies_table, run_table, schedule_table,
+    server_run_table,
 };
 
 use serde::Serialize;
@@ -33,6 +34,20 @@ pub struct RunReport<'a> {
     pub master_seed: u64,
     /// Each metric's summary over the replicates, in report order.
     pub summaries: Vec<(Metric, Summary)>,
+}
+
+/// The results of a server-model run over replicates, for the reports.
+pub struct ServerRunReport<'a> {
+    /// The workload.
+    pub spec: &'a RunSpec,
+    /// The master seed.
+    pub master_seed: u64,
+    /// The time-series window, µs.
+    pub window_us: crate::base::time::Micros,
+    /// Each server metric's summary over the replicates, in report order.
+    pub summaries: Vec<(crate::measure::server_metrics::ServerMetric, Summary)>,
+    /// Stuck runs, runs, and the Wilson 95% interval of their share.
+    pub storm: (u64, u64, f64, f64),
 }
 
 impl RunReport<'_> {
@@ -156,6 +171,7 @@ impl WorkloadSummary {
             crate::model::ResourceKind::Occ => {
                 "an optimistic-concurrency row (read, then write; hops |N(10ms, 2ms)|)".to_string()
             }
+            crate::model::ResourceKind::Server => spec.server.describe(),
         };
         let mut policy = format!(
             "{} (base {}, cap {}",
@@ -176,21 +192,25 @@ impl WorkloadSummary {
             policy += &format!(", jitter factor {}", p.jitter_factor);
         }
         policy.push(')');
-        let mut lines = vec![
-            format!("{clients} clients, {arrivals}, against {resource}"),
-            format!("policy {policy}: {}", p.kind.formula()),
-        ];
+        let first = if spec.resource == crate::model::ResourceKind::Server {
+            resource
+        } else {
+            format!("{clients} clients, {arrivals}, against {resource}")
+        };
+        let mut lines = vec![first, format!("policy {policy}: {}", p.kind.formula())];
         let mut stops = Vec::new();
         if let Some(n) = spec.max_attempts {
             stops.push(format!("at most {n} attempts"));
         }
-        if let Some(d) = spec.deadline_us {
+        if let Some(d) = spec.deadline_us
+            && spec.resource != crate::model::ResourceKind::Server
+        {
             stops.push(format!("no attempt after {}", format_duration(d)));
         }
         if let Some(budget) = spec.budget {
             stops.push(match spec.fleet {
                 Some(n) => format!("when a budget of {budget} per fleet of {n} refuses a retry"),
-                None => format!("when a budget of {budget} for the whole herd refuses a retry"),
+                None => format!("when a budget of {budget} shared by all refuses a retry"),
             });
         }
         if !stops.is_empty() {

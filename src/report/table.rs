@@ -2,9 +2,11 @@
 
 use std::fmt::Write;
 
-use super::{RunReport, WorkloadSummary};
+use super::{RunReport, ServerRunReport, WorkloadSummary};
 use crate::base::format::format_number;
 use crate::base::format::group_thousands;
+use crate::measure::metrics::ReportedMetric;
+use crate::measure::stats::Summary;
 use crate::policy::PolicyKind;
 
 /// `herdsim run`'s human output: the workload stated above a table with one
@@ -27,10 +29,17 @@ pub fn run_table(report: &RunReport<'_>) -> String {
     );
     out.push('\n');
 
-    let rows: Vec<Vec<String>> = report
-        .summaries
+    out += &summary_table(&report.summaries);
+    out
+}
+
+/// One metric a row: mean ± 95% CI and min..max over replicates, or the one
+/// replicate's value.
+fn summary_table<M: ReportedMetric>(summaries: &[(M, Summary)]) -> String {
+    let n = summaries.first().map_or(0, |(_, s)| s.n);
+    let rows: Vec<Vec<String>> = summaries
         .iter()
-        .map(|(metric, s)| {
+        .map(|&(metric, ref s)| {
             let d = metric.decimals();
             match s.ci95 {
                 // One replicate: its values, exactly.
@@ -53,7 +62,36 @@ pub fn run_table(report: &RunReport<'_>) -> String {
     } else {
         &["metric", "value"]
     };
-    out += &aligned(header, &rows);
+    aligned(header, &rows)
+}
+
+/// `herdsim run --resource server`'s human output: the workload, a table
+/// of the server metrics, and the storm probability.
+pub fn server_run_table(report: &ServerRunReport<'_>) -> String {
+    let mut out = String::new();
+    for line in WorkloadSummary::lines(report.spec) {
+        let _ = writeln!(out, "{line}");
+    }
+    let n = report.summaries.first().map_or(0, |(_, s)| s.n);
+    let _ = writeln!(
+        out,
+        "{} replicate{} from master seed {}; time series and recovery in {}ms windows\n",
+        group_thousands(n as u64),
+        if n == 1 { "" } else { "s" },
+        report.master_seed,
+        format_number(report.window_us as f64 / 1e3, 3)
+            .trim_end_matches('0')
+            .trim_end_matches('.'),
+    );
+    out += &summary_table(&report.summaries);
+    let (stuck, runs, low, high) = report.storm;
+    let _ = writeln!(
+        out,
+        "\nstorm probability (runs that never recovered): {stuck} of {runs} = {}, 95% CI {} to {} (Wilson)",
+        format_number(stuck as f64 / runs.max(1) as f64, 3),
+        format_number(low, 3),
+        format_number(high, 3)
+    );
     out
 }
 

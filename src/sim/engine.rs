@@ -19,7 +19,9 @@ use crate::spec::RunSpec;
 
 /// Runs one replicate of `spec` with the generators of `seeds`.
 ///
-/// Panics if `spec` is invalid ([`RunSpec::validate`]).
+/// Panics if `spec` is invalid ([`RunSpec::validate`]) or on the server
+/// model, whose requests and metrics are its own
+/// ([`crate::sim::server_loop::simulate_server`]).
 pub fn simulate(spec: &RunSpec, seeds: Seeds) -> RunMetrics {
     simulate_observed(spec, seeds, &mut NoObserver)
 }
@@ -124,6 +126,9 @@ impl<O: Observer> Run<'_, O> {
             ResourceKind::Occ => {
                 let network = OccNetwork::new(environment);
                 run_occ::<_, _, F::Queue<_>>(spec, retries, network, observer)
+            }
+            ResourceKind::Server => {
+                panic!("the server model runs in sim::server_loop::simulate_server")
             }
         }
     }

@@ -24,6 +24,20 @@ pub enum ParamError {
         super::CAPACITY_RANGE.1
     )]
     Capacity,
+    /// An arrival rate out of range.
+    #[error("expected requests per second, a number above 0 and at most 1e9")]
+    Rate,
+    /// A probability out of `[0, 1]`.
+    #[error("expected a probability from 0 to 1")]
+    Probability,
+    /// Two server-model parameters that cannot go together.
+    #[error("{why} (together with {other})")]
+    Conflict {
+        /// The other parameter.
+        other: &'static str,
+        /// Why not.
+        why: String,
+    },
     /// A jitter factor out of `[0, 1]`.
     #[error("expected a number from 0 to 1 (0 is off)")]
     JitterFactor,

@@ -54,6 +54,9 @@ pub struct RunSpec {
     pub fleet: Option<u32>,
     /// What clients do with the slot resource's retry hint.
     pub retry_after: RetryAfter,
+    /// The server model's load and server (used when `resource` is
+    /// `server`).
+    pub server: ServerParams,
 }
 
 /// How the clients' policy generators are seeded.
@@ -74,9 +77,11 @@ named!(Seeding, "seeding", {
 
 pub mod error;
 pub mod params;
+pub mod server;
 mod values;
 
 pub use error::{ParamError, SpecError, Years};
+pub use server::ServerParams;
 pub use values::*;
 
 /// The default first-retry delay: 100 ms (seed 002's `BASE_MS`).
@@ -121,6 +126,7 @@ impl RunSpec {
             budget: None,
             fleet: None,
             retry_after: RetryAfter::Ignore,
+            server: ServerParams::default(),
         }
     }
 
@@ -134,6 +140,7 @@ impl RunSpec {
     pub fn window(&self) -> Micros {
         self.window_us.unwrap_or_else(|| match self.resource {
             ResourceKind::Slot => ((self.service_ns() + 500) / 1_000).max(1),
+            ResourceKind::Server => server::DEFAULT_SERVER_WINDOW_US,
             _ => crate::base::time::US_PER_MS,
         })
     }
@@ -220,6 +227,20 @@ impl RunSpec {
                     {
                         format!("the {kind} policy does not use it")
                     }
+                    _ if self.resource != ResourceKind::Server
+                        && params::param(key).is_some_and(|p| p.group == params::Group::Server) =>
+                    {
+                        format!(
+                            "only the server model uses it (this run is on {})",
+                            self.resource
+                        )
+                    }
+                    "clients" | "capacity" | "arrivals" | "deadline" | "seeding"
+                        if self.resource == ResourceKind::Server =>
+                    {
+                        "the server model does not use it (its load is rate, users or concurrency)"
+                            .to_string()
+                    }
                     "fleet" if self.budget.is_none() => "there is no budget to share".to_string(),
                     "fleet" if self.fleet.is_some_and(|n| n > self.clients) => format!(
                         "a fleet larger than the {} clients is one fleet of all of them",
@@ -272,7 +293,22 @@ impl RunSpec {
                 ParamError::HintsFromSlotOnly,
             );
         }
-        if let Err((key, reason)) = self.check_horizon() {
+        if self.resource == ResourceKind::Server
+            && let Some((key, other, why)) = self.server.conflicts()
+        {
+            let value = (params::param(key).expect("a registry key").show)(self);
+            return fail(
+                key,
+                value.unwrap_or_default(),
+                ParamError::Conflict { other, why },
+            );
+        }
+        // The server model's clock is u64 ns and every duration at most 365
+        // days, so no sum of the few it adds can wrap: the guard is the herd
+        // models'.
+        if self.resource != ResourceKind::Server
+            && let Err((key, reason)) = self.check_horizon()
+        {
             let param = params::param(key).expect("a registry key");
             let value = (param.show)(self).unwrap_or_default();
             return fail(param.key, value, reason);

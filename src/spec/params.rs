@@ -13,7 +13,8 @@
 //! exactly the same values, and every shown value is proven to read back.
 
 use crate::base::time::{format_duration, us_to_ms};
-use crate::spec::{self, ParamError, RunSpec, format_window};
+use crate::model::ResourceKind;
+use crate::spec::{self, ParamError, RunSpec, format_window, server};
 
 /// The TOML type a parameter's values take in a scenario file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,6 +53,8 @@ pub enum Group {
     Control,
     /// How a run is measured.
     Measure,
+    /// The server model's load and server.
+    Server,
 }
 
 /// One parameter of a workload.
@@ -145,10 +148,24 @@ fn optional<T>(value: Option<T>, show: impl Fn(T) -> String) -> Vec<String> {
     vec![value.map_or_else(String::new, show)]
 }
 
+/// A server-model field: empty on the other models, which do not use it.
+fn server_field(s: &RunSpec, value: String) -> Vec<String> {
+    if s.resource == ResourceKind::Server {
+        vec![value]
+    } else {
+        vec![String::new()]
+    }
+}
+
+/// A server-model field that may be absent.
+fn server_optional<T: ToString>(s: &RunSpec, value: Option<T>) -> Vec<String> {
+    server_field(s, value.map_or_else(String::new, |v| v.to_string()))
+}
+
 /// Every parameter, in grid-axis and CSV-column order. Adding one here (and
 /// to [`RunSpec`] and the model that reads it) adds its flag, scenario key,
 /// axis, columns and doc rows.
-pub static PARAMS: [Param; 19] = [
+pub static PARAMS: [Param; 34] = [
     Param {
         key: "policy",
         value_name: "POLICY",
@@ -278,9 +295,9 @@ pub static PARAMS: [Param; 19] = [
     Param {
         key: "window",
         value_name: "DURATION",
-        doc: "Window of the peak-retries metric",
+        doc: "Window of the peak-retries metric (server: of the time series and recovery)",
         accepts: "a duration of at least 1us",
-        absent: Some("one service time (slot), 1ms (other models)"),
+        absent: Some("one service time (slot), 100ms (server), 1ms (other models)"),
         kind: Kind::Duration,
         group: Group::Measure,
         list_separator: ',',
@@ -520,6 +537,307 @@ pub static PARAMS: [Param; 19] = [
         show: |s| Some(s.retry_after.name().to_string()),
         fields: |s| vec![s.retry_after.name().to_string()],
     },
+    Param {
+        key: "rate",
+        value_name: "PER_S",
+        doc: "Open-loop arrivals per second (Poisson), split among the sources",
+        accepts: "above 0, at most 1e9",
+        absent: Some("500, or none in a closed loop"),
+        kind: Kind::Number,
+        group: Group::Server,
+        list_separator: ',',
+        choices: None,
+        columns: &["rate_per_s"],
+        set: |s, t| {
+            s.server.rate_per_s = Some(server::parse_rate(t)?);
+            Ok(())
+        },
+        show: |s| s.server.rate_per_s.map(|r| r.to_string()),
+        fields: |s| {
+            server_field(
+                s,
+                n(s.server.rate_per_s.unwrap_or(if s.server.users.is_some() {
+                    0.0
+                } else {
+                    server::DEFAULT_RATE_PER_S
+                })),
+            )
+        },
+    },
+    Param {
+        key: "duration",
+        value_name: "DURATION",
+        doc: "New requests start during [0, DURATION); then the run drains",
+        accepts: "a duration of at least 1us",
+        absent: None,
+        kind: Kind::Duration,
+        group: Group::Server,
+        list_separator: ',',
+        choices: None,
+        columns: &["duration_ms"],
+        set: |s, t| {
+            s.server.duration_us = spec::parse_positive_duration(t)?;
+            Ok(())
+        },
+        show: |s| Some(format_duration(s.server.duration_us)),
+        fields: |s| server_field(s, ms(s.server.duration_us)),
+    },
+    Param {
+        key: "sources",
+        value_name: "N",
+        doc: "Independent sources the arrivals are split among (each keeps its own budget)",
+        accepts: "1 to 10,000,000",
+        absent: None,
+        kind: Kind::Count,
+        group: Group::Server,
+        list_separator: ',',
+        choices: None,
+        columns: &["sources"],
+        set: |s, t| {
+            s.server.sources = server::parse_server_count(t, 1)?;
+            Ok(())
+        },
+        show: |s| Some(s.server.sources.to_string()),
+        fields: |s| server_field(s, s.server.sources.to_string()),
+    },
+    Param {
+        key: "concurrency",
+        value_name: "K",
+        doc: "Client-side limit: a request waits for one of K slots and holds it for its whole life",
+        accepts: "1 to 10,000,000",
+        absent: Some("unlimited"),
+        kind: Kind::Count,
+        group: Group::Server,
+        list_separator: ',',
+        choices: None,
+        columns: &["concurrency"],
+        set: |s, t| {
+            s.server.concurrency = Some(server::parse_server_count(t, 1)?);
+            Ok(())
+        },
+        show: |s| s.server.concurrency.map(|k| k.to_string()),
+        fields: |s| server_optional(s, s.server.concurrency),
+    },
+    Param {
+        key: "users",
+        value_name: "N",
+        doc: "Closed loop: N users, each with one request at a time, thinking between them",
+        accepts: "1 to 10,000,000",
+        absent: Some("the open loop"),
+        kind: Kind::Count,
+        group: Group::Server,
+        list_separator: ',',
+        choices: None,
+        columns: &["users"],
+        set: |s, t| {
+            s.server.users = Some(server::parse_server_count(t, 1)?);
+            Ok(())
+        },
+        show: |s| s.server.users.map(|k| k.to_string()),
+        fields: |s| server_optional(s, s.server.users),
+    },
+    Param {
+        key: "think",
+        value_name: "DIST",
+        doc: "Closed-loop think time between a user's requests",
+        accepts: "a distribution: DURATION, const:D, exp:MEAN, lognormal:MEDIAN/SIGMA",
+        absent: None,
+        kind: Kind::Text,
+        group: Group::Server,
+        list_separator: ';',
+        choices: None,
+        columns: &["think"],
+        set: |s, t| {
+            s.server.think = server::parse_dist(t)?;
+            Ok(())
+        },
+        show: |s| Some(s.server.think.to_string()),
+        fields: |s| {
+            server_field(
+                s,
+                if s.server.users.is_some() {
+                    s.server.think.to_string()
+                } else {
+                    String::new()
+                },
+            )
+        },
+    },
+    Param {
+        key: "workers",
+        value_name: "C",
+        doc: "Server workers (inf: unbounded)",
+        accepts: "1 to 10,000,000, or inf",
+        absent: None,
+        kind: Kind::Text,
+        group: Group::Server,
+        list_separator: ',',
+        choices: None,
+        columns: &["workers"],
+        set: |s, t| {
+            s.server.workers = server::parse_workers(t)?;
+            Ok(())
+        },
+        show: |s| {
+            Some(
+                s.server
+                    .workers
+                    .map_or("inf".to_string(), |c| c.to_string()),
+            )
+        },
+        fields: |s| {
+            server_field(
+                s,
+                s.server
+                    .workers
+                    .map_or("inf".to_string(), |c| c.to_string()),
+            )
+        },
+    },
+    Param {
+        key: "queue_limit",
+        value_name: "N",
+        doc: "Queue places: an attempt arriving at a full queue is rejected at once",
+        accepts: "0 to 10,000,000",
+        absent: Some("unbounded"),
+        kind: Kind::Count,
+        group: Group::Server,
+        list_separator: ',',
+        choices: None,
+        columns: &["queue_limit"],
+        set: |s, t| {
+            s.server.queue_limit = Some(server::parse_server_count(t, 0)?);
+            Ok(())
+        },
+        show: |s| s.server.queue_limit.map(|k| k.to_string()),
+        fields: |s| server_optional(s, s.server.queue_limit),
+    },
+    Param {
+        key: "service",
+        value_name: "DIST",
+        doc: "Service time, drawn when a worker takes the attempt; mix:P/DIST/DIST for bimodal",
+        accepts: "a distribution, or mix:P/DIST/DIST",
+        absent: None,
+        kind: Kind::Text,
+        group: Group::Server,
+        list_separator: ';',
+        choices: None,
+        columns: &["service"],
+        set: |s, t| {
+            s.server.service = server::parse_service(t)?;
+            Ok(())
+        },
+        show: |s| Some(s.server.service.to_string()),
+        fields: |s| server_field(s, s.server.service.to_string()),
+    },
+    Param {
+        key: "fail_rate",
+        value_name: "P",
+        doc: "Probability an attempt fails, decided when its service completes",
+        accepts: "0 to 1",
+        absent: None,
+        kind: Kind::Number,
+        group: Group::Server,
+        list_separator: ',',
+        choices: None,
+        columns: &["fail_rate"],
+        set: |s, t| {
+            s.server.fail_rate = server::parse_probability(t)?;
+            Ok(())
+        },
+        show: |s| Some(s.server.fail_rate.to_string()),
+        fields: |s| server_field(s, n(s.server.fail_rate)),
+    },
+    Param {
+        key: "request_delay",
+        value_name: "DIST",
+        doc: "Network delay client to server, per attempt",
+        accepts: "a distribution",
+        absent: None,
+        kind: Kind::Text,
+        group: Group::Server,
+        list_separator: ';',
+        choices: None,
+        columns: &["request_delay"],
+        set: |s, t| {
+            s.server.request_delay = server::parse_dist(t)?;
+            Ok(())
+        },
+        show: |s| Some(s.server.request_delay.to_string()),
+        fields: |s| server_field(s, s.server.request_delay.to_string()),
+    },
+    Param {
+        key: "reply_delay",
+        value_name: "DIST",
+        doc: "Network delay server to client, per attempt",
+        accepts: "a distribution",
+        absent: None,
+        kind: Kind::Text,
+        group: Group::Server,
+        list_separator: ';',
+        choices: None,
+        columns: &["reply_delay"],
+        set: |s, t| {
+            s.server.reply_delay = server::parse_dist(t)?;
+            Ok(())
+        },
+        show: |s| Some(s.server.reply_delay.to_string()),
+        fields: |s| server_field(s, s.server.reply_delay.to_string()),
+    },
+    Param {
+        key: "timeout",
+        value_name: "DURATION",
+        doc: "Per-attempt timeout; the server keeps working on an attempt its client gave up",
+        accepts: "a duration of at least 1us, or none",
+        absent: Some("none"),
+        kind: Kind::Duration,
+        group: Group::Server,
+        list_separator: ',',
+        choices: None,
+        columns: &["timeout_ms"],
+        set: |s, t| {
+            s.server.timeout_us = server::parse_optional_duration(t)?;
+            Ok(())
+        },
+        show: |s| s.server.timeout_us.map(format_duration),
+        fields: |s| server_optional(s, s.server.timeout_us.map(us_to_ms).map(n)),
+    },
+    Param {
+        key: "trigger",
+        value_name: "SPEC",
+        doc: "Triggers over windows, joined by +: outage, fail:P, user-fail:P, spike:K, slow:K, capacity:C, each @FROM..TO",
+        accepts: "KIND@FROM..TO joined by +, or none",
+        absent: Some("none"),
+        kind: Kind::Text,
+        group: Group::Server,
+        list_separator: ';',
+        choices: None,
+        columns: &["trigger"],
+        set: |s, t| {
+            s.server.triggers = server::parse_triggers(t)?;
+            Ok(())
+        },
+        show: |s| Some(s.server.triggers.to_string()),
+        fields: |s| server_field(s, s.server.triggers.to_string()),
+    },
+    Param {
+        key: "horizon",
+        value_name: "DURATION",
+        doc: "Cut the run here even with requests in flight, and say so",
+        accepts: "a duration of at least 1us, or none",
+        absent: Some("run until every request ends"),
+        kind: Kind::Duration,
+        group: Group::Server,
+        list_separator: ',',
+        choices: None,
+        columns: &["horizon_ms"],
+        set: |s, t| {
+            s.server.horizon_us = server::parse_optional_duration(t)?;
+            Ok(())
+        },
+        show: |s| s.server.horizon_us.map(format_duration),
+        fields: |s| server_optional(s, s.server.horizon_us.map(us_to_ms).map(n)),
+    },
 ];
 
 /// Every parameter column of a sweep file, in order.
@@ -580,6 +898,17 @@ mod tests {
         spec.deadline_us = Some(60_000_000);
         spec.budget = spec::parse_budget("ratio:0.1,min:10").unwrap();
         spec.fleet = Some(10);
+        let server = &mut spec.server;
+        server.rate_per_s = Some(333.3);
+        server.concurrency = Some(4);
+        server.users = Some(3);
+        server.queue_limit = Some(0);
+        server.service = "mix:0.25/lognormal:1.5ms/0.3/exp:20ms".parse().unwrap();
+        server.think = "lognormal:1s/1.25".parse().unwrap();
+        server.timeout_us = Some(250);
+        server.triggers = "outage@1s..1.5s+capacity:0@2s..3s".parse().unwrap();
+        server.horizon_us = Some(90_000_000);
+        server.workers = None;
         for p in &PARAMS {
             let shown = (p.show)(&spec).unwrap_or_else(|| panic!("{} is absent", p.key));
             let mut read = RunSpec::default();
@@ -600,7 +929,7 @@ mod tests {
         assert!(param("frobs").is_none());
         assert_eq!(
             param("window").unwrap().default_text(),
-            "one service time (slot), 1ms (other models)"
+            "one service time (slot), 100ms (server), 1ms (other models)"
         );
         assert_eq!(param("cap").unwrap().default_text(), "20s");
     }

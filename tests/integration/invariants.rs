@@ -72,7 +72,14 @@ fn spec_strategy() -> impl Strategy<Value = RunSpec> {
         prop_oneof![Just(CapMode::Before), Just(CapMode::After)],
     );
     let environment = (
-        prop::sample::select(ResourceKind::VARIANTS.to_vec()),
+        // The herd models: the server model's runs and metrics are its own.
+        prop::sample::select(
+            ResourceKind::VARIANTS
+                .iter()
+                .copied()
+                .filter(|&r| r != ResourceKind::Server)
+                .collect::<Vec<_>>(),
+        ),
         prop_oneof![
             Just(Arrivals::Herd),
             (1u64..5_000_000).prop_map(|window_us| Arrivals::Uniform { window_us }),
@@ -146,6 +153,7 @@ fn spec_strategy() -> impl Strategy<Value = RunSpec> {
                 } else {
                     RetryAfter::Ignore
                 },
+                server: Default::default(),
             };
             spec.validate().is_ok().then_some(spec)
         },

@@ -12,5 +12,6 @@ mod outputs;
 mod plots;
 mod reference_figures;
 mod seed_claims;
+mod server;
 mod sweep;
 mod workloads;

@@ -1,0 +1,67 @@
+//! Replicates of a server-model workload, fanned across cores, and their
+//! summary: every server metric over the replicates, and the storm
+//! probability (the share of runs that ended stuck) with its Wilson interval.
+
+use rayon::prelude::*;
+
+use crate::base::seeding::Seeds;
+use crate::measure::server_metrics::{ServerMetric, ServerMetrics, wilson_interval};
+use crate::measure::stats::Summary;
+use crate::sim::server_loop::{ServerRetry, simulate_server};
+use crate::spec::RunSpec;
+
+/// The server model's run description and retry rules of `spec` (whose
+/// resource is `server`).
+pub fn server_parts(spec: &RunSpec) -> (crate::model::server::ServerSpec, ServerRetry) {
+    let window = spec.window();
+    let retry = ServerRetry {
+        policy: spec.policy,
+        max_attempts: spec.max_attempts,
+        budget: spec.budget,
+        fleet: spec.fleet,
+    };
+    (spec.server.server_spec(window), retry)
+}
+
+/// Runs replicates `0..replicates` of `spec` (as point `point` under master
+/// seed `master`), each stopped after `max_events` events, calling `on_done`
+/// after each. Results in replicate order whatever the thread count.
+pub fn run_server_replicates(
+    spec: &RunSpec,
+    master: u64,
+    point: u64,
+    replicates: u32,
+    max_events: u64,
+    on_done: impl Fn() + Sync,
+) -> Vec<ServerMetrics> {
+    let (server, retry) = server_parts(spec);
+    (0..u64::from(replicates))
+        .into_par_iter()
+        .map(|replicate| {
+            let seeds = Seeds::for_job(master, point, replicate);
+            let metrics = simulate_server(&server, &retry, seeds, max_events);
+            on_done();
+            metrics
+        })
+        .collect()
+}
+
+/// Every server metric summarised over `runs`.
+pub fn summarize_server(runs: &[ServerMetrics]) -> Vec<(ServerMetric, Summary)> {
+    ServerMetric::ALL
+        .iter()
+        .map(|&metric| {
+            let values: Vec<f64> = runs.iter().map(|m| metric.value(m)).collect();
+            (metric, Summary::of(&values))
+        })
+        .collect()
+}
+
+/// The storm probability: stuck runs of `runs`, with the Wilson 95%
+/// interval, as (stuck, runs, low, high).
+pub fn storm_probability(runs: &[ServerMetrics]) -> (u64, u64, f64, f64) {
+    let stuck = runs.iter().filter(|m| m.stuck).count() as u64;
+    let n = runs.len() as u64;
+    let (low, high) = wilson_interval(stuck, n);
+    (stuck, n, low, high)
+}

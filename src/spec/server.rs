@@ -1,0 +1,287 @@
+//! The server model's parameters in a workload ([`super::RunSpec::server`]),
+//! their parsers with accepted ranges, and the model's run description made
+//! from them.
+
+use super::ParamError;
+use crate::base::time::{Micros, format_duration, parse_duration};
+use crate::model::server::{
+    Dist, Load, NS_PER_MS, NS_PER_US, ServerSpec, Service, TriggerKind, Triggers,
+};
+
+/// The default arrival rate of the open loop, requests per second.
+pub const DEFAULT_RATE_PER_S: f64 = 500.0;
+/// Most requests per second.
+pub const MAX_RATE_PER_S: f64 = 1e9;
+/// Most sources, users, workers, queue places or client slots.
+pub const MAX_SERVER_COUNT: u64 = 10_000_000;
+/// The default time-series window of the server model, µs.
+pub const DEFAULT_SERVER_WINDOW_US: Micros = 100_000;
+
+/// The server model's workload: its load and its server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerParams {
+    /// Open-loop requests per second; `None` is the default (500/s), or no
+    /// arrivals in a closed loop.
+    pub rate_per_s: Option<f64>,
+    /// New requests start during `[0, duration)`, µs.
+    pub duration_us: Micros,
+    /// Independent sources the open-loop arrivals are split among.
+    pub sources: u32,
+    /// Client-side concurrency limit (open loop); `None` is unlimited.
+    pub concurrency: Option<u32>,
+    /// Closed-loop users; `None` is the open loop.
+    pub users: Option<u32>,
+    /// Closed-loop think time.
+    pub think: Dist,
+    /// Workers; `None` is unbounded.
+    pub workers: Option<u32>,
+    /// Queue places; `None` is unbounded.
+    pub queue_limit: Option<u32>,
+    /// Service time.
+    pub service: Service,
+    /// Per-attempt failure probability.
+    pub fail_rate: f64,
+    /// Client → server delay.
+    pub request_delay: Dist,
+    /// Server → client delay.
+    pub reply_delay: Dist,
+    /// Per-attempt timeout, µs; `None` is none.
+    pub timeout_us: Option<Micros>,
+    /// Triggers over windows.
+    pub triggers: Triggers,
+    /// Cut the run here, µs; `None` runs until every request has ended.
+    pub horizon_us: Option<Micros>,
+}
+
+impl Default for ServerParams {
+    /// An M/M/1 server at 50% load for 10 s.
+    fn default() -> Self {
+        ServerParams {
+            rate_per_s: None,
+            duration_us: 10_000_000,
+            sources: 1,
+            concurrency: None,
+            users: None,
+            think: Dist::Exp {
+                mean: 1_000 * NS_PER_MS,
+            },
+            workers: Some(1),
+            queue_limit: None,
+            service: Service::One(Dist::Exp { mean: NS_PER_MS }),
+            fail_rate: 0.0,
+            request_delay: Dist::Const(0),
+            reply_delay: Dist::Const(0),
+            timeout_us: None,
+            triggers: Triggers::default(),
+            horizon_us: None,
+        }
+    }
+}
+
+impl ServerParams {
+    /// The model's run description, with the time-series window `window_us`.
+    pub fn server_spec(&self, window_us: Micros) -> ServerSpec {
+        let load = match self.users {
+            Some(users) => Load::Closed {
+                users,
+                think: self.think,
+            },
+            None => Load::Open {
+                rate_per_s: self.rate_per_s.unwrap_or(DEFAULT_RATE_PER_S),
+                sources: self.sources,
+                concurrency: self.concurrency,
+            },
+        };
+        ServerSpec {
+            load,
+            duration: self.duration_us * NS_PER_US,
+            workers: self.workers,
+            queue_limit: self.queue_limit,
+            service: self.service,
+            fail_rate: self.fail_rate,
+            request_delay: self.request_delay,
+            reply_delay: self.reply_delay,
+            timeout: self.timeout_us.map(|us| us * NS_PER_US),
+            triggers: self.triggers.0.clone(),
+            window: window_us * NS_PER_US,
+            horizon: self.horizon_us.map(|us| us * NS_PER_US),
+        }
+    }
+
+    /// The load and server in words, for human output.
+    pub fn describe(&self) -> String {
+        let load = match self.users {
+            Some(users) => format!("{users} users thinking {} between requests", self.think),
+            None => {
+                let mut text = format!(
+                    "{} requests/s (Poisson) from {} source{}",
+                    self.rate_per_s.unwrap_or(DEFAULT_RATE_PER_S),
+                    self.sources,
+                    if self.sources == 1 { "" } else { "s" }
+                );
+                if let Some(k) = self.concurrency {
+                    text += &format!(", at most {k} in flight per client pool");
+                }
+                text
+            }
+        };
+        let workers = self.workers.map_or("unbounded workers".to_string(), |c| {
+            format!("{c} worker{}", if c == 1 { "" } else { "s" })
+        });
+        let queue = self
+            .queue_limit
+            .map_or("an unbounded queue".to_string(), |q| {
+                format!("a queue of {q}")
+            });
+        let timeout = self.timeout_us.map_or("no timeout".to_string(), |t| {
+            format!("timeout {}", format_duration(t))
+        });
+        format!(
+            "a server of {workers} behind {queue}, service {}, failing {}; {load} for {}; {timeout}; triggers: {}",
+            self.service,
+            self.fail_rate,
+            format_duration(self.duration_us),
+            self.triggers
+        )
+    }
+
+    /// The rules that tie the server's parameters together, as (the two
+    /// keys, why).
+    pub fn conflicts(&self) -> Option<(&'static str, &'static str, String)> {
+        if self.users.is_some() {
+            if self.rate_per_s.is_some() {
+                return Some((
+                    "users",
+                    "rate",
+                    "a closed loop has no arrival rate: give one or the other".into(),
+                ));
+            }
+            if self.concurrency.is_some() {
+                return Some((
+                    "users",
+                    "concurrency",
+                    "a closed loop's users are its concurrency: give one or the other".into(),
+                ));
+            }
+            if self.sources > 1 {
+                return Some((
+                    "users",
+                    "sources",
+                    "in a closed loop each user is a source: leave sources at 1".into(),
+                ));
+            }
+        }
+        for t in &self.triggers.0 {
+            if t.from >= self.duration_us * NS_PER_US {
+                return Some((
+                    "trigger",
+                    "duration",
+                    "a trigger starts after the load ends: start it inside the duration".into(),
+                ));
+            }
+            if matches!(t.kind, TriggerKind::LoadSpike(_)) && self.users.is_some() {
+                return Some((
+                    "trigger",
+                    "users",
+                    "a load spike needs the open loop's arrival rate".into(),
+                ));
+            }
+        }
+        None
+    }
+}
+
+/// Parses a count of sources, users, workers, queue places or slots.
+pub fn parse_server_count(text: &str, min: u64) -> Result<u32, ParamError> {
+    super::parse_count(text, min, MAX_SERVER_COUNT).map(|n| n as u32)
+}
+
+/// Parses workers: a count, or `inf` for unbounded.
+pub fn parse_workers(text: &str) -> Result<Option<u32>, ParamError> {
+    match text.trim() {
+        "inf" => Ok(None),
+        _ => parse_server_count(text, 1).map(Some),
+    }
+}
+
+/// Parses an arrival rate, requests per second.
+pub fn parse_rate(text: &str) -> Result<f64, ParamError> {
+    let rate: f64 = text.trim().replace('_', "").parse().unwrap_or(f64::NAN);
+    if rate.is_finite() && rate > 0.0 && rate <= MAX_RATE_PER_S {
+        Ok(rate)
+    } else {
+        Err(ParamError::Rate)
+    }
+}
+
+/// Parses a probability in [0, 1].
+pub fn parse_probability(text: &str) -> Result<f64, ParamError> {
+    let p: f64 = text.trim().parse().unwrap_or(f64::NAN);
+    if (0.0..=1.0).contains(&p) {
+        Ok(p)
+    } else {
+        Err(ParamError::Probability)
+    }
+}
+
+/// Parses a duration of at least 1 µs that may be absent (`none`).
+pub fn parse_optional_duration(text: &str) -> Result<Option<Micros>, ParamError> {
+    if text.trim() == "none" {
+        return Ok(None);
+    }
+    super::check_positive_duration(parse_duration(text)?).map(Some)
+}
+
+/// Parses a distribution of durations.
+pub fn parse_dist(text: &str) -> Result<Dist, ParamError> {
+    Ok(text.parse()?)
+}
+
+/// Parses a service-time spec.
+pub fn parse_service(text: &str) -> Result<Service, ParamError> {
+    Ok(text.parse()?)
+}
+
+/// Parses triggers.
+pub fn parse_triggers(text: &str) -> Result<Triggers, ParamError> {
+    Ok(text.parse()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn impossible_combinations_name_both_parameters() {
+        let closed = ServerParams {
+            users: Some(10),
+            rate_per_s: Some(100.0),
+            ..ServerParams::default()
+        };
+        assert_eq!(
+            closed.conflicts().map(|c| (c.0, c.1)),
+            Some(("users", "rate"))
+        );
+        let late = ServerParams {
+            triggers: "outage@20s..21s".parse().unwrap(),
+            ..ServerParams::default()
+        };
+        assert_eq!(
+            late.conflicts().map(|c| (c.0, c.1)),
+            Some(("trigger", "duration"))
+        );
+        assert_eq!(ServerParams::default().conflicts(), None);
+    }
+
+    #[test]
+    fn counts_rates_and_probabilities_have_ranges() {
+        assert_eq!(parse_workers("inf"), Ok(None));
+        assert_eq!(parse_workers("4"), Ok(Some(4)));
+        assert!(parse_workers("0").is_err());
+        assert!(parse_rate("0").is_err() && parse_rate("nan").is_err());
+        assert_eq!(parse_rate("1_000"), Ok(1_000.0));
+        assert!(parse_probability("1.01").is_err());
+        assert_eq!(parse_optional_duration("none"), Ok(None));
+        assert!(parse_optional_duration("0ms").is_err());
+    }
+}

@@ -1,0 +1,141 @@
+//! `herdsim run --resource server` as a user runs it: results, the
+//! metastable failure the model exists to show, and bad input.
+
+use crate::common::usage_error;
+
+use assert_cmd::cargo::cargo_bin_cmd;
+
+/// `herdsim run --resource server ARGS --json`, parsed.
+fn server_json(args: &[&str]) -> serde_json::Value {
+    let out = cargo_bin_cmd!("herdsim")
+        .args(["run", "--resource", "server", "--json", "-q"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn mean(json: &serde_json::Value, metric: &str) -> f64 {
+    json["metrics"][metric]["mean"].as_f64().unwrap()
+}
+
+#[test]
+fn the_default_server_runs_at_half_load_and_every_request_succeeds() {
+    let json = server_json(&["--seeds", "4"]);
+    assert_eq!(mean(&json, "success_rate"), 1.0);
+    assert_eq!(mean(&json, "amplification"), 1.0);
+    // 500 requests/s of 1 ms mean service: utilisation 0.5. Each 10 s run
+    // measures it with an sd of about 0.01 (seen over 8 seeds: ± 0.0104 as
+    // a 95% CI); the mean of 4 is within 0.05 by a margin of 10 sd.
+    let utilisation = mean(&json, "utilisation");
+    assert!((utilisation - 0.5).abs() < 0.05, "{utilisation}");
+    assert_eq!(json["replicates"], 4);
+    assert_eq!(json["storm_probability"]["stuck"], 0);
+}
+
+/// DESIGN Part two's question: at 50% utilisation, with a 100 ms timeout
+/// and 3 immediate retries, does an outage leave the server stuck?
+fn after_outage(outage: &str, policy: &str, max_attempts: &str) -> serde_json::Value {
+    let trigger = format!("outage@2s..{outage}");
+    let args = [
+        "--rate",
+        "500",
+        "--timeout",
+        "100ms",
+        "--policy",
+        policy,
+        "--max-attempts",
+        max_attempts,
+        "--trigger",
+        &trigger,
+        "--duration",
+        "10s",
+        "--seeds",
+        "5",
+    ];
+    server_json(&args)
+}
+
+#[test]
+fn a_short_outage_leaves_immediate_retries_stuck_and_no_retries_recover() {
+    // 500 ms down: every client retries at once, the queue outgrows the
+    // timeout, every attempt times out and is retried, and the server works
+    // on abandoned attempts (wasted work near 1) long after the outage: all
+    // 5 seeds stuck.
+    let stuck = after_outage("2.5s", "no-backoff", "4");
+    assert_eq!(stuck["storm_probability"]["stuck"], 5, "{stuck}");
+    assert!(mean(&stuck, "wasted_work") > 0.9);
+    // Stuck from 2 s to 10 s at about 3.7 attempts a request: above 3 over
+    // the run (1 attempt a request before the outage).
+    assert!(mean(&stuck, "amplification") > 3.0);
+    // The same outage without retries, or a 50 ms one with them: recovered.
+    for json in [
+        after_outage("2.5s", "none", "1"),
+        after_outage("2.05s", "no-backoff", "4"),
+    ] {
+        assert_eq!(json["storm_probability"]["stuck"], 0, "{json}");
+        // Without retries the requests of the 0.5 s outage fail (5% of a
+        // 10 s load); after it, every window is back at its level.
+        assert!(mean(&json, "success_rate") > 0.9);
+    }
+}
+
+#[test]
+fn the_server_is_a_deterministic_function_of_its_seed() {
+    let args = ["--timeout", "5ms", "--rate", "900", "--seeds", "3"];
+    assert_eq!(server_json(&args), server_json(&args));
+}
+
+#[test]
+fn bad_server_input_names_the_parameters() {
+    for (args, says) in [
+        (vec!["--users", "4", "--rate", "5"], vec!["--users", "rate"]),
+        (
+            vec!["--trigger", "outage@20s..21s"],
+            vec!["--trigger", "duration"],
+        ),
+        (
+            vec!["--trigger", "slow:0@1s..2s"],
+            vec!["--trigger", "above 0"],
+        ),
+        (vec!["--workers", "0"], vec!["--workers", "1 to 10,000,000"]),
+        (
+            vec!["--service", "gamma:1ms"],
+            vec!["--service", "expected"],
+        ),
+        (vec!["--fail-rate", "1.5"], vec!["--fail-rate", "0 to 1"]),
+    ] {
+        let mut full = vec!["run", "--resource", "server", "-q"];
+        full.extend_from_slice(&args);
+        let err = usage_error(&full);
+        assert!(says.iter().all(|s| err.contains(s)), "{args:?}: {err}");
+    }
+    // Not yet in sweeps: refused with a message, never a panic.
+    let err = usage_error(&[
+        "sweep",
+        "--resource",
+        "server",
+        "--out",
+        "/nonexistent/x.csv",
+    ]);
+    assert!(err.contains("herdsim run"), "{err}");
+}
+
+#[test]
+fn server_flags_on_another_model_warn_that_they_do_nothing() {
+    let out = cargo_bin_cmd!("herdsim")
+        .args(["run", "--clients", "10", "--rate", "100", "-q"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--rate has no effect: only the server model uses it"),
+        "{err}"
+    );
+}

@@ -65,6 +65,13 @@ pub fn compare(args: &CompareArgs) -> Result<(), CliError> {
             .expect("the built-in scenario parses"),
     };
     let scenario = args.grid.apply(scenario)?;
+    if SweepPlan::whole(&scenario, false).is_server() {
+        return Err(CliError::Usage(
+            "compare sets herd results beside published figures; the server model's studies \
+             come with issue 16: use `herdsim sweep` for it"
+                .to_string(),
+        ));
+    }
     for path in args.csv.iter().chain(&args.plot) {
         check_output(path, args.force)?;
     }

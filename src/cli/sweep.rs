@@ -74,7 +74,8 @@ pub fn sweep_help() -> String {
         "replicates, master_seed, sweep_id (the sweep's fingerprint) and sweep_points (its \
          size), then for every metric its _mean, _sd, _ci95, _min and _max, and row_checksum \
          (shows a row edited since). With --per-run: point, replicate, policy_seed, \
-         environment_seed, then the same columns with each metric once."
+         environment_seed, then the same columns with each metric once. On the server model the \
+         metrics are its own (see `herdsim run --resource server`)."
             .split(' '),
     );
     format!(
@@ -231,10 +232,12 @@ impl GridArgs {
             point
                 .validate()
                 .map_err(|e| CliError::Usage(format!("point {i}: {}", spec_message(&e, true))))?;
-            if point.resource == ResourceKind::Server {
+            let first = scenario.grid.point(0).resource;
+            if (point.resource == ResourceKind::Server) != (first == ResourceKind::Server) {
                 return Err(CliError::Usage(format!(
-                    "point {i}: resource server runs with `herdsim run` only so far; sweeps and \
-                     comparisons of it come next (its metrics are its own)"
+                    "point {i}: resource {} in a grid whose point 0 is on {first}: the server \
+                     model's metrics are its own, so sweep it apart from the other models",
+                    point.resource
                 )));
             }
         }
@@ -260,7 +263,7 @@ pub fn sweep(args: &SweepArgs) -> Result<(), CliError> {
         rows_done: 0,
         max_events: args.grid.max_events().unwrap_or(u64::MAX),
     };
-    let header = sweep_csv::line(&sweep_csv::header(args.per_run));
+    let header = sweep_csv::line(&sweep_csv::header(args.per_run, plan.is_server()));
     let (file, rows_done) = open_output(&args.out, args, &plan, &header)?;
     plan.rows_done = rows_done;
     let jobs = plan.jobs();

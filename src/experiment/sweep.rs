@@ -27,11 +27,15 @@ use crate::experiment::error::ExperimentError;
 use crate::base::time::Micros;
 use crate::experiment::replicates::summarize;
 use crate::experiment::scenario::Scenario;
+use crate::experiment::server_runs::server_parts;
 use crate::measure::metrics::{Metric, RunMetrics};
 use crate::measure::observer::Watch;
+use crate::measure::server_metrics::ServerMetric;
 use crate::measure::stats::Summary;
+use crate::model::ResourceKind;
 use crate::sim::engine::simulate_with;
 use crate::sim::queue::QueueKind;
+use crate::sim::server_loop::simulate_server;
 use crate::spec::RunSpec;
 
 /// Results allowed to wait for an earlier one, per worker thread.
@@ -173,6 +177,33 @@ pub enum SweepRow {
         /// What the run measured.
         metrics: RunMetrics,
     },
+    /// One job of the server model (`--per-run`).
+    ServerRun {
+        /// The point's index in the grid.
+        point: usize,
+        /// The replicate's index.
+        replicate: u32,
+        /// The job's seeds.
+        seeds: Seeds,
+        /// The point's workload.
+        spec: RunSpec,
+        /// Every server metric's value, in [`ServerMetric::ALL`] order.
+        values: Vec<f64>,
+        /// False if the run was stopped at the plan's `max_events` or its
+        /// horizon.
+        complete: bool,
+    },
+    /// One point of the server model, summarised over its replicates.
+    ServerPoint {
+        /// The point's index in the grid.
+        point: usize,
+        /// The point's workload.
+        spec: RunSpec,
+        /// Every server metric's summary over the replicates.
+        summaries: Vec<(ServerMetric, Summary)>,
+        /// False if a replicate was stopped early.
+        complete: bool,
+    },
     /// One point, summarised over its replicates (the default).
     Point {
         /// The point's index in the grid.
@@ -192,14 +223,19 @@ impl SweepRow {
     pub fn complete(&self) -> bool {
         match self {
             SweepRow::Run { metrics, .. } => metrics.complete,
-            SweepRow::Point { complete, .. } => *complete,
+            SweepRow::Point { complete, .. }
+            | SweepRow::ServerRun { complete, .. }
+            | SweepRow::ServerPoint { complete, .. } => *complete,
         }
     }
 
     /// The row's point.
     pub fn point(&self) -> usize {
         match self {
-            SweepRow::Run { point, .. } | SweepRow::Point { point, .. } => *point,
+            SweepRow::Run { point, .. }
+            | SweepRow::Point { point, .. }
+            | SweepRow::ServerRun { point, .. }
+            | SweepRow::ServerPoint { point, .. } => *point,
         }
     }
 }
@@ -231,6 +267,13 @@ impl<'a> SweepPlan<'a> {
             rows_done: 0,
             max_events: u64::MAX,
         }
+    }
+
+    /// True if the plan's points are on the server model (a grid is all of
+    /// one kind: the server model's metrics are its own).
+    pub fn is_server(&self) -> bool {
+        !self.scenario.grid.is_empty()
+            && self.scenario.grid.point(0).resource == ResourceKind::Server
     }
 
     /// The rows this plan writes in all, done ones included.
@@ -279,45 +322,118 @@ pub fn run_sweep<E: Send>(
     let replicates = scenario.replicates as usize;
     let master = scenario.master_seed;
     let per_run = plan.per_run;
-    let mut current: Vec<RunMetrics> = Vec::with_capacity(if per_run { 0 } else { replicates });
+    let mut current: Vec<Outcome> = Vec::with_capacity(if per_run { 0 } else { replicates });
 
     let job = |j: usize| {
         let (point, replicate) = (j / replicates, (j % replicates) as u64);
         let seeds = Seeds::for_job(master, point as u64, replicate);
-        let mut watch = Watch {
-            max_events: plan.max_events,
-            on_progress: &|_: Micros, _: u64| {},
-        };
         let spec = scenario.grid.point(point);
-        let metrics = simulate_with(&spec, seeds, &mut watch, QueueKind::default());
+        let outcome = if spec.resource == ResourceKind::Server {
+            // Reduced to its metrics' values here: a run's latency histogram
+            // and time series stay with the worker.
+            let (server, retry) = server_parts(&spec);
+            let metrics = simulate_server(&server, &retry, seeds, plan.max_events);
+            Outcome::Server {
+                values: ServerMetric::ALL
+                    .iter()
+                    .map(|m| m.value(&metrics))
+                    .collect(),
+                complete: metrics.complete,
+            }
+        } else {
+            let mut watch = Watch {
+                max_events: plan.max_events,
+                on_progress: &|_: Micros, _: u64| {},
+            };
+            Outcome::Herd(simulate_with(
+                &spec,
+                seeds,
+                &mut watch,
+                QueueKind::default(),
+            ))
+        };
         on_job_done();
-        (seeds, metrics)
+        (seeds, outcome)
     };
-    for_each_ordered(plan.jobs(), job, |j, (seeds, metrics)| {
+    for_each_ordered(plan.jobs(), job, |j, (seeds, outcome)| {
         let (point, replicate) = (j / replicates, j % replicates);
         if per_run {
-            return sink(SweepRow::Run {
-                point,
-                replicate: replicate as u32,
-                seeds,
-                spec: scenario.grid.point(point),
-                metrics,
+            let spec = scenario.grid.point(point);
+            let replicate = replicate as u32;
+            return sink(match outcome {
+                Outcome::Herd(metrics) => SweepRow::Run {
+                    point,
+                    replicate,
+                    seeds,
+                    spec,
+                    metrics,
+                },
+                Outcome::Server { values, complete } => SweepRow::ServerRun {
+                    point,
+                    replicate,
+                    seeds,
+                    spec,
+                    values,
+                    complete,
+                },
             });
         }
-        current.push(metrics);
+        current.push(outcome);
         if current.len() < replicates {
             return Ok(());
         }
-        let summaries = summarize(&current);
-        let complete = current.iter().all(|m| m.complete);
+        let row = summarize_point(point, scenario.grid.point(point), &current);
         current.clear();
-        sink(SweepRow::Point {
-            point,
-            spec: scenario.grid.point(point),
-            summaries,
-            complete,
-        })
+        sink(row)
     })
+}
+
+/// What one job measured.
+enum Outcome {
+    /// A herd model's run.
+    Herd(RunMetrics),
+    /// A server-model run's metric values, in [`ServerMetric::ALL`] order.
+    Server { values: Vec<f64>, complete: bool },
+}
+
+/// The row of `point` from its replicates' outcomes (all of one model).
+fn summarize_point(point: usize, spec: RunSpec, outcomes: &[Outcome]) -> SweepRow {
+    let herd: Vec<RunMetrics> = outcomes
+        .iter()
+        .filter_map(|o| match o {
+            Outcome::Herd(m) => Some(m.clone()),
+            Outcome::Server { .. } => None,
+        })
+        .collect();
+    if herd.len() == outcomes.len() {
+        return SweepRow::Point {
+            point,
+            spec,
+            summaries: summarize(&herd),
+            complete: herd.iter().all(|m| m.complete),
+        };
+    }
+    let runs: Vec<(&[f64], bool)> = outcomes
+        .iter()
+        .filter_map(|o| match o {
+            Outcome::Server { values, complete } => Some((values.as_slice(), *complete)),
+            Outcome::Herd(_) => None,
+        })
+        .collect();
+    let summaries = ServerMetric::ALL
+        .iter()
+        .enumerate()
+        .map(|(i, &metric)| {
+            let column: Vec<f64> = runs.iter().map(|(v, _)| v[i]).collect();
+            (metric, Summary::of(&column))
+        })
+        .collect();
+    SweepRow::ServerPoint {
+        point,
+        spec,
+        summaries,
+        complete: runs.iter().all(|(_, c)| *c),
+    }
 }
 
 /// [`run_sweep`] with its rows kept in memory, in grid order.

@@ -11,6 +11,8 @@ use crate::base::seeding::Seeds;
 use crate::base::time::us_to_ms;
 use crate::experiment::sweep::{SweepPlan, SweepRow};
 use crate::measure::metrics::Metric;
+use crate::measure::server_metrics::ServerMetric;
+use crate::measure::stats::Summary;
 use crate::spec::RunSpec;
 use crate::spec::params::{parameter_columns, parameter_fields};
 
@@ -44,18 +46,24 @@ pub const SWEEP_COLUMNS: [&str; 2] = ["sweep_id", "sweep_points"];
 /// it, which shows a row changed since herdsim wrote it.
 pub const CHECKSUM_COLUMN: &str = "row_checksum";
 
-/// The header of a sweep file.
-pub fn header(per_run: bool) -> Vec<String> {
+/// The header of a sweep file: `server` for a grid on the server model,
+/// whose metrics are its own.
+pub fn header(per_run: bool, server: bool) -> Vec<String> {
     let mut columns: Vec<String> = identity_columns(per_run)
         .iter()
         .chain(&SWEEP_COLUMNS)
         .map(|c| c.to_string())
         .collect();
-    for metric in Metric::ALL {
+    let names: Vec<&str> = if server {
+        ServerMetric::ALL.iter().map(|m| m.name()).collect()
+    } else {
+        Metric::ALL.iter().map(|m| m.name()).collect()
+    };
+    for name in names {
         if per_run {
-            columns.push(metric.name().to_string());
+            columns.push(name.to_string());
         } else {
-            columns.extend(STATISTICS.iter().map(|s| format!("{}_{s}", metric.name())));
+            columns.extend(STATISTICS.iter().map(|s| format!("{name}_{s}")));
         }
     }
     columns.push(CHECKSUM_COLUMN.to_string());
@@ -121,6 +129,23 @@ pub fn row_start(
     fields
 }
 
+/// Each summary's mean, sd, ci95, min and max (sd and ci95 empty for one
+/// replicate).
+fn summary_fields<'a>(summaries: impl Iterator<Item = &'a Summary>) -> Vec<String> {
+    let optional = |v: Option<f64>| v.map_or_else(String::new, number);
+    summaries
+        .flat_map(|s| {
+            [
+                number(s.mean),
+                optional(s.sd),
+                optional(s.ci95),
+                number(s.min),
+                number(s.max),
+            ]
+        })
+        .collect()
+}
+
 /// The checksum of a sweep-file line whose text before its last comma is
 /// `text`.
 pub fn checksum(text: &str) -> String {
@@ -142,6 +167,18 @@ pub fn row_line(row: &SweepRow, sweep: &SweepColumns) -> String {
             fields.extend(metrics.values().into_iter().map(number));
             fields
         }
+        SweepRow::ServerRun {
+            point,
+            replicate,
+            seeds,
+            spec,
+            values,
+            ..
+        } => {
+            let mut fields = row_start(*point, Some((*replicate, *seeds)), spec, sweep);
+            fields.extend(values.iter().copied().map(number));
+            fields
+        }
         SweepRow::Point {
             point,
             spec,
@@ -149,16 +186,17 @@ pub fn row_line(row: &SweepRow, sweep: &SweepColumns) -> String {
             ..
         } => {
             let mut fields = row_start(*point, None, spec, sweep);
-            let optional = |v: Option<f64>| v.map_or_else(String::new, number);
-            for (_, s) in summaries {
-                fields.extend([
-                    number(s.mean),
-                    optional(s.sd),
-                    optional(s.ci95),
-                    number(s.min),
-                    number(s.max),
-                ]);
-            }
+            fields.extend(summary_fields(summaries.iter().map(|(_, s)| s)));
+            fields
+        }
+        SweepRow::ServerPoint {
+            point,
+            spec,
+            summaries,
+            ..
+        } => {
+            let mut fields = row_start(*point, None, spec, sweep);
+            fields.extend(summary_fields(summaries.iter().map(|(_, s)| s)));
             fields
         }
     };
@@ -283,7 +321,7 @@ mod tests {
 
     #[test]
     fn aggregated_headers_have_units_and_statistics() {
-        let h = header(false);
+        let h = header(false, false);
         assert_eq!(&h[..3], ["point", "policy", "clients"]);
         assert!(h.contains(&"last_success_ms_mean".to_string()));
         assert!(h.contains(&"calls_ci95".to_string()));
@@ -292,7 +330,7 @@ mod tests {
             1 + parameter_columns().len() + 2 + 2 + Metric::ALL.len() * 5 + 1
         );
         assert_eq!(h.last().unwrap(), CHECKSUM_COLUMN);
-        let per_run = header(true);
+        let per_run = header(true, false);
         assert_eq!(
             &per_run[..4],
             ["point", "replicate", "policy_seed", "environment_seed"]

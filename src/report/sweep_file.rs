@@ -20,7 +20,7 @@ pub fn check_finished_rows(rows: &[&str], plan: &SweepPlan<'_>) -> Result<(), (u
     let scenario = plan.scenario;
     let sweep = SweepColumns::of(plan);
     let r = scenario.replicates as usize;
-    let width = sweep_csv::header(plan.per_run).len();
+    let width = sweep_csv::header(plan.per_run, plan.is_server()).len();
     for (i, row) in rows.iter().enumerate() {
         let expected = if plan.per_run {
             let job = plan.points.start * r + i;
@@ -86,8 +86,8 @@ struct RowSweep<'a> {
 
 /// Reads a row's point, replicate (0 for a per-point row) and sweep columns;
 /// `None` if it is not a row of this header's shape.
-fn read_row(line: &str, per_run: bool) -> Option<((u64, u64), RowSweep<'_>)> {
-    let header = sweep_csv::header(per_run);
+fn read_row(line: &str, (per_run, server): (bool, bool)) -> Option<((u64, u64), RowSweep<'_>)> {
+    let header = sweep_csv::header(per_run, server);
     let checksum_at = header.len() - 1;
     let at = |name: &str| {
         header
@@ -156,9 +156,17 @@ fn sweep_difference(row: &RowSweep<'_>, first: &RowSweep<'_>) -> String {
 /// seed or replicate count), points given twice, and any point missing: the
 /// rows carry their sweep's size, so a left-out last shard is seen too.
 pub fn merge_shards(files: &[(String, String)]) -> Result<String, ReportError> {
-    let per_point_header = sweep_csv::line(&sweep_csv::header(false));
-    let per_run_header = sweep_csv::line(&sweep_csv::header(true));
+    // The four kinds of sweep file: per point or per run, herd or server.
+    let kinds: Vec<((bool, bool), String)> =
+        [(false, false), (true, false), (false, true), (true, true)]
+            .into_iter()
+            .map(|(per_run, server)| {
+                let header = sweep_csv::line(&sweep_csv::header(per_run, server));
+                ((per_run, server), header.trim_end().to_string())
+            })
+            .collect();
     let mut header: Option<&str> = None;
+    let mut kind = (false, false);
     let mut first: Option<(&str, RowSweep<'_>)> = None;
     let mut rows: Vec<ShardRow<'_>> = Vec::new();
     for (shown, text) in files {
@@ -166,18 +174,18 @@ pub fn merge_shards(files: &[(String, String)]) -> Result<String, ReportError> {
         let file_header = lines.next().ok_or_else(|| ReportError::EmptyShard {
             file: shown.clone(),
         })?;
-        let per_run = if file_header == per_run_header.trim_end() {
-            true
-        } else if file_header == per_point_header.trim_end() {
-            false
-        } else if file_header.starts_with("point,") && !file_header.contains(",sweep_id,") {
-            return Err(ReportError::NoSweepId {
-                file: shown.clone(),
-            });
-        } else {
-            return Err(ReportError::NotSweepFile {
-                file: shown.clone(),
-            });
+        kind = match kinds.iter().find(|(_, h)| h == file_header) {
+            Some((k, _)) => *k,
+            None if file_header.starts_with("point,") && !file_header.contains(",sweep_id,") => {
+                return Err(ReportError::NoSweepId {
+                    file: shown.clone(),
+                });
+            }
+            None => {
+                return Err(ReportError::NotSweepFile {
+                    file: shown.clone(),
+                });
+            }
         };
         match header {
             None => header = Some(file_header),
@@ -196,7 +204,7 @@ pub fn merge_shards(files: &[(String, String)]) -> Result<String, ReportError> {
         }
         for (n, line) in lines.enumerate() {
             let line_number = n + 2;
-            let (key, sweep) = read_row(line, per_run).ok_or_else(|| ReportError::NotARow {
+            let (key, sweep) = read_row(line, kind).ok_or_else(|| ReportError::NotARow {
                 file: shown.clone(),
                 line: line_number,
             })?;
@@ -229,7 +237,7 @@ pub fn merge_shards(files: &[(String, String)]) -> Result<String, ReportError> {
         return Err(ReportError::NoRows);
     };
     let points: u64 = sweep.points.parse().map_err(|_| ReportError::NoRows)?;
-    let per_run = header == Some(per_run_header.trim_end());
+    let per_run = kind.0;
     let replicates_per_point: u64 = if per_run {
         sweep.replicates.parse().map_err(|_| ReportError::NoRows)?
     } else {
@@ -366,7 +374,7 @@ mod tests {
     fn shards_merge_in_any_order_to_the_whole_and_gaps_are_refused() {
         let scenario = scenario();
         let whole = plan(&scenario, false);
-        let header = sweep_csv::line(&sweep_csv::header(false));
+        let header = sweep_csv::line(&sweep_csv::header(false, false));
         let rows = lines(&whole);
         let file = |range: std::ops::Range<usize>| header.clone() + &rows[range].concat();
         let expected = file(0..4);

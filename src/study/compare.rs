@@ -103,7 +103,9 @@ impl<'a> Comparison<'a> {
                     summaries,
                     ..
                 } => Some((point, spec, summaries)),
-                SweepRow::Run { .. } => None,
+                SweepRow::Run { .. }
+                | SweepRow::ServerRun { .. }
+                | SweepRow::ServerPoint { .. } => None,
             })
             .map(|(point, spec, summaries)| {
                 let cells = summaries

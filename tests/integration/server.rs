@@ -115,15 +115,17 @@ fn bad_server_input_names_the_parameters() {
         let err = usage_error(&full);
         assert!(says.iter().all(|s| err.contains(s)), "{args:?}: {err}");
     }
-    // Not yet in sweeps: refused with a message, never a panic.
+    // A grid mixing it with another model, and compare, are refused.
     let err = usage_error(&[
         "sweep",
         "--resource",
-        "server",
+        "slot,server",
         "--out",
         "/nonexistent/x.csv",
     ]);
-    assert!(err.contains("herdsim run"), "{err}");
+    assert!(err.contains("point 1") && err.contains("apart"), "{err}");
+    let err = usage_error(&["compare", "--resource", "server"]);
+    assert!(err.contains("herdsim sweep"), "{err}");
 }
 
 #[test]
@@ -138,4 +140,64 @@ fn server_flags_on_another_model_warn_that_they_do_nothing() {
         err.contains("--rate has no effect: only the server model uses it"),
         "{err}"
     );
+}
+
+#[test]
+fn server_sweeps_shard_merge_and_resume_to_the_same_file() {
+    let dir = crate::common::workdir("server-sweep");
+    let path = |name: &str| dir.join(name).display().to_string();
+    let sweep = |out: &str, extra: &[&str]| {
+        let mut args = vec![
+            "sweep",
+            "--resource",
+            "server",
+            "--trigger",
+            "outage@2s..2.05s;outage@2s..2.5s",
+            "--timeout",
+            "100ms",
+            "--policy",
+            "no-backoff",
+            "--max-attempts",
+            "4",
+            "--duration",
+            "5s",
+            "--seeds",
+            "3",
+            "-q",
+            "--out",
+            out,
+        ];
+        args.extend_from_slice(extra);
+        let status = cargo_bin_cmd!("herdsim").args(&args).output().unwrap();
+        assert!(status.status.success(), "{args:?}: {status:?}");
+        std::fs::read_to_string(out).unwrap()
+    };
+    let whole = sweep(&path("whole.csv"), &[]);
+    let rows: Vec<csv::StringRecord> = csv::Reader::from_reader(whole.as_bytes())
+        .records()
+        .map(Result::unwrap)
+        .collect();
+    let header = whole.lines().next().unwrap();
+    assert!(header.contains(",stuck_mean,") && header.contains(",wasted_work_ci95,"));
+    assert!(
+        !header.contains(",calls_mean,"),
+        "herd metrics in a server sweep"
+    );
+    // The 50 ms outage recovers; the 500 ms one is stuck in every seed.
+    let stuck = header.split(',').position(|c| c == "stuck_mean").unwrap();
+    assert_eq!((&rows[0][stuck], &rows[1][stuck]), ("0", "1"));
+    sweep(&path("s1.csv"), &["--shard", "1/2"]);
+    sweep(&path("s2.csv"), &["--shard", "2/2"]);
+    let merged = path("merged.csv");
+    let out = cargo_bin_cmd!("herdsim")
+        .args(["merge", &path("s2.csv"), &path("s1.csv"), "--out", &merged])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(std::fs::read_to_string(&merged).unwrap(), whole);
+    // Cut after the first row, resumed: the same bytes.
+    let partial = path("partial.csv");
+    let first_row: String = whole.split_inclusive('\n').take(2).collect();
+    std::fs::write(&partial, first_row).unwrap();
+    assert_eq!(sweep(&partial, &["--resume"]), whole);
 }

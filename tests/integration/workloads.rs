@@ -254,7 +254,7 @@ fn compare_sets_the_outage_figures_beside_the_model() {
         text.contains("0.0106") && text.contains("0.15083"),
         "{text}"
     );
-    assert!(sweep_csv::header(false).contains(&"success_rate_mean".to_string()));
+    assert!(sweep_csv::header(false, false).contains(&"success_rate_mean".to_string()));
 }
 
 #[test]

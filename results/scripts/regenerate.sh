@@ -13,6 +13,7 @@ for p in none equal full decorrelated; do
 done > results/default-workload.txt
 herdsim sweep scenarios/clients-scaling.toml --out results/clients-scaling.csv --force --quiet
 herdsim sweep scenarios/base-cap.toml --out results/base-cap.csv --force --quiet
+herdsim sweep scenarios/metastable.toml --out results/metastable.csv --force --quiet
 herdsim compare scenarios/outage-30s.toml --markdown --csv results/outage-30s.csv --force --quiet > results/outage-30s.md
 herdsim compare scenarios/aws-occ.toml --markdown --csv results/aws-occ.csv --force --quiet > results/aws-occ.md
 herdsim compare --plot results/four-strategies-timeline.svg --force --quiet > /dev/null

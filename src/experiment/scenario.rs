@@ -80,7 +80,11 @@ pub struct ScenarioError {
 /// A value's text, if it has the TOML type `kind` takes.
 fn text_of(value: &DeValue<'_>, kind: Kind) -> Option<String> {
     match (value, kind) {
-        (DeValue::Integer(i), Kind::Count | Kind::Number | Kind::Duration) if i.radix() == 10 => {
+        // Text values read numbers too (`workers = 4` beside `workers = "inf"`):
+        // the parameter's own parser says what it accepts.
+        (DeValue::Integer(i), Kind::Count | Kind::Number | Kind::Duration | Kind::Text)
+            if i.radix() == 10 =>
+        {
             Some(i.as_str().replace('_', ""))
         }
         (DeValue::Float(x), Kind::Number | Kind::Duration) => Some(x.as_str().replace('_', "")),

@@ -229,6 +229,16 @@ impl SweepRow {
         }
     }
 
+    /// A per-point row's summaries in column order, whichever model (none
+    /// for a per-run row).
+    pub fn summaries(&self) -> Vec<&Summary> {
+        match self {
+            SweepRow::Point { summaries, .. } => summaries.iter().map(|(_, s)| s).collect(),
+            SweepRow::ServerPoint { summaries, .. } => summaries.iter().map(|(_, s)| s).collect(),
+            SweepRow::Run { .. } | SweepRow::ServerRun { .. } => Vec::new(),
+        }
+    }
+
     /// The row's point.
     pub fn point(&self) -> usize {
         match self {

@@ -179,24 +179,9 @@ pub fn row_line(row: &SweepRow, sweep: &SweepColumns) -> String {
             fields.extend(values.iter().copied().map(number));
             fields
         }
-        SweepRow::Point {
-            point,
-            spec,
-            summaries,
-            ..
-        } => {
+        SweepRow::Point { point, spec, .. } | SweepRow::ServerPoint { point, spec, .. } => {
             let mut fields = row_start(*point, None, spec, sweep);
-            fields.extend(summary_fields(summaries.iter().map(|(_, s)| s)));
-            fields
-        }
-        SweepRow::ServerPoint {
-            point,
-            spec,
-            summaries,
-            ..
-        } => {
-            let mut fields = row_start(*point, None, spec, sweep);
-            fields.extend(summary_fields(summaries.iter().map(|(_, s)| s)));
+            fields.extend(summary_fields(row.summaries().into_iter()));
             fields
         }
     };

@@ -550,17 +550,15 @@ impl<'a, P: Backoff> State<'a, P> {
         {
             self.m.wasted_ns += u128::from(service);
         }
-        self.seq += 1;
-        self.events.push(Event {
-            time: done,
-            seq: self.seq,
-            kind: Kind::ServiceDone,
-            req: queued.req,
-            generation: queued.generation,
-            attempt: queued.attempt,
-            sent: queued.sent,
-            arg: back,
-        });
+        self.schedule(
+            done,
+            Kind::ServiceDone,
+            queued.req,
+            queued.generation,
+            queued.attempt,
+            queued.sent,
+            back,
+        );
     }
 
     /// The next queued attempt, if a worker is free for it.

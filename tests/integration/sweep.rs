@@ -582,7 +582,12 @@ fn bad_flag_values_name_the_flag() {
 
 #[test]
 fn shipped_scenarios_parse() {
-    for name in ["four-strategies", "clients-scaling", "base-cap", "metastable"] {
+    for name in [
+        "four-strategies",
+        "clients-scaling",
+        "base-cap",
+        "metastable",
+    ] {
         let file = format!("{}/scenarios/{name}.toml", env!("CARGO_MANIFEST_DIR"));
         let text = fs::read_to_string(&file).unwrap();
         let scenario = herdsim::experiment::scenario::Scenario::from_toml(&file, &text).unwrap();

@@ -148,6 +148,15 @@ fn optional<T>(value: Option<T>, show: impl Fn(T) -> String) -> Vec<String> {
     vec![value.map_or_else(String::new, show)]
 }
 
+/// A herd-model field: empty on the server model, which does not use it.
+fn herd_field(s: &RunSpec, value: String) -> Vec<String> {
+    if s.resource == ResourceKind::Server {
+        vec![String::new()]
+    } else {
+        vec![value]
+    }
+}
+
 /// A server-model field: empty on the other models, which do not use it.
 fn server_field(s: &RunSpec, value: String) -> Vec<String> {
     if s.resource == ResourceKind::Server {
@@ -200,7 +209,7 @@ pub static PARAMS: [Param; 34] = [
             Ok(())
         },
         show: |s| Some(s.clients.to_string()),
-        fields: |s| vec![s.clients.to_string()],
+        fields: |s| herd_field(s, s.clients.to_string()),
     },
     Param {
         key: "capacity",
@@ -218,7 +227,7 @@ pub static PARAMS: [Param; 34] = [
             Ok(())
         },
         show: |s| Some(s.capacity_per_ms.to_string()),
-        fields: |s| vec![n(s.capacity_per_ms)],
+        fields: |s| herd_field(s, n(s.capacity_per_ms)),
     },
     Param {
         key: "base",
@@ -351,7 +360,7 @@ pub static PARAMS: [Param; 34] = [
             Ok(())
         },
         show: |s| Some(s.arrivals.to_string()),
-        fields: |s| vec![s.arrivals.to_string()],
+        fields: |s| herd_field(s, s.arrivals.to_string()),
     },
     Param {
         key: "down",
@@ -411,7 +420,7 @@ pub static PARAMS: [Param; 34] = [
             Ok(())
         },
         show: |s| s.deadline_us.map(format_duration),
-        fields: |s| optional(s.deadline_us, ms),
+        fields: |s| herd_field(s, s.deadline_us.map_or_else(String::new, ms)),
     },
     Param {
         key: "first_exponent",
@@ -473,7 +482,7 @@ pub static PARAMS: [Param; 34] = [
             Ok(())
         },
         show: |s| Some(s.seeding.name().to_string()),
-        fields: |s| vec![s.seeding.name().to_string()],
+        fields: |s| herd_field(s, s.seeding.name().to_string()),
     },
     Param {
         key: "budget",

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use clap::Args;
 
-use super::output::{check_output, write_svg};
+use super::output::{check_output, write_svg, write_whole};
 use super::params::{ParamFlags, Single};
 use super::progress::{events_spinner, runs_bar};
 use super::{CliError, spec_error, write_stdout};
@@ -22,6 +22,7 @@ use crate::measure::metrics::RunMetrics;
 use crate::measure::observer::Watch;
 use crate::measure::timeline::Timeline;
 use crate::model::ResourceKind;
+use crate::report::series::series_csv;
 use crate::report::svg::timelines;
 use crate::report::{
     RunReport, ServerRunReport, run_json, run_table, server_run_json, server_run_table,
@@ -47,7 +48,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE.svg", allow_hyphen_values = true)]
     plot: Option<std::path::PathBuf>,
 
-    /// Replace the --plot file if it exists
+    /// Server model: also write every replicate's time series (per window:
+    /// arrivals, attempts, successes, gave_up, timeouts, rejected, success
+    /// rate, queue and busy workers) as CSV
+    #[arg(long, value_name = "FILE.csv", allow_hyphen_values = true)]
+    series: Option<std::path::PathBuf>,
+
+    /// Replace the --plot or --series file if it exists
     #[arg(long)]
     force: bool,
 
@@ -95,6 +102,12 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
     let spec = args.spec()?;
     if spec.resource == ResourceKind::Server {
         return run_server(args, &spec);
+    }
+    if args.series.is_some() {
+        return Err(CliError::Usage(format!(
+            "--series writes the server model's time series; this run is on {} (use --plot)",
+            spec.resource
+        )));
     }
     if let Some(path) = &args.plot {
         check_output(path, args.force)?;
@@ -160,6 +173,9 @@ fn run_server(args: &RunArgs, spec: &RunSpec) -> Result<(), CliError> {
                 .to_string(),
         ));
     }
+    if let Some(path) = &args.series {
+        check_output(path, args.force)?;
+    }
     let progress = runs_bar(u64::from(args.seeds), args.quiet);
     let max_events = args.max_events.unwrap_or(u64::MAX);
     let runs = run_server_replicates(spec, args.seed, 0, args.seeds, max_events, || {
@@ -182,6 +198,9 @@ fn run_server(args: &RunArgs, spec: &RunSpec) -> Result<(), CliError> {
         )));
     }
     let (server, _) = server_parts(spec);
+    if let Some(path) = &args.series {
+        write_whole(path, args.force, &series_csv(&runs, server.window))?;
+    }
     let report = ServerRunReport {
         spec,
         master_seed: args.seed,

@@ -5,6 +5,7 @@ pub mod csv;
 pub mod error;
 mod json;
 mod markdown;
+pub mod series;
 pub mod svg;
 pub mod sweep_file;
 mod table;

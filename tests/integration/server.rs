@@ -201,3 +201,68 @@ fn server_sweeps_shard_merge_and_resume_to_the_same_file() {
     std::fs::write(&partial, first_row).unwrap();
     assert_eq!(sweep(&partial, &["--resume"]), whole);
 }
+
+#[test]
+fn series_writes_each_replicates_windows_and_shows_the_storm() {
+    let dir = crate::common::workdir("server-series");
+    let file = dir.join("series.csv").display().to_string();
+    let out = cargo_bin_cmd!("herdsim")
+        .args([
+            "run",
+            "--resource",
+            "server",
+            "--timeout",
+            "100ms",
+            "--policy",
+            "no-backoff",
+            "--max-attempts",
+            "4",
+            "--trigger",
+            "outage@2s..2.5s",
+            "--duration",
+            "5s",
+            "--seeds",
+            "2",
+            "-q",
+            "--series",
+            &file,
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut reader = csv::Reader::from_path(&file).unwrap();
+    let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
+    assert_eq!(&header[..3], ["replicate", "window_start_ms", "arrivals"]);
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    let column = |name: &str| header.iter().position(|c| c == name).unwrap();
+    let (replicate, start, rate, queue) = (
+        column("replicate"),
+        column("window_start_ms"),
+        column("success_rate"),
+        column("queue"),
+    );
+    // Both replicates, 100 ms windows from 0; before the outage every
+    // request succeeds, from 3 s on (stuck) almost none do and the queue is
+    // far past one timeout's work (100 attempts).
+    assert!(rows.iter().any(|r| &r[replicate] == "1"));
+    for r in rows.iter().filter(|r| &r[replicate] == "0") {
+        let t: f64 = r[start].parse().unwrap();
+        if t < 1_900.0 && !r[rate].is_empty() {
+            assert_eq!(&r[rate], "1", "window at {t} ms");
+        }
+        if (3_000.0..5_000.0).contains(&t) {
+            assert!(
+                r[rate].parse::<f64>().unwrap_or(0.0) < 0.5,
+                "window at {t} ms"
+            );
+            assert!(r[queue].parse::<u64>().unwrap() > 100, "window at {t} ms");
+        }
+    }
+    // On another model, --series is refused by name.
+    let err = usage_error(&["run", "--clients", "10", "--series", &file, "--force"]);
+    assert!(err.contains("--series"), "{err}");
+}

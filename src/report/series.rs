@@ -1,0 +1,47 @@
+//! `herdsim run --resource server --series FILE.csv`: each run's time
+//! series, one row per replicate and window, as tidy CSV.
+
+use crate::base::format::csv_number;
+use crate::measure::server_metrics::ServerMetrics;
+use crate::report::csv::line;
+
+/// The columns of a series file.
+pub const SERIES_HEADER: [&str; 11] = [
+    "replicate",
+    "window_start_ms",
+    "arrivals",
+    "attempts",
+    "successes",
+    "gave_up",
+    "timeouts",
+    "rejected",
+    "success_rate",
+    "queue",
+    "busy_workers",
+];
+
+/// Every run's windows in replicate then time order (`success_rate` empty in
+/// a window where no request ended; queue and busy workers as each window
+/// ends).
+pub fn series_csv(runs: &[ServerMetrics], window_ns: u64) -> String {
+    let mut text = line(&SERIES_HEADER);
+    for (replicate, run) in runs.iter().enumerate() {
+        for (i, w) in run.windows.iter().enumerate() {
+            let start_ms = (i as u64 * window_ns) as f64 / 1e6;
+            text += &line(&[
+                replicate.to_string(),
+                csv_number(start_ms),
+                w.arrivals.to_string(),
+                w.attempts.to_string(),
+                w.successes.to_string(),
+                w.gave_up.to_string(),
+                w.timeouts.to_string(),
+                w.rejected.to_string(),
+                w.success_rate().map_or_else(String::new, csv_number),
+                w.queue.to_string(),
+                w.busy.to_string(),
+            ]);
+        }
+    }
+    text
+}

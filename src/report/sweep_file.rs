@@ -84,36 +84,63 @@ struct RowSweep<'a> {
     points: &'a str,
 }
 
-/// Reads a row's point, replicate (0 for a per-point row) and sweep columns;
-/// `None` if it is not a row of this header's shape.
-fn read_row(line: &str, (per_run, server): (bool, bool)) -> Option<((u64, u64), RowSweep<'_>)> {
-    let header = sweep_csv::header(per_run, server);
-    let checksum_at = header.len() - 1;
-    let at = |name: &str| {
-        header
-            .iter()
-            .position(|c| c == name)
-            .expect("a sweep column")
-    };
-    let replicates_at = at("replicates");
-    // Fields from `replicates` to the end, counted from the right.
-    let tail: Vec<&str> = line.rsplitn(checksum_at - replicates_at + 2, ',').collect();
-    if tail.len() != checksum_at - replicates_at + 2 {
-        return None;
-    }
-    let from_end = |column: &str| tail[checksum_at - at(column)];
-    let mut keys = line.split(',').map(|f| f.parse::<u64>().ok());
-    let point = keys.next()??;
-    let replicate = if per_run { keys.next()?? } else { 0 };
-    Some((
-        (point, replicate),
-        RowSweep {
+/// Where a kind of sweep file keeps a row's key and sweep columns: the
+/// fields from `replicates` on are plain numbers and ids, never quoted, so
+/// they are counted from the row's end. Worked out once per file kind, not
+/// per row.
+#[derive(Debug, Clone, Copy)]
+struct RowLayout {
+    per_run: bool,
+    /// Fields from `replicates` to the end, plus the rest as one.
+    pieces: usize,
+    /// Each column's place in the pieces, counted from the end.
+    replicates: usize,
+    master_seed: usize,
+    sweep_id: usize,
+    points: usize,
+}
+
+impl RowLayout {
+    fn of(per_run: bool, server: bool) -> Self {
+        let header = sweep_csv::header(per_run, server);
+        let checksum_at = header.len() - 1;
+        let from_end = |name: &str| {
+            checksum_at
+                - header
+                    .iter()
+                    .position(|c| c == name)
+                    .expect("a sweep column")
+        };
+        RowLayout {
+            per_run,
+            pieces: from_end("replicates") + 2,
             replicates: from_end("replicates"),
             master_seed: from_end("master_seed"),
             sweep_id: from_end("sweep_id"),
             points: from_end("sweep_points"),
-        },
-    ))
+        }
+    }
+
+    /// A row's point, replicate (0 for a per-point row) and sweep columns;
+    /// `None` if it is not a row of this shape.
+    fn read<'a>(&self, line: &'a str) -> Option<((u64, u64), RowSweep<'a>)> {
+        let tail: Vec<&str> = line.rsplitn(self.pieces, ',').collect();
+        if tail.len() != self.pieces {
+            return None;
+        }
+        let mut keys = line.split(',').map(|f| f.parse::<u64>().ok());
+        let point = keys.next()??;
+        let replicate = if self.per_run { keys.next()?? } else { 0 };
+        Some((
+            (point, replicate),
+            RowSweep {
+                replicates: tail[self.replicates],
+                master_seed: tail[self.master_seed],
+                sweep_id: tail[self.sweep_id],
+                points: tail[self.points],
+            },
+        ))
+    }
 }
 
 /// A row of a shard file: its (point, replicate), its text, and where it
@@ -157,16 +184,19 @@ fn sweep_difference(row: &RowSweep<'_>, first: &RowSweep<'_>) -> String {
 /// rows carry their sweep's size, so a left-out last shard is seen too.
 pub fn merge_shards(files: &[(String, String)]) -> Result<String, ReportError> {
     // The four kinds of sweep file: per point or per run, herd or server.
-    let kinds: Vec<((bool, bool), String)> =
+    let kinds: Vec<(RowLayout, String)> =
         [(false, false), (true, false), (false, true), (true, true)]
             .into_iter()
             .map(|(per_run, server)| {
                 let header = sweep_csv::line(&sweep_csv::header(per_run, server));
-                ((per_run, server), header.trim_end().to_string())
+                (
+                    RowLayout::of(per_run, server),
+                    header.trim_end().to_string(),
+                )
             })
             .collect();
     let mut header: Option<&str> = None;
-    let mut kind = (false, false);
+    let mut layout = kinds[0].0;
     let mut first: Option<(&str, RowSweep<'_>)> = None;
     let mut rows: Vec<ShardRow<'_>> = Vec::new();
     for (shown, text) in files {
@@ -174,7 +204,7 @@ pub fn merge_shards(files: &[(String, String)]) -> Result<String, ReportError> {
         let file_header = lines.next().ok_or_else(|| ReportError::EmptyShard {
             file: shown.clone(),
         })?;
-        kind = match kinds.iter().find(|(_, h)| h == file_header) {
+        layout = match kinds.iter().find(|(_, h)| h == file_header) {
             Some((k, _)) => *k,
             None if file_header.starts_with("point,") && !file_header.contains(",sweep_id,") => {
                 return Err(ReportError::NoSweepId {
@@ -204,7 +234,7 @@ pub fn merge_shards(files: &[(String, String)]) -> Result<String, ReportError> {
         }
         for (n, line) in lines.enumerate() {
             let line_number = n + 2;
-            let (key, sweep) = read_row(line, kind).ok_or_else(|| ReportError::NotARow {
+            let (key, sweep) = layout.read(line).ok_or_else(|| ReportError::NotARow {
                 file: shown.clone(),
                 line: line_number,
             })?;
@@ -237,7 +267,7 @@ pub fn merge_shards(files: &[(String, String)]) -> Result<String, ReportError> {
         return Err(ReportError::NoRows);
     };
     let points: u64 = sweep.points.parse().map_err(|_| ReportError::NoRows)?;
-    let per_run = kind.0;
+    let per_run = layout.per_run;
     let replicates_per_point: u64 = if per_run {
         sweep.replicates.parse().map_err(|_| ReportError::NoRows)?
     } else {

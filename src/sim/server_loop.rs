@@ -182,6 +182,10 @@ struct State<'a, P: Backoff> {
     queue: VecDeque<Queued>,
     busy: u32,
     budget: Option<Budget>,
+    /// The spec's highest arrival-rate factor (thinning's bound), once.
+    peak_load: f64,
+    /// True if a per-user failure trigger needs each request's fate drawn.
+    draws_fates: bool,
     /// When the areas were last brought up to date.
     areas_at: Nanos,
     m: ServerMetrics,
@@ -209,6 +213,11 @@ impl<'a, P: Backoff> State<'a, P> {
             queue: VecDeque::new(),
             busy: 0,
             budget,
+            peak_load: spec.peak_load_factor(),
+            draws_fates: spec
+                .triggers
+                .iter()
+                .any(|t| matches!(t.kind, TriggerKind::PerUserFailure(_))),
             areas_at: 0,
             m: ServerMetrics {
                 duration_ns: spec.duration,
@@ -268,7 +277,7 @@ impl<'a, P: Backoff> State<'a, P> {
         let Load::Open { rate_per_s, .. } = self.spec.load else {
             return None;
         };
-        let peak = self.spec.peak_load_factor();
+        let peak = self.peak_load;
         let mean_gap = NS_PER_S as f64 / (rate_per_s * peak);
         loop {
             let gap = (-mean_gap * self.environment.unit_above_zero().ln()).round() as Nanos;
@@ -453,12 +462,7 @@ impl<'a, P: Backoff> State<'a, P> {
         if let Some(budget) = self.budget.as_mut() {
             budget.request(source);
         }
-        let fate = if self
-            .spec
-            .triggers
-            .iter()
-            .any(|t| matches!(t.kind, TriggerKind::PerUserFailure(_)))
-        {
+        let fate = if self.draws_fates {
             self.environment.unit_above_zero()
         } else {
             1.0

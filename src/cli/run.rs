@@ -20,9 +20,12 @@ use crate::experiment::server_runs::{
 use crate::measure::metrics::Metric;
 use crate::measure::metrics::RunMetrics;
 use crate::measure::observer::Watch;
+use crate::measure::server_metrics::ServerMetrics;
 use crate::measure::timeline::Timeline;
 use crate::model::ResourceKind;
+use crate::model::server::ServerSpec;
 use crate::report::series::series_csv;
+use crate::report::series_svg::{SeriesPicture, server_series};
 use crate::report::svg::timelines;
 use crate::report::{
     RunReport, ServerRunReport, run_json, run_table, server_run_json, server_run_table,
@@ -43,16 +46,22 @@ pub struct RunArgs {
     #[arg(long, value_name = "R", default_value = "1", value_parser = spec::parse_replicates, allow_hyphen_values = true)]
     seeds: u32,
 
-    /// Also draw replicate 0's retries per ms over time, with the capacity
-    /// line, as SVG
+    /// Also draw replicate 0 over time as SVG: retries per ms against the
+    /// capacity line, or on the server model stacked panels of load and
+    /// goodput, queue and latency with each trigger shaded
     #[arg(long, value_name = "FILE.svg", allow_hyphen_values = true)]
     plot: Option<std::path::PathBuf>,
 
-    /// Server model: also write every replicate's time series (per window:
-    /// arrivals, attempts, successes, gave_up, timeouts, rejected, success
-    /// rate, queue and busy workers) as CSV
+    /// Server model: also write replicate 0's time series as CSV, one row
+    /// per window: arrivals, attempts, successes, gave_up, timeouts,
+    /// rejected, success rate, queue, busy workers, latency p50 and p99
     #[arg(long, value_name = "FILE.csv", allow_hyphen_values = true)]
     series: Option<std::path::PathBuf>,
+
+    /// With --series: every replicate's windows, not only replicate 0's (the
+    /// replicate column tells them apart)
+    #[arg(long, requires = "series")]
+    series_all: bool,
 
     /// Replace the --plot or --series file if it exists
     #[arg(long)]
@@ -166,21 +175,31 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
 /// `run` on the server model: replicates, the server metrics and the storm
 /// probability.
 fn run_server(args: &RunArgs, spec: &RunSpec) -> Result<(), CliError> {
-    if args.plot.is_some() {
-        return Err(CliError::Usage(
-            "--plot does not draw the server model yet: its time-series panels come with \
-             --series (issue 14)"
-                .to_string(),
-        ));
-    }
-    if let Some(path) = &args.series {
+    for path in [&args.plot, &args.series].into_iter().flatten() {
         check_output(path, args.force)?;
     }
-    let progress = runs_bar(u64::from(args.seeds), args.quiet);
+    // As on the herd: one run shows simulated time and requests ended; more
+    // show a bar of runs done.
+    let progress = if args.seeds == 1 {
+        events_spinner(args.quiet)
+    } else {
+        runs_bar(u64::from(args.seeds), args.quiet)
+    };
+    let on_progress = |time: Micros, ended: u64| {
+        if args.seeds == 1 {
+            progress.set_message(format!(
+                "simulated {}, {} requests ended",
+                format_duration(time - time % 1_000),
+                group_thousands(ended)
+            ));
+        }
+    };
     let max_events = args.max_events.unwrap_or(u64::MAX);
-    let runs = run_server_replicates(spec, args.seed, 0, args.seeds, max_events, || {
-        progress.inc(1)
-    });
+    let watch = Watch {
+        max_events,
+        on_progress: &on_progress,
+    };
+    let runs = run_server_replicates(spec, args.seed, 0, args.seeds, &watch, || progress.inc(1));
     progress.finish_and_clear();
     if let Some(stopped) = runs.iter().position(|m| !m.complete) {
         let m = &runs[stopped];
@@ -199,7 +218,15 @@ fn run_server(args: &RunArgs, spec: &RunSpec) -> Result<(), CliError> {
     }
     let (server, _) = server_parts(spec);
     if let Some(path) = &args.series {
-        write_whole(path, args.force, &series_csv(&runs, server.window))?;
+        let shown = if args.series_all {
+            &runs[..]
+        } else {
+            &runs[..1]
+        };
+        write_whole(path, args.force, &series_csv(shown, server.window))?;
+    }
+    if let Some(path) = &args.plot {
+        plot_server_series(path, args.force, spec, &server, args.seed, &runs[0])?;
     }
     let report = ServerRunReport {
         spec,
@@ -241,6 +268,44 @@ fn stopped_message(stopped: &RunMetrics, max_events: u64) -> String {
         group_thousands(stopped.clients),
         format_duration(stopped.last_success_us)
     )
+}
+
+/// Draws replicate 0's time series to `path`: load and goodput, queue,
+/// latency, each trigger shaded.
+fn plot_server_series(
+    path: &Path,
+    force: bool,
+    spec: &RunSpec,
+    server: &ServerSpec,
+    master_seed: u64,
+    run: &ServerMetrics,
+) -> Result<(), CliError> {
+    let seconds = |ns: u64| ns as f64 / 1e9;
+    let picture = SeriesPicture {
+        title: format!(
+            "server: {} (at most {} attempts), timeout {}; replicate 0 of master seed {master_seed}",
+            spec.policy.kind,
+            spec.max_attempts
+                .map_or("unlimited".to_string(), |n| n.to_string()),
+            server
+                .timeout
+                .map_or("none".to_string(), |t| format_duration(t / 1_000))
+        ),
+        windows: &run.windows,
+        window_ns: server.window,
+        triggers: server
+            .triggers
+            .iter()
+            .map(|t| (seconds(t.from), seconds(t.to), t.to_string()))
+            .collect(),
+        capacity_per_s: server.capacity_steps().map(|steps| {
+            steps
+                .into_iter()
+                .map(|(from, c)| (seconds(from), c))
+                .collect()
+        }),
+    };
+    write_svg(path, force, &server_series(&picture)?)
 }
 
 /// Draws replicate 0's retries over time to `path`.

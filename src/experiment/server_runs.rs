@@ -5,9 +5,10 @@
 use rayon::prelude::*;
 
 use crate::base::seeding::Seeds;
+use crate::measure::observer::Watch;
 use crate::measure::server_metrics::{ServerMetric, ServerMetrics, wilson_interval};
 use crate::measure::stats::Summary;
-use crate::sim::server_loop::{ServerRetry, simulate_server};
+use crate::sim::server_loop::{ServerRetry, simulate_server_watched};
 use crate::spec::RunSpec;
 
 /// The server model's run description and retry rules of `spec` (whose
@@ -24,14 +25,15 @@ pub fn server_parts(spec: &RunSpec) -> (crate::model::server::ServerSpec, Server
 }
 
 /// Runs replicates `0..replicates` of `spec` (as point `point` under master
-/// seed `master`), each stopped after `max_events` events, calling `on_done`
-/// after each. Results in replicate order whatever the thread count.
+/// seed `master`), each watched by `watch` (its progress and event limit),
+/// calling `on_done` after each. Results in replicate order whatever the
+/// thread count.
 pub fn run_server_replicates(
     spec: &RunSpec,
     master: u64,
     point: u64,
     replicates: u32,
-    max_events: u64,
+    watch: &Watch<'_>,
     on_done: impl Fn() + Sync,
 ) -> Vec<ServerMetrics> {
     let (server, retry) = server_parts(spec);
@@ -39,7 +41,7 @@ pub fn run_server_replicates(
         .into_par_iter()
         .map(|replicate| {
             let seeds = Seeds::for_job(master, point, replicate);
-            let metrics = simulate_server(&server, &retry, seeds, max_events);
+            let metrics = simulate_server_watched(&server, &retry, seeds, watch);
             on_done();
             metrics
         })

@@ -23,6 +23,11 @@ pub struct Window {
     pub queue: u64,
     /// Busy workers at the window's end.
     pub busy: u64,
+    /// The median end-to-end latency of the requests that succeeded in the
+    /// window (nearest rank, exact), ns; `None` if none did.
+    pub latency_p50_ns: Option<Nanos>,
+    /// Their 99th percentile, ns.
+    pub latency_p99_ns: Option<Nanos>,
 }
 
 impl Window {

@@ -331,6 +331,31 @@ impl ServerSpec {
         times.dedup();
         times
     }
+
+    /// The attempts per second the workers can complete, as steps `(from,
+    /// capacity)` from t = 0 (workers over mean service time, slowdowns
+    /// included), changing only where a trigger begins or ends; `None` with
+    /// unbounded workers.
+    pub fn capacity_steps(&self) -> Option<Vec<(Nanos, f64)>> {
+        self.workers?;
+        let mean_s = self.service.mean() / NS_PER_S as f64;
+        if mean_s <= 0.0 {
+            return None;
+        }
+        let mut times: Vec<Nanos> = std::iter::once(0)
+            .chain(self.triggers.iter().flat_map(|t| [t.from, t.to]))
+            .collect();
+        times.sort_unstable();
+        times.dedup();
+        let mut steps: Vec<(Nanos, f64)> = Vec::new();
+        for t in times {
+            let capacity = f64::from(self.workers_at(t)) / (mean_s * self.slowdown_at(t));
+            if steps.last().is_none_or(|last| last.1 != capacity) {
+                steps.push((t, capacity));
+            }
+        }
+        Some(steps)
+    }
 }
 
 /// The most a trigger may multiply the load or service time by.
@@ -520,26 +545,26 @@ fn parse_trigger(text: &str) -> Result<Trigger, ModelError> {
     Ok(Trigger { kind, from, to })
 }
 
+impl std::fmt::Display for Trigger {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.kind {
+            TriggerKind::Outage => write!(f, "outage")?,
+            TriggerKind::PartialFailure(p) => write!(f, "fail:{p}")?,
+            TriggerKind::PerUserFailure(p) => write!(f, "user-fail:{p}")?,
+            TriggerKind::LoadSpike(k) => write!(f, "spike:{k}")?,
+            TriggerKind::Slowdown(k) => write!(f, "slow:{k}")?,
+            TriggerKind::CapacityDrop(c) => write!(f, "capacity:{c}")?,
+        }
+        write!(f, "@{}..{}", show_ns(self.from), show_ns(self.to))
+    }
+}
+
 impl std::fmt::Display for Triggers {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         if self.0.is_empty() {
             return write!(f, "none");
         }
-        let shown: Vec<String> = self
-            .0
-            .iter()
-            .map(|t| {
-                let kind = match t.kind {
-                    TriggerKind::Outage => "outage".to_string(),
-                    TriggerKind::PartialFailure(p) => format!("fail:{p}"),
-                    TriggerKind::PerUserFailure(p) => format!("user-fail:{p}"),
-                    TriggerKind::LoadSpike(k) => format!("spike:{k}"),
-                    TriggerKind::Slowdown(k) => format!("slow:{k}"),
-                    TriggerKind::CapacityDrop(c) => format!("capacity:{c}"),
-                };
-                format!("{kind}@{}..{}", show_ns(t.from), show_ns(t.to))
-            })
-            .collect();
+        let shown: Vec<String> = self.0.iter().map(Trigger::to_string).collect();
         write!(f, "{}", shown.join("+"))
     }
 }
@@ -672,5 +697,32 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("0 to 1"), "{e}");
+    }
+
+    #[test]
+    fn capacity_steps_follow_drops_and_slowdowns() {
+        let spec = ServerSpec {
+            workers: Some(2),
+            triggers: "capacity:0@1s..2s+slow:2@1.5s..3s"
+                .parse::<Triggers>()
+                .unwrap()
+                .0,
+            ..ServerSpec::default()
+        };
+        let s = NS_PER_S;
+        assert_eq!(
+            spec.capacity_steps(),
+            Some(vec![
+                (0, 2_000.0),
+                (s, 0.0),
+                (2 * s, 1_000.0),
+                (3 * s, 2_000.0)
+            ])
+        );
+        let unbounded = ServerSpec {
+            workers: None,
+            ..ServerSpec::default()
+        };
+        assert_eq!(unbounded.capacity_steps(), None);
     }
 }

@@ -6,6 +6,7 @@ pub mod error;
 mod json;
 mod markdown;
 pub mod series;
+pub mod series_svg;
 pub mod svg;
 pub mod sweep_file;
 mod table;

@@ -6,7 +6,7 @@ use crate::measure::server_metrics::ServerMetrics;
 use crate::report::csv::line;
 
 /// The columns of a series file.
-pub const SERIES_HEADER: [&str; 11] = [
+pub const SERIES_HEADER: [&str; 13] = [
     "replicate",
     "window_start_ms",
     "arrivals",
@@ -18,11 +18,14 @@ pub const SERIES_HEADER: [&str; 11] = [
     "success_rate",
     "queue",
     "busy_workers",
+    "latency_p50_ms",
+    "latency_p99_ms",
 ];
 
 /// Every run's windows in replicate then time order (`success_rate` empty in
-/// a window where no request ended; queue and busy workers as each window
-/// ends).
+/// a window where no request ended, the latencies where none succeeded;
+/// queue and busy workers as each window ends; latencies are of the requests
+/// that succeeded in the window, end to end, exact nearest-rank quantiles).
 pub fn series_csv(runs: &[ServerMetrics], window_ns: u64) -> String {
     let mut text = line(&SERIES_HEADER);
     for (replicate, run) in runs.iter().enumerate() {
@@ -40,8 +43,15 @@ pub fn series_csv(runs: &[ServerMetrics], window_ns: u64) -> String {
                 w.success_rate().map_or_else(String::new, csv_number),
                 w.queue.to_string(),
                 w.busy.to_string(),
+                ms(w.latency_p50_ns),
+                ms(w.latency_p99_ns),
             ]);
         }
     }
     text
+}
+
+/// Milliseconds, or empty.
+fn ms(ns: Option<u64>) -> String {
+    ns.map_or_else(String::new, |ns| csv_number(ns as f64 / 1e6))
 }

@@ -79,13 +79,13 @@ pub struct Figure {
     pub frames: Vec<Frame>,
 }
 
-type PlotResult<T> = Result<T, ReportError>;
+pub(crate) type PlotResult<T> = Result<T, ReportError>;
 
-fn err<E: std::fmt::Display>(e: E) -> ReportError {
+pub(crate) fn err<E: std::fmt::Display>(e: E) -> ReportError {
     ReportError::Plot(format!("drawing failed: {e}"))
 }
 
-fn frame_of<X, Y>(
+pub(crate) fn frame_of<X, Y>(
     chart: &ChartContext<'_, SVGBackend<'_>, Cartesian2d<X, Y>>,
     x: (f64, f64),
     y: (f64, f64),
@@ -253,7 +253,7 @@ pub fn delay_bands(title: &str, schedules: &[Schedule]) -> PlotResult<Figure> {
 
 /// A figure of `count` panels stacked top to bottom under `title`, each
 /// `panel_height` px tall, drawn by `panel(i, area)`, which returns its frame.
-fn stacked(
+pub(crate) fn stacked(
     title: &str,
     panel_height: u32,
     count: usize,
@@ -275,7 +275,7 @@ fn stacked(
 }
 
 /// The legend box, where `position` says.
-fn legend<'a, CT: CoordTranslate>(
+pub(crate) fn legend<'a, CT: CoordTranslate>(
     chart: &mut ChartContext<'a, SVGBackend<'a>, CT>,
     position: SeriesLabelPosition,
 ) -> PlotResult<()> {
@@ -289,7 +289,7 @@ fn legend<'a, CT: CoordTranslate>(
 }
 
 /// A tick label: `1,000,000`, `2.5`, `0.001`.
-fn tick(v: f64) -> String {
+pub(crate) fn tick(v: f64) -> String {
     if v.abs() >= 1.0 && (v - v.round()).abs() < 1e-9 * v.abs().max(1.0) {
         let sign = if v < 0.0 { "-" } else { "" };
         format!(

@@ -25,6 +25,7 @@ use rand_pcg::Pcg64Mcg;
 use crate::base::draws::Draws;
 use crate::base::seeding::{Seeds, job_rng};
 use crate::control::budget::{Budget, BudgetSpec};
+use crate::measure::observer::{PROGRESS_EVERY, Watch};
 use crate::measure::server_metrics::{ServerMetrics, Window, level_before, recovery};
 use crate::model::server::{Load, NS_PER_S, NS_PER_US, Nanos, ServerSpec, TriggerKind};
 use crate::policy::{Backoff, PolicySpec, PolicyVisitor};
@@ -52,11 +53,27 @@ pub fn simulate_server(
     seeds: Seeds,
     max_events: u64,
 ) -> ServerMetrics {
+    let watch = Watch {
+        max_events,
+        on_progress: &|_, _| {},
+    };
+    simulate_server_watched(spec, retry, seeds, &watch)
+}
+
+/// [`simulate_server`], telling `watch` the simulated time (µs) and the
+/// requests ended so far every [`PROGRESS_EVERY`] events, and stopping at
+/// its `max_events`.
+pub fn simulate_server_watched(
+    spec: &ServerSpec,
+    retry: &ServerRetry,
+    seeds: Seeds,
+    watch: &Watch<'_>,
+) -> ServerMetrics {
     retry.policy.visit(ServerRun {
         spec,
         retry,
         seeds,
-        max_events,
+        watch,
     })
 }
 
@@ -64,7 +81,7 @@ struct ServerRun<'a> {
     spec: &'a ServerSpec,
     retry: &'a ServerRetry,
     seeds: Seeds,
-    max_events: u64,
+    watch: &'a Watch<'a>,
 }
 
 impl PolicyVisitor for ServerRun<'_> {
@@ -72,7 +89,7 @@ impl PolicyVisitor for ServerRun<'_> {
 
     fn visit<P: Backoff>(self, policy: P) -> ServerMetrics {
         let mut state = State::new(self.spec, self.retry, &policy, self.seeds);
-        state.run(self.max_events);
+        state.run(self.watch);
         state.finish()
     }
 }
@@ -188,6 +205,11 @@ struct State<'a, P: Backoff> {
     draws_fates: bool,
     /// When the areas were last brought up to date.
     areas_at: Nanos,
+    /// Latencies of the successes in window `latency_window`, the only
+    /// window that can still gain one (successes come in time order): its
+    /// quantiles are exact, and memory is one window's successes.
+    window_latencies: Vec<Nanos>,
+    latency_window: usize,
     m: ServerMetrics,
 }
 
@@ -219,6 +241,8 @@ impl<'a, P: Backoff> State<'a, P> {
                 .iter()
                 .any(|t| matches!(t.kind, TriggerKind::PerUserFailure(_))),
             areas_at: 0,
+            window_latencies: Vec::new(),
+            latency_window: 0,
             m: ServerMetrics {
                 duration_ns: spec.duration,
                 workers: spec.workers.unwrap_or(u32::MAX),
@@ -330,14 +354,26 @@ impl<'a, P: Backoff> State<'a, P> {
         }
     }
 
-    fn run(&mut self, max_events: u64) {
+    fn run(&mut self, watch: &Watch<'_>) {
         let horizon = self.spec.horizon.unwrap_or(Nanos::MAX);
+        let mut next_window_at = 0;
         while let Some(event) = self.events.pop() {
-            if event.time > horizon || self.m.events >= max_events {
+            if event.time > horizon || self.m.events >= watch.max_events {
                 self.m.complete = false;
                 break;
             }
+            // Every window an event falls in exists before the event changes
+            // the state, so the windows before it end with the queue and busy
+            // workers as they stood (an event that counts nothing, such as
+            // serving an abandoned attempt, still moves time on).
+            if event.time >= next_window_at {
+                self.window(event.time);
+                next_window_at = (event.time / self.spec.window + 1) * self.spec.window;
+            }
             self.m.events += 1;
+            if self.m.events.is_multiple_of(PROGRESS_EVERY) {
+                (watch.on_progress)(event.time / NS_PER_US, self.m.successes + self.m.gave_up);
+            }
             self.advance_areas(event.time);
             self.now = event.time;
             self.handle(event);
@@ -606,6 +642,12 @@ impl<'a, P: Backoff> State<'a, P> {
         let latency = now - r.started;
         self.m.latency.record(latency);
         self.m.latency_total_ns += u128::from(latency);
+        let window = (now / self.spec.window) as usize;
+        if window != self.latency_window {
+            self.close_latency_window();
+            self.latency_window = window;
+        }
+        self.window_latencies.push(latency);
         if let Some(budget) = self.budget.as_mut() {
             budget.success(r.source, r.attempts > 1);
         }
@@ -661,10 +703,30 @@ impl<'a, P: Backoff> State<'a, P> {
         }
     }
 
+    /// Writes the latency quantiles of window `latency_window`, if it had
+    /// successes, and empties the list for the next.
+    fn close_latency_window(&mut self) {
+        if self.window_latencies.is_empty() {
+            return;
+        }
+        let latencies = &mut self.window_latencies;
+        latencies.sort_unstable();
+        let nearest_rank = |q: f64| {
+            let n = latencies.len();
+            latencies[((q * n as f64).ceil() as usize).clamp(1, n) - 1]
+        };
+        let (p50, p99) = (nearest_rank(0.5), nearest_rank(0.99));
+        let w = &mut self.m.windows[self.latency_window];
+        w.latency_p50_ns = Some(p50);
+        w.latency_p99_ns = Some(p99);
+        latencies.clear();
+    }
+
     fn finish(mut self) -> ServerMetrics {
         let end = self.now;
         self.advance_areas(end);
         self.window(end);
+        self.close_latency_window();
         let (queue, busy) = (self.queue.len() as u64, u64::from(self.busy));
         for w in self.m.windows.iter_mut().filter(|w| w.queue == u64::MAX) {
             w.queue = queue;
@@ -885,6 +947,81 @@ mod tests {
             "attempts per request",
             replicated(&spec, &immediate, 20, ServerMetrics::amplification),
             (1.0 - p4) / 0.7,
+        );
+    }
+
+    #[test]
+    fn window_latency_quantiles_are_exact_within_each_window() {
+        // Unbounded workers, constant 2 ms service and 1 ms each way: every
+        // success takes exactly 4 ms, so every window that has one says so.
+        let spec = ServerSpec {
+            workers: None,
+            service: Service::One(Dist::Const(2 * NS_PER_MS)),
+            request_delay: Dist::Const(NS_PER_MS),
+            reply_delay: Dist::Const(NS_PER_MS),
+            duration: 2 * NS_PER_S,
+            ..mm_spec(0.5, None, None)
+        };
+        let m = simulate_server(
+            &spec,
+            &retry(PolicyKind::None, Some(1)),
+            Seeds::for_job(3, 0, 0),
+            u64::MAX,
+        );
+        let with_successes: Vec<&Window> = m.windows.iter().filter(|w| w.successes > 0).collect();
+        assert_eq!(
+            with_successes.len(),
+            m.windows.len(),
+            "a 100 ms window without a success at 500/s"
+        );
+        for w in &m.windows {
+            assert_eq!(
+                (w.latency_p50_ns, w.latency_p99_ns),
+                (Some(4 * NS_PER_MS), Some(4 * NS_PER_MS))
+            );
+        }
+        // One window over the whole M/M/1 run: its exact quantiles agree with
+        // the run's histogram to the histogram's precision (1/256).
+        let spec = ServerSpec {
+            window: 1_000 * NS_PER_S,
+            ..mm_spec(0.5, Some(1), None)
+        };
+        let m = simulate_server(
+            &spec,
+            &retry(PolicyKind::None, Some(1)),
+            Seeds::for_job(3, 0, 1),
+            u64::MAX,
+        );
+        assert_eq!(m.windows.len(), 1);
+        for (q, exact) in [
+            (0.5, m.windows[0].latency_p50_ns),
+            (0.99, m.windows[0].latency_p99_ns),
+        ] {
+            let exact = exact.expect("successes") as f64;
+            let binned = m.latency.quantile(q);
+            assert!(
+                (binned - exact).abs() <= exact / 256.0 + 0.5,
+                "q {q}: {binned} against {exact}"
+            );
+        }
+        // No success in a window: no latency.
+        let spec = ServerSpec {
+            triggers: "outage@1s..1.5s"
+                .parse::<crate::model::server::Triggers>()
+                .unwrap()
+                .0,
+            ..mm_spec(0.5, Some(1), None)
+        };
+        let m = simulate_server(
+            &spec,
+            &retry(PolicyKind::None, Some(1)),
+            Seeds::for_job(3, 0, 2),
+            u64::MAX,
+        );
+        let dark = &m.windows[12];
+        assert_eq!(
+            (dark.successes, dark.latency_p50_ns, dark.latency_p99_ns),
+            (0, None, None)
         );
     }
 

@@ -9,9 +9,13 @@ use assert_cmd::cargo::cargo_bin_cmd;
 use herdsim::base::seeding::Seeds;
 use herdsim::experiment::schedule::schedule;
 use herdsim::experiment::timelines::run_timeline;
+use herdsim::measure::server_metrics::ServerMetrics;
+use herdsim::model::server::{NS_PER_MS, ServerSpec, Triggers};
+use herdsim::report::series_svg::{SeriesPicture, TRIGGER_COLOR, server_series};
 use herdsim::report::svg::{
     CAPACITY_COLOR, Curve, Frame, PALETTE, RETRIES_COLOR, curves, delay_bands, timelines,
 };
+use herdsim::sim::server_loop::{ServerRetry, simulate_server};
 use herdsim::{PolicyKind, RunSpec};
 use plotters::style::RGBColor;
 
@@ -196,10 +200,24 @@ fn curves_draw_each_group_through_its_points() {
 fn every_plot_option_writes_an_svg() {
     let dir = workdir("cli");
     let p = |name: &str| dir.join(name).display().to_string();
-    let runs: [Vec<String>; 4] = [
+    let runs: [Vec<String>; 5] = [
         ["run", "--clients", "200", "--plot", &p("run.svg")]
             .map(String::from)
             .to_vec(),
+        [
+            "run",
+            "--resource",
+            "server",
+            "--duration",
+            "3s",
+            "--trigger",
+            "outage@1s..1.2s",
+            "-q",
+            "--plot",
+            &p("server.svg"),
+        ]
+        .map(String::from)
+        .to_vec(),
         [
             "compare",
             "--seeds",
@@ -261,6 +279,7 @@ fn every_plot_option_writes_an_svg() {
     );
     for (file, expect) in [
         ("run.svg", "retries per ms"),
+        ("server.svg", "trigger 1: outage@1s..1.2s"),
         ("compare.svg", "decorrelated"),
         ("policy.svg", "median"),
         ("curves.svg", "equal"),
@@ -289,6 +308,7 @@ fn a_bad_plot_path_is_refused_before_any_work() {
     let folder = dir.display().to_string();
     for args in [
         vec!["run", "--plot", &folder],
+        vec!["run", "--resource", "server", "--plot", &missing],
         vec!["run", "--plot", &missing],
         vec!["policy", "full", "--plot", &missing],
         vec!["compare", "--seeds", "1", "--plot", &folder],
@@ -322,4 +342,96 @@ fn a_bad_plot_path_is_refused_before_any_work() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("'--y'"));
     assert!(!dir.join("y.svg").exists());
+}
+
+/// Every rectangle of `color` in `svg`, as pixel (x, y, width, height).
+fn rectangles(svg: &str, color: RGBColor) -> Vec<(f64, f64, f64, f64)> {
+    let doc = roxmltree::Document::parse(svg).expect("the SVG is well-formed XML");
+    doc.descendants()
+        .filter(|n| n.has_tag_name("rect") && n.attribute("fill") == Some(hex(color).as_str()))
+        .map(|n| {
+            let number = |a: &str| n.attribute(a).unwrap().parse::<f64>().unwrap();
+            (number("x"), number("y"), number("width"), number("height"))
+        })
+        .collect()
+}
+
+#[test]
+fn the_server_series_shades_each_trigger_and_draws_the_queue_it_measured() {
+    let spec = ServerSpec {
+        timeout: Some(100 * NS_PER_MS),
+        triggers: "outage@2s..2.5s+capacity:0@3s..3.2s"
+            .parse::<Triggers>()
+            .unwrap()
+            .0,
+        duration: 5_000 * NS_PER_MS,
+        ..ServerSpec::default()
+    };
+    let retry = ServerRetry {
+        policy: RunSpec::seed_002(PolicyKind::NoBackoff, 1).policy,
+        max_attempts: Some(4),
+        budget: None,
+        fleet: None,
+    };
+    let run: ServerMetrics = simulate_server(&spec, &retry, Seeds::for_job(9, 0, 0), u64::MAX);
+    let picture = SeriesPicture {
+        title: "stuck".into(),
+        windows: &run.windows,
+        window_ns: spec.window,
+        triggers: vec![
+            (2.0, 2.5, "outage@2s..2.5s".into()),
+            (3.0, 3.2, "capacity:0@3s..3.2s".into()),
+        ],
+        capacity_per_s: spec
+            .capacity_steps()
+            .map(|s| s.into_iter().map(|(t, c)| (t as f64 / 1e9, c)).collect()),
+    };
+    let figure = server_series(&picture).unwrap();
+    assert_eq!(figure.frames.len(), 3, "load, queue and latency panels");
+    // Each trigger is shaded in each panel, spanning its window to within a
+    // pixel (the legend's swatches are 18 px wide and left out).
+    let shades: Vec<_> = rectangles(&figure.svg, TRIGGER_COLOR)
+        .into_iter()
+        .filter(|r| r.2 != 18.0)
+        .collect();
+    assert_eq!(shades.len(), 6, "{shades:?}");
+    for (i, &(x, _, width, _)) in shades.iter().enumerate() {
+        let frame = &figure.frames[i / 2];
+        let (from, to) = [(2.0, 2.5), (3.0, 3.2)][i % 2];
+        let px = frame.data_x(x + 1.0) - frame.data_x(x);
+        assert!(
+            (frame.data_x(x) - from).abs() <= px,
+            "shade {i} starts at {}",
+            frame.data_x(x)
+        );
+        assert!(
+            (frame.data_x(x + width) - to).abs() <= 2.0 * px,
+            "shade {i} ends at {}",
+            frame.data_x(x + width)
+        );
+    }
+    // The queue panel's step line passes through every window's queue.
+    let frame = &figure.frames[1];
+    let queue_line = polylines(&figure.svg, PALETTE[0])
+        .into_iter()
+        .find(|p| {
+            p.len() == 2 * run.windows.len()
+                && p.iter()
+                    .all(|&(_, y)| y >= f64::from(frame.py.0) && y <= f64::from(frame.py.1))
+        })
+        .expect("a queue line of two vertices per window");
+    for (w, pair) in run.windows.iter().zip(queue_line.chunks(2)) {
+        let (px, py) = pair[1];
+        let (_, dy) = pixel(frame, (px, py));
+        assert!(
+            (frame.data_y(py) - w.queue as f64).abs() <= dy,
+            "queue {} drawn as {}",
+            w.queue,
+            frame.data_y(py)
+        );
+    }
+    assert!(
+        run.windows.iter().any(|w| w.queue > 100),
+        "the run's queue grew: a picture of a storm"
+    );
 }

@@ -226,6 +226,7 @@ fn series_writes_each_replicates_windows_and_shows_the_storm() {
             "-q",
             "--series",
             &file,
+            "--series-all",
         ])
         .output()
         .unwrap();
@@ -245,6 +246,7 @@ fn series_writes_each_replicates_windows_and_shows_the_storm() {
         column("success_rate"),
         column("queue"),
     );
+    let (p50, p99) = (column("latency_p50_ms"), column("latency_p99_ms"));
     // Both replicates, 100 ms windows from 0; before the outage every
     // request succeeds, from 3 s on (stuck) almost none do and the queue is
     // far past one timeout's work (100 attempts).
@@ -253,6 +255,20 @@ fn series_writes_each_replicates_windows_and_shows_the_storm() {
         let t: f64 = r[start].parse().unwrap();
         if t < 1_900.0 && !r[rate].is_empty() {
             assert_eq!(&r[rate], "1", "window at {t} ms");
+            // At 50% load on one worker of 1 ms mean service the sojourn is
+            // Exp(0.5/ms): p99 9.2 ms; a window's 50 successes put its own
+            // p99 far below the 100 ms timeout, and above its p50.
+            let (median, tail): (f64, f64) = (r[p50].parse().unwrap(), r[p99].parse().unwrap());
+            assert!(
+                0.0 < median && median <= tail && tail < 100.0,
+                "window at {t} ms: {median}, {tail}"
+            );
+        }
+        if &r[column("successes")] == "0" {
+            assert!(
+                r[p50].is_empty() && r[p99].is_empty(),
+                "a latency without a success at {t} ms"
+            );
         }
         if (3_000.0..5_000.0).contains(&t) {
             assert!(
@@ -262,6 +278,28 @@ fn series_writes_each_replicates_windows_and_shows_the_storm() {
             assert!(r[queue].parse::<u64>().unwrap() > 100, "window at {t} ms");
         }
     }
+    // Without --series-all, replicate 0 alone.
+    let out = cargo_bin_cmd!("herdsim")
+        .args([
+            "run",
+            "--resource",
+            "server",
+            "--seeds",
+            "2",
+            "-q",
+            "--force",
+            "--series",
+            &file,
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let mut reader = csv::Reader::from_path(&file).unwrap();
+    let replicates: std::collections::BTreeSet<String> = reader
+        .records()
+        .map(|r| r.unwrap()[0].to_string())
+        .collect();
+    assert_eq!(replicates.into_iter().collect::<Vec<_>>(), ["0"]);
     // On another model, --series is refused by name.
     let err = usage_error(&["run", "--clients", "10", "--series", &file, "--force"]);
     assert!(err.contains("--series"), "{err}");

@@ -26,3 +26,9 @@ herdsim plot results/aws-occ.csv --x clients --y mean --by policy \
     --where metric=calls --out results/aws-occ-calls.svg --force
 herdsim plot results/aws-occ.csv --x clients --y mean --by policy \
     --where metric=last_success_ms --log-y --out results/aws-occ-time.svg --force
+herdsim plot results/metastable.csv --x trigger --y stuck_mean --by policy,max_attempts \
+    --out results/metastable.svg --force
+herdsim run --resource server --rate 500 --timeout 100ms --policy no-backoff --max-attempts 4 \
+    --trigger outage@2s..2.5s --duration 10s -q --plot results/metastable-stuck.svg --force > /dev/null
+herdsim run --resource server --rate 500 --timeout 100ms --policy full --base 1s --max-attempts 4 \
+    --trigger outage@2s..2.5s --duration 10s -q --plot results/metastable-jitter.svg --force > /dev/null

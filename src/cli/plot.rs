@@ -16,7 +16,9 @@ pub struct PlotArgs {
     #[arg(value_name = "FILE.csv")]
     input: PathBuf,
 
-    /// The column along the x axis, such as clients
+    /// The column along the x axis, such as clients; durations (100ms) are
+    /// read as ms, and trigger lists (outage@2s..2.5s) as their windows'
+    /// total length in ms
     #[arg(long, value_name = "COLUMN", allow_hyphen_values = true)]
     x: String,
 
@@ -25,9 +27,15 @@ pub struct PlotArgs {
     #[arg(long, value_name = "COLUMN", allow_hyphen_values = true)]
     y: String,
 
-    /// One curve per value of this column, such as policy
-    #[arg(long, value_name = "COLUMN", allow_hyphen_values = true)]
-    by: Option<String>,
+    /// One curve per value of this column, such as policy; several columns
+    /// (policy,max_attempts) give one curve per combination
+    #[arg(
+        long,
+        value_name = "COLUMN[,COLUMN…]",
+        value_delimiter = ',',
+        allow_hyphen_values = true
+    )]
+    by: Vec<String>,
 
     /// Keep only rows where COLUMN equals VALUE (repeatable), such as metric=calls
     #[arg(long = "where", value_name = "COLUMN=VALUE", value_parser = parse_filter, allow_hyphen_values = true)]
@@ -66,10 +74,10 @@ pub fn plot(args: &PlotArgs) -> Result<(), CliError> {
     let query = CurveQuery {
         x: &args.x,
         y: &args.y,
-        by: args.by.as_deref(),
+        by: &args.by,
         filters: &args.filters,
     };
-    let (series, skipped) = curves_of_table(reader, &query).map_err(|e| {
+    let read = curves_of_table(reader, &query).map_err(|e| {
         usage(match e {
             ReportError::NoColumn {
                 flag,
@@ -87,6 +95,7 @@ pub fn plot(args: &PlotArgs) -> Result<(), CliError> {
             other => format!("'{shown}': {other}"),
         })
     })?;
+    let skipped = read.skipped;
     if skipped > 0 {
         eprintln!(
             "warning: {skipped} row{} of '{shown}' left out: --x {} or --y {} is not a number there",
@@ -108,6 +117,17 @@ pub fn plot(args: &PlotArgs) -> Result<(), CliError> {
         y_label += &format!(" ({})", kept.join(", "));
     }
     let title = format!("{name}: {y_label} against {}", args.x);
-    let figure = curves(&title, &args.x, &y_label, &series, args.log_x, args.log_y)?;
+    let x_label = match read.x_unit {
+        Some(unit) => format!("{} ({unit})", args.x),
+        None => args.x.clone(),
+    };
+    let figure = curves(
+        &title,
+        &x_label,
+        &y_label,
+        &read.curves,
+        args.log_x,
+        args.log_y,
+    )?;
     write_svg(&args.out, args.force, &figure)
 }

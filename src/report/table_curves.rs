@@ -15,10 +15,42 @@ pub struct CurveQuery<'a> {
     pub x: &'a str,
     /// The y column.
     pub y: &'a str,
-    /// The column whose values name the curves; one curve named `y` if none.
-    pub by: Option<&'a str>,
+    /// The columns whose values name the curves (one curve per combination);
+    /// one curve named `y` if none.
+    pub by: &'a [String],
     /// Only rows whose column (first) holds the value (second).
     pub filters: &'a [(String, String)],
+}
+
+/// The curves read from a table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableCurves {
+    /// One curve per group, in the order the groups first appear.
+    pub curves: Vec<Curve>,
+    /// Rows left out because x or y is not a number there.
+    pub skipped: usize,
+    /// How x values that are not plain numbers were read, for the axis's
+    /// label: `ms` for durations (`100ms`), `ms, trigger windows' total
+    /// length` for trigger lists (`outage@2s..2.5s`).
+    pub x_unit: Option<&'static str>,
+}
+
+/// An x value as a number: a number as it is, a duration in ms, or a trigger
+/// list as the total length of its windows in ms (a sweep over trigger
+/// lengths then plots against the length), with the unit it was read in.
+fn x_number(text: &str) -> Option<(f64, Option<&'static str>)> {
+    if let Ok(v) = text.parse::<f64>() {
+        return Some((v, None));
+    }
+    if let Ok(us) = crate::base::time::parse_duration(text) {
+        return Some((us as f64 / 1e3, Some("ms")));
+    }
+    let triggers = text.parse::<crate::model::server::Triggers>().ok()?;
+    if triggers.0.is_empty() {
+        return None;
+    }
+    let ns: u64 = triggers.0.iter().map(|t| t.to - t.from).sum();
+    Some((ns as f64 / 1e6, Some("total window length, ms")))
 }
 
 /// The CI column that goes with `y`: `calls_mean` → `calls_ci95`, `mean` → `ci95`.
@@ -32,12 +64,12 @@ fn band_column(y: &str) -> Option<String> {
 
 /// The curves `query` asks of the table `reader` reads: groups in the order
 /// they first appear, points in x order; rows whose x or y is not a number
-/// are left out, and counted (the second value). A table with a column
+/// (x: see [`x_number`]) are left out, and counted. A table with a column
 /// named twice is refused: which one a name means would be a guess.
 pub fn curves_of_table<R: Read>(
     mut reader: csv::Reader<R>,
     query: &CurveQuery<'_>,
-) -> Result<(Vec<Curve>, usize), ReportError> {
+) -> Result<TableCurves, ReportError> {
     let header = reader
         .headers()
         .map_err(|e| ReportError::Unreadable {
@@ -65,7 +97,11 @@ pub fn curves_of_table<R: Read>(
     };
     let x = column(query.x, "x")?;
     let y = column(query.y, "y")?;
-    let by = query.by.map(|b| column(b, "by")).transpose()?;
+    let by = query
+        .by
+        .iter()
+        .map(|b| column(b, "by"))
+        .collect::<Result<Vec<_>, ReportError>>()?;
     let band = band_column(query.y).and_then(|b| header.iter().position(|h| h == b));
     let filters = query
         .filters
@@ -74,6 +110,7 @@ pub fn curves_of_table<R: Read>(
         .collect::<Result<Vec<_>, ReportError>>()?;
 
     let mut skipped = 0;
+    let mut x_unit = None;
     let mut order: Vec<String> = Vec::new();
     let mut groups: BTreeMap<String, Vec<(f64, f64, Option<f64>)>> = BTreeMap::new();
     for (n, record) in reader.records().enumerate() {
@@ -85,11 +122,21 @@ pub fn curves_of_table<R: Read>(
             continue;
         }
         let number = |i: usize| r.get(i).and_then(|v| v.parse::<f64>().ok());
-        let (Some(xv), Some(yv)) = (number(x), number(y)) else {
+        let (Some((xv, unit)), Some(yv)) = (r.get(x).and_then(x_number), number(y)) else {
             skipped += 1;
             continue;
         };
-        let label = by.and_then(|b| r.get(b)).unwrap_or(query.y).to_string();
+        x_unit = x_unit.or(unit);
+        let label = match by.as_slice() {
+            [] => query.y.to_string(),
+            [one] => r.get(*one).unwrap_or_default().to_string(),
+            several => several
+                .iter()
+                .zip(query.by)
+                .map(|(&i, name)| format!("{name}={}", r.get(i).unwrap_or_default()))
+                .collect::<Vec<_>>()
+                .join(", "),
+        };
         if !groups.contains_key(&label) {
             order.push(label.clone());
         }
@@ -106,14 +153,18 @@ pub fn curves_of_table<R: Read>(
             Curve { label, points }
         })
         .collect();
-    Ok((curves, skipped))
+    Ok(TableCurves {
+        curves,
+        skipped,
+        x_unit,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn read(text: &str, query: &CurveQuery<'_>) -> Result<(Vec<Curve>, usize), ReportError> {
+    fn read(text: &str, query: &CurveQuery<'_>) -> Result<TableCurves, ReportError> {
         curves_of_table(csv::Reader::from_reader(text.as_bytes()), query)
     }
 
@@ -122,13 +173,19 @@ mod tests {
         let table = "policy,clients,calls_mean,calls_ci95,metric\n\
                      full,100,50,2,a\nfull,10,5,1,a\nnone,10,55,0,a\nnone,20,x,0,a\nfull,30,9,1,b\n";
         let filters = [("metric".to_string(), "a".to_string())];
+        let by = ["policy".to_string()];
         let query = CurveQuery {
             x: "clients",
             y: "calls_mean",
-            by: Some("policy"),
+            by: &by,
             filters: &filters,
         };
-        let (curves, skipped) = read(table, &query).unwrap();
+        let TableCurves {
+            curves,
+            skipped,
+            x_unit,
+        } = read(table, &query).unwrap();
+        assert_eq!(x_unit, None, "plain numbers");
         assert_eq!(skipped, 1, "none at 20 has no number");
         assert_eq!(curves.len(), 2);
         assert_eq!(curves[0].label, "full");
@@ -141,13 +198,43 @@ mod tests {
             [(10.0, 55.0, Some(0.0))],
             "the non-numeric row is left out"
         );
+        let colour = ["colour".to_string()];
         let missing = CurveQuery {
-            by: Some("colour"),
+            by: &colour,
             ..query
         };
         assert!(matches!(
             read(table, &missing),
             Err(ReportError::NoColumn { flag: "by", .. })
         ));
+    }
+
+    #[test]
+    fn durations_and_trigger_lists_are_read_as_milliseconds() {
+        let table = "trigger,policy,max_attempts,stuck_mean\n\
+                     outage@2s..2.5s,a,4,1\n\
+                     outage@2s..2.1s+spike:2@3s..3.05s,a,4,0.5\n\
+                     250us,a,1,0\n\
+                     none,a,1,0\n";
+        let by = ["policy".to_string(), "max_attempts".to_string()];
+        let query = CurveQuery {
+            x: "trigger",
+            y: "stuck_mean",
+            by: &by,
+            filters: &[],
+        };
+        let read = read(table, &query).unwrap();
+        assert_eq!(read.skipped, 1, "no trigger has no length");
+        assert_eq!(read.x_unit, Some("total window length, ms"));
+        let labels: Vec<&str> = read.curves.iter().map(|c| c.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            ["policy=a, max_attempts=4", "policy=a, max_attempts=1"]
+        );
+        assert_eq!(
+            read.curves[0].points,
+            [(150.0, 0.5, None), (500.0, 1.0, None)]
+        );
+        assert_eq!(read.curves[1].points, [(0.25, 0.0, None)]);
     }
 }

@@ -199,7 +199,9 @@ fn run_server(args: &RunArgs, spec: &RunSpec) -> Result<(), CliError> {
         max_events,
         on_progress: &on_progress,
     };
-    let runs = run_server_replicates(spec, args.seed, 0, args.seeds, &watch, || progress.inc(1));
+    let runs = run_server_replicates(spec, args.seed, 0, args.seeds, &watch, args.queue, || {
+        progress.inc(1)
+    });
     progress.finish_and_clear();
     if let Some(stopped) = runs.iter().position(|m| !m.complete) {
         let m = &runs[stopped];

@@ -8,6 +8,7 @@ use crate::base::seeding::Seeds;
 use crate::measure::observer::Watch;
 use crate::measure::server_metrics::{ServerMetric, ServerMetrics, wilson_interval};
 use crate::measure::stats::Summary;
+use crate::sim::queue::QueueKind;
 use crate::sim::server_loop::{ServerRetry, simulate_server_watched};
 use crate::spec::RunSpec;
 
@@ -25,15 +26,16 @@ pub fn server_parts(spec: &RunSpec) -> (crate::model::server::ServerSpec, Server
 }
 
 /// Runs replicates `0..replicates` of `spec` (as point `point` under master
-/// seed `master`), each watched by `watch` (its progress and event limit),
-/// calling `on_done` after each. Results in replicate order whatever the
-/// thread count.
+/// seed `master`), each watched by `watch` (its progress and event limit) on
+/// the event queue `queue`, calling `on_done` after each. Results in
+/// replicate order whatever the thread count or queue.
 pub fn run_server_replicates(
     spec: &RunSpec,
     master: u64,
     point: u64,
     replicates: u32,
     watch: &Watch<'_>,
+    queue: QueueKind,
     on_done: impl Fn() + Sync,
 ) -> Vec<ServerMetrics> {
     let (server, retry) = server_parts(spec);
@@ -41,7 +43,7 @@ pub fn run_server_replicates(
         .into_par_iter()
         .map(|replicate| {
             let seeds = Seeds::for_job(master, point, replicate);
-            let metrics = simulate_server_watched(&server, &retry, seeds, watch);
+            let metrics = simulate_server_watched(&server, &retry, seeds, watch, queue);
             on_done();
             metrics
         })

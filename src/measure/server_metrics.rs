@@ -95,6 +95,12 @@ pub struct ServerMetrics {
     pub windows: Vec<Window>,
     /// Events handled.
     pub events: u64,
+    /// The most requests ever in flight at once (the request slab's size).
+    pub peak_in_flight: u64,
+    /// Bytes the loop's per-request state held at its largest: the request
+    /// slab, the server's queue and the pending events (not the windows,
+    /// which follow the run's length, nor the fixed latency histogram).
+    pub state_bytes: u64,
 }
 
 impl ServerMetrics {

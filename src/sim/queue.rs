@@ -42,6 +42,11 @@ pub trait EventQueue<T: ClientItem> {
     /// already scheduled at that instant, or removes it on `None`. The time is
     /// never before the earliest event's.
     fn reschedule_first(&mut self, next: Option<(Micros, T)>);
+    /// Schedules one more event, due after every event already scheduled at
+    /// its instant; `time` is never before the last event taken.
+    fn push(&mut self, time: Micros, item: T);
+    /// Bytes of event storage held (its capacity, not its use).
+    fn capacity_bytes(&self) -> usize;
 }
 
 /// A queue for any item: lets an event loop name "the heap" or "the radix
@@ -190,6 +195,20 @@ impl<T: ClientItem> EventQueue<T> for HeapQueue<T> {
                 std::collections::binary_heap::PeekMut::pop(top);
             }
         }
+    }
+
+    fn capacity_bytes(&self) -> usize {
+        self.heap.capacity() * size_of::<HeapEntry<T>>()
+    }
+
+    #[inline]
+    fn push(&mut self, time: Micros, item: T) {
+        self.heap.push(HeapEntry {
+            time,
+            seq: self.seq,
+            item,
+        });
+        self.seq += 1;
     }
 }
 
@@ -390,6 +409,21 @@ impl<T: ClientItem> EventQueue<T> for RadixQueue<T> {
         if let Some((time, item)) = next {
             self.push(time, item);
         }
+    }
+
+    #[inline]
+    fn push(&mut self, time: Micros, item: T) {
+        RadixQueue::push(self, time, item);
+    }
+
+    fn capacity_bytes(&self) -> usize {
+        let chunks = self
+            .buckets
+            .iter()
+            .flat_map(|b| b.full.iter().chain([&b.open]));
+        let entries: usize = chunks.chain(&self.spare).map(Vec::capacity).sum();
+        entries * size_of::<(Micros, T)>()
+            + (self.now.capacity() + self.after_herd.capacity()) * size_of::<T>()
     }
 }
 

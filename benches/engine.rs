@@ -4,6 +4,10 @@
 //! plain Python heapq reference
 //! (`benches/reference/heapq_slot.py`) on the same machine in the same run.
 //!
+//! The server model's loop is timed the same way on an open-loop M/M/4
+//! workload at about 10,000 and 1,000,000 requests a run, beside
+//! `benches/reference/heapq_server.py`, the same model and events in Python.
+//!
 //! criterion reports throughput in elements per second; an element is one
 //! call. Each call is one event but under `none`, whose clients move in
 //! waves (one event per instant, `src/wave.rs`): `none/<queue>/each-call`
@@ -14,9 +18,11 @@ use std::process::Command;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput};
-use herdsim::measure::observer::NoObserver;
+use herdsim::cli::bench_server::{mmc_spec, no_retry};
+use herdsim::measure::observer::{NoObserver, Watch};
 use herdsim::sim::engine::{simulate_each_call, simulate_with};
 use herdsim::sim::queue::QueueKind;
+use herdsim::sim::server_loop::{simulate_server, simulate_server_watched};
 use herdsim::{PolicyKind, RunSpec, Seeds, simulate};
 
 fn bench_engine(c: &mut Criterion) {
@@ -79,6 +85,82 @@ fn bench_engine(c: &mut Criterion) {
     group.finish();
 }
 
+/// The server model's loop on the open-loop M/M/4 workload of `herdsim
+/// bench` (ρ = 0.875, four events a request) at about 10,000 and 1,000,000
+/// requests a run, on each event queue; an element is one event.
+fn bench_server(c: &mut Criterion) {
+    let mut group = c.benchmark_group("server-mm4");
+    let retry = no_retry();
+    let watch = Watch {
+        max_events: u64::MAX,
+        on_progress: &|_, _| {},
+    };
+    let seeds = Seeds::for_job(1, 0, 0);
+    for requests in [10_000, 1_000_000] {
+        let spec = mmc_spec(requests);
+        let events = simulate_server(&spec, &retry, seeds, u64::MAX).events;
+        group.throughput(Throughput::Elements(events));
+        if requests > 100_000 {
+            group
+                .sample_size(10)
+                .measurement_time(Duration::from_secs(10));
+        } else {
+            group
+                .sample_size(30)
+                .measurement_time(Duration::from_secs(3));
+        }
+        for queue in QueueKind::ALL {
+            let id = BenchmarkId::new(queue.name(), requests);
+            group.bench_with_input(id, &spec, |b, spec| {
+                b.iter(|| {
+                    simulate_server_watched(
+                        black_box(spec),
+                        &retry,
+                        black_box(seeds),
+                        &watch,
+                        queue,
+                    )
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
+/// Runs the Python heapq reference of the server model's M/M/4 workload, if
+/// python3 is here, and prints its rate.
+fn python_server_reference() {
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/benches/reference/heapq_server.py"
+    );
+    for (requests, runs) in [("10000", "20"), ("1000000", "1")] {
+        match Command::new("python3")
+            .args([script, requests, runs])
+            .output()
+        {
+            Ok(out) if out.status.success() => {
+                let line = String::from_utf8_lossy(&out.stdout);
+                match reference_rate(&line) {
+                    Some(rate) => println!(
+                        "reference/python-heapq/server-mm4/{requests}: {:.3} Melem/s",
+                        rate / 1e6
+                    ),
+                    None => println!("reference/python-heapq: unexpected output {line}"),
+                }
+            }
+            _ => println!("reference/python-heapq: python3 not available, skipped"),
+        }
+    }
+}
+
+/// The events per second of a reference's JSON line.
+fn reference_rate(line: &str) -> Option<f64> {
+    line.split("\"events_per_second\": ")
+        .nth(1)
+        .and_then(|s| s.trim().trim_end_matches('}').parse::<f64>().ok())
+}
+
 /// Runs the Python heapq reference, if python3 is here, and prints its rate.
 fn python_reference() {
     let script = concat!(
@@ -92,11 +174,7 @@ fn python_reference() {
         {
             Ok(out) if out.status.success() => {
                 let line = String::from_utf8_lossy(&out.stdout);
-                let rate = line
-                    .split("\"events_per_second\": ")
-                    .nth(1)
-                    .and_then(|s| s.trim().trim_end_matches('}').parse::<f64>().ok());
-                match rate {
+                match reference_rate(&line) {
                     Some(rate) => println!(
                         "reference/python-heapq/decorrelated/{clients}: {:.3} Melem/s",
                         rate / 1e6
@@ -112,9 +190,11 @@ fn python_reference() {
 fn main() {
     let mut criterion = Criterion::default().configure_from_args();
     bench_engine(&mut criterion);
+    bench_server(&mut criterion);
     criterion.final_summary();
     // `cargo bench -- --list` and filtered runs skip the slow reference.
     if std::env::args().skip(1).all(|a| a == "--bench") {
         python_reference();
+        python_server_reference();
     }
 }

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use indicatif::ProgressBar;
 
+use super::bench_server::{server_section, time_server_runs};
 use super::progress::events_spinner;
 use super::{CliError, policy_parser, spec_error, write_stdout};
 use crate::base::error::BaseError;
@@ -44,9 +45,23 @@ pub struct BenchArgs {
     #[arg(long, value_name = "RUNS", default_value = "2000", value_parser = parse_fan_out, allow_hyphen_values = true)]
     fan_out: u32,
 
+    /// Server model: requests per run to time on an open-loop M/M/4 queue
+    /// (0 skips the server section)
+    #[arg(long, value_name = "LIST", value_delimiter = ',', default_value = "10000,1000000", value_parser = parse_server_requests, allow_hyphen_values = true)]
+    server_requests: Vec<u64>,
+
+    /// Skip the plain Python heapq reference of the server model (it takes
+    /// a few seconds; skipped anyway without python3)
+    #[arg(long)]
+    no_reference: bool,
+
     /// Hide the progress spinner
     #[arg(long, short)]
     quiet: bool,
+}
+
+fn parse_server_requests(text: &str) -> Result<u64, ParamError> {
+    spec::parse_count(text, 0, 100_000_000)
 }
 
 fn parse_queue(text: &str) -> Result<QueueKind, BaseError> {
@@ -73,6 +88,20 @@ pub fn bench(args: &BenchArgs) -> Result<(), CliError> {
         progress.set_message(format!("fan-out: {} runs of 1,000 clients", args.fan_out));
         fan_out(args.policy, args.fan_out)
     });
+    let server_sizes: Vec<u64> = args
+        .server_requests
+        .iter()
+        .copied()
+        .filter(|&n| n > 0)
+        .collect();
+    let server_timings = time_server_runs(
+        &server_sizes,
+        &args.queue,
+        Duration::from_micros(args.min_time),
+        &progress,
+    );
+    let server = (!server_timings.is_empty())
+        .then(|| server_section(&server_timings, !args.no_reference, &progress));
     progress.finish_and_clear();
 
     let policy = RunSpec::seed_002(args.policy, 1).policy;
@@ -89,6 +118,9 @@ pub fn bench(args: &BenchArgs) -> Result<(), CliError> {
     }
     if let Some(fan) = fan_out {
         text += &fan.line(args.fan_out);
+    }
+    if let Some(server) = server {
+        text += &server;
     }
     if let Some(peak_kb) = peak_resident_kb() {
         text += &memory_line(peak_kb, args.clients.iter().copied().max().unwrap_or(0));

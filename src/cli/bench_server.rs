@@ -1,0 +1,229 @@
+//! `herdsim bench`'s server section: events per second of the server model's
+//! loop on an open-loop M/M/c workload (the model of its Erlang check), the
+//! state it holds per request in flight, and the plain Python `heapq`
+//! reference of the same model and events timed in the same run.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use indicatif::ProgressBar;
+
+use crate::base::format::group_thousands;
+use crate::base::seeding::Seeds;
+use crate::base::time::human_seconds;
+use crate::measure::observer::Watch;
+use crate::model::server::{Dist, Load, NS_PER_MS, ServerSpec, Service};
+use crate::policy::PolicyKind;
+use crate::report::aligned_text_first;
+use crate::sim::queue::QueueKind;
+use crate::sim::server_loop::{ServerRetry, simulate_server_watched};
+use crate::spec::RunSpec;
+
+/// The reference, carried in the binary so `herdsim bench` runs it anywhere
+/// python3 is.
+const REFERENCE: &str = include_str!("../../benches/reference/heapq_server.py");
+
+/// Workers of the benchmark's M/M/c server.
+const WORKERS: u32 = 4;
+/// Its arrival rate, per ms (ρ = 0.875 on 4 workers of 1 ms mean service).
+const RATE_PER_MS: f64 = 3.5;
+
+/// The benchmark's workload: `requests` expected over the load's duration.
+pub fn mmc_spec(requests: u64) -> ServerSpec {
+    ServerSpec {
+        load: Load::Open {
+            rate_per_s: RATE_PER_MS * 1e3,
+            sources: 1,
+            concurrency: None,
+        },
+        duration: (requests as f64 / RATE_PER_MS * NS_PER_MS as f64) as u64,
+        workers: Some(WORKERS),
+        queue_limit: None,
+        service: Service::One(Dist::Exp { mean: NS_PER_MS }),
+        ..ServerSpec::default()
+    }
+}
+
+/// No retries, no controls: every request is one attempt.
+pub fn no_retry() -> ServerRetry {
+    ServerRetry {
+        policy: RunSpec::seed_002(PolicyKind::None, 1).policy,
+        max_attempts: Some(1),
+        budget: None,
+        fleet: None,
+    }
+}
+
+/// One size's timing.
+pub struct ServerTiming {
+    requests: u64,
+    queue: QueueKind,
+    events: u64,
+    runs: usize,
+    median: Duration,
+    peak_in_flight: u64,
+    state_bytes: u64,
+}
+
+impl ServerTiming {
+    fn events_per_second(&self) -> f64 {
+        self.events as f64 / self.median.as_secs_f64()
+    }
+}
+
+/// Times runs of about `sizes` requests on every queue, each for at least
+/// `min_time` (the same seed every run, so every run does the same work).
+pub fn time_server_runs(
+    sizes: &[u64],
+    queues: &[QueueKind],
+    min_time: Duration,
+    progress: &ProgressBar,
+) -> Vec<ServerTiming> {
+    let seeds = Seeds::for_job(1, 0, 0);
+    let retry = no_retry();
+    let watch = Watch {
+        max_events: u64::MAX,
+        on_progress: &|_, _| {},
+    };
+    let mut timings = Vec::new();
+    for &requests in sizes {
+        let spec = mmc_spec(requests);
+        for &queue in queues {
+            let queue = queue.for_resource(crate::model::ResourceKind::Server);
+            let mut times = Vec::new();
+            let started = Instant::now();
+            let mut last = None;
+            while times.is_empty() || started.elapsed() < min_time {
+                progress.set_message(format!(
+                    "server, {} requests, {} queue, run {}",
+                    group_thousands(requests),
+                    queue.name(),
+                    times.len() + 1
+                ));
+                let run_started = Instant::now();
+                last = Some(simulate_server_watched(&spec, &retry, seeds, &watch, queue));
+                times.push(run_started.elapsed());
+            }
+            times.sort();
+            let m = last.expect("one run at least");
+            timings.push(ServerTiming {
+                requests: m.requests,
+                queue,
+                events: m.events,
+                runs: times.len(),
+                median: times[times.len() / 2],
+                peak_in_flight: m.peak_in_flight,
+                state_bytes: m.state_bytes,
+            });
+        }
+    }
+    timings
+}
+
+/// The Python reference's events per second over `runs` runs of `requests`,
+/// and its mean sojourn (ms); `None` without python3.
+fn python_reference(requests: u64, runs: u32) -> Option<(f64, f64)> {
+    let mut child = Command::new("python3")
+        .args([
+            "-",
+            &requests.to_string(),
+            &runs.to_string(),
+            &WORKERS.to_string(),
+            &RATE_PER_MS.to_string(),
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    child.stdin.take()?.write_all(REFERENCE.as_bytes()).ok()?;
+    let out = child.wait_with_output().ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+    Some((
+        report["events_per_second"].as_f64()?,
+        report["mean_sojourn_ms"].as_f64()?,
+    ))
+}
+
+/// The server section of the report: the timings, the reference beside the
+/// radix queue's rate at each size (unless `reference` is false), and the
+/// state per request in flight.
+pub fn server_section(timings: &[ServerTiming], reference: bool, progress: &ProgressBar) -> String {
+    let mut text = format!(
+        "\nserver model: open-loop M/M/{WORKERS} at ρ = 0.875 ({} requests/s, exponential 1 ms \
+         service, unbounded FIFO queue, no timeout, no retries; 4 events a request), one thread \
+         per run\n\n",
+        group_thousands((RATE_PER_MS * 1e3) as u64)
+    );
+    let header = [
+        "requests",
+        "queue",
+        "events per run",
+        "runs",
+        "median run",
+        "events/s",
+        "peak in flight",
+        "state",
+    ];
+    let rows: Vec<Vec<String>> = timings
+        .iter()
+        .map(|t| {
+            vec![
+                group_thousands(t.requests),
+                t.queue.name().to_string(),
+                group_thousands(t.events),
+                group_thousands(t.runs as u64),
+                human_seconds(t.median.as_secs_f64(), 2),
+                format!("{:.2} M", t.events_per_second() / 1e6),
+                group_thousands(t.peak_in_flight),
+                format!("{:.1} KB", t.state_bytes as f64 / 1024.0),
+            ]
+        })
+        .collect();
+    text += &aligned_text_first(&header, &rows, 2);
+    let largest = timings.iter().map(|t| t.requests).max().unwrap_or(0);
+    if let Some(t) = timings.iter().find(|t| t.requests == largest) {
+        text += &format!(
+            "state is the request slab, the server's queue and the pending events at their \
+             largest: {:.0} bytes per request in flight at {} requests ({} queue); it follows \
+             what is in flight, not the requests in a run\n",
+            t.state_bytes as f64 / t.peak_in_flight.max(1) as f64,
+            group_thousands(t.requests),
+            t.queue.name()
+        );
+    }
+    if !reference {
+        return text;
+    }
+    let mut sizes: Vec<u64> = timings.iter().map(|t| t.requests).collect();
+    sizes.dedup();
+    for requests in sizes {
+        let runs = (1_000_000 / requests.max(1)).clamp(1, 20) as u32;
+        progress.set_message(format!(
+            "python heapq reference, {} requests × {runs}",
+            group_thousands(requests)
+        ));
+        let Some((python, sojourn)) = python_reference(requests, runs) else {
+            text += "python heapq reference: python3 not available, skipped\n";
+            break;
+        };
+        let ours = timings
+            .iter()
+            .filter(|t| t.requests == requests)
+            .map(ServerTiming::events_per_second)
+            .fold(0.0, f64::max);
+        text += &format!(
+            "python heapq reference, {} requests ({runs} run{}): {:.2} M events/s (W {sojourn:.2} \
+             ms; Erlang C 2.48): herdsim {:.1}× per event\n",
+            group_thousands(requests),
+            if runs == 1 { "" } else { "s" },
+            python / 1e6,
+            ours / python
+        );
+    }
+    text
+}

@@ -127,33 +127,6 @@ fn bench_server(c: &mut Criterion) {
     group.finish();
 }
 
-/// Runs the Python heapq reference of the server model's M/M/4 workload, if
-/// python3 is here, and prints its rate.
-fn python_server_reference() {
-    let script = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/benches/reference/heapq_server.py"
-    );
-    for (requests, runs) in [("10000", "20"), ("1000000", "1")] {
-        match Command::new("python3")
-            .args([script, requests, runs])
-            .output()
-        {
-            Ok(out) if out.status.success() => {
-                let line = String::from_utf8_lossy(&out.stdout);
-                match reference_rate(&line) {
-                    Some(rate) => println!(
-                        "reference/python-heapq/server-mm4/{requests}: {:.3} Melem/s",
-                        rate / 1e6
-                    ),
-                    None => println!("reference/python-heapq: unexpected output {line}"),
-                }
-            }
-            _ => println!("reference/python-heapq: python3 not available, skipped"),
-        }
-    }
-}
-
 /// The events per second of a reference's JSON line.
 fn reference_rate(line: &str) -> Option<f64> {
     line.split("\"events_per_second\": ")
@@ -161,22 +134,18 @@ fn reference_rate(line: &str) -> Option<f64> {
         .and_then(|s| s.trim().trim_end_matches('}').parse::<f64>().ok())
 }
 
-/// Runs the Python heapq reference, if python3 is here, and prints its rate.
-fn python_reference() {
-    let script = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/benches/reference/heapq_slot.py"
-    );
-    for (clients, runs) in [("1000", "20"), ("100000", "1")] {
-        match Command::new("python3")
-            .args([script, clients, runs])
-            .output()
-        {
+/// Runs the Python heapq reference `script` (in `benches/reference/`), if
+/// python3 is here, on each case's (size, runs) and prints its rate under
+/// `label`.
+fn python_reference(script: &str, label: &str, cases: [(&str, &str); 2]) {
+    let script = format!("{}/benches/reference/{script}", env!("CARGO_MANIFEST_DIR"));
+    for (size, runs) in cases {
+        match Command::new("python3").args([&script, size, runs]).output() {
             Ok(out) if out.status.success() => {
                 let line = String::from_utf8_lossy(&out.stdout);
                 match reference_rate(&line) {
                     Some(rate) => println!(
-                        "reference/python-heapq/decorrelated/{clients}: {:.3} Melem/s",
+                        "reference/python-heapq/{label}/{size}: {:.3} Melem/s",
                         rate / 1e6
                     ),
                     None => println!("reference/python-heapq: unexpected output {line}"),
@@ -194,7 +163,15 @@ fn main() {
     criterion.final_summary();
     // `cargo bench -- --list` and filtered runs skip the slow reference.
     if std::env::args().skip(1).all(|a| a == "--bench") {
-        python_reference();
-        python_server_reference();
+        python_reference(
+            "heapq_slot.py",
+            "decorrelated",
+            [("1000", "20"), ("100000", "1")],
+        );
+        python_reference(
+            "heapq_server.py",
+            "server-mm4",
+            [("10000", "20"), ("1000000", "1")],
+        );
     }
 }

@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use clap::Args;
+use indicatif::ProgressBar;
 
 use super::output::{check_output, write_svg, write_whole};
 use super::params::{ParamFlags, Single};
@@ -121,22 +122,8 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
     if let Some(path) = &args.plot {
         check_output(path, args.force)?;
     }
-    // One run: a spinner with simulated time and calls, so a long run never
-    // looks hung. Several: a bar of runs done.
-    let progress = if args.seeds == 1 {
-        events_spinner(args.quiet)
-    } else {
-        runs_bar(u64::from(args.seeds), args.quiet)
-    };
-    let on_progress = |time: Micros, calls: u64| {
-        if args.seeds == 1 {
-            progress.set_message(format!(
-                "simulated {}, {} calls",
-                format_duration(time - time % 1_000),
-                group_thousands(calls)
-            ));
-        }
-    };
+    let progress = args.progress();
+    let on_progress = |time: Micros, calls: u64| args.show(&progress, time, calls, "calls");
     let max_events = args.max_events.unwrap_or(u64::MAX);
     let watch = Watch {
         max_events,
@@ -178,22 +165,9 @@ fn run_server(args: &RunArgs, spec: &RunSpec) -> Result<(), CliError> {
     for path in [&args.plot, &args.series].into_iter().flatten() {
         check_output(path, args.force)?;
     }
-    // As on the herd: one run shows simulated time and requests ended; more
-    // show a bar of runs done.
-    let progress = if args.seeds == 1 {
-        events_spinner(args.quiet)
-    } else {
-        runs_bar(u64::from(args.seeds), args.quiet)
-    };
-    let on_progress = |time: Micros, ended: u64| {
-        if args.seeds == 1 {
-            progress.set_message(format!(
-                "simulated {}, {} requests ended",
-                format_duration(time - time % 1_000),
-                group_thousands(ended)
-            ));
-        }
-    };
+    let progress = args.progress();
+    let on_progress =
+        |time: Micros, ended: u64| args.show(&progress, time, ended, "requests ended");
     let max_events = args.max_events.unwrap_or(u64::MAX);
     let watch = Watch {
         max_events,
@@ -246,6 +220,28 @@ fn run_server(args: &RunArgs, spec: &RunSpec) -> Result<(), CliError> {
 }
 
 impl RunArgs {
+    /// One run: a spinner with simulated time and what is done (calls, or
+    /// requests ended), so a long run never looks hung. Several: a bar of
+    /// runs done.
+    fn progress(&self) -> ProgressBar {
+        if self.seeds == 1 {
+            events_spinner(self.quiet)
+        } else {
+            runs_bar(u64::from(self.seeds), self.quiet)
+        }
+    }
+
+    /// Shows a single run's simulated time and `count` `what` on `progress`.
+    fn show(&self, progress: &ProgressBar, time: Micros, count: u64, what: &str) {
+        if self.seeds == 1 {
+            progress.set_message(format!(
+                "simulated {}, {} {what}",
+                format_duration(time - time % 1_000),
+                group_thousands(count)
+            ));
+        }
+    }
+
     /// The workload the flags describe, checked.
     fn spec(&self) -> Result<RunSpec, CliError> {
         let mut grid = Grid::default();

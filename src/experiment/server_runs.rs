@@ -55,8 +55,8 @@ pub fn summarize_server(runs: &[ServerMetrics]) -> Vec<(ServerMetric, Summary)> 
     ServerMetric::ALL
         .iter()
         .map(|&metric| {
-            let values: Vec<f64> = runs.iter().map(|m| metric.value(m)).collect();
-            (metric, Summary::of(&values))
+            let values: Vec<Option<f64>> = runs.iter().map(|m| metric.value(m)).collect();
+            (metric, Summary::of_present(&values))
         })
         .collect()
 }

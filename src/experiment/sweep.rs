@@ -187,8 +187,9 @@ pub enum SweepRow {
         seeds: Seeds,
         /// The point's workload.
         spec: RunSpec,
-        /// Every server metric's value, in [`ServerMetric::ALL`] order.
-        values: Vec<f64>,
+        /// Every server metric's value, in [`ServerMetric::ALL`] order
+        /// (`None` where the run has none, such as a recovery time when stuck).
+        values: Vec<Option<f64>>,
         /// False if the run was stopped at the plan's `max_events` or its
         /// horizon.
         complete: bool,
@@ -403,7 +404,10 @@ enum Outcome {
     /// A herd model's run.
     Herd(RunMetrics),
     /// A server-model run's metric values, in [`ServerMetric::ALL`] order.
-    Server { values: Vec<f64>, complete: bool },
+    Server {
+        values: Vec<Option<f64>>,
+        complete: bool,
+    },
 }
 
 /// The row of `point` from its replicates' outcomes (all of one model).
@@ -423,7 +427,7 @@ fn summarize_point(point: usize, spec: RunSpec, outcomes: &[Outcome]) -> SweepRo
             complete: herd.iter().all(|m| m.complete),
         };
     }
-    let runs: Vec<(&[f64], bool)> = outcomes
+    let runs: Vec<(&[Option<f64>], bool)> = outcomes
         .iter()
         .filter_map(|o| match o {
             Outcome::Server { values, complete } => Some((values.as_slice(), *complete)),
@@ -434,8 +438,8 @@ fn summarize_point(point: usize, spec: RunSpec, outcomes: &[Outcome]) -> SweepRo
         .iter()
         .enumerate()
         .map(|(i, &metric)| {
-            let column: Vec<f64> = runs.iter().map(|(v, _)| v[i]).collect();
-            (metric, Summary::of(&column))
+            let column: Vec<Option<f64>> = runs.iter().map(|(v, _)| v[i]).collect();
+            (metric, Summary::of_present(&column))
         })
         .collect();
     SweepRow::ServerPoint {

@@ -350,7 +350,8 @@ impl ServerMetric {
             ServerMetric::LatencyP50Ms => (
                 "latency_p50_ms",
                 2,
-                "median end-to-end latency of successful requests (retries and backoff included)",
+                "median end-to-end latency of successful requests (retries and backoff \
+                 included; empty without a success)",
                 |m| m.latency_ms(0.5),
             ),
             ServerMetric::LatencyP99Ms => (
@@ -384,9 +385,12 @@ impl ServerMetric {
                 "recovery_ms",
                 1,
                 "from the end of the last trigger until every later window's success rate \
-                 stays within 1% of its level before the first trigger (0 without a trigger \
-                 or when stuck)",
-                |m| m.recovery_ns.map_or(0.0, |ns| ns as f64 / NS_PER_MS as f64),
+                 stays within 1% of its level before the first trigger; empty without a \
+                 trigger or when stuck, so its mean is over the runs that recovered",
+                |m| {
+                    m.recovery_ns
+                        .map_or(f64::NAN, |ns| ns as f64 / NS_PER_MS as f64)
+                },
             ),
             ServerMetric::Stuck => (
                 "stuck",
@@ -413,9 +417,18 @@ impl ServerMetric {
         self.info().2
     }
 
-    /// Its value in `metrics`.
-    pub fn value(self, metrics: &ServerMetrics) -> f64 {
-        (self.info().3)(metrics)
+    /// Its value in `metrics`, if the run has one: no recovery time for a
+    /// run that never recovered or had no trigger, no latency for a run
+    /// without a success (a 0 there would pull a mean over runs down).
+    pub fn value(self, metrics: &ServerMetrics) -> Option<f64> {
+        let present = match self {
+            ServerMetric::RecoveryMs => metrics.recovery_ns.is_some(),
+            ServerMetric::LatencyP50Ms
+            | ServerMetric::LatencyP99Ms
+            | ServerMetric::LatencyP999Ms => metrics.successes > 0,
+            _ => true,
+        };
+        present.then(|| (self.info().3)(metrics))
     }
 }
 

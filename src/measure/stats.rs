@@ -22,6 +22,25 @@ pub struct Summary {
 }
 
 impl Summary {
+    /// The values that are there of `values` (a metric some runs do not
+    /// have, such as a recovery time of a run that never recovered),
+    /// summarised; with none there, `n` is 0, the mean, min and max are NaN
+    /// and the exporters show them as empty (`null` in JSON).
+    pub fn of_present(values: &[Option<f64>]) -> Summary {
+        let present: Vec<f64> = values.iter().flatten().copied().collect();
+        if present.is_empty() {
+            return Summary {
+                n: 0,
+                mean: f64::NAN,
+                sd: None,
+                ci95: None,
+                min: f64::NAN,
+                max: f64::NAN,
+            };
+        }
+        Summary::of(&present)
+    }
+
     /// Summarises `values` (at least one), summing in the order given so the
     /// result is the same on every machine and thread count. Sums are taken
     /// relative to the first value, so identical values give exactly their
@@ -217,5 +236,14 @@ mod tests {
             (s.mean, s.sd, s.ci95, s.min, s.max),
             (3.5, None, None, 3.5, 3.5)
         );
+    }
+
+    #[test]
+    fn missing_values_are_left_out_of_a_summary() {
+        let s = Summary::of_present(&[Some(2.0), None, Some(4.0)]);
+        assert_eq!((s.n, s.mean, s.min, s.max), (2, 3.0, 2.0, 4.0));
+        let none = Summary::of_present(&[None, None]);
+        assert_eq!((none.n, none.sd, none.ci95), (0, None, None));
+        assert!(none.mean.is_nan() && none.min.is_nan() && none.max.is_nan());
     }
 }

@@ -130,11 +130,14 @@ pub fn row_start(
 }
 
 /// Each summary's mean, sd, ci95, min and max (sd and ci95 empty for one
-/// replicate).
+/// replicate, all five for a metric no replicate had).
 fn summary_fields<'a>(summaries: impl Iterator<Item = &'a Summary>) -> Vec<String> {
     let optional = |v: Option<f64>| v.map_or_else(String::new, number);
     summaries
         .flat_map(|s| {
+            if s.n == 0 {
+                return std::array::from_fn(|_| String::new());
+            }
             [
                 number(s.mean),
                 optional(s.sd),
@@ -176,7 +179,7 @@ pub fn row_line(row: &SweepRow, sweep: &SweepColumns) -> String {
             ..
         } => {
             let mut fields = row_start(*point, Some((*replicate, *seeds)), spec, sweep);
-            fields.extend(values.iter().copied().map(number));
+            fields.extend(values.iter().map(|v| v.map_or_else(String::new, number)));
             fields
         }
         SweepRow::Point { point, spec, .. } | SweepRow::ServerPoint { point, spec, .. } => {

@@ -34,20 +34,41 @@ pub fn run_table(report: &RunReport<'_>) -> String {
 }
 
 /// One metric a row: mean ± 95% CI and min..max over replicates, or the one
-/// replicate's value.
+/// replicate's value; "–" for a metric no replicate has. The replicates are
+/// the first metric's (every run has it); a later metric may be over fewer.
 fn summary_table<M: ReportedMetric>(summaries: &[(M, Summary)]) -> String {
     let n = summaries.first().map_or(0, |(_, s)| s.n);
     let rows: Vec<Vec<String>> = summaries
         .iter()
         .map(|&(metric, ref s)| {
             let d = metric.decimals();
+            let name = metric.name().to_string();
             match s.ci95 {
+                // No replicate has it (a recovery time when every run is stuck).
+                _ if s.n == 0 && n > 1 => {
+                    vec![
+                        name,
+                        "–".into(),
+                        String::new(),
+                        String::new(),
+                        String::new(),
+                    ]
+                }
+                _ if s.n == 0 => vec![name, "–".into()],
+                // One replicate has it, of several.
+                None if n > 1 => vec![
+                    name,
+                    format_number(s.mean, d.max(1)),
+                    String::new(),
+                    format_number(s.min, d),
+                    format_number(s.max, d),
+                ],
                 // One replicate: its values, exactly.
-                None => vec![metric.name().to_string(), format_number(s.mean, d)],
+                None => vec![name, format_number(s.mean, d)],
                 Some(ci) => {
                     let mean_decimals = d.max(1);
                     vec![
-                        metric.name().to_string(),
+                        name,
                         format_number(s.mean, mean_decimals),
                         format!("± {}", format_number(ci, mean_decimals)),
                         format_number(s.min, d),
@@ -84,6 +105,17 @@ pub fn server_run_table(report: &ServerRunReport<'_>) -> String {
             .trim_end_matches('.'),
     );
     out += &summary_table(&report.summaries);
+    for (metric, s) in &report.summaries {
+        if s.n < n && n > 1 {
+            let _ = writeln!(
+                out,
+                "{}: over the {} of {} runs that have one",
+                metric.name(),
+                s.n,
+                n
+            );
+        }
+    }
     let (stuck, runs, low, high) = report.storm;
     let _ = writeln!(
         out,
@@ -253,4 +285,37 @@ pub fn params_table(names: super::ParamNames) -> String {
          compare each flag takes a list (a grid axis); so does each key in a scenario file.\n",
     );
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::server_metrics::ServerMetric;
+
+    #[test]
+    fn a_metric_some_replicates_lack_keeps_the_table_square() {
+        let summaries = [
+            (ServerMetric::Requests, Summary::of(&[10.0, 12.0, 14.0])),
+            (
+                ServerMetric::RecoveryMs,
+                Summary::of_present(&[Some(50.0), None, None]),
+            ),
+            (
+                ServerMetric::LatencyP50Ms,
+                Summary::of_present(&[None, None, None]),
+            ),
+        ];
+        let table = summary_table(&summaries);
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(lines.len(), 4, "{table}");
+        assert!(
+            lines[2].starts_with("recovery_ms") && lines[2].contains("50.0"),
+            "{table}"
+        );
+        assert!(
+            lines[3].starts_with("latency_p50_ms") && lines[3].contains('–'),
+            "{table}"
+        );
+        assert!(!table.contains("NaN"), "{table}");
+    }
 }

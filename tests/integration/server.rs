@@ -73,6 +73,14 @@ fn a_short_outage_leaves_immediate_retries_stuck_and_no_retries_recover() {
     // Stuck from 2 s to 10 s at about 3.7 attempts a request: above 3 over
     // the run (1 attempt a request before the outage).
     assert!(mean(&stuck, "amplification") > 3.0);
+    // A stuck run has no recovery time: none of the five has one, so the
+    // summary is empty (null), not a mean of zeros.
+    let recovery = &stuck["metrics"]["recovery_ms"];
+    assert_eq!(
+        (recovery["n"].as_u64(), recovery["mean"].is_null()),
+        (Some(0), true),
+        "{recovery}"
+    );
     // The same outage without retries, or a 50 ms one with them: recovered.
     for json in [
         after_outage("2.5s", "none", "1"),
@@ -82,6 +90,9 @@ fn a_short_outage_leaves_immediate_retries_stuck_and_no_retries_recover() {
         // Without retries the requests of the 0.5 s outage fail (5% of a
         // 10 s load); after it, every window is back at its level.
         assert!(mean(&json, "success_rate") > 0.9);
+        // Every run recovered, within a few windows of the outage's end.
+        assert_eq!(json["metrics"]["recovery_ms"]["n"], 5, "{json}");
+        assert!(mean(&json, "recovery_ms") <= 500.0);
     }
 }
 

@@ -31,7 +31,7 @@ pub enum ParamError {
     #[error("expected a probability from 0 to 1")]
     Probability,
     /// Two server-model parameters that cannot go together.
-    #[error("{why} (together with {other})")]
+    #[error("{why} (together with --{}, key {other})", .other.replace('_', "-"))]
     Conflict {
         /// The other parameter.
         other: &'static str,

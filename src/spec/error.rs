@@ -47,14 +47,17 @@ pub enum ParamError {
     /// An outage window that is not `<from>..<to>` with from before to.
     #[error("expected <from>..<to> with from before to, such as 5s..15s")]
     Window,
-    /// No-backoff with nothing to stop it on a model that answers at once.
+    /// No-backoff with nothing to stop it on a model that answers at once
+    /// (or, on the server, that can reject at once and never lets a stuck
+    /// request give up).
     #[error(
-        "no-backoff retries at the same instant forever on the {resource} resource: give \
-         max_attempts, or use the occ resource"
+        "no-backoff retries at once without end on the {resource} resource: give max_attempts{hint}"
     )]
     NoBackoffSpins {
         /// The resource.
         resource: &'static str,
+        /// Where else it is allowed, if anywhere.
+        hint: &'static str,
     },
     /// Retry hints on a model that gives none.
     #[error("retry hints come from the slot resource only")]

@@ -283,6 +283,11 @@ impl RunSpec {
                 p.kind.name().to_string(),
                 ParamError::NoBackoffSpins {
                     resource: self.resource.name(),
+                    hint: if self.resource == ResourceKind::Server {
+                        ""
+                    } else {
+                        ", or use the occ resource"
+                    },
                 },
             );
         }

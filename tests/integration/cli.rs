@@ -124,15 +124,40 @@ fn the_same_seed_gives_byte_identical_output_at_any_thread_count() {
 
 #[test]
 fn both_event_queues_give_byte_identical_output() {
-    let herd = ["--policy", "decorrelated"];
-    let spread = ["--policy", "full", "--arrivals", "uniform:2s"];
-    for extra in [&herd[..], &spread[..]] {
-        let mut args = vec!["run", "--seeds", "4", "--clients", "2000"];
+    let herd = ["--clients", "2000", "--policy", "decorrelated"];
+    let spread = [
+        "--clients",
+        "2000",
+        "--policy",
+        "full",
+        "--arrivals",
+        "uniform:2s",
+    ];
+    let server = [
+        "--resource",
+        "server",
+        "--timeout",
+        "100ms",
+        "--policy",
+        "no-backoff",
+        "--max-attempts",
+        "4",
+        "--trigger",
+        "outage@1s..1.3s",
+        "--duration",
+        "3s",
+    ];
+    for extra in [&herd[..], &spread[..], &server[..]] {
+        let mut args = vec!["run", "--seeds", "4"];
         args.extend_from_slice(extra);
         let radix = stdout_of(&[&args[..], &["--queue", "radix"]].concat(), "2");
         let heap = stdout_of(&[&args[..], &["--queue", "heap"]].concat(), "2");
         assert_eq!(radix, heap, "{extra:?}");
-        assert_eq!(radix, stdout_of(&args, "2"), "auto is radix on the slot");
+        assert_eq!(
+            radix,
+            stdout_of(&args, "2"),
+            "auto is radix on the slot and server"
+        );
     }
 }
 
@@ -148,6 +173,8 @@ fn bench_times_every_size_and_queue_and_the_fan_out() {
         "1ms",
         "--fan-out",
         "20",
+        "--server-requests",
+        "0",
         "--quiet",
     ];
     let out = stdout_of(&args, "2");
@@ -278,6 +305,11 @@ fn bad_queue_and_bench_flags_get_one_line_and_exit_code_2() {
         (&["bench", "--min-time", "0"], "--min-time", "at least 1us"),
         (&["bench", "--fan-out", "-1"], "--fan-out", "0 to 100,000"),
         (
+            &["bench", "--server-requests", "1e12"],
+            "--server-requests",
+            "0 to 100,000,000",
+        ),
+        (
             &["bench", "--policy", "jittery"],
             "--policy",
             "decorrelated",
@@ -323,6 +355,59 @@ fn no_subcommand_shows_help_and_fails() {
 }
 
 #[test]
+fn bench_times_the_server_model_beside_the_python_reference() {
+    let bench = |extra: &[&str]| {
+        let out = cargo_bin_cmd!("herdsim")
+            .args([
+                "bench",
+                "--clients",
+                "10",
+                "--min-time",
+                "1us",
+                "--fan-out",
+                "0",
+                "-q",
+            ])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let sizes = ["--server-requests", "2000,5000"];
+    let text = bench(&sizes);
+    assert!(text.contains("server model: open-loop M/M/4"), "{text}");
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains(" radix ") && l.ends_with(" KB"))
+        .collect();
+    assert_eq!(rows.len(), 2, "one row per size: {text}");
+    assert!(text.contains("bytes per request in flight"), "{text}");
+    // The reference runs where python3 is, and says so where it is not.
+    let has_python = std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let reference = text
+        .lines()
+        .filter(|l| l.starts_with("python heapq reference"))
+        .count();
+    if has_python {
+        assert_eq!(reference, 2, "{text}");
+        assert!(text.contains("× per event"), "{text}");
+    } else {
+        assert!(text.contains("python3 not available, skipped"), "{text}");
+    }
+    // --no-reference skips it; 0 skips the section.
+    assert!(!bench(&[&sizes[..], &["--no-reference"]].concat()).contains("python heapq"));
+    assert!(!bench(&["--server-requests", "0"]).contains("server model"));
+}
+
+#[test]
 fn a_huge_thread_count_is_capped_at_the_machines_parallelism() {
     let available = std::thread::available_parallelism().map_or(1, |n| n.get());
     let out = cargo_bin_cmd!("herdsim")
@@ -334,6 +419,8 @@ fn a_huge_thread_count_is_capped_at_the_machines_parallelism() {
             "1us",
             "--fan-out",
             "4",
+            "--server-requests",
+            "0",
             "-q",
         ])
         .env("RAYON_NUM_THREADS", "1000")

@@ -5,7 +5,7 @@ use std::path::Path;
 use clap::Args;
 use indicatif::ProgressBar;
 
-use super::output::{check_output, write_svg, write_whole};
+use super::output::{check_distinct, check_output, write_svg, write_whole};
 use super::params::{ParamFlags, Single};
 use super::progress::{events_spinner, runs_bar};
 use super::{CliError, spec_error, write_stdout};
@@ -164,6 +164,9 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
 fn run_server(args: &RunArgs, spec: &RunSpec) -> Result<(), CliError> {
     for path in [&args.plot, &args.series].into_iter().flatten() {
         check_output(path, args.force)?;
+    }
+    if let (Some(plot), Some(series)) = (&args.plot, &args.series) {
+        check_distinct(&[("--plot", plot), ("--series", series)])?;
     }
     let progress = args.progress();
     let on_progress =

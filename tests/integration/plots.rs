@@ -306,9 +306,19 @@ fn a_bad_plot_path_is_refused_before_any_work() {
     let dir = workdir("bad");
     let missing = dir.join("no/such/dir/x.svg").display().to_string();
     let folder = dir.display().to_string();
+    let same = dir.join("same.out").display().to_string();
     for args in [
         vec!["run", "--plot", &folder],
         vec!["run", "--resource", "server", "--plot", &missing],
+        vec![
+            "run",
+            "--resource",
+            "server",
+            "--plot",
+            &same,
+            "--series",
+            &same,
+        ],
         vec!["run", "--plot", &missing],
         vec!["policy", "full", "--plot", &missing],
         vec!["compare", "--seeds", "1", "--plot", &folder],

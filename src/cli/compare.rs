@@ -14,11 +14,13 @@ use crate::experiment::sweep::{SweepPlan, sweep_rows};
 use crate::experiment::timelines::{LabelledRun, shared_timelines};
 use crate::measure::timeline::Timeline;
 use crate::model::ResourceKind;
+use crate::report::server_compare::{server_compare_markdown, server_compare_table};
 use crate::report::svg::{Figure, timelines};
 use crate::report::{compare_markdown, compare_table, csv as sweep_csv};
 use crate::spec::RunSpec;
 use crate::study::compare::Comparison;
 use crate::study::published::Published;
+use crate::study::server_compare::ServerComparison;
 
 /// The default scenario, built in so `compare` works from any directory.
 const FOUR_STRATEGIES: (&str, &str) = (
@@ -64,11 +66,21 @@ pub fn compare(args: &CompareArgs) -> Result<(), CliError> {
         None => Scenario::from_toml(FOUR_STRATEGIES.0, FOUR_STRATEGIES.1)
             .expect("the built-in scenario parses"),
     };
-    let scenario = args.grid.apply(scenario)?;
-    if SweepPlan::whole(&scenario, false).is_server() {
+    let mut scenario = args.grid.apply(scenario)?;
+    let server = SweepPlan::whole(&scenario, false).is_server();
+    if server && args.scenario.is_none() {
+        // The built-in scenario is seed 002's herd; on the server model the
+        // flags are the whole workload, so say what it is.
+        scenario.name = "server".to_string();
+        scenario.description = Some(format!(
+            "{} (as point 0 has it; what varies is in each row's label)",
+            scenario.grid.point(0).server.describe()
+        ));
+    }
+    if server && args.plot.is_some() {
         return Err(CliError::Usage(
-            "compare sets herd results beside published figures; the server model's studies \
-             come with issue 16: use `herdsim sweep` for it"
+            "--plot draws herd timelines; on the server model draw one point's time series \
+             with `herdsim run --plot`, or the points with `herdsim plot` on the --csv file"
                 .to_string(),
         ));
     }
@@ -88,6 +100,22 @@ pub fn compare(args: &CompareArgs) -> Result<(), CliError> {
         return Err(limit_error(stopped.point(), plan.max_events, ""));
     }
 
+    if server {
+        let comparison = ServerComparison::new(&scenario, rows);
+        if let Some(path) = &args.csv {
+            write_whole(
+                path,
+                args.force,
+                &sweep_csv::server_comparison_csv(&comparison),
+            )?;
+        }
+        let text = if args.markdown {
+            server_compare_markdown(&comparison, &command_line())
+        } else {
+            server_compare_table(&comparison)
+        };
+        return write_stdout(&text);
+    }
     let comparison = Comparison::new(&scenario, rows, &Published::embedded());
     if let Some(path) = &args.csv {
         write_whole(path, args.force, &sweep_csv::comparison_csv(&comparison))?;

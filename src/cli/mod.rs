@@ -76,7 +76,8 @@ enum Command {
     /// Run a grid of workloads × replicate seeds on every core, to CSV
     #[command(after_long_help = sweep::sweep_help())]
     Sweep(sweep::SweepArgs),
-    /// Set a scenario's results beside the published figures, with verdicts
+    /// Set a scenario's points side by side, with the published figures and
+    /// verdicts where there are any
     Compare(compare::CompareArgs),
     /// Draw a sweep's curves, with their 95% CI bands, as SVG
     Plot(plot::PlotArgs),

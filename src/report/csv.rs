@@ -255,6 +255,33 @@ pub fn comparison_records(comparison: &crate::study::compare::Comparison<'_>) ->
     records
 }
 
+/// `herdsim compare --csv` on the server model: the same long format, one
+/// row per point and server metric (`stuck`'s mean is the storm
+/// probability); the published columns stay empty.
+pub fn server_comparison_csv(
+    comparison: &crate::study::server_compare::ServerComparison<'_>,
+) -> String {
+    let scenario = comparison.scenario;
+    let mut text = line(&comparison_header());
+    for p in &comparison.points {
+        let id = identity(
+            p.point,
+            None,
+            &p.spec,
+            scenario.replicates,
+            scenario.master_seed,
+        );
+        for (metric, summary) in &p.summaries {
+            let mut fields = id.clone();
+            fields.push(metric.name().to_string());
+            fields.extend(summary_fields(std::iter::once(summary)));
+            fields.extend(std::iter::repeat_n(String::new(), 6));
+            text += &line(&fields);
+        }
+    }
+    text
+}
+
 /// The whole of `herdsim compare --csv`: header and rows.
 pub fn comparison_csv(comparison: &crate::study::compare::Comparison<'_>) -> String {
     let mut text = line(&comparison_header());

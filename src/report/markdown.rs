@@ -6,6 +6,20 @@ use crate::study::compare::Comparison;
 
 /// `herdsim compare --markdown`: the command that made it, the scenario, the
 /// table and the notes.
+/// A Markdown table: the first column left-aligned, the rest (numbers)
+/// right-aligned.
+pub(crate) fn markdown_table(header: &[String], rows: &[Vec<String>]) -> String {
+    let mut out = format!("| {} |\n", header.join(" | "));
+    let align: Vec<&str> = (0..header.len())
+        .map(|i| if i == 0 { "---" } else { "---:" })
+        .collect();
+    let _ = writeln!(out, "| {} |", align.join(" | "));
+    for row in rows {
+        let _ = writeln!(out, "| {} |", row.join(" | "));
+    }
+    out
+}
+
 pub fn compare_markdown(comparison: &Comparison<'_>, command: &str) -> String {
     let mut out = String::new();
     let _ = writeln!(
@@ -17,14 +31,7 @@ pub fn compare_markdown(comparison: &Comparison<'_>, command: &str) -> String {
     }
     out.push('\n');
     let (header, rows) = super::comparison_cells(comparison);
-    let _ = writeln!(out, "| {} |", header.join(" | "));
-    let align: Vec<&str> = (0..header.len())
-        .map(|i| if i == 0 { "---" } else { "---:" })
-        .collect();
-    let _ = writeln!(out, "| {} |", align.join(" | "));
-    for row in rows {
-        let _ = writeln!(out, "| {} |", row.join(" | "));
-    }
+    out += &markdown_table(&header, &rows);
     out.push('\n');
     for note in super::comparison_notes(comparison) {
         let _ = writeln!(out, "- {note}");

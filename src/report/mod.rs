@@ -7,6 +7,7 @@ mod json;
 mod markdown;
 pub mod series;
 pub mod series_svg;
+pub mod server_compare;
 pub mod svg;
 pub mod sweep_file;
 mod table;

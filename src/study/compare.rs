@@ -88,12 +88,7 @@ impl<'a> Comparison<'a> {
     /// Sets aggregated sweep `rows` of `scenario` beside `published`.
     /// Per-run rows are ignored.
     pub fn new(scenario: &'a Scenario, rows: Vec<SweepRow>, published: &Published) -> Self {
-        let varying: Vec<&'static Param> = scenario
-            .grid
-            .varying()
-            .into_iter()
-            .filter(|param| param.key != "policy")
-            .collect();
+        let varying = labelled_params(scenario);
         let points = rows
             .into_iter()
             .filter_map(|row| match row {
@@ -189,8 +184,18 @@ impl<'a> Comparison<'a> {
     }
 }
 
+/// The parameters a point's label names beside its policy: those that vary.
+pub(crate) fn labelled_params(scenario: &Scenario) -> Vec<&'static Param> {
+    scenario
+        .grid
+        .varying()
+        .into_iter()
+        .filter(|param| param.key != "policy")
+        .collect()
+}
+
 /// `full`, or `full clients=100 cap=5s` when other parameters vary.
-fn label(spec: &RunSpec, varying: &[&'static Param]) -> String {
+pub(crate) fn label(spec: &RunSpec, varying: &[&'static Param]) -> String {
     let mut label = spec.policy.kind.name().to_string();
     for param in varying {
         let value = (param.show)(spec).unwrap_or_else(|| "none".to_string());

@@ -4,3 +4,4 @@
 pub mod compare;
 pub mod error;
 pub mod published;
+pub mod server_compare;

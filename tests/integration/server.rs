@@ -126,7 +126,8 @@ fn bad_server_input_names_the_parameters() {
         let err = usage_error(&full);
         assert!(says.iter().all(|s| err.contains(s)), "{args:?}: {err}");
     }
-    // A grid mixing it with another model, and compare, are refused.
+    // A grid mixing it with another model is refused, and so are compare's
+    // herd timelines on it.
     let err = usage_error(&[
         "sweep",
         "--resource",
@@ -135,8 +136,91 @@ fn bad_server_input_names_the_parameters() {
         "/nonexistent/x.csv",
     ]);
     assert!(err.contains("point 1") && err.contains("apart"), "{err}");
-    let err = usage_error(&["compare", "--resource", "server"]);
-    assert!(err.contains("herdsim sweep"), "{err}");
+    let err = usage_error(&["compare", "--resource", "server", "--plot", "x.svg"]);
+    assert!(
+        err.contains("--plot") && err.contains("herdsim run --plot"),
+        "{err}"
+    );
+}
+
+#[test]
+fn compare_sets_server_points_side_by_side_with_their_storm_probability() {
+    let dir = crate::common::workdir("server-compare");
+    let file = dir.join("c.csv").display().to_string();
+    let args = [
+        "compare",
+        "--resource",
+        "server",
+        "--timeout",
+        "100ms",
+        "--policy",
+        "no-backoff,full",
+        "--base",
+        "1s",
+        "--max-attempts",
+        "4",
+        "--trigger",
+        "outage@2s..2.5s",
+        "--duration",
+        "5s",
+        "--seeds",
+        "5",
+        "-q",
+        "--csv",
+        &file,
+        "--force",
+    ];
+    let out = cargo_bin_cmd!("herdsim").args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    // A row per point: immediate retries stuck in all five runs (no
+    // recovery time, shown as –), full jitter in none.
+    let row = |label: &str| {
+        text.lines()
+            .find(|l| l.starts_with(label))
+            .unwrap_or_else(|| panic!("no {label} row: {text}"))
+            .to_string()
+    };
+    let (stuck, jitter) = (row("no-backoff"), row("full"));
+    assert!(
+        stuck.contains("1.000 (5 of 5;") && stuck.contains('–'),
+        "{stuck}"
+    );
+    assert!(jitter.contains("0.000 (0 of 5;"), "{jitter}");
+    assert!(text.starts_with("server: a server of 1 worker"), "{text}");
+    // The CSV: compare's long format, a row per point and server metric.
+    let mut reader = csv::Reader::from_path(&file).unwrap();
+    let header = reader.headers().unwrap().clone();
+    let metric = header.iter().position(|c| c == "metric").unwrap();
+    let mean = header.iter().position(|c| c == "mean").unwrap();
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    assert_eq!(
+        rows.len(),
+        2 * herdsim::measure::server_metrics::ServerMetric::ALL.len()
+    );
+    let stuck_means: Vec<&str> = rows
+        .iter()
+        .filter(|r| &r[metric] == "stuck")
+        .map(|r| &r[mean])
+        .collect();
+    assert_eq!(stuck_means, ["1", "0"]);
+    // The same as Markdown, and the same at one thread.
+    let markdown = cargo_bin_cmd!("herdsim")
+        .args(&args[..args.len() - 4])
+        .arg("--markdown")
+        .env("RAYON_NUM_THREADS", "1")
+        .output()
+        .unwrap();
+    let markdown = String::from_utf8(markdown.stdout).unwrap();
+    assert!(markdown.contains("| point | success rate |"), "{markdown}");
+    assert!(
+        markdown.contains(&format!("| {}", stuck.split("  ").next().unwrap())),
+        "{markdown}"
+    );
 }
 
 #[test]

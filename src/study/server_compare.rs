@@ -1,0 +1,92 @@
+//! A server-model scenario's points side by side: what `herdsim compare`
+//! reports on the server model. Built from a sweep's aggregated rows, like
+//! the herd comparison; published figures for the overload studies come
+//! with them (their reference tables), so here each point stands alone.
+
+use crate::experiment::scenario::Scenario;
+use crate::experiment::sweep::SweepRow;
+use crate::measure::server_metrics::{ServerMetric, wilson_interval};
+use crate::measure::stats::Summary;
+use crate::spec::RunSpec;
+use crate::study::compare::{label, labelled_params};
+
+/// The metrics a server comparison shows, in column order: whether requests
+/// got through, what it cost the server, and whether it came back.
+pub const SERVER_COMPARED: [ServerMetric; 6] = [
+    ServerMetric::SuccessRate,
+    ServerMetric::Amplification,
+    ServerMetric::WastedWork,
+    ServerMetric::LatencyP99Ms,
+    ServerMetric::QueuePeak,
+    ServerMetric::RecoveryMs,
+];
+
+/// One point of a server scenario.
+#[derive(Debug, Clone)]
+pub struct ServerComparedPoint {
+    /// The point's index in the grid.
+    pub point: usize,
+    /// Its workload.
+    pub spec: RunSpec,
+    /// The policy, and every other parameter that varies.
+    pub label: String,
+    /// Every server metric's summary over the replicates, in report order.
+    pub summaries: Vec<(ServerMetric, Summary)>,
+}
+
+impl ServerComparedPoint {
+    /// The summary of `metric`.
+    pub fn summary(&self, metric: ServerMetric) -> &Summary {
+        &self
+            .summaries
+            .iter()
+            .find(|(m, _)| *m == metric)
+            .expect("every server metric has a summary")
+            .1
+    }
+
+    /// The storm probability: stuck runs, runs, and the Wilson 95% interval.
+    pub fn storm(&self) -> (u64, u64, f64, f64) {
+        let stuck = self.summary(ServerMetric::Stuck);
+        let runs = stuck.n as u64;
+        // The mean of 0/1 values times their count is the count of ones.
+        let k = (stuck.mean * runs as f64).round() as u64;
+        let (low, high) = wilson_interval(k, runs);
+        (k, runs, low, high)
+    }
+}
+
+/// A server scenario's points.
+#[derive(Debug, Clone)]
+pub struct ServerComparison<'a> {
+    /// The scenario.
+    pub scenario: &'a Scenario,
+    /// One entry per point, in grid order.
+    pub points: Vec<ServerComparedPoint>,
+}
+
+impl<'a> ServerComparison<'a> {
+    /// The points of aggregated sweep `rows` of `scenario` (a server grid);
+    /// other rows are ignored.
+    pub fn new(scenario: &'a Scenario, rows: Vec<SweepRow>) -> Self {
+        let varying = labelled_params(scenario);
+        let points = rows
+            .into_iter()
+            .filter_map(|row| match row {
+                SweepRow::ServerPoint {
+                    point,
+                    spec,
+                    summaries,
+                    ..
+                } => Some(ServerComparedPoint {
+                    point,
+                    label: label(&spec, &varying),
+                    spec,
+                    summaries,
+                }),
+                _ => None,
+            })
+            .collect();
+        ServerComparison { scenario, points }
+    }
+}

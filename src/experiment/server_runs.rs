@@ -6,7 +6,7 @@ use rayon::prelude::*;
 
 use crate::base::seeding::Seeds;
 use crate::measure::observer::Watch;
-use crate::measure::server_metrics::{ServerMetric, ServerMetrics, wilson_interval};
+use crate::measure::server_metrics::{ServerMetric, ServerMetrics};
 use crate::measure::stats::Summary;
 use crate::sim::queue::QueueKind;
 use crate::sim::server_loop::{ServerRetry, simulate_server_watched};
@@ -52,20 +52,25 @@ pub fn run_server_replicates(
 
 /// Every server metric summarised over `runs`.
 pub fn summarize_server(runs: &[ServerMetrics]) -> Vec<(ServerMetric, Summary)> {
-    ServerMetric::ALL
-        .iter()
-        .map(|&metric| {
-            let values: Vec<Option<f64>> = runs.iter().map(|m| metric.value(m)).collect();
-            (metric, Summary::of_present(&values))
-        })
-        .collect()
+    let values: Vec<Vec<Option<f64>>> = runs.iter().map(server_values).collect();
+    summarize_server_values(&values)
 }
 
-/// The storm probability: stuck runs of `runs`, with the Wilson 95%
-/// interval, as (stuck, runs, low, high).
-pub fn storm_probability(runs: &[ServerMetrics]) -> (u64, u64, f64, f64) {
-    let stuck = runs.iter().filter(|m| m.stuck).count() as u64;
-    let n = runs.len() as u64;
-    let (low, high) = wilson_interval(stuck, n);
-    (stuck, n, low, high)
+/// A run's value of every server metric, in [`ServerMetric::ALL`] order
+/// (`None` where it has none): all a sweep keeps of a run.
+pub fn server_values(run: &ServerMetrics) -> Vec<Option<f64>> {
+    ServerMetric::ALL.iter().map(|m| m.value(run)).collect()
+}
+
+/// Every server metric summarised over runs given as their
+/// [`server_values`].
+pub fn summarize_server_values(runs: &[Vec<Option<f64>>]) -> Vec<(ServerMetric, Summary)> {
+    ServerMetric::ALL
+        .iter()
+        .enumerate()
+        .map(|(i, &metric)| {
+            let column: Vec<Option<f64>> = runs.iter().map(|v| v[i]).collect();
+            (metric, Summary::of_present(&column))
+        })
+        .collect()
 }

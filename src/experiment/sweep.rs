@@ -27,7 +27,7 @@ use crate::experiment::error::ExperimentError;
 use crate::base::time::Micros;
 use crate::experiment::replicates::summarize;
 use crate::experiment::scenario::Scenario;
-use crate::experiment::server_runs::server_parts;
+use crate::experiment::server_runs::{server_parts, server_values, summarize_server_values};
 use crate::measure::metrics::{Metric, RunMetrics};
 use crate::measure::observer::Watch;
 use crate::measure::server_metrics::ServerMetric;
@@ -345,10 +345,7 @@ pub fn run_sweep<E: Send>(
             let (server, retry) = server_parts(&spec);
             let metrics = simulate_server(&server, &retry, seeds, plan.max_events);
             Outcome::Server {
-                values: ServerMetric::ALL
-                    .iter()
-                    .map(|m| m.value(&metrics))
-                    .collect(),
+                values: server_values(&metrics),
                 complete: metrics.complete,
             }
         } else {
@@ -393,9 +390,11 @@ pub fn run_sweep<E: Send>(
         if current.len() < replicates {
             return Ok(());
         }
-        let row = summarize_point(point, scenario.grid.point(point), &current);
-        current.clear();
-        sink(row)
+        sink(summarize_point(
+            point,
+            scenario.grid.point(point),
+            current.drain(..),
+        ))
     })
 }
 
@@ -410,43 +409,45 @@ enum Outcome {
     },
 }
 
-/// The row of `point` from its replicates' outcomes (all of one model).
-fn summarize_point(point: usize, spec: RunSpec, outcomes: &[Outcome]) -> SweepRow {
-    let herd: Vec<RunMetrics> = outcomes
-        .iter()
-        .filter_map(|o| match o {
-            Outcome::Herd(m) => Some(m.clone()),
-            Outcome::Server { .. } => None,
-        })
-        .collect();
-    if herd.len() == outcomes.len() {
-        return SweepRow::Point {
+/// The row of `point` from its replicates' outcomes (a grid is all of one
+/// model, so the first outcome says which).
+fn summarize_point(
+    point: usize,
+    spec: RunSpec,
+    outcomes: impl Iterator<Item = Outcome>,
+) -> SweepRow {
+    let mut herd = Vec::new();
+    let mut server = Vec::new();
+    let mut complete = true;
+    for outcome in outcomes {
+        match outcome {
+            Outcome::Herd(m) => {
+                complete &= m.complete;
+                herd.push(m);
+            }
+            Outcome::Server {
+                values,
+                complete: done,
+            } => {
+                complete &= done;
+                server.push(values);
+            }
+        }
+    }
+    if server.is_empty() {
+        SweepRow::Point {
             point,
             spec,
             summaries: summarize(&herd),
-            complete: herd.iter().all(|m| m.complete),
-        };
-    }
-    let runs: Vec<(&[Option<f64>], bool)> = outcomes
-        .iter()
-        .filter_map(|o| match o {
-            Outcome::Server { values, complete } => Some((values.as_slice(), *complete)),
-            Outcome::Herd(_) => None,
-        })
-        .collect();
-    let summaries = ServerMetric::ALL
-        .iter()
-        .enumerate()
-        .map(|(i, &metric)| {
-            let column: Vec<Option<f64>> = runs.iter().map(|(v, _)| v[i]).collect();
-            (metric, Summary::of_present(&column))
-        })
-        .collect();
-    SweepRow::ServerPoint {
-        point,
-        spec,
-        summaries,
-        complete: runs.iter().all(|(_, c)| *c),
+            complete,
+        }
+    } else {
+        SweepRow::ServerPoint {
+            point,
+            spec,
+            summaries: summarize_server_values(&server),
+            complete,
+        }
     }
 }
 

@@ -155,9 +155,9 @@ impl ServerMetrics {
         ratio(self.sojourn_ns as f64, self.served as f64) / NS_PER_MS as f64
     }
 
-    /// A latency quantile of successful requests, ms.
-    pub fn latency_ms(&self, q: f64) -> f64 {
-        self.latency.quantile(q) / NS_PER_MS as f64
+    /// A latency quantile of successful requests, ms; `None` without one.
+    pub fn latency_ms(&self, q: f64) -> Option<f64> {
+        (self.successes > 0).then(|| self.latency.quantile(q) / NS_PER_MS as f64)
     }
 }
 
@@ -311,41 +311,42 @@ impl ServerMetric {
 
     /// (name, decimals, description, value).
     #[allow(clippy::type_complexity)]
-    fn info(self) -> (&'static str, usize, &'static str, fn(&ServerMetrics) -> f64) {
+    fn info(
+        self,
+    ) -> (
+        &'static str,
+        usize,
+        &'static str,
+        fn(&ServerMetrics) -> Option<f64>,
+    ) {
         match self {
-            ServerMetric::Requests => ("requests", 0, "requests made", |m| m.requests as f64),
+            ServerMetric::Requests => ("requests", 0, "requests made", |m| Some(m.requests as f64)),
             ServerMetric::Attempts => ("attempts", 0, "attempts sent, first tries included", |m| {
-                m.attempts as f64
+                Some(m.attempts as f64)
             }),
-            ServerMetric::Amplification => (
-                "amplification",
-                3,
-                "attempts per request",
-                ServerMetrics::amplification,
-            ),
+            ServerMetric::Amplification => ("amplification", 3, "attempts per request", |m| {
+                Some(m.amplification())
+            }),
             ServerMetric::Successes => ("successes", 0, "requests that succeeded", |m| {
-                m.successes as f64
+                Some(m.successes as f64)
             }),
-            ServerMetric::SuccessRate => (
-                "success_rate",
-                4,
-                "successes per request",
-                ServerMetrics::success_rate,
-            ),
+            ServerMetric::SuccessRate => ("success_rate", 4, "successes per request", |m| {
+                Some(m.success_rate())
+            }),
             ServerMetric::Timeouts => ("timeouts", 0, "attempts timed out by their client", |m| {
-                m.timeouts as f64
+                Some(m.timeouts as f64)
             }),
             ServerMetric::Rejected => ("rejected", 0, "attempts refused at a full queue", |m| {
-                m.rejected as f64
+                Some(m.rejected as f64)
             }),
             ServerMetric::GaveUp => ("gave_up", 0, "requests that stopped without success", |m| {
-                m.gave_up as f64
+                Some(m.gave_up as f64)
             }),
             ServerMetric::WastedWork => (
                 "wasted_work",
                 4,
                 "share of worker time spent on attempts whose client had timed out",
-                ServerMetrics::wasted_work,
+                |m| Some(m.wasted_work()),
             ),
             ServerMetric::LatencyP50Ms => (
                 "latency_p50_ms",
@@ -370,16 +371,16 @@ impl ServerMetric {
                 "utilisation",
                 4,
                 "mean busy share of the workers during the load (0 when unbounded)",
-                ServerMetrics::utilisation,
+                |m| Some(m.utilisation()),
             ),
             ServerMetric::QueueMean => (
                 "queue_mean",
                 2,
                 "mean attempts waiting in the queue during the load",
-                ServerMetrics::mean_queue,
+                |m| Some(m.mean_queue()),
             ),
             ServerMetric::QueuePeak => ("queue_peak", 0, "most attempts ever waiting", |m| {
-                m.queue_peak as f64
+                Some(m.queue_peak as f64)
             }),
             ServerMetric::RecoveryMs => (
                 "recovery_ms",
@@ -387,17 +388,14 @@ impl ServerMetric {
                 "from the end of the last trigger until every later window's success rate \
                  stays within 1% of its level before the first trigger; empty without a \
                  trigger or when stuck, so its mean is over the runs that recovered",
-                |m| {
-                    m.recovery_ns
-                        .map_or(f64::NAN, |ns| ns as f64 / NS_PER_MS as f64)
-                },
+                |m| m.recovery_ns.map(|ns| ns as f64 / NS_PER_MS as f64),
             ),
             ServerMetric::Stuck => (
                 "stuck",
                 0,
                 "1 if the run never recovered (metastable); its mean over replicates is the \
                  storm probability",
-                |m| f64::from(u8::from(m.stuck)),
+                |m| Some(f64::from(u8::from(m.stuck))),
             ),
         }
     }
@@ -421,14 +419,42 @@ impl ServerMetric {
     /// run that never recovered or had no trigger, no latency for a run
     /// without a success (a 0 there would pull a mean over runs down).
     pub fn value(self, metrics: &ServerMetrics) -> Option<f64> {
-        let present = match self {
-            ServerMetric::RecoveryMs => metrics.recovery_ns.is_some(),
-            ServerMetric::LatencyP50Ms
-            | ServerMetric::LatencyP99Ms
-            | ServerMetric::LatencyP999Ms => metrics.successes > 0,
-            _ => true,
-        };
-        present.then(|| (self.info().3)(metrics))
+        (self.info().3)(metrics)
+    }
+}
+
+/// The storm probability of some runs: how many ended stuck, of how many,
+/// and the Wilson 95% interval of their share.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Storm {
+    /// Runs that ended stuck.
+    pub stuck: u64,
+    /// Runs.
+    pub runs: u64,
+    /// The interval's low end.
+    pub low: f64,
+    /// The interval's high end.
+    pub high: f64,
+}
+
+impl Storm {
+    /// From the summary of the `stuck` metric (0 or 1 a run), which every
+    /// report already has: its mean times its count is the stuck runs.
+    pub fn of(stuck: &crate::measure::stats::Summary) -> Storm {
+        let runs = stuck.n as u64;
+        let stuck = (stuck.mean * runs as f64).round() as u64;
+        let (low, high) = wilson_interval(stuck, runs);
+        Storm {
+            stuck,
+            runs,
+            low,
+            high,
+        }
+    }
+
+    /// The share of runs stuck (0 with no runs).
+    pub fn probability(&self) -> f64 {
+        self.stuck as f64 / self.runs.max(1) as f64
     }
 }
 

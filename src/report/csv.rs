@@ -214,30 +214,25 @@ pub fn comparison_header() -> Vec<String> {
     columns.iter().map(|c| c.to_string()).collect()
 }
 
+/// A compared point's identity fields: its parameters and its scenario's
+/// replicates and seed.
+fn point_identity(
+    scenario: &crate::experiment::scenario::Scenario,
+    point: usize,
+    spec: &RunSpec,
+) -> Vec<String> {
+    identity(point, None, spec, scenario.replicates, scenario.master_seed)
+}
+
 /// The rows of `herdsim compare --csv`, in grid order, metrics in report order.
 pub fn comparison_records(comparison: &crate::study::compare::Comparison<'_>) -> Vec<Vec<String>> {
-    let scenario = comparison.scenario;
-    let optional = |v: Option<f64>| v.map_or_else(String::new, number);
     let mut records = Vec::new();
     for p in &comparison.points {
-        let id = identity(
-            p.point,
-            None,
-            &p.spec,
-            scenario.replicates,
-            scenario.master_seed,
-        );
+        let id = point_identity(comparison.scenario, p.point, &p.spec);
         for cell in &p.cells {
-            let s = &cell.summary;
             let mut fields = id.clone();
-            fields.extend([
-                cell.metric.name().to_string(),
-                number(s.mean),
-                optional(s.sd),
-                optional(s.ci95),
-                number(s.min),
-                number(s.max),
-            ]);
+            fields.push(cell.metric.name().to_string());
+            fields.extend(summary_fields(std::iter::once(&cell.summary)));
             match &cell.published {
                 Some(f) => fields.extend([
                     number(f.value),
@@ -261,16 +256,9 @@ pub fn comparison_records(comparison: &crate::study::compare::Comparison<'_>) ->
 pub fn server_comparison_csv(
     comparison: &crate::study::server_compare::ServerComparison<'_>,
 ) -> String {
-    let scenario = comparison.scenario;
     let mut text = line(&comparison_header());
     for p in &comparison.points {
-        let id = identity(
-            p.point,
-            None,
-            &p.spec,
-            scenario.replicates,
-            scenario.master_seed,
-        );
+        let id = point_identity(comparison.scenario, p.point, &p.spec);
         for (metric, summary) in &p.summaries {
             let mut fields = id.clone();
             fields.push(metric.name().to_string());

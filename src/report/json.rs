@@ -41,7 +41,7 @@ struct ServerRunJson<'a> {
 /// `herdsim run --resource server --json`: workload, seed, every server
 /// metric's summary and the storm probability with its Wilson interval.
 pub fn server_run_json(report: &ServerRunReport<'_>) -> String {
-    let (stuck, runs, wilson_low, wilson_high) = report.storm;
+    let storm = report.storm();
     let value = ServerRunJson {
         herdsim: env!("CARGO_PKG_VERSION"),
         workload: WorkloadSummary::of(report.spec),
@@ -50,11 +50,11 @@ pub fn server_run_json(report: &ServerRunReport<'_>) -> String {
         window_ms: report.window_us as f64 / 1e3,
         metrics: MetricsJson(&report.summaries),
         storm_probability: StormJson {
-            stuck,
-            runs,
-            probability: stuck as f64 / runs.max(1) as f64,
-            wilson_low,
-            wilson_high,
+            stuck: storm.stuck,
+            runs: storm.runs,
+            probability: storm.probability(),
+            wilson_low: storm.low,
+            wilson_high: storm.high,
         },
     };
     let mut text = serde_json::to_string_pretty(&value).expect("plain data serialises");

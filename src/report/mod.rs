@@ -49,8 +49,19 @@ pub struct ServerRunReport<'a> {
     pub window_us: crate::base::time::Micros,
     /// Each server metric's summary over the replicates, in report order.
     pub summaries: Vec<(crate::measure::server_metrics::ServerMetric, Summary)>,
-    /// Stuck runs, runs, and the Wilson 95% interval of their share.
-    pub storm: (u64, u64, f64, f64),
+}
+
+impl ServerRunReport<'_> {
+    /// The storm probability, from the summary of `stuck`.
+    pub fn storm(&self) -> crate::measure::server_metrics::Storm {
+        use crate::measure::server_metrics::{ServerMetric, Storm};
+        let (_, stuck) = self
+            .summaries
+            .iter()
+            .find(|(m, _)| *m == ServerMetric::Stuck)
+            .expect("every server metric is summarised");
+        Storm::of(stuck)
+    }
 }
 
 impl RunReport<'_> {

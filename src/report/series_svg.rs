@@ -6,7 +6,7 @@ use plotters::prelude::*;
 
 use crate::measure::server_metrics::Window;
 use crate::report::svg::{
-    CAPACITY_COLOR, Figure, PALETTE, PlotResult, err, frame_of, legend, stacked, tick,
+    CAPACITY_COLOR, Figure, PALETTE, PlotResult, err, frame_of, legend, stacked, steps, tick,
 };
 
 /// The shade of trigger windows.
@@ -30,26 +30,6 @@ pub struct SeriesPicture<'a> {
 
 /// A labelled line of one colour, in pieces.
 type Line<'a> = (&'a str, RGBColor, Vec<Vec<(f64, f64)>>);
-
-/// A step line through per-window values: two vertices per window, broken
-/// where a window has no value.
-fn steps(values: &[Option<f64>], width_s: f64) -> Vec<Vec<(f64, f64)>> {
-    let mut runs = vec![Vec::new()];
-    for (i, value) in values.iter().enumerate() {
-        match value {
-            Some(v) => {
-                let from = i as f64 * width_s;
-                let run = runs.last_mut().expect("one run at least");
-                run.push((from, *v));
-                run.push((from + width_s, *v));
-            }
-            None if runs.last().is_some_and(|r| !r.is_empty()) => runs.push(Vec::new()),
-            None => {}
-        }
-    }
-    runs.retain(|r| !r.is_empty());
-    runs
-}
 
 /// The three panels of `picture`: offered load (arrivals and attempts per
 /// second), goodput and capacity; the queue at each window's end; latency
@@ -212,22 +192,4 @@ pub fn server_series(picture: &SeriesPicture<'_>) -> PlotResult<Figure> {
             )
         }
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn steps_break_where_a_window_has_no_value() {
-        let runs = steps(&[Some(1.0), None, None, Some(2.0), Some(3.0)], 0.5);
-        assert_eq!(
-            runs,
-            vec![
-                vec![(0.0, 1.0), (0.5, 1.0)],
-                vec![(1.5, 2.0), (2.0, 2.0), (2.0, 3.0), (2.5, 3.0)],
-            ]
-        );
-        assert!(steps(&[None, None], 1.0).is_empty());
-    }
 }

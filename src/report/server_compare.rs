@@ -51,12 +51,14 @@ fn value(metric: ServerMetric, s: &Summary, runs: usize) -> String {
 
 /// `0.300 (6 of 20; 0.145 to 0.519)`.
 fn storm(point: &ServerComparedPoint) -> String {
-    let (stuck, runs, low, high) = point.storm();
+    let storm = point.storm();
     format!(
-        "{} ({stuck} of {runs}; {} to {})",
-        format_number(stuck as f64 / runs.max(1) as f64, 3),
-        format_number(low, 3),
-        format_number(high, 3)
+        "{} ({} of {}; {} to {})",
+        format_number(storm.probability(), 3),
+        storm.stuck,
+        storm.runs,
+        format_number(storm.low, 3),
+        format_number(storm.high, 3)
     )
 }
 

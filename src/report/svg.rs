@@ -151,14 +151,12 @@ pub fn timelines(
                 .draw()
                 .map_err(err)?;
             let bin = timeline.bin_us as f64 * scale;
-            let steps: Vec<(f64, f64)> = timeline
-                .rates_per_ms()
-                .into_iter()
-                .enumerate()
-                .flat_map(|(i, r)| [(i as f64 * bin, r), ((i + 1) as f64 * bin, r)])
-                .collect();
+            let rates: Vec<Option<f64>> = timeline.rates_per_ms().into_iter().map(Some).collect();
             chart
-                .draw_series(LineSeries::new(steps, RETRIES_COLOR.stroke_width(1)))
+                .draw_series(LineSeries::new(
+                    steps(&rates, bin).concat(),
+                    RETRIES_COLOR.stroke_width(1),
+                ))
                 .map_err(err)?
                 .label(format!(
                     "retries per ms ({} bins)",
@@ -249,6 +247,26 @@ pub fn delay_bands(title: &str, schedules: &[Schedule]) -> PlotResult<Figure> {
             Ok(frame_of(&chart, x, y, false, true))
         }
     })
+}
+
+/// A step line through per-window values: two vertices per window, broken
+/// where a window has no value.
+pub(crate) fn steps(values: &[Option<f64>], width_s: f64) -> Vec<Vec<(f64, f64)>> {
+    let mut runs = vec![Vec::new()];
+    for (i, value) in values.iter().enumerate() {
+        match value {
+            Some(v) => {
+                let from = i as f64 * width_s;
+                let run = runs.last_mut().expect("one run at least");
+                run.push((from, *v));
+                run.push((from + width_s, *v));
+            }
+            None if runs.last().is_some_and(|r| !r.is_empty()) => runs.push(Vec::new()),
+            None => {}
+        }
+    }
+    runs.retain(|r| !r.is_empty());
+    runs
 }
 
 /// A figure of `count` panels stacked top to bottom under `title`, each
@@ -470,4 +488,22 @@ where
     }
     legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
     Ok(frame_of(&chart, x, y, log_x, log_y))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steps_break_where_a_window_has_no_value() {
+        let runs = steps(&[Some(1.0), None, None, Some(2.0), Some(3.0)], 0.5);
+        assert_eq!(
+            runs,
+            vec![
+                vec![(0.0, 1.0), (0.5, 1.0)],
+                vec![(1.5, 2.0), (2.0, 2.0), (2.0, 3.0), (2.5, 3.0)],
+            ]
+        );
+        assert!(steps(&[None, None], 1.0).is_empty());
+    }
 }

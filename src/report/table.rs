@@ -116,13 +116,15 @@ pub fn server_run_table(report: &ServerRunReport<'_>) -> String {
             );
         }
     }
-    let (stuck, runs, low, high) = report.storm;
+    let storm = report.storm();
     let _ = writeln!(
         out,
-        "\nstorm probability (runs that never recovered): {stuck} of {runs} = {}, 95% CI {} to {} (Wilson)",
-        format_number(stuck as f64 / runs.max(1) as f64, 3),
-        format_number(low, 3),
-        format_number(high, 3)
+        "\nstorm probability (runs that never recovered): {} of {} = {}, 95% CI {} to {} (Wilson)",
+        storm.stuck,
+        storm.runs,
+        format_number(storm.probability(), 3),
+        format_number(storm.low, 3),
+        format_number(storm.high, 3)
     );
     out
 }

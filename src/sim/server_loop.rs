@@ -24,6 +24,7 @@ use rand_pcg::Pcg64Mcg;
 use crate::base::draws::Draws;
 use crate::base::seeding::{Seeds, job_rng};
 use crate::control::budget::{Budget, BudgetSpec};
+use crate::measure::metrics::nearest_rank;
 use crate::measure::observer::{PROGRESS_EVERY, Watch};
 use crate::measure::server_metrics::{ServerMetrics, Window, level_before, recovery};
 use crate::model::server::{Load, NS_PER_S, NS_PER_US, Nanos, ServerSpec, TriggerKind, round_ns};
@@ -203,11 +204,11 @@ struct State<'a, P: Backoff, Q: EventQueue<Event>> {
     draws_fates: bool,
     /// When the areas were last brought up to date.
     areas_at: Nanos,
-    /// Latencies of the successes in window `latency_window`, the only
-    /// window that can still gain one (successes come in time order): its
-    /// quantiles are exact, and memory is one window's successes.
+    /// Latencies of the current window's successes, the only window that
+    /// can still gain one (successes come in time order): its quantiles are
+    /// exact, written when the next window is entered, and memory is one
+    /// window's successes.
     window_latencies: Vec<Nanos>,
-    latency_window: usize,
     /// The window of the event being handled.
     current_window: usize,
     m: ServerMetrics,
@@ -241,7 +242,6 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                 .any(|t| matches!(t.kind, TriggerKind::PerUserFailure(_))),
             areas_at: 0,
             window_latencies: Vec::new(),
-            latency_window: 0,
             current_window: 0,
             m: ServerMetrics {
                 duration_ns: spec.duration,
@@ -321,9 +321,11 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
     }
 
     /// Makes the window holding `t` current, growing the series to it (one
-    /// division per window entered, not per count).
+    /// division per window entered, not per count), once the current one's
+    /// latencies are written.
     #[cold]
     fn enter_window(&mut self, t: Nanos) {
+        self.close_latency_window();
         let i = (t / self.spec.window) as usize;
         self.current_window = i;
         if i >= self.m.windows.len() {
@@ -641,11 +643,6 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         let latency = now - r.started;
         self.m.latency.record(latency);
         self.m.latency_total_ns += u128::from(latency);
-        let window = self.current_window;
-        if window != self.latency_window {
-            self.close_latency_window();
-            self.latency_window = window;
-        }
         self.window_latencies.push(latency);
         if let Some(budget) = self.budget.as_mut() {
             budget.success(r.source, r.attempts > 1);
@@ -702,23 +699,16 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         }
     }
 
-    /// Writes the latency quantiles of window `latency_window`, if it had
-    /// successes, and empties the list for the next.
+    /// Writes the current window's latency quantiles, if it had successes,
+    /// and empties the list for the next.
     fn close_latency_window(&mut self) {
         if self.window_latencies.is_empty() {
             return;
         }
         let latencies = &mut self.window_latencies;
-        let n = latencies.len();
-        let rank_index = |q: f64| ((q * n as f64).ceil() as usize).clamp(1, n) - 1;
-        // Two selections, not a sort: the p50 is among the values left of
-        // the p99's place.
-        let (i50, i99) = (rank_index(0.5), rank_index(0.99));
-        let p99 = *latencies.select_nth_unstable(i99).1;
-        let p50 = *latencies[..=i99].select_nth_unstable(i50).1;
-        let w = &mut self.m.windows[self.latency_window];
-        w.latency_p50_ns = Some(p50);
-        w.latency_p99_ns = Some(p99);
+        let w = &mut self.m.windows[self.current_window];
+        w.latency_p50_ns = Some(nearest_rank(latencies, 50.0));
+        w.latency_p99_ns = Some(nearest_rank(latencies, 99.0));
         latencies.clear();
     }
 
@@ -731,7 +721,6 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         let end = self.now;
         self.advance_areas(end);
         self.enter_window(end);
-        self.close_latency_window();
         let (queue, busy) = (self.queue.len() as u64, u64::from(self.busy));
         for w in self.m.windows.iter_mut().filter(|w| w.queue == u64::MAX) {
             w.queue = queue;

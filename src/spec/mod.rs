@@ -227,19 +227,17 @@ impl RunSpec {
                     {
                         format!("the {kind} policy does not use it")
                     }
-                    _ if self.resource != ResourceKind::Server
-                        && params::param(key).is_some_and(|p| p.group == params::Group::Server) =>
-                    {
-                        format!(
-                            "only the server model uses it (this run is on {})",
-                            self.resource
-                        )
-                    }
-                    "clients" | "capacity" | "arrivals" | "deadline" | "seeding"
-                        if self.resource == ResourceKind::Server =>
-                    {
-                        "the server model does not use it (its load is rate, users or concurrency)"
-                            .to_string()
+                    _ if params::param(key).is_some_and(|p| !p.applies_to(self.resource)) => {
+                        if self.resource == ResourceKind::Server {
+                            "the server model does not use it (its load is rate, users or \
+                             concurrency)"
+                                .to_string()
+                        } else {
+                            format!(
+                                "only the server model uses it (this run is on {})",
+                                self.resource
+                            )
+                        }
                     }
                     "fleet" if self.budget.is_none() => "there is no budget to share".to_string(),
                     "fleet" if self.fleet.is_some_and(|n| n > self.clients) => format!(

@@ -148,27 +148,22 @@ fn optional<T>(value: Option<T>, show: impl Fn(T) -> String) -> Vec<String> {
     vec![value.map_or_else(String::new, show)]
 }
 
-/// A herd-model field: empty on the server model, which does not use it.
-fn herd_field(s: &RunSpec, value: String) -> Vec<String> {
-    if s.resource == ResourceKind::Server {
-        vec![String::new()]
-    } else {
-        vec![value]
-    }
-}
+/// Parameters only the herd models (slot, outage, occ) read: the server
+/// model's load is its rate, users or concurrency.
+const HERD_ONLY: [&str; 5] = ["clients", "capacity", "arrivals", "deadline", "seeding"];
 
-/// A server-model field: empty on the other models, which do not use it.
-fn server_field(s: &RunSpec, value: String) -> Vec<String> {
-    if s.resource == ResourceKind::Server {
-        vec![value]
-    } else {
-        vec![String::new()]
+impl Param {
+    /// True if a run on `resource` reads this parameter: the server group
+    /// only on the server model, [`HERD_ONLY`] only off it. A parameter a
+    /// run does not read has empty CSV fields and, given alone, a warning.
+    pub fn applies_to(&self, resource: ResourceKind) -> bool {
+        let server = resource == ResourceKind::Server;
+        if self.group == Group::Server {
+            server
+        } else {
+            !(server && HERD_ONLY.contains(&self.key))
+        }
     }
-}
-
-/// A server-model field that may be absent.
-fn server_optional<T: ToString>(s: &RunSpec, value: Option<T>) -> Vec<String> {
-    server_field(s, value.map_or_else(String::new, |v| v.to_string()))
 }
 
 /// Every parameter, in grid-axis and CSV-column order. Adding one here (and
@@ -209,7 +204,7 @@ pub static PARAMS: [Param; 34] = [
             Ok(())
         },
         show: |s| Some(s.clients.to_string()),
-        fields: |s| herd_field(s, s.clients.to_string()),
+        fields: |s| vec![s.clients.to_string()],
     },
     Param {
         key: "capacity",
@@ -227,7 +222,7 @@ pub static PARAMS: [Param; 34] = [
             Ok(())
         },
         show: |s| Some(s.capacity_per_ms.to_string()),
-        fields: |s| herd_field(s, n(s.capacity_per_ms)),
+        fields: |s| vec![n(s.capacity_per_ms)],
     },
     Param {
         key: "base",
@@ -360,7 +355,7 @@ pub static PARAMS: [Param; 34] = [
             Ok(())
         },
         show: |s| Some(s.arrivals.to_string()),
-        fields: |s| herd_field(s, s.arrivals.to_string()),
+        fields: |s| vec![s.arrivals.to_string()],
     },
     Param {
         key: "down",
@@ -420,7 +415,7 @@ pub static PARAMS: [Param; 34] = [
             Ok(())
         },
         show: |s| s.deadline_us.map(format_duration),
-        fields: |s| herd_field(s, s.deadline_us.map_or_else(String::new, ms)),
+        fields: |s| vec![s.deadline_us.map_or_else(String::new, ms)],
     },
     Param {
         key: "first_exponent",
@@ -482,7 +477,7 @@ pub static PARAMS: [Param; 34] = [
             Ok(())
         },
         show: |s| Some(s.seeding.name().to_string()),
-        fields: |s| herd_field(s, s.seeding.name().to_string()),
+        fields: |s| vec![s.seeding.name().to_string()],
     },
     Param {
         key: "budget",
@@ -563,14 +558,13 @@ pub static PARAMS: [Param; 34] = [
         },
         show: |s| s.server.rate_per_s.map(|r| r.to_string()),
         fields: |s| {
-            server_field(
-                s,
-                n(s.server.rate_per_s.unwrap_or(if s.server.users.is_some() {
+            vec![n(s.server.rate_per_s.unwrap_or(
+                if s.server.users.is_some() {
                     0.0
                 } else {
                     server::DEFAULT_RATE_PER_S
-                })),
-            )
+                },
+            ))]
         },
     },
     Param {
@@ -589,7 +583,7 @@ pub static PARAMS: [Param; 34] = [
             Ok(())
         },
         show: |s| Some(format_duration(s.server.duration_us)),
-        fields: |s| server_field(s, ms(s.server.duration_us)),
+        fields: |s| vec![ms(s.server.duration_us)],
     },
     Param {
         key: "sources",
@@ -607,7 +601,7 @@ pub static PARAMS: [Param; 34] = [
             Ok(())
         },
         show: |s| Some(s.server.sources.to_string()),
-        fields: |s| server_field(s, s.server.sources.to_string()),
+        fields: |s| vec![s.server.sources.to_string()],
     },
     Param {
         key: "concurrency",
@@ -625,7 +619,7 @@ pub static PARAMS: [Param; 34] = [
             Ok(())
         },
         show: |s| s.server.concurrency.map(|k| k.to_string()),
-        fields: |s| server_optional(s, s.server.concurrency),
+        fields: |s| optional(s.server.concurrency, |v| v.to_string()),
     },
     Param {
         key: "users",
@@ -643,7 +637,7 @@ pub static PARAMS: [Param; 34] = [
             Ok(())
         },
         show: |s| s.server.users.map(|k| k.to_string()),
-        fields: |s| server_optional(s, s.server.users),
+        fields: |s| optional(s.server.users, |v| v.to_string()),
     },
     Param {
         key: "think",
@@ -662,14 +656,11 @@ pub static PARAMS: [Param; 34] = [
         },
         show: |s| Some(s.server.think.to_string()),
         fields: |s| {
-            server_field(
-                s,
-                if s.server.users.is_some() {
-                    s.server.think.to_string()
-                } else {
-                    String::new()
-                },
-            )
+            vec![if s.server.users.is_some() {
+                s.server.think.to_string()
+            } else {
+                String::new()
+            }]
         },
     },
     Param {
@@ -695,12 +686,11 @@ pub static PARAMS: [Param; 34] = [
             )
         },
         fields: |s| {
-            server_field(
-                s,
+            vec![
                 s.server
                     .workers
                     .map_or("inf".to_string(), |c| c.to_string()),
-            )
+            ]
         },
     },
     Param {
@@ -719,7 +709,7 @@ pub static PARAMS: [Param; 34] = [
             Ok(())
         },
         show: |s| s.server.queue_limit.map(|k| k.to_string()),
-        fields: |s| server_optional(s, s.server.queue_limit),
+        fields: |s| optional(s.server.queue_limit, |v| v.to_string()),
     },
     Param {
         key: "service",
@@ -737,7 +727,7 @@ pub static PARAMS: [Param; 34] = [
             Ok(())
         },
         show: |s| Some(s.server.service.to_string()),
-        fields: |s| server_field(s, s.server.service.to_string()),
+        fields: |s| vec![s.server.service.to_string()],
     },
     Param {
         key: "fail_rate",
@@ -755,7 +745,7 @@ pub static PARAMS: [Param; 34] = [
             Ok(())
         },
         show: |s| Some(s.server.fail_rate.to_string()),
-        fields: |s| server_field(s, n(s.server.fail_rate)),
+        fields: |s| vec![n(s.server.fail_rate)],
     },
     Param {
         key: "request_delay",
@@ -773,7 +763,7 @@ pub static PARAMS: [Param; 34] = [
             Ok(())
         },
         show: |s| Some(s.server.request_delay.to_string()),
-        fields: |s| server_field(s, s.server.request_delay.to_string()),
+        fields: |s| vec![s.server.request_delay.to_string()],
     },
     Param {
         key: "reply_delay",
@@ -791,7 +781,7 @@ pub static PARAMS: [Param; 34] = [
             Ok(())
         },
         show: |s| Some(s.server.reply_delay.to_string()),
-        fields: |s| server_field(s, s.server.reply_delay.to_string()),
+        fields: |s| vec![s.server.reply_delay.to_string()],
     },
     Param {
         key: "timeout",
@@ -809,7 +799,7 @@ pub static PARAMS: [Param; 34] = [
             Ok(())
         },
         show: |s| s.server.timeout_us.map(format_duration),
-        fields: |s| server_optional(s, s.server.timeout_us.map(us_to_ms).map(n)),
+        fields: |s| optional(s.server.timeout_us.map(us_to_ms).map(n), |v| v.to_string()),
     },
     Param {
         key: "trigger",
@@ -827,7 +817,7 @@ pub static PARAMS: [Param; 34] = [
             Ok(())
         },
         show: |s| Some(s.server.triggers.to_string()),
-        fields: |s| server_field(s, s.server.triggers.to_string()),
+        fields: |s| vec![s.server.triggers.to_string()],
     },
     Param {
         key: "horizon",
@@ -845,7 +835,7 @@ pub static PARAMS: [Param; 34] = [
             Ok(())
         },
         show: |s| s.server.horizon_us.map(format_duration),
-        fields: |s| server_optional(s, s.server.horizon_us.map(us_to_ms).map(n)),
+        fields: |s| optional(s.server.horizon_us.map(us_to_ms).map(n), |v| v.to_string()),
     },
 ];
 
@@ -859,7 +849,16 @@ pub fn parameter_columns() -> Vec<&'static str> {
 
 /// A spec's parameter fields, matching [`parameter_columns`].
 pub fn parameter_fields(spec: &RunSpec) -> Vec<String> {
-    PARAMS.iter().flat_map(|p| (p.fields)(spec)).collect()
+    PARAMS
+        .iter()
+        .flat_map(|p| {
+            if p.applies_to(spec.resource) {
+                (p.fields)(spec)
+            } else {
+                vec![String::new(); p.columns.len()]
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

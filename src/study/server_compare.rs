@@ -5,7 +5,7 @@
 
 use crate::experiment::scenario::Scenario;
 use crate::experiment::sweep::SweepRow;
-use crate::measure::server_metrics::{ServerMetric, wilson_interval};
+use crate::measure::server_metrics::{ServerMetric, Storm};
 use crate::measure::stats::Summary;
 use crate::spec::RunSpec;
 use crate::study::compare::{label, labelled_params};
@@ -45,14 +45,9 @@ impl ServerComparedPoint {
             .1
     }
 
-    /// The storm probability: stuck runs, runs, and the Wilson 95% interval.
-    pub fn storm(&self) -> (u64, u64, f64, f64) {
-        let stuck = self.summary(ServerMetric::Stuck);
-        let runs = stuck.n as u64;
-        // The mean of 0/1 values times their count is the count of ones.
-        let k = (stuck.mean * runs as f64).round() as u64;
-        let (low, high) = wilson_interval(k, runs);
-        (k, runs, low, high)
+    /// The storm probability, from the summary of `stuck`.
+    pub fn storm(&self) -> Storm {
+        Storm::of(self.summary(ServerMetric::Stuck))
     }
 }
 

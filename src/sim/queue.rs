@@ -229,6 +229,16 @@ impl<T: ClientItem> EventQueue<T> for HeapQueue<T> {
 /// herd's first calls are made on demand from a template, so the queue's
 /// resident memory follows the number of pending events (about 24 bytes
 /// each) instead of the high-water marks of 64 growing vectors.
+///
+/// Few pending events: while at most [`SMALL`] future events are pending
+/// and no bucket is in use, they are kept in `small`, sorted latest first,
+/// instead of the buckets: a server at moderate load has a handful pending
+/// (the next arrival and one completion a busy worker), and there a sorted
+/// insert and a pop from the end cost less than the buckets' repeated
+/// refills. The first push beyond it spills `small` into the buckets, which
+/// are used until they empty. Equal times keep schedule order in `small`
+/// too (a later one sorts in front of those already there), and a refill
+/// takes every event of the earliest time, so the order is the heap's.
 pub struct RadixQueue<T> {
     last: Micros,
     /// Herd clients not yet in `now`: all due at 0, before anything else
@@ -243,9 +253,16 @@ pub struct RadixQueue<T> {
     buckets: [Bucket<T>; 64],
     /// Bit `b` set iff bucket `b` is non-empty.
     occupied: u64,
+    /// Future events while few are pending and no bucket is occupied,
+    /// latest first (earliest at the end).
+    small: Vec<(Micros, T)>,
     /// Empty chunks, for reuse.
     spare: Vec<Chunk<T>>,
 }
+
+/// Most future events kept sorted in [`RadixQueue`]'s `small` before the
+/// buckets take over: a sorted insert moves at most this many entries.
+const SMALL: usize = 16;
 
 /// Events a chunk holds: 1,024 events are 16 to 32 KB.
 const CHUNK_EVENTS: usize = 1 << 10;
@@ -282,6 +299,7 @@ impl<T: ClientItem> RadixQueue<T> {
             head: 0,
             buckets: std::array::from_fn(|_| Bucket::default()),
             occupied: 0,
+            small: Vec::with_capacity(SMALL),
             spare: Vec::new(),
         }
     }
@@ -298,12 +316,52 @@ impl<T: ClientItem> RadixQueue<T> {
             }
             return;
         }
+        if self.occupied == 0 {
+            if self.small.len() < SMALL {
+                // In front of every event due at or before `time`: an equal
+                // time scheduled earlier stays nearer the end, so leaves first.
+                let at = self
+                    .small
+                    .iter()
+                    .position(|&(t, _)| t <= time)
+                    .unwrap_or(self.small.len());
+                self.small.insert(at, (time, item));
+                return;
+            }
+            self.spill_small();
+        }
+        self.push_to_bucket(time, item);
+    }
+
+    /// Moves `small` into the buckets, earliest first, so equal times keep
+    /// their order.
+    #[cold]
+    fn spill_small(&mut self) {
+        let mut small = std::mem::take(&mut self.small);
+        while let Some((time, item)) = small.pop() {
+            self.push_to_bucket(time, item);
+        }
+        self.small = small;
+    }
+
+    #[inline(always)]
+    fn push_to_bucket(&mut self, time: Micros, item: T) {
         let b = 63 - (time ^ self.last).leading_zeros() as usize;
         self.occupied |= 1 << b;
         if self.buckets[b].open.len() == CHUNK_EVENTS {
             self.seal(b);
         }
         self.buckets[b].open.push((time, item));
+    }
+
+    /// A refill's event: due now, or to a bucket below the one emptied.
+    #[inline(always)]
+    fn push_now_or_bucket(&mut self, time: Micros, item: T) {
+        if time == self.last {
+            self.now.push(item);
+        } else {
+            self.push_to_bucket(time, item);
+        }
     }
 
     /// Files bucket `b`'s full open chunk and opens a spare one.
@@ -339,6 +397,17 @@ impl<T: ClientItem> RadixQueue<T> {
             self.now = std::mem::take(&mut self.after_herd);
             return true;
         }
+        if let Some(&(earliest, _)) = self.small.last() {
+            // The buckets are empty while `small` is in use.
+            self.last = earliest;
+            while let Some(&(time, item)) = self.small.last()
+                && time == earliest
+            {
+                self.now.push(item);
+                self.small.pop();
+            }
+            return true;
+        }
         if self.occupied == 0 {
             return false;
         }
@@ -352,16 +421,17 @@ impl<T: ClientItem> RadixQueue<T> {
             .filter_map(earliest)
             .min()
             .expect("an occupied bucket");
-        // Every event goes below `b`, so this bucket stays empty meanwhile.
+        // Every event goes below `b`, so this bucket stays empty meanwhile;
+        // they stay in the buckets (not `small`), which keeps their order.
         for mut chunk in full.drain(..) {
             for &(time, item) in &chunk {
-                self.push(time, item);
+                self.push_now_or_bucket(time, item);
             }
             chunk.clear();
             self.spare.push(chunk);
         }
         for &(time, item) in &open {
-            self.push(time, item);
+            self.push_now_or_bucket(time, item);
         }
         open.clear();
         // Keep the storage for the next fill.
@@ -421,7 +491,11 @@ impl<T: ClientItem> EventQueue<T> for RadixQueue<T> {
             .buckets
             .iter()
             .flat_map(|b| b.full.iter().chain([&b.open]));
-        let entries: usize = chunks.chain(&self.spare).map(Vec::capacity).sum();
+        let entries: usize = chunks
+            .chain(&self.spare)
+            .chain([&self.small])
+            .map(Vec::capacity)
+            .sum();
         entries * size_of::<(Micros, T)>()
             + (self.now.capacity() + self.after_herd.capacity()) * size_of::<T>()
     }
@@ -487,6 +561,56 @@ mod tests {
                 assert_eq!(heap, radix, "{clients} clients");
                 assert!(heap.windows(2).all(|w| w[0].0 <= w[1].0));
             }
+        }
+    }
+
+    /// Drains `Q` from one event whose handling pushes up to two more, a
+    /// random delay later (often 0, often equal times), in alternating
+    /// phases of growth and decline, so the pending set grows past the radix
+    /// queue's small set and shrinks back. The order events left in, and how
+    /// many times the pending set fell from above `3 × SMALL` to below 4.
+    fn branch<Q: EventQueue<u32>>(seed: u64, events: u32) -> (Vec<(Micros, u32)>, u32) {
+        let mut draws = job_rng(seed);
+        let mut queue = Q::with_events(vec![(0, 0)]);
+        let mut order = Vec::new();
+        let (mut made, mut pending) = (1, 1);
+        let (mut growing, mut crossings) = (true, 0);
+        while let Some((time, id)) = queue.first() {
+            order.push((time, id));
+            queue.reschedule_first(None);
+            if pending > 3 * SMALL {
+                growing = false;
+            } else if pending < 4 && !growing {
+                growing = true;
+                crossings += 1;
+            }
+            pending -= 1;
+            let follow_ups = match draws.uniform(0, 9) {
+                0..=3 if growing => 2,
+                0..=3 => 0,
+                _ => 1,
+            };
+            for _ in 0..follow_ups {
+                if made < events {
+                    queue.push(time + draws.uniform(0, 4) * 250, made);
+                    made += 1;
+                    pending += 1;
+                }
+            }
+        }
+        (order, crossings)
+    }
+
+    #[test]
+    fn pending_sets_crossing_the_small_set_pop_as_the_heap_does() {
+        for seed in 0..20 {
+            let (heap, crossings) = branch::<HeapQueue<_>>(seed, 5_000);
+            let (radix, _) = branch::<RadixQueue<_>>(seed, 5_000);
+            assert_eq!(heap.len(), 5_000, "seed {seed}");
+            assert_eq!(heap, radix, "seed {seed}");
+            assert!(heap.windows(2).all(|w| w[0].0 <= w[1].0));
+            // The workload really went past the small set and back, often.
+            assert!(crossings >= 5, "seed {seed}: {crossings} crossings");
         }
     }
 

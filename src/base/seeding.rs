@@ -39,6 +39,11 @@ pub fn job_rng(seed: u64) -> Pcg64Mcg {
     Pcg64Mcg::new((u128::from(hi) << 64) | u128::from(lo))
 }
 
+/// The retry controls' seed from a policy seed (see [`Seeds::controls`]).
+pub fn controls_seed(policy: u64) -> u64 {
+    splitmix64(policy ^ 0x3C6E_F372_FE94_F82B)
+}
+
 /// The seeds of one run: one for the policy's draws, one for the
 /// environment's (arrival times, outage lengths and rolls, network delays).
 ///
@@ -54,6 +59,13 @@ pub struct Seeds {
 }
 
 impl Seeds {
+    /// The seed of the retry controls' draws (a throttle's refusals, a
+    /// breaker's jitter): their own stream, from the policy's seed, so
+    /// turning a control on shifts neither the environment nor the backoff.
+    pub fn controls(self) -> u64 {
+        controls_seed(self.policy)
+    }
+
     /// The seeds of replicate `replicate` of point `point` under `master`.
     pub fn for_job(master: u64, point: u64, replicate: u64) -> Seeds {
         Seeds {

@@ -50,7 +50,7 @@ pub fn no_retry() -> ServerRetry {
     ServerRetry {
         policy: RunSpec::seed_002(PolicyKind::None, 1).policy,
         max_attempts: Some(1),
-        budget: None,
+        controls: Vec::new(),
         fleet: None,
     }
 }

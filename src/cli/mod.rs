@@ -21,7 +21,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::report::{ParamNames, params_markdown, params_table, policies_table};
+use crate::report::{ParamNames, controls_table, params_markdown, params_table, policies_table};
 
 /// `herdsim params`'s options.
 #[derive(Debug, clap::Args)]
@@ -87,6 +87,9 @@ enum Command {
     Policy(policy::PolicyArgs),
     /// List the backoff policies with their formulas and parameters
     Policies,
+    /// List the retry controls (budgets, breakers, throttles) with their
+    /// sources, rules and syntax
+    Controls,
     /// List every workload parameter: flag, scenario key, default, accepted
     /// values and CSV columns
     Params(ParamsArgs),
@@ -114,6 +117,7 @@ where
         Command::Plot(args) => plot::plot(&args),
         Command::Policy(args) => policy::policy(&args),
         Command::Policies => write_stdout(&policies_table()),
+        Command::Controls => write_stdout(&controls_table()),
         Command::Params(args) => write_stdout(&params_text(&args)),
         Command::Bench(args) => bench::bench(&args),
     };

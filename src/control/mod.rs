@@ -1,5 +1,473 @@
-//! Retry controls: what may stop or delay a retry besides the backoff policy
-//! (budgets shared by a fleet, the resource's retry hints).
+//! Retry controls: what may stop a retry, or an attempt, besides the backoff
+//! policy.
+//!
+//! Each control is a file of its own, implemented as its source specifies
+//! (the source and its formula are in the file's doc comment and in
+//! `herdsim controls`), behind one trait, [`RetryControl`]. Controls come in
+//! three families, one scenario key each, so a run may combine one of each:
+//! **budgets** (`budget`: whether a retry may happen, by tokens or ratios),
+//! **breakers** (`breaker`: retry circuit breakers, which stop retries, and
+//! the classic circuit breaker, which stops calls) and **throttles**
+//! (`throttle`: client-side rejection of attempts).
+//!
+//! A control's state belongs to a scope: sources `0..N` form scope 0, `N..2N`
+//! scope 1, and so on (`--fleet N`); without `--fleet`, one scope of all
+//! sources (a fleet-wide, "global" state). `--fleet 1` gives every source
+//! (client) its own state, as Brooker's simulations and the Yandex study's
+//! "local" variants keep it.
+//!
+//! The event loops tell every control of a scope what happens there
+//! ([`RetryControl::request_started`], [`RetryControl::attempt_sent`],
+//! [`RetryControl::attempt_ended`]); a retry is decided when the attempt
+//! before it fails, and goes only if every control may let it
+//! ([`RetryControl::may_retry`]), after which each takes its cost
+//! ([`RetryControl::take_retry`]); an attempt is sent only if every control
+//! admits it ([`RetryControl::admit`]).
 
-pub mod budget;
+pub mod adaptive_bucket;
+pub mod aws_quota;
+pub mod classic_breaker;
+pub mod cumulative_breaker;
+pub mod earned_tokens;
+pub mod envoy_budget;
 pub mod error;
+pub mod finagle_budget;
+pub mod grpc_throttle;
+pub mod ratio_budget;
+pub mod retry_after;
+pub mod rule;
+pub mod sre_throttle;
+#[cfg(test)]
+mod tests_support;
+pub mod windowed_breaker;
+
+use std::fmt;
+
+use rand_pcg::Pcg64Mcg;
+
+use crate::base::draws::Draws;
+use crate::base::seeding::job_rng;
+use crate::control::error::ControlError;
+use crate::control::rule::Rule;
+
+/// Time as the controls keep it, in ns (the slot model's µs are scaled).
+pub type Nanos = u64;
+
+/// What became of one attempt, as its client learns it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// It succeeded.
+    Success,
+    /// The server failed it (an error reply, or the slot was busy).
+    Failure,
+    /// The server refused it at a full queue (a throttling error).
+    Rejected,
+    /// The client stopped waiting for it.
+    Timeout,
+}
+
+impl Outcome {
+    /// True for every outcome but success.
+    pub fn failed(self) -> bool {
+        self != Outcome::Success
+    }
+}
+
+/// A retry control's state for one scope.
+///
+/// `retry_of` names what the attempt retried (the outcome of the attempt
+/// before it), `None` for a first try: the AWS quota refunds a retry's cost
+/// by its cause.
+pub trait RetryControl {
+    /// A request starts; its first try is about to be sent.
+    fn request_started(&mut self, _now: Nanos) {}
+    /// An attempt was sent.
+    fn attempt_sent(&mut self, _now: Nanos, _retry_of: Option<Outcome>) {}
+    /// An attempt ended with `outcome` (once per attempt: its reply, its
+    /// rejection or its timeout, whichever the client learns first).
+    fn attempt_ended(&mut self, _now: Nanos, _outcome: Outcome, _retry_of: Option<Outcome>) {}
+    /// May a retry follow an attempt that ended with `cause`? Changes
+    /// nothing: [`RetryControl::take_retry`] takes its cost once every
+    /// control agrees.
+    fn may_retry(&self, _now: Nanos, _cause: Outcome) -> bool {
+        true
+    }
+    /// The retry goes: takes its cost.
+    fn take_retry(&mut self, _now: Nanos, _cause: Outcome) {}
+    /// May this attempt be sent? `u` is a uniform draw in (0, 1] for
+    /// controls that refuse at random. A refused attempt is not sent and
+    /// ends its request.
+    fn admit(&mut self, _now: Nanos, _retry: bool, _u: f64) -> bool {
+        true
+    }
+}
+
+/// Which key a control is given by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// `budget`: whether a retry may happen, by tokens or ratios.
+    Budget,
+    /// `breaker`: circuit breakers on retries or on calls.
+    Breaker,
+    /// `throttle`: client-side rejection of attempts.
+    Throttle,
+}
+
+impl Family {
+    /// The scenario key.
+    pub fn key(self) -> &'static str {
+        match self {
+            Family::Budget => "budget",
+            Family::Breaker => "breaker",
+            Family::Throttle => "throttle",
+        }
+    }
+}
+
+/// A control as `herdsim controls` lists it.
+#[derive(Debug, Clone, Copy)]
+pub struct About {
+    /// The rule's first word.
+    pub name: &'static str,
+    /// Its key.
+    pub family: Family,
+    /// Its syntax, with the source's values as the example.
+    pub syntax: &'static str,
+    /// Where it comes from.
+    pub source: &'static str,
+    /// What it does, as a formula.
+    pub rule: &'static str,
+    /// Whose state it is in its source.
+    pub scope: &'static str,
+}
+
+/// Declares every control once: its spec type, its state type and its
+/// [`About`]; gives [`ControlSpec`], [`ControlState`] and the dispatch.
+macro_rules! controls {
+    ($($variant:ident => $module:ident :: { $spec:ident, $state:ident }),+ $(,)?) => {
+        /// A control and its parameters.
+        #[derive(Debug, Clone, Copy, PartialEq)]
+        pub enum ControlSpec {
+            $(
+                #[doc = concat!("See [`", stringify!($module), "`].")]
+                $variant($module::$spec),
+            )+
+        }
+
+        /// One scope's state of a control.
+        #[derive(Debug, Clone)]
+        pub enum ControlState {
+            $(
+                #[doc = concat!("See [`", stringify!($module), "`].")]
+                $variant($module::$state),
+            )+
+        }
+
+        /// Every control, in listing order.
+        pub const ABOUT: &[About] = &[$($module::ABOUT),+];
+
+        impl ControlSpec {
+            /// Its listing entry.
+            pub fn about(&self) -> &'static About {
+                match self {
+                    $(ControlSpec::$variant(_) => &$module::ABOUT,)+
+                }
+            }
+
+            /// A scope's state at the start of a run.
+            pub fn state(&self) -> ControlState {
+                match self {
+                    $(ControlSpec::$variant(spec) => ControlState::$variant($module::$state::new(spec)),)+
+                }
+            }
+
+            /// Reads a rule whose name is `rule.name`, of any family.
+            fn parse_named(rule: &Rule) -> Option<Result<ControlSpec, ControlError>> {
+                $(
+                    if rule.name == $module::ABOUT.name {
+                        return Some($module::$spec::parse(rule).map(ControlSpec::$variant));
+                    }
+                )+
+                None
+            }
+        }
+
+        impl fmt::Display for ControlSpec {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                match self {
+                    $(ControlSpec::$variant(spec) => fmt::Display::fmt(spec, f),)+
+                }
+            }
+        }
+
+        impl RetryControl for ControlState {
+            fn request_started(&mut self, now: Nanos) {
+                match self {
+                    $(ControlState::$variant(s) => s.request_started(now),)+
+                }
+            }
+            fn attempt_sent(&mut self, now: Nanos, retry_of: Option<Outcome>) {
+                match self {
+                    $(ControlState::$variant(s) => s.attempt_sent(now, retry_of),)+
+                }
+            }
+            fn attempt_ended(&mut self, now: Nanos, outcome: Outcome, retry_of: Option<Outcome>) {
+                match self {
+                    $(ControlState::$variant(s) => s.attempt_ended(now, outcome, retry_of),)+
+                }
+            }
+            fn may_retry(&self, now: Nanos, cause: Outcome) -> bool {
+                match self {
+                    $(ControlState::$variant(s) => s.may_retry(now, cause),)+
+                }
+            }
+            fn take_retry(&mut self, now: Nanos, cause: Outcome) {
+                match self {
+                    $(ControlState::$variant(s) => s.take_retry(now, cause),)+
+                }
+            }
+            fn admit(&mut self, now: Nanos, retry: bool, u: f64) -> bool {
+                match self {
+                    $(ControlState::$variant(s) => s.admit(now, retry, u),)+
+                }
+            }
+        }
+    };
+}
+
+controls! {
+    AwsQuota => aws_quota::{AwsQuotaSpec, AwsQuota},
+    Ratio => ratio_budget::{RatioBudgetSpec, RatioBudget},
+    Earned => earned_tokens::{EarnedTokensSpec, EarnedTokens},
+    Adaptive => adaptive_bucket::{AdaptiveBucketSpec, AdaptiveBucket},
+    Grpc => grpc_throttle::{GrpcThrottleSpec, GrpcThrottle},
+    Finagle => finagle_budget::{FinagleBudgetSpec, FinagleBudget},
+    Envoy => envoy_budget::{EnvoyBudgetSpec, EnvoyBudget},
+    Cumulative => cumulative_breaker::{CumulativeBreakerSpec, CumulativeBreaker},
+    Windowed => windowed_breaker::{WindowedBreakerSpec, WindowedBreaker},
+    Classic => classic_breaker::{ClassicBreakerSpec, ClassicBreaker},
+    Sre => sre_throttle::{SreThrottleSpec, SreThrottle},
+}
+
+impl ControlSpec {
+    /// Reads a rule of `family` (`none` is no control).
+    pub fn parse(family: Family, text: &str) -> Result<Option<ControlSpec>, ControlError> {
+        if text.trim() == "none" {
+            return Ok(None);
+        }
+        let rule = Rule::read(family.key(), text)?;
+        match ControlSpec::parse_named(&rule) {
+            Some(spec) if spec.as_ref().is_ok_and(|s| s.family() != family) => {
+                Err(rule.unknown(&names_of(family)))
+            }
+            Some(spec) => spec.map(Some),
+            None => Err(rule.unknown(&names_of(family))),
+        }
+    }
+
+    /// The key it is given by.
+    pub fn family(&self) -> Family {
+        self.about().family
+    }
+}
+
+/// The rule names of `family`.
+pub fn names_of(family: Family) -> Vec<&'static str> {
+    ABOUT
+        .iter()
+        .filter(|a| a.family == family)
+        .map(|a| a.name)
+        .collect()
+}
+
+/// The controls of a run, each with its state per scope, and the generator
+/// of their draws (its own, so a control's draws shift no other stream).
+#[derive(Debug, Clone)]
+pub struct Controls {
+    scope_size: u32,
+    /// Controls per scope.
+    per_scope: usize,
+    /// Scope `s`'s states are `states[s·per_scope..(s+1)·per_scope]`.
+    states: Vec<ControlState>,
+    /// True if some control refuses attempts at random.
+    draws_admission: bool,
+    draws: Pcg64Mcg,
+}
+
+impl Controls {
+    /// The controls `specs` for `sources` sources in scopes of `scope_size`
+    /// (`None`: one scope of all), drawing from a generator seeded by `seed`;
+    /// `None` if there are none (the loops then skip every call).
+    pub fn new(
+        specs: &[ControlSpec],
+        sources: u32,
+        scope_size: Option<u32>,
+        seed: u64,
+    ) -> Option<Controls> {
+        if specs.is_empty() {
+            return None;
+        }
+        let scope_size = scope_size.unwrap_or(sources).max(1);
+        let scopes = sources.div_ceil(scope_size).max(1) as usize;
+        let states = (0..scopes)
+            .flat_map(|_| specs.iter().map(ControlSpec::state))
+            .collect();
+        Some(Controls {
+            scope_size,
+            per_scope: specs.len(),
+            states,
+            draws_admission: specs.iter().any(|s| matches!(s, ControlSpec::Sre(_))),
+            draws: job_rng(seed),
+        })
+    }
+
+    #[inline]
+    fn scope(&mut self, source: u32) -> &mut [ControlState] {
+        let first = (source / self.scope_size) as usize * self.per_scope;
+        &mut self.states[first..first + self.per_scope]
+    }
+
+    /// `source` starts a request.
+    pub fn request_started(&mut self, source: u32, now: Nanos) {
+        self.scope(source)
+            .iter_mut()
+            .for_each(|c| c.request_started(now));
+    }
+
+    /// `source` sent an attempt.
+    pub fn attempt_sent(&mut self, source: u32, now: Nanos, retry_of: Option<Outcome>) {
+        self.scope(source)
+            .iter_mut()
+            .for_each(|c| c.attempt_sent(now, retry_of));
+    }
+
+    /// An attempt of `source` ended.
+    pub fn attempt_ended(
+        &mut self,
+        source: u32,
+        now: Nanos,
+        outcome: Outcome,
+        retry_of: Option<Outcome>,
+    ) {
+        self.scope(source)
+            .iter_mut()
+            .for_each(|c| c.attempt_ended(now, outcome, retry_of));
+    }
+
+    /// May `source` retry after an attempt that ended with `cause`? If every
+    /// control agrees, each takes the retry's cost.
+    pub fn allow_retry(&mut self, source: u32, now: Nanos, cause: Outcome) -> bool {
+        let scope = self.scope(source);
+        let allowed = scope.iter().all(|c| c.may_retry(now, cause));
+        if allowed {
+            scope.iter_mut().for_each(|c| c.take_retry(now, cause));
+        }
+        allowed
+    }
+
+    /// May `source` send this attempt? Every control sees it (a throttle
+    /// counts the attempts it refuses too).
+    pub fn admit(&mut self, source: u32, now: Nanos, retry: bool) -> bool {
+        let u = if self.draws_admission {
+            self.draws.unit_above_zero()
+        } else {
+            1.0
+        };
+        // Not short-circuited: every control sees the attempt.
+        let mut admitted = true;
+        for control in self.scope(source) {
+            admitted &= control.admit(now, retry, u);
+        }
+        admitted
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_control_reads_back_its_own_display_under_its_own_key() {
+        let examples = [
+            (Family::Budget, "tokens:500,cost:5,refund:1,timeout-cost:10"),
+            (Family::Budget, "ratio:0.2,min:10"),
+            (Family::Budget, "earned:3000,cost:100,deposit:10"),
+            (Family::Budget, "adaptive:5,deposit:0.1"),
+            (Family::Budget, "grpc:10,ratio:0.1"),
+            (Family::Budget, "finagle:0.2,ttl:10s,min:10"),
+            (Family::Budget, "envoy:0.2,min:3"),
+            (Family::Breaker, "cumulative:0.1"),
+            (Family::Breaker, "windowed:0.1,window:200ms"),
+            (
+                Family::Breaker,
+                "classic:0.1,window:200ms,calls:100,open:100ms,jitter:0",
+            ),
+            (Family::Throttle, "sre:2,window:2m"),
+        ];
+        assert_eq!(examples.len(), ABOUT.len(), "one example per control");
+        for (family, text) in examples {
+            let spec = ControlSpec::parse(family, text).unwrap().unwrap();
+            assert_eq!(spec.family(), family, "{text}");
+            assert_eq!(spec.to_string(), text);
+            assert_eq!(
+                ControlSpec::parse(family, &spec.to_string()),
+                Ok(Some(spec))
+            );
+            assert!(spec.about().syntax.starts_with(spec.about().name));
+            for other in [Family::Budget, Family::Breaker, Family::Throttle] {
+                if other != family {
+                    let err = ControlSpec::parse(other, text).unwrap_err().to_string();
+                    assert!(err.contains(other.key()), "{err}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn scopes_keep_their_own_state() {
+        let spec = ControlSpec::parse(Family::Budget, "earned:100,cost:100,deposit:10")
+            .unwrap()
+            .unwrap();
+        let mut controls = Controls::new(&[spec], 4, Some(2), 1).unwrap();
+        assert!(controls.allow_retry(0, 0, Outcome::Failure));
+        assert!(
+            !controls.allow_retry(1, 0, Outcome::Failure),
+            "scope 0 spent"
+        );
+        assert!(
+            controls.allow_retry(2, 0, Outcome::Failure),
+            "scope 1 untouched"
+        );
+        let mut shared = Controls::new(&[spec], 4, None, 1).unwrap();
+        assert!(shared.allow_retry(0, 0, Outcome::Failure));
+        assert!(
+            !shared.allow_retry(3, 0, Outcome::Failure),
+            "one scope of all"
+        );
+    }
+
+    #[test]
+    fn a_retry_refused_by_one_control_costs_no_other() {
+        let budget = ControlSpec::parse(Family::Budget, "earned:200,cost:100,deposit:10")
+            .unwrap()
+            .unwrap();
+        let breaker = ControlSpec::parse(Family::Breaker, "cumulative:0.1")
+            .unwrap()
+            .unwrap();
+        let mut controls = Controls::new(&[budget, breaker], 1, None, 1).unwrap();
+        // One call, one failure: the breaker's ratio is 1 > 0.1, so it
+        // refuses, and the budget keeps both of its retries.
+        controls.request_started(0, 0);
+        controls.attempt_ended(0, 1, Outcome::Failure, None);
+        assert!(!controls.allow_retry(0, 1, Outcome::Failure));
+        for _ in 0..20 {
+            controls.request_started(0, 2);
+        }
+        assert!(controls.allow_retry(0, 2, Outcome::Failure), "1/21 ≤ 0.1");
+        assert!(controls.allow_retry(0, 2, Outcome::Failure));
+        assert!(
+            !controls.allow_retry(0, 2, Outcome::Failure),
+            "budget spent"
+        );
+    }
+}

@@ -264,8 +264,8 @@ mod tests {
             error("clients = 10\nfrobs = 3\n"),
             "s.toml:2: key 'frobs': unknown key: expected one of name, description, seed, seeds, \
              policy, clients, capacity, base, cap, step, jitter_factor, window, resource, arrivals, \
-             down, max_attempts, deadline, first_exponent, cap_mode, seeding, budget, fleet, \
-             retry_after, rate, duration, sources, concurrency, users, think, workers, queue_limit, \
+             down, max_attempts, deadline, first_exponent, cap_mode, seeding, budget, breaker, \
+             throttle, fleet, retry_after, rate, duration, sources, concurrency, users, think, workers, queue_limit, \
              service, fail_rate, request_delay, reply_delay, timeout, trigger, horizon"
         );
         assert_eq!(

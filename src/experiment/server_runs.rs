@@ -19,7 +19,7 @@ pub fn server_parts(spec: &RunSpec) -> (crate::model::server::ServerSpec, Server
     let retry = ServerRetry {
         policy: spec.policy,
         max_attempts: spec.max_attempts,
-        budget: spec.budget,
+        controls: spec.controls(),
         fleet: spec.fleet,
     };
     (spec.server.server_spec(window), retry)

@@ -53,6 +53,9 @@ pub struct ServerMetrics {
     pub timeouts: u64,
     /// Attempts refused at a full queue.
     pub rejected: u64,
+    /// Attempts a breaker or throttle refused to send (each ended its
+    /// request, which counts as given up).
+    pub refused: u64,
     /// Attempts that reached the server (admitted or rejected).
     pub arrived_at_server: u64,
     /// Worker time spent, ns (the sum over workers).
@@ -267,6 +270,8 @@ pub enum ServerMetric {
     Rejected,
     /// Requests that stopped without success.
     GaveUp,
+    /// Attempts a breaker or throttle refused to send.
+    Refused,
     /// Share of worker time spent on attempts whose client had timed out.
     WastedWork,
     /// Median end-to-end latency of successful requests.
@@ -289,7 +294,7 @@ pub enum ServerMetric {
 
 impl ServerMetric {
     /// Every metric, in report order.
-    pub const ALL: [ServerMetric; 17] = [
+    pub const ALL: [ServerMetric; 18] = [
         ServerMetric::Requests,
         ServerMetric::Attempts,
         ServerMetric::Amplification,
@@ -298,6 +303,7 @@ impl ServerMetric {
         ServerMetric::Timeouts,
         ServerMetric::Rejected,
         ServerMetric::GaveUp,
+        ServerMetric::Refused,
         ServerMetric::WastedWork,
         ServerMetric::LatencyP50Ms,
         ServerMetric::LatencyP99Ms,
@@ -342,6 +348,12 @@ impl ServerMetric {
             ServerMetric::GaveUp => ("gave_up", 0, "requests that stopped without success", |m| {
                 Some(m.gave_up as f64)
             }),
+            ServerMetric::Refused => (
+                "refused",
+                0,
+                "attempts a breaker or throttle refused to send (their requests gave up)",
+                |m| Some(m.refused as f64),
+            ),
             ServerMetric::WastedWork => (
                 "wasted_work",
                 4,

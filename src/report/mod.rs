@@ -16,8 +16,8 @@ pub mod table_curves;
 pub use json::{run_json, server_run_json};
 pub use markdown::{ParamNames, compare_markdown, params_markdown};
 pub use table::{
-    aligned_text_first, compare_table, params_table, policies_table, run_table, schedule_table,
-    server_run_table,
+    aligned_text_first, compare_table, controls_table, params_table, policies_table, run_table,
+    schedule_table, server_run_table,
 };
 
 use serde::Serialize;
@@ -113,7 +113,13 @@ pub struct WorkloadSummary {
     /// The retry budget, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budget: Option<String>,
-    /// Clients per budget fleet.
+    /// The circuit breaker, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub breaker: Option<String>,
+    /// The client-side throttle, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub throttle: Option<String>,
+    /// Clients per scope of the controls' state.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fleet: Option<u32>,
     /// What clients do with retry hints.
@@ -144,6 +150,8 @@ impl WorkloadSummary {
             cap_mode: p.cap_mode.name(),
             seeding: spec.seeding.name(),
             budget: spec.budget.map(|b| b.to_string()),
+            breaker: spec.breaker.map(|b| b.to_string()),
+            throttle: spec.throttle.map(|b| b.to_string()),
             fleet: spec.fleet,
             retry_after: spec.retry_after.name(),
             window_ms: us_to_ms(spec.window()),
@@ -221,11 +229,21 @@ impl WorkloadSummary {
         {
             stops.push(format!("no attempt after {}", format_duration(d)));
         }
+        let scope = match spec.fleet {
+            Some(1) => "per client".to_string(),
+            Some(n) => format!("per fleet of {n}"),
+            None => "shared by all".to_string(),
+        };
         if let Some(budget) = spec.budget {
-            stops.push(match spec.fleet {
-                Some(n) => format!("when a budget of {budget} per fleet of {n} refuses a retry"),
-                None => format!("when a budget of {budget} shared by all refuses a retry"),
-            });
+            stops.push(format!("when a budget of {budget} {scope} refuses a retry"));
+        }
+        if let Some(breaker) = spec.breaker {
+            stops.push(format!("when a breaker {breaker} {scope} refuses"));
+        }
+        if let Some(throttle) = spec.throttle {
+            stops.push(format!(
+                "when a throttle {throttle} {scope} refuses an attempt"
+            ));
         }
         if !stops.is_empty() {
             lines.push(format!("each client stops: {}", stops.join(", ")));
@@ -234,7 +252,7 @@ impl WorkloadSummary {
         if spec.seeding == crate::spec::Seeding::Shared {
             controls.push("every client's generator seeded alike (shared seeding)".to_string());
         }
-        if spec.retry_after != crate::control::budget::RetryAfter::Ignore {
+        if spec.retry_after != crate::control::retry_after::RetryAfter::Ignore {
             controls.push(format!("retry hints used as {}", spec.retry_after.name()));
         }
         if !controls.is_empty() {

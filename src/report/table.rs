@@ -264,6 +264,30 @@ pub fn policies_table() -> String {
     out
 }
 
+/// `herdsim controls`: every retry control, grouped by its key, with its
+/// syntax, source, rule and whose state it is.
+pub fn controls_table() -> String {
+    use crate::control::{ABOUT, Family};
+    let mut out = String::new();
+    for family in [Family::Budget, Family::Breaker, Family::Throttle] {
+        let _ = writeln!(out, "--{} (scenario key {}):\n", family.key(), family.key());
+        for about in ABOUT.iter().filter(|a| a.family == family) {
+            let _ = writeln!(out, "  {}", about.syntax);
+            let _ = writeln!(out, "      source: {}", about.source);
+            let _ = writeln!(out, "      rule:   {}", about.rule);
+            let _ = writeln!(out, "      state:  {}\n", about.scope);
+        }
+    }
+    out.push_str(
+        "A run takes at most one of each key. Their state is kept per scope of --fleet N\n\
+         sources (clients), or one scope for all without it: --fleet 1 is per client\n\
+         (local), no --fleet is global. A budget or retry breaker is consulted when a retry\n\
+         is decided, before its backoff; the classic breaker and a throttle when an attempt\n\
+         is about to be sent. A refused retry or attempt ends its request as given up.\n",
+    );
+    out
+}
+
 /// `herdsim params`: every registry parameter, one block each.
 pub fn params_table(names: super::ParamNames) -> String {
     let mut out = String::new();

@@ -6,6 +6,7 @@
 //! first-out and a run depends on nothing but its spec and seed.
 
 use crate::base::seeding::{Seeds, job_rng};
+use crate::control::Outcome;
 use crate::measure::metrics::RunMetrics;
 use crate::measure::observer::{NoObserver, Observer};
 use crate::measure::recorder::Recorder;
@@ -147,20 +148,22 @@ fn call_loop<P: Backoff, R: CallResource, O: Observer, Q: EventQueue<Client<P::W
 
     while let Some((time, mut client)) = queue.first() {
         let attempt = client.attempt;
+        if !retries.about_to_call(&client, time, &mut recorder) {
+            queue.reschedule_first(None);
+            continue;
+        }
         if !recorder.call(time, attempt, observer) {
             break;
-        }
-        if attempt == 0 {
-            retries.first_call(client.id);
         }
         let served = resource.call(time, client.id, attempt);
         observer.call(time, client.id, attempt, served);
         if served {
             recorder.success(time, retries.started(client.id));
-            retries.succeeded(&client);
+            retries.attempt_ended(&client, time, Outcome::Success);
             queue.reschedule_first(None);
             continue;
         }
+        retries.attempt_ended(&client, time, Outcome::Failure);
         let hint = if retries.wants_hints() {
             resource.retry_hint(time)
         } else {

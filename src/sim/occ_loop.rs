@@ -1,6 +1,7 @@
 //! The event loop of the `occ` model ([`crate::model::OccNetwork`]): a
 //! conversation over a network rather than a call answered at once.
 
+use crate::control::Outcome;
 use crate::measure::metrics::RunMetrics;
 use crate::measure::observer::Observer;
 use crate::measure::recorder::Recorder;
@@ -52,21 +53,25 @@ pub(crate) fn run_occ<P: Backoff, O: Observer, Q: EventQueue<Client<P::Walk>>>(
         } else {
             writing[c] = false;
             let attempt = client.attempt;
+            if !retries.about_to_call(&client, time, &mut recorder) {
+                queue.reschedule_first(None);
+                continue;
+            }
             if !recorder.call(time, attempt, observer) {
                 break;
-            }
-            if attempt == 0 {
-                retries.first_call(client.id);
             }
             let served = read_version[c] == version;
             observer.call(time, client.id, attempt, served);
             let reply = time + network.delay();
+            // The controls learn the outcome as the write lands (time runs
+            // forward for them; its reply follows a network delay later).
             if served {
                 version += 1;
                 recorder.success(reply, retries.started(client.id));
-                retries.succeeded(&client);
+                retries.attempt_ended(&client, time, Outcome::Success);
                 None
             } else {
+                retries.attempt_ended(&client, time, Outcome::Failure);
                 // The next attempt starts when the client sends its read.
                 retries
                     .after_failure(&mut client, reply, 0, observer, &mut recorder)

@@ -1,13 +1,14 @@
 //! What happens after a failed attempt, the same in every model's loop: the
-//! stop rules, the retry budget, the retry hint and the policy's delay.
+//! stop rules, the retry controls, the retry hint and the policy's delay.
 
 use std::ops::Range;
 
 use rand_pcg::Pcg64Mcg;
 
-use crate::base::seeding::job_rng;
+use crate::base::seeding::{controls_seed, job_rng};
 use crate::base::time::Micros;
-use crate::control::budget::{Budget, RetryAfter};
+use crate::control::retry_after::RetryAfter;
+use crate::control::{Controls, Outcome};
 use crate::measure::observer::Observer;
 use crate::measure::recorder::Recorder;
 use crate::model::arrivals::FirstCalls;
@@ -79,7 +80,7 @@ pub(crate) struct Retries<'a, P: Backoff> {
     draws: PolicyDraws,
     stop: StopRules,
     first_calls: FirstCalls,
-    budget: Option<Budget>,
+    controls: Option<Controls>,
     retry_after: RetryAfter,
 }
 
@@ -106,9 +107,12 @@ impl<'a, P: Backoff> Retries<'a, P> {
             draws,
             stop: StopRules::of(spec),
             first_calls,
-            budget: spec
-                .budget
-                .map(|b| Budget::new(b, spec.clients, spec.fleet.unwrap_or(spec.clients))),
+            controls: Controls::new(
+                &spec.controls(),
+                spec.clients,
+                spec.fleet,
+                controls_seed(seed),
+            ),
             retry_after: spec.retry_after,
         }
     }
@@ -138,19 +142,44 @@ impl<'a, P: Backoff> Retries<'a, P> {
         self.retry_after != RetryAfter::Ignore
     }
 
-    /// `client` makes its first call (a request, for ratio budgets).
+    /// `client` is about to make its attempt at `now` (µs): a first call
+    /// starts its request for the controls. False if a breaker or throttle
+    /// refuses it; the client then gives up (counted here) without calling.
     #[inline]
-    pub(crate) fn first_call(&mut self, client: u32) {
-        if let Some(budget) = &mut self.budget {
-            budget.request(client);
+    pub(crate) fn about_to_call(
+        &mut self,
+        client: &Client<P::Walk>,
+        now: Micros,
+        recorder: &mut Recorder,
+    ) -> bool {
+        let Some(controls) = &mut self.controls else {
+            return true;
+        };
+        let ns = now.saturating_mul(1_000);
+        if client.attempt == 0 {
+            controls.request_started(client.id, ns);
         }
+        let retry_of = (client.attempt > 0).then_some(Outcome::Failure);
+        if !controls.admit(client.id, ns, retry_of.is_some()) {
+            recorder.give_up();
+            return false;
+        }
+        controls.attempt_sent(client.id, ns, retry_of);
+        true
     }
 
-    /// `client`'s current attempt succeeded.
+    /// `client`'s current attempt, made at `now` (µs), ended with `outcome`
+    /// (every failure on these models is the resource's).
     #[inline]
-    pub(crate) fn succeeded(&mut self, client: &Client<P::Walk>) {
-        if let Some(budget) = &mut self.budget {
-            budget.success(client.id, client.attempt > 0);
+    pub(crate) fn attempt_ended(
+        &mut self,
+        client: &Client<P::Walk>,
+        now: Micros,
+        outcome: Outcome,
+    ) {
+        if let Some(controls) = &mut self.controls {
+            let retry_of = (client.attempt > 0).then_some(Outcome::Failure);
+            controls.attempt_ended(client.id, now.saturating_mul(1_000), outcome, retry_of);
         }
     }
 
@@ -167,7 +196,7 @@ impl<'a, P: Backoff> Retries<'a, P> {
     /// After `client`'s current attempt failed, at `ready` (when the client
     /// learns of it, with the resource's retry `hint`): the time its next
     /// attempt starts, `ready` plus the policy's delay (or the hint, as
-    /// `--retry-after` says), or `None` if a stop rule or the budget ends it
+    /// `--retry-after` says), or `None` if a stop rule or a control ends it
     /// (counted as given up).
     #[inline]
     pub(crate) fn after_failure<O: Observer>(
@@ -183,8 +212,8 @@ impl<'a, P: Backoff> Retries<'a, P> {
             recorder.give_up();
             return None;
         }
-        if let Some(budget) = &mut self.budget
-            && !budget.allow_retry(client.id)
+        if let Some(controls) = &mut self.controls
+            && !controls.allow_retry(client.id, ready.saturating_mul(1_000), Outcome::Failure)
         {
             recorder.give_up();
             return None;
@@ -206,10 +235,10 @@ impl<'a, P: Backoff> Retries<'a, P> {
 /// Waves ([`crate::sim::wave`]).
 impl<P: Backoff> Retries<'_, P> {
     /// True if this run's clients can move in waves: a policy without jitter
-    /// and nothing that tells clients in the same state apart (a budget, the
+    /// and nothing that tells clients in the same state apart (a control, the
     /// slot's per-client retry hints).
     pub(crate) fn waves_are_exact(&self) -> bool {
-        !P::JITTERED && self.budget.is_none() && self.retry_after == RetryAfter::Ignore
+        !P::JITTERED && self.controls.is_none() && self.retry_after == RetryAfter::Ignore
     }
 
     /// [`Retries::after_failure`] for the clients `failed` of a wave at once

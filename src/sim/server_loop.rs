@@ -8,9 +8,11 @@
 //! after sending it; **the server never learns of that**: the abandoned
 //! attempt keeps its place and burns a worker, and its reply is ignored.
 //! After a failed reply, a rejection or a timeout the client decides at
-//! once: retry after its policy's delay, if `max_attempts` and its budget
-//! allow (the budget is consulted when the retry is decided, not when it is
-//! sent), or give up.
+//! once: retry after its policy's delay, if `max_attempts` and its controls
+//! allow (a budget or retry breaker is consulted when the retry is decided,
+//! not when it is sent), or give up. A breaker on calls or a throttle is
+//! consulted as each attempt is about to be sent; an attempt it refuses is
+//! not sent and its request gives up at once.
 //!
 //! Events are `(time, seq)` ordered: `seq` grows at every schedule, so events
 //! at one instant run in the order they were scheduled and a run depends on
@@ -23,7 +25,7 @@ use rand_pcg::Pcg64Mcg;
 
 use crate::base::draws::Draws;
 use crate::base::seeding::{Seeds, job_rng};
-use crate::control::budget::{Budget, BudgetSpec};
+use crate::control::{ControlSpec, Controls, Outcome};
 use crate::measure::metrics::nearest_rank;
 use crate::measure::observer::{PROGRESS_EVERY, Watch};
 use crate::measure::server_metrics::{ServerMetrics, Window, level_before, recovery};
@@ -38,9 +40,10 @@ pub struct ServerRetry {
     pub policy: PolicySpec,
     /// Most attempts per request, first try included; `None` is unlimited.
     pub max_attempts: Option<u32>,
-    /// A retry budget per fleet of sources, if any.
-    pub budget: Option<BudgetSpec>,
-    /// Sources per budget fleet; `None` is one fleet of all.
+    /// Retry controls (budget, breaker, throttle), each with a state per
+    /// scope of sources.
+    pub controls: Vec<ControlSpec>,
+    /// Sources per scope of the controls' state; `None` is one of all.
     pub fleet: Option<u32>,
 }
 
@@ -118,7 +121,8 @@ enum Kind {
     AtServer,
     /// A worker finishes an attempt.
     ServiceDone,
-    /// A reply reaches its client (`arg` 1 for success).
+    /// A reply reaches its client (`arg`: [`REPLY_SUCCESS`],
+    /// [`REPLY_FAILURE`] or [`REPLY_REJECTED`]).
     Reply,
     /// A client's timeout for an attempt fires.
     Timeout,
@@ -127,6 +131,13 @@ enum Kind {
     /// The workers change (a capacity drop begins or ends).
     Capacity,
 }
+
+/// A reply's `arg`: the attempt succeeded.
+const REPLY_SUCCESS: Nanos = 1;
+/// A reply's `arg`: the server failed it.
+const REPLY_FAILURE: Nanos = 0;
+/// A reply's `arg`: the server refused it at a full queue.
+const REPLY_REJECTED: Nanos = 2;
 
 /// What one scheduled event carries (its time is the queue's key; events at
 /// one instant leave in the order they were scheduled).
@@ -139,8 +150,8 @@ struct Event {
     generation: u32,
     /// The attempt number (0 is the first try).
     attempt: u32,
-    /// For `ServiceDone`: when its reply reaches the client; for `Reply`: 1
-    /// if it succeeded.
+    /// For `ServiceDone`: when its reply reaches the client; for `Reply`:
+    /// how the attempt ended.
     arg: Nanos,
 }
 
@@ -174,6 +185,9 @@ struct Request<W> {
     sent: Nanos,
     /// True while the client waits for the reply of attempt `attempts − 1`.
     awaiting: bool,
+    /// What its latest attempt retried (`None` for a first try), for the
+    /// controls.
+    retry_of: Option<Outcome>,
     /// The per-user failure draw: it fails while a per-user trigger with a
     /// share above this covers an attempt's completion.
     fate: f64,
@@ -197,7 +211,7 @@ struct State<'a, P: Backoff, Q: EventQueue<Event>> {
     holding_slot: u32,
     queue: VecDeque<Queued>,
     busy: u32,
-    budget: Option<Budget>,
+    controls: Option<Controls>,
     /// The spec's highest arrival-rate factor (thinning's bound), once.
     peak_load: f64,
     /// True if a per-user failure trigger needs each request's fate drawn.
@@ -217,9 +231,7 @@ struct State<'a, P: Backoff, Q: EventQueue<Event>> {
 impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
     fn new(spec: &'a ServerSpec, retry: &'a ServerRetry, policy: &'a P, seeds: Seeds) -> Self {
         let sources = spec.load.sources();
-        let budget = retry
-            .budget
-            .map(|b| Budget::new(b, sources, retry.fleet.unwrap_or(sources)));
+        let controls = Controls::new(&retry.controls, sources, retry.fleet, seeds.controls());
         let mut state = State {
             spec,
             retry,
@@ -234,7 +246,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             holding_slot: 0,
             queue: VecDeque::new(),
             busy: 0,
-            budget,
+            controls,
             peak_load: spec.peak_load_factor(),
             draws_fates: spec
                 .triggers
@@ -414,7 +426,9 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                         if concurrency.is_some() {
                             self.holding_slot += 1;
                         }
-                        self.start(req);
+                        if !self.start(req) {
+                            self.end(req);
+                        }
                     }
                 }
                 if let Some(t) = self.next_arrival_after(self.now) {
@@ -425,7 +439,9 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                 if self.now < self.spec.duration {
                     let (req, _) = self.new_request(e.req);
                     self.window().arrivals += 1;
-                    self.start(req);
+                    if !self.start(req) {
+                        self.end(req);
+                    }
                 }
             }
             Kind::AtServer => {
@@ -446,7 +462,14 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                     self.m.rejected += 1;
                     self.window().rejected += 1;
                     let back = self.now + self.spec.reply_delay.sample(&mut self.environment);
-                    self.schedule(back, Kind::Reply, e.req, e.generation, e.attempt, 0);
+                    self.schedule(
+                        back,
+                        Kind::Reply,
+                        e.req,
+                        e.generation,
+                        e.attempt,
+                        REPLY_REJECTED,
+                    );
                 } else {
                     self.queue.push_back(queued);
                     self.m.queue_peak = self.m.queue_peak.max(self.queue.len() as u64);
@@ -461,7 +484,11 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                     e.req,
                     e.generation,
                     e.attempt,
-                    u64::from(succeeded),
+                    if succeeded {
+                        REPLY_SUCCESS
+                    } else {
+                        REPLY_FAILURE
+                    },
                 );
                 self.take_next();
             }
@@ -470,10 +497,16 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                     return;
                 }
                 self.requests[e.req as usize].awaiting = false;
-                if e.arg == 1 {
+                let outcome = match e.arg {
+                    REPLY_SUCCESS => Outcome::Success,
+                    REPLY_REJECTED => Outcome::Rejected,
+                    _ => Outcome::Failure,
+                };
+                self.attempt_ended(e.req, outcome);
+                if outcome == Outcome::Success {
                     self.succeed(e.req);
                 } else {
-                    self.attempt_failed(e.req);
+                    self.attempt_failed(e.req, outcome);
                 }
             }
             Kind::Timeout => {
@@ -483,11 +516,12 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                 self.requests[e.req as usize].awaiting = false;
                 self.m.timeouts += 1;
                 self.window().timeouts += 1;
-                self.attempt_failed(e.req);
+                self.attempt_ended(e.req, Outcome::Timeout);
+                self.attempt_failed(e.req, Outcome::Timeout);
             }
             Kind::Resend => {
-                if self.requests[e.req as usize].generation == e.generation {
-                    self.send(e.req);
+                if self.requests[e.req as usize].generation == e.generation && !self.send(e.req) {
+                    self.end(e.req);
                 }
             }
             Kind::Capacity => {
@@ -501,8 +535,8 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
     /// A new request from `source`, in the slab: its index and generation.
     fn new_request(&mut self, source: u32) -> (u32, u32) {
         self.m.requests += 1;
-        if let Some(budget) = self.budget.as_mut() {
-            budget.request(source);
+        if let Some(controls) = self.controls.as_mut() {
+            controls.request_started(source, self.now);
         }
         let fate = if self.draws_fates {
             self.environment.unit_above_zero()
@@ -516,6 +550,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             attempts: 0,
             sent: 0,
             awaiting: false,
+            retry_of: None,
             fate,
             walk: self.policy.start(),
         };
@@ -537,14 +572,29 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
     }
 
     /// The request starts: latency counts from now; its first attempt goes.
-    fn start(&mut self, req: u32) {
+    /// False if a control refused it (the caller ends the request).
+    #[must_use]
+    fn start(&mut self, req: u32) -> bool {
         self.requests[req as usize].started = self.now;
-        self.send(req);
+        self.send(req)
     }
 
-    /// Sends the request's next attempt, with its timeout.
-    fn send(&mut self, req: u32) {
+    /// Sends the request's next attempt, with its timeout, if every control
+    /// admits it; false if one refused (counted; the caller ends the
+    /// request as given up).
+    #[must_use]
+    fn send(&mut self, req: u32) -> bool {
         let now = self.now;
+        if let Some(controls) = self.controls.as_mut() {
+            let r = &self.requests[req as usize];
+            if !controls.admit(r.source, now, r.retry_of.is_some()) {
+                self.m.refused += 1;
+                self.m.gave_up += 1;
+                self.window().gave_up += 1;
+                return false;
+            }
+            controls.attempt_sent(r.source, now, r.retry_of);
+        }
         let r = &mut self.requests[req as usize];
         let (generation, attempt) = (r.generation, r.attempts);
         r.attempts += 1;
@@ -556,6 +606,15 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         self.schedule(arrive, Kind::AtServer, req, generation, attempt, 0);
         if let Some(timeout) = self.spec.timeout {
             self.schedule(now + timeout, Kind::Timeout, req, generation, attempt, 0);
+        }
+        true
+    }
+
+    /// Tells the controls how the request's awaited attempt ended.
+    fn attempt_ended(&mut self, req: u32, outcome: Outcome) {
+        if let Some(controls) = self.controls.as_mut() {
+            let r = &self.requests[req as usize];
+            controls.attempt_ended(r.source, self.now, outcome, r.retry_of);
         }
     }
 
@@ -644,21 +703,19 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         self.m.latency.record(latency);
         self.m.latency_total_ns += u128::from(latency);
         self.window_latencies.push(latency);
-        if let Some(budget) = self.budget.as_mut() {
-            budget.success(r.source, r.attempts > 1);
-        }
         self.end(req);
     }
 
-    /// The current attempt failed (reply, rejection or timeout): retry or
-    /// give up, decided now.
-    fn attempt_failed(&mut self, req: u32) {
+    /// The current attempt failed with `cause` (a failed reply, a rejection
+    /// or a timeout): retry or give up, decided now.
+    fn attempt_failed(&mut self, req: u32, cause: Outcome) {
+        let now = self.now;
         let r = self.requests[req as usize];
         let may_retry = self.retry.max_attempts.is_none_or(|max| r.attempts < max)
             && self
-                .budget
+                .controls
                 .as_mut()
-                .is_none_or(|budget| budget.allow_retry(r.source));
+                .is_none_or(|controls| controls.allow_retry(r.source, now, cause));
         if !may_retry {
             self.m.gave_up += 1;
 
@@ -667,6 +724,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             return;
         }
         let r = &mut self.requests[req as usize];
+        r.retry_of = Some(cause);
         let delay_us = self
             .policy
             .delay(r.attempts, &mut r.walk, &mut self.backoff);
@@ -676,26 +734,36 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
     }
 
     /// The request is over: its slot goes to the next waiting request, or its
-    /// closed-loop user starts thinking.
+    /// closed-loop user starts thinking. A waiting request a control refuses
+    /// at once ends in turn (a loop, not recursion: an open breaker may
+    /// refuse every waiting request).
     fn end(&mut self, req: u32) {
-        let r = &mut self.requests[req as usize];
-        r.generation = r.generation.wrapping_add(1);
-        r.awaiting = false;
-        let source = r.source;
-        self.free.push(req);
-        match self.spec.load {
-            Load::Open {
-                concurrency: Some(_),
-                ..
-            } => match self.waiting_for_slot.pop_front() {
-                Some((next, _)) => self.start(next),
-                None => self.holding_slot -= 1,
-            },
-            Load::Closed { think, .. } => {
-                let t = self.now + think.sample(&mut self.environment);
-                self.schedule(t, Kind::ThinkDone, source, 0, 0, 0);
+        let mut ending = req;
+        loop {
+            let r = &mut self.requests[ending as usize];
+            r.generation = r.generation.wrapping_add(1);
+            r.awaiting = false;
+            let source = r.source;
+            self.free.push(ending);
+            match self.spec.load {
+                Load::Open {
+                    concurrency: Some(_),
+                    ..
+                } => match self.waiting_for_slot.pop_front() {
+                    Some((next, _)) if !self.start(next) => ending = next,
+                    Some(_) => return,
+                    None => {
+                        self.holding_slot -= 1;
+                        return;
+                    }
+                },
+                Load::Closed { think, .. } => {
+                    let t = self.now + think.sample(&mut self.environment);
+                    self.schedule(t, Kind::ThinkDone, source, 0, 0, 0);
+                    return;
+                }
+                Load::Open { .. } => return,
             }
-            Load::Open { .. } => {}
         }
     }
 
@@ -764,7 +832,7 @@ mod tests {
                 cap_mode: CapMode::Before,
             },
             max_attempts,
-            budget: None,
+            controls: Vec::new(),
             fleet: None,
         }
     }

@@ -7,7 +7,8 @@
 
 use crate::base::names::named;
 use crate::base::time::Micros;
-use crate::control::budget::{BudgetSpec, RetryAfter};
+use crate::control::ControlSpec;
+use crate::control::retry_after::RetryAfter;
 use crate::model::arrivals::Arrivals;
 use crate::model::{ResourceKind, SlotResource};
 use crate::policy::{CapMode, PolicyKind, PolicySpec};
@@ -48,9 +49,14 @@ pub struct RunSpec {
     pub window_us: Option<Micros>,
     /// How the clients' policy generators are seeded.
     pub seeding: Seeding,
-    /// A retry budget shared by each fleet; `None` is unlimited.
-    pub budget: Option<BudgetSpec>,
-    /// Clients per budget fleet; `None` is one fleet of all clients.
+    /// A retry budget (`budget`); `None` is unlimited.
+    pub budget: Option<ControlSpec>,
+    /// A circuit breaker, on retries or on calls (`breaker`).
+    pub breaker: Option<ControlSpec>,
+    /// A client-side throttle (`throttle`).
+    pub throttle: Option<ControlSpec>,
+    /// Clients (sources) per scope of the controls' state; `None` is one
+    /// scope of all.
     pub fleet: Option<u32>,
     /// What clients do with the slot resource's retry hint.
     pub retry_after: RetryAfter,
@@ -124,6 +130,8 @@ impl RunSpec {
             window_us: None,
             seeding: Seeding::Independent,
             budget: None,
+            breaker: None,
+            throttle: None,
             fleet: None,
             retry_after: RetryAfter::Ignore,
             server: ServerParams::default(),
@@ -212,6 +220,15 @@ impl RunSpec {
         ))
     }
 
+    /// The run's retry controls: its budget, breaker and throttle, those
+    /// given.
+    pub fn controls(&self) -> Vec<ControlSpec> {
+        [self.budget, self.breaker, self.throttle]
+            .into_iter()
+            .flatten()
+            .collect()
+    }
+
     /// Of the parameters `given` (registry keys), those this workload does not
     /// use, each with why: a step with a policy that has none, a fleet with no
     /// budget. They are not errors (a grid may give them for its other
@@ -239,7 +256,9 @@ impl RunSpec {
                             )
                         }
                     }
-                    "fleet" if self.budget.is_none() => "there is no budget to share".to_string(),
+                    "fleet" if self.controls().is_empty() => {
+                        "there is no budget, breaker or throttle to share".to_string()
+                    }
                     "fleet" if self.fleet.is_some_and(|n| n > self.clients) => format!(
                         "a fleet larger than the {} clients is one fleet of all of them",
                         self.clients
@@ -418,7 +437,7 @@ mod tests {
             .collect();
         assert_eq!(unused, ["step", "cap_mode", "first_exponent", "fleet"]);
         s.policy.kind = PolicyKind::Linear;
-        s.budget = parse_budget("ratio:0.1,min:1").unwrap();
+        s.budget = parse_control(crate::control::Family::Budget, "ratio:0.1,min:1").unwrap();
         s.fleet = Some(5_000);
         let unused = s.unused(&["step", "fleet"]);
         assert_eq!(unused.len(), 1);

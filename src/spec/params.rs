@@ -13,6 +13,7 @@
 //! exactly the same values, and every shown value is proven to read back.
 
 use crate::base::time::{format_duration, us_to_ms};
+use crate::control::Family;
 use crate::model::ResourceKind;
 use crate::spec::{self, ParamError, RunSpec, format_window, server};
 
@@ -169,7 +170,7 @@ impl Param {
 /// Every parameter, in grid-axis and CSV-column order. Adding one here (and
 /// to [`RunSpec`] and the model that reads it) adds its flag, scenario key,
 /// axis, columns and doc rows.
-pub static PARAMS: [Param; 34] = [
+pub static PARAMS: [Param; 36] = [
     Param {
         key: "policy",
         value_name: "POLICY",
@@ -482,10 +483,11 @@ pub static PARAMS: [Param; 34] = [
     Param {
         key: "budget",
         value_name: "RULE",
-        doc: "A retry budget shared by each fleet: tokens:CAPACITY,cost:N,refund:N (the AWS SDK \
-              quota is tokens:500,cost:5,refund:1) or ratio:R,min:N, or none; a retry it \
-              refuses ends the client as given up",
-        accepts: "tokens:C,cost:N,refund:N; ratio:R,min:N; none",
+        doc: "A retry budget (see `herdsim controls`): tokens (the AWS SDK quota, \
+              tokens:500,cost:5,refund:1,timeout-cost:10), ratio, earned (Yandex), adaptive \
+              (Brooker), grpc, finagle, envoy, or none; consulted when a retry is decided, \
+              and a retry it refuses ends the request as given up",
+        accepts: "a budget rule of `herdsim controls`, or none",
         absent: Some("no budget"),
         kind: Kind::Text,
         group: Group::Control,
@@ -493,18 +495,58 @@ pub static PARAMS: [Param; 34] = [
         choices: None,
         columns: &["budget"],
         set: |s, t| {
-            s.budget = spec::parse_budget(t)?;
+            s.budget = spec::parse_control(Family::Budget, t)?;
             Ok(())
         },
         show: |s| s.budget.map(|b| b.to_string()),
         fields: |s| optional(s.budget, |b| b.to_string()),
     },
     Param {
+        key: "breaker",
+        value_name: "RULE",
+        doc: "A circuit breaker (see `herdsim controls`): cumulative (Brooker's, on retries), \
+              windowed (Yandex's, on retries), classic (on calls), or none",
+        accepts: "a breaker rule of `herdsim controls`, or none",
+        absent: Some("no breaker"),
+        kind: Kind::Text,
+        group: Group::Control,
+        list_separator: ';',
+        choices: None,
+        columns: &["breaker"],
+        set: |s, t| {
+            s.breaker = spec::parse_control(Family::Breaker, t)?;
+            Ok(())
+        },
+        show: |s| s.breaker.map(|b| b.to_string()),
+        fields: |s| optional(s.breaker, |b| b.to_string()),
+    },
+    Param {
+        key: "throttle",
+        value_name: "RULE",
+        doc: "A client-side throttle (see `herdsim controls`): sre (the SRE book's adaptive \
+              throttling, sre:2,window:2m), or none; an attempt it refuses is not sent and \
+              ends the request",
+        accepts: "a throttle rule of `herdsim controls`, or none",
+        absent: Some("no throttle"),
+        kind: Kind::Text,
+        group: Group::Control,
+        list_separator: ';',
+        choices: None,
+        columns: &["throttle"],
+        set: |s, t| {
+            s.throttle = spec::parse_control(Family::Throttle, t)?;
+            Ok(())
+        },
+        show: |s| s.throttle.map(|b| b.to_string()),
+        fields: |s| optional(s.throttle, |b| b.to_string()),
+    },
+    Param {
         key: "fleet",
         value_name: "N",
-        doc: "Clients per budget fleet",
+        doc: "Clients (server model: sources) per scope of the budget's, breaker's and \
+              throttle's state: 1 gives each its own (local), none one for all (global)",
         accepts: "1 to 100,000,000",
-        absent: Some("all clients share one budget"),
+        absent: Some("all clients share one state"),
         kind: Kind::Count,
         group: Group::Control,
         list_separator: ',',
@@ -529,8 +571,8 @@ pub static PARAMS: [Param; 34] = [
         list_separator: ',',
         choices: Some(|| {
             names(
-                crate::control::budget::RetryAfter::VARIANTS,
-                crate::control::budget::RetryAfter::name,
+                crate::control::retry_after::RetryAfter::VARIANTS,
+                crate::control::retry_after::RetryAfter::name,
             )
         }),
         columns: &["retry_after"],
@@ -904,7 +946,9 @@ mod tests {
         spec.down = Some((1, 2_500_001));
         spec.max_attempts = Some(8);
         spec.deadline_us = Some(60_000_000);
-        spec.budget = spec::parse_budget("ratio:0.1,min:10").unwrap();
+        spec.budget = spec::parse_control(Family::Budget, "ratio:0.1,min:10").unwrap();
+        spec.breaker = spec::parse_control(Family::Breaker, "windowed:0.1,window:200ms").unwrap();
+        spec.throttle = spec::parse_control(Family::Throttle, "sre:2,window:2m").unwrap();
         spec.fleet = Some(10);
         let server = &mut spec.server;
         server.rate_per_s = Some(333.3);

@@ -3,7 +3,8 @@
 
 use super::{CAPACITY_RANGE, MAX_ATTEMPTS, MAX_CLIENTS, MAX_SEEDS, ParamError, Seeding};
 use crate::base::time::{Micros, format_duration, parse_duration};
-use crate::control::budget::{BudgetSpec, RetryAfter};
+use crate::control::retry_after::RetryAfter;
+use crate::control::{ControlSpec, Family};
 use crate::model::ResourceKind;
 use crate::model::arrivals::Arrivals;
 use crate::policy::{CapMode, PolicyKind};
@@ -11,12 +12,10 @@ use crate::policy::{CapMode, PolicyKind};
 /// The largest first-retry exponent.
 pub const MAX_FIRST_EXPONENT: u32 = 16;
 
-/// Parses a retry budget (as `--budget` does); `none` is no budget.
-pub fn parse_budget(text: &str) -> Result<Option<BudgetSpec>, ParamError> {
-    if text.trim() == "none" {
-        return Ok(None);
-    }
-    Ok(Some(text.parse()?))
+/// Parses a control of `family` (as `--budget`, `--breaker` and
+/// `--throttle` do); `none` is none.
+pub fn parse_control(family: Family, text: &str) -> Result<Option<ControlSpec>, ParamError> {
+    Ok(ControlSpec::parse(family, text)?)
 }
 
 /// Parses a fleet size (as `--fleet` does).
@@ -193,11 +192,14 @@ mod tests {
              (a bare number is milliseconds)"
         );
         assert!(matches!(
-            parse_budget("tokens:0,cost:1,refund:0"),
+            parse_control(crate::control::Family::Budget, "tokens:0,cost:1,refund:0"),
             Err(ParamError::Control(_))
         ));
         assert!(matches!(parse_arrivals("storm"), Err(ParamError::Model(_))));
-        assert_eq!(parse_budget(" none "), Ok(None));
+        assert_eq!(
+            parse_control(crate::control::Family::Budget, " none "),
+            Ok(None)
+        );
         assert_eq!(parse_down("5s..1s"), Err(ParamError::Window));
     }
 }

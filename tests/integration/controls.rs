@@ -6,7 +6,10 @@ use crate::common::usage_error;
 use assert_cmd::cargo::cargo_bin_cmd;
 use herdsim::base::seeding::Seeds;
 use herdsim::base::seeding::job_rng;
-use herdsim::control::budget::{Budget, BudgetSpec, RetryAfter};
+use herdsim::control::aws_quota::AwsQuotaSpec;
+use herdsim::control::ratio_budget::RatioBudgetSpec;
+use herdsim::control::retry_after::RetryAfter;
+use herdsim::control::{ControlSpec, Controls, Family, Outcome};
 use herdsim::policy::{Backoff, DecorrelatedCeiling, DecorrelatedV2};
 use herdsim::sim::engine::simulate;
 use herdsim::spec::Seeding;
@@ -40,15 +43,15 @@ proptest! {
         // Every grant takes `cost` from a bucket that starts at `capacity` and
         // is credited at most `cost` per successful retry and `refund` per
         // first-try success: grants·cost ≤ capacity + credits, at all times.
-        let spec = BudgetSpec::Tokens { capacity, cost, refund };
-        let mut budget = Budget::new(spec, 1, 1);
+        let spec = ControlSpec::AwsQuota(AwsQuotaSpec { capacity, cost, refund, timeout_cost: None });
+        let mut budget = Controls::new(&[spec], 1, Some(1), 0).unwrap();
         let (mut granted, mut credits) = (0u64, 0u64);
         for event in events {
             match event {
-                Event::Request => budget.request(0),
-                Event::Retry => granted += u64::from(budget.allow_retry(0)),
+                Event::Request => budget.request_started(0, 0),
+                Event::Retry => granted += u64::from(budget.allow_retry(0, 0, Outcome::Failure)),
                 Event::Success { on_retry } => {
-                    budget.success(0, on_retry);
+                    budget.attempt_ended(0, 0, Outcome::Success, on_retry.then_some(Outcome::Failure));
                     credits += if on_retry { cost } else { refund };
                 }
             }
@@ -60,13 +63,16 @@ proptest! {
     fn a_ratio_budget_never_grants_more_than_its_share(
         ratio in 0.0f64..2.0, min in 0u64..20, events in events(),
     ) {
-        let mut budget = Budget::new(BudgetSpec::Ratio { ratio, min }, 1, 1);
+        let spec = ControlSpec::Ratio(RatioBudgetSpec { ratio, min });
+        let mut budget = Controls::new(&[spec], 1, Some(1), 0).unwrap();
         let (mut granted, mut requests) = (0u64, 0u64);
         for event in events {
             match event {
-                Event::Request => { budget.request(0); requests += 1; }
-                Event::Retry => granted += u64::from(budget.allow_retry(0)),
-                Event::Success { on_retry } => budget.success(0, on_retry),
+                Event::Request => { budget.request_started(0, 0); requests += 1; }
+                Event::Retry => granted += u64::from(budget.allow_retry(0, 0, Outcome::Failure)),
+                Event::Success { on_retry } => {
+                    budget.attempt_ended(0, 0, Outcome::Success, on_retry.then_some(Outcome::Failure));
+                }
             }
             prop_assert!(granted as f64 <= min as f64 + ratio * requests as f64 + 1e-9);
         }
@@ -77,7 +83,7 @@ proptest! {
         clients in 1u32..400, fleet in 1u32..100, ratio in 0.0f64..1.0, min in 0u64..10, master in any::<u64>(),
     ) {
         let mut spec = RunSpec::seed_002(PolicyKind::Full, clients);
-        spec.budget = Some(BudgetSpec::Ratio { ratio, min });
+        spec.budget = Some(ControlSpec::Ratio(RatioBudgetSpec { ratio, min }));
         spec.fleet = Some(fleet);
         let m = simulate(&spec, Seeds::for_job(master, 0, 0));
         // Each fleet retries at most min + ratio·(its clients).
@@ -95,7 +101,7 @@ fn the_aws_quota_ends_a_storm_early() {
     // 1,000 clients, one 500-token bucket, 5 per retry: about 100 retries
     // before it runs dry; successes refill it only slowly.
     let mut spec = RunSpec::seed_002(PolicyKind::Full, 1_000);
-    spec.budget = Some("tokens:500,cost:5,refund:1".parse().unwrap());
+    spec.budget = ControlSpec::parse(Family::Budget, "tokens:500,cost:5,refund:1").unwrap();
     let m = simulate(&spec, Seeds::for_job(1, 0, 0));
     assert!(m.gave_up > 800, "{m:?}");
     assert!(m.retries < 200, "{m:?}");

@@ -3,7 +3,10 @@
 
 use herdsim::base::seeding::Seeds;
 use herdsim::base::time::Micros;
-use herdsim::control::budget::{BudgetSpec, RetryAfter};
+use herdsim::control::aws_quota::AwsQuotaSpec;
+use herdsim::control::ratio_budget::RatioBudgetSpec;
+use herdsim::control::retry_after::RetryAfter;
+use herdsim::control::{ControlSpec, Family};
 use herdsim::measure::observer::{Observer, Watch};
 use herdsim::model::ResourceKind;
 use herdsim::model::arrivals::Arrivals;
@@ -26,6 +29,7 @@ struct Trace {
     first_call_of: std::collections::HashMap<u32, Micros>,
     late_calls: u64,
     deadline: Option<Micros>,
+    first_calls: u64,
 }
 
 impl Observer for Trace {
@@ -36,6 +40,7 @@ impl Observer for Trace {
         let first = *self.first_call_of.entry(client).or_insert(time);
         if attempt == 0 {
             assert_eq!(first, time);
+            self.first_calls += 1;
         }
         if let Some(d) = self.deadline {
             // The OCC model's call is its write, two hops after the attempt
@@ -94,14 +99,29 @@ fn spec_strategy() -> impl Strategy<Value = RunSpec> {
         prop_oneof![
             Just(None),
             (1u64..300, 1u64..10, 0u64..3).prop_map(|(capacity, cost, refund)| Some(
-                BudgetSpec::Tokens {
+                ControlSpec::AwsQuota(AwsQuotaSpec {
                     capacity,
                     cost,
-                    refund
-                }
+                    refund,
+                    timeout_cost: None,
+                })
             )),
-            (0.0f64..1.0, 0u64..20).prop_map(|(ratio, min)| Some(BudgetSpec::Ratio { ratio, min })),
+            (0.0f64..1.0, 0u64..20)
+                .prop_map(|(ratio, min)| Some(ControlSpec::Ratio(RatioBudgetSpec { ratio, min }))),
         ],
+        prop_oneof![
+            Just("none"),
+            Just("cumulative:0.1"),
+            Just("windowed:0.1,window:50ms"),
+            Just("classic:0.5,window:100ms,calls:5,open:20ms,jitter:0.5"),
+        ]
+        .prop_map(|rule| ControlSpec::parse(Family::Breaker, rule).unwrap()),
+        prop_oneof![
+            Just("none"),
+            Just("sre:2,window:1s"),
+            Just("sre:1.1,window:2m")
+        ]
+        .prop_map(|rule| ControlSpec::parse(Family::Throttle, rule).unwrap()),
         prop::option::of(1u32..50),
         prop_oneof![
             Just(RetryAfter::Ignore),
@@ -125,7 +145,7 @@ fn spec_strategy() -> impl Strategy<Value = RunSpec> {
                 cap_mode,
             ),
             (resource, arrivals, down, max_attempts, deadline_us),
-            (seeding, budget, fleet, retry_after),
+            (seeding, budget, breaker, throttle, fleet, retry_after),
         )| {
             let spec = RunSpec {
                 clients,
@@ -147,6 +167,8 @@ fn spec_strategy() -> impl Strategy<Value = RunSpec> {
                 window_us,
                 seeding,
                 budget,
+                breaker,
+                throttle,
                 fleet,
                 retry_after: if resource == ResourceKind::Slot {
                     retry_after
@@ -184,9 +206,14 @@ proptest! {
         // calls = successes + failed calls; successes + gave_up = clients.
         prop_assert_eq!(m.calls, m.successes + trace.failed);
         prop_assert_eq!(m.successes + m.gave_up, u64::from(spec.clients));
-        prop_assert_eq!(m.retries, m.calls - u64::from(spec.clients));
+        // Every client's first call is made, unless a breaker or throttle
+        // refused it (the client then gave up without calling).
+        prop_assert_eq!(m.retries, m.calls - trace.first_calls);
+        if spec.breaker.is_none() && spec.throttle.is_none() {
+            prop_assert_eq!(trace.first_calls, u64::from(spec.clients));
+        }
         prop_assert!(trace.calls_in_order, "calls must happen in time order");
-        if spec.max_attempts.is_none() && spec.deadline_us.is_none() && spec.budget.is_none() {
+        if spec.max_attempts.is_none() && spec.deadline_us.is_none() && spec.controls().is_empty() {
             prop_assert_eq!(m.gave_up, 0);
         }
         // No client makes more attempts than allowed, nor starts one late.

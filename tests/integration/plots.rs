@@ -380,7 +380,7 @@ fn the_server_series_shades_each_trigger_and_draws_the_queue_it_measured() {
     let retry = ServerRetry {
         policy: RunSpec::seed_002(PolicyKind::NoBackoff, 1).policy,
         max_attempts: Some(4),
-        budget: None,
+        controls: Vec::new(),
         fleet: None,
     };
     let run: ServerMetrics = simulate_server(&spec, &retry, Seeds::for_job(9, 0, 0), u64::MAX);

@@ -25,6 +25,7 @@
 //! admits it ([`RetryControl::admit`]).
 
 pub mod adaptive_bucket;
+pub mod aws_adaptive;
 pub mod aws_quota;
 pub mod classic_breaker;
 pub mod cumulative_breaker;
@@ -99,6 +100,12 @@ pub trait RetryControl {
     /// ends its request.
     fn admit(&mut self, _now: Nanos, _retry: bool, _u: f64) -> bool {
         true
+    }
+    /// An admitted attempt is about to go: how long it must wait first (a
+    /// rate limiter's token), 0 to go now. Asked once per attempt, after
+    /// every control admitted it.
+    fn send_delay(&mut self, _now: Nanos) -> Nanos {
+        0
     }
 }
 
@@ -231,6 +238,11 @@ macro_rules! controls {
                     $(ControlState::$variant(s) => s.admit(now, retry, u),)+
                 }
             }
+            fn send_delay(&mut self, now: Nanos) -> Nanos {
+                match self {
+                    $(ControlState::$variant(s) => s.send_delay(now),)+
+                }
+            }
         }
     };
 }
@@ -247,6 +259,7 @@ controls! {
     Windowed => windowed_breaker::{WindowedBreakerSpec, WindowedBreaker},
     Classic => classic_breaker::{ClassicBreakerSpec, ClassicBreaker},
     Sre => sre_throttle::{SreThrottleSpec, SreThrottle},
+    AwsAdaptive => aws_adaptive::{AwsAdaptiveSpec, AwsAdaptive},
 }
 
 impl ControlSpec {
@@ -365,20 +378,37 @@ impl Controls {
         allowed
     }
 
-    /// May `source` send this attempt? Every control sees it (a throttle
-    /// counts the attempts it refuses too).
-    pub fn admit(&mut self, source: u32, now: Nanos, retry: bool) -> bool {
+    /// May `source` send this attempt, and after how long? `None` if a
+    /// control refuses it (every control sees it: a throttle counts the
+    /// attempts it refuses too); else the longest wait any control asks
+    /// (a rate limiter's), 0 to send now.
+    pub fn admit(&mut self, source: u32, now: Nanos, retry: bool) -> Option<Nanos> {
         let u = if self.draws_admission {
             self.draws.unit_above_zero()
         } else {
             1.0
         };
         // Not short-circuited: every control sees the attempt.
+        let scope = self.scope(source);
         let mut admitted = true;
-        for control in self.scope(source) {
+        for control in scope.iter_mut() {
             admitted &= control.admit(now, retry, u);
         }
-        admitted
+        admitted.then(|| {
+            scope
+                .iter_mut()
+                .map(|c| c.send_delay(now))
+                .max()
+                .unwrap_or(0)
+        })
+    }
+
+    /// True if a control may delay attempts (a rate limiter), which only
+    /// the server model's loop can do.
+    pub fn delays_attempts(specs: &[ControlSpec]) -> bool {
+        specs
+            .iter()
+            .any(|s| matches!(s, ControlSpec::AwsAdaptive(_)))
     }
 }
 
@@ -403,6 +433,7 @@ mod tests {
                 "classic:0.1,window:200ms,calls:100,open:100ms,jitter:0",
             ),
             (Family::Throttle, "sre:2,window:2m"),
+            (Family::Throttle, "aws-adaptive:0.4,beta:0.7"),
         ];
         assert_eq!(examples.len(), ABOUT.len(), "one example per control");
         for (family, text) in examples {

@@ -126,7 +126,8 @@ enum Kind {
     Reply,
     /// A client's timeout for an attempt fires.
     Timeout,
-    /// A client sends its next attempt after backing off.
+    /// A client sends its next attempt after backing off (`arg`
+    /// [`ADMITTED`]: after waiting for a rate limiter that admitted it).
     Resend,
     /// The workers change (a capacity drop begins or ends).
     Capacity,
@@ -138,6 +139,10 @@ const REPLY_SUCCESS: Nanos = 1;
 const REPLY_FAILURE: Nanos = 0;
 /// A reply's `arg`: the server refused it at a full queue.
 const REPLY_REJECTED: Nanos = 2;
+
+/// A resend's `arg`: the controls admitted it already (it waited for a
+/// rate limiter's token).
+const ADMITTED: Nanos = 1;
 
 /// What one scheduled event carries (its time is the queue's key; events at
 /// one instant leave in the order they were scheduled).
@@ -520,7 +525,9 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                 self.attempt_failed(e.req, Outcome::Timeout);
             }
             Kind::Resend => {
-                if self.requests[e.req as usize].generation == e.generation && !self.send(e.req) {
+                if self.requests[e.req as usize].generation == e.generation
+                    && !self.send(e.req, e.arg == ADMITTED)
+                {
                     self.end(e.req);
                 }
             }
@@ -576,24 +583,35 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
     #[must_use]
     fn start(&mut self, req: u32) -> bool {
         self.requests[req as usize].started = self.now;
-        self.send(req)
+        self.send(req, false)
     }
 
     /// Sends the request's next attempt, with its timeout, if every control
-    /// admits it; false if one refused (counted; the caller ends the
-    /// request as given up).
+    /// admits it (or `admitted` says they did); false if one refused
+    /// (counted; the caller ends the request as given up). An attempt a
+    /// rate limiter holds back is sent when its token comes.
     #[must_use]
-    fn send(&mut self, req: u32) -> bool {
+    fn send(&mut self, req: u32, admitted: bool) -> bool {
         let now = self.now;
         if let Some(controls) = self.controls.as_mut() {
             let r = &self.requests[req as usize];
-            if !controls.admit(r.source, now, r.retry_of.is_some()) {
-                self.m.refused += 1;
-                self.m.gave_up += 1;
-                self.window().gave_up += 1;
-                return false;
+            let (source, retry_of, generation) = (r.source, r.retry_of, r.generation);
+            if !admitted {
+                match controls.admit(source, now, retry_of.is_some()) {
+                    None => {
+                        self.m.refused += 1;
+                        self.m.gave_up += 1;
+                        self.window().gave_up += 1;
+                        return false;
+                    }
+                    Some(0) => {}
+                    Some(wait) => {
+                        self.schedule(now + wait, Kind::Resend, req, generation, 0, ADMITTED);
+                        return true;
+                    }
+                }
             }
-            controls.attempt_sent(r.source, now, r.retry_of);
+            controls.attempt_sent(source, now, retry_of);
         }
         let r = &mut self.requests[req as usize];
         let (generation, attempt) = (r.generation, r.attempts);

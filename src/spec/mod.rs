@@ -7,8 +7,8 @@
 
 use crate::base::names::named;
 use crate::base::time::Micros;
-use crate::control::ControlSpec;
 use crate::control::retry_after::RetryAfter;
+use crate::control::{ControlSpec, Controls};
 use crate::model::arrivals::Arrivals;
 use crate::model::{ResourceKind, SlotResource};
 use crate::policy::{CapMode, PolicyKind, PolicySpec};
@@ -313,6 +313,22 @@ impl RunSpec {
                 "retry_after",
                 self.retry_after.name().to_string(),
                 ParamError::HintsFromSlotOnly,
+            );
+        }
+        if self.resource != ResourceKind::Server
+            && let Some(throttle) = self.throttle.filter(|t| Controls::delays_attempts(&[*t]))
+        {
+            return fail(
+                "throttle",
+                throttle.to_string(),
+                ParamError::Conflict {
+                    other: "resource",
+                    why: format!(
+                        "a rate limiter delays attempts, which only the server model can do \
+                         (this run is on {})",
+                        self.resource
+                    ),
+                },
             );
         }
         if self.resource == ResourceKind::Server

@@ -1,5 +1,7 @@
 //! Retry controls: what may stop a retry, or an attempt, besides the backoff
-//! policy.
+//! policy; and the server's own controls ([`deadline_propagation`],
+//! [`queue_discipline`] with [`adaptive_lifo`] and [`codel`], [`shed_wait`]),
+//! which the server model's parameters select.
 //!
 //! Each control is a file of its own, implemented as its source specifies
 //! (the source and its formula are in the file's doc comment and in
@@ -25,18 +27,23 @@
 //! admits it ([`RetryControl::admit`]).
 
 pub mod adaptive_bucket;
+pub mod adaptive_lifo;
 pub mod aws_adaptive;
 pub mod aws_quota;
 pub mod classic_breaker;
+pub mod codel;
 pub mod cumulative_breaker;
+pub mod deadline_propagation;
 pub mod earned_tokens;
 pub mod envoy_budget;
 pub mod error;
 pub mod finagle_budget;
 pub mod grpc_throttle;
+pub mod queue_discipline;
 pub mod ratio_budget;
 pub mod retry_after;
 pub mod rule;
+pub mod shed_wait;
 pub mod sre_throttle;
 #[cfg(test)]
 mod tests_support;

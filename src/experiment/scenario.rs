@@ -266,7 +266,8 @@ mod tests {
              policy, clients, capacity, base, cap, step, jitter_factor, window, resource, arrivals, \
              down, max_attempts, deadline, first_exponent, cap_mode, seeding, budget, breaker, \
              throttle, fleet, retry_after, rate, duration, sources, concurrency, users, think, workers, queue_limit, \
-             service, fail_rate, request_delay, reply_delay, timeout, trigger, horizon"
+             service, fail_rate, request_delay, reply_delay, timeout, deadline_propagation, \
+             discipline, shed_wait, trigger, horizon"
         );
         assert_eq!(
             error("seeds = 5\nclients = []\n"),

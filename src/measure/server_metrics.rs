@@ -17,7 +17,7 @@ pub struct Window {
     pub gave_up: u64,
     /// Attempts the client timed out.
     pub timeouts: u64,
-    /// Attempts refused at a full queue.
+    /// Attempts the server refused (a full queue, shedding, CoDel's drops).
     pub rejected: u64,
     /// Attempts waiting in the server's queue at the window's end.
     pub queue: u64,
@@ -51,7 +51,7 @@ pub struct ServerMetrics {
     pub gave_up: u64,
     /// Attempts the client timed out.
     pub timeouts: u64,
-    /// Attempts refused at a full queue.
+    /// Attempts the server refused (a full queue, shedding, CoDel's drops).
     pub rejected: u64,
     /// Attempts a breaker or throttle refused to send (each ended its
     /// request, which counts as given up).
@@ -342,9 +342,12 @@ impl ServerMetric {
             ServerMetric::Timeouts => ("timeouts", 0, "attempts timed out by their client", |m| {
                 Some(m.timeouts as f64)
             }),
-            ServerMetric::Rejected => ("rejected", 0, "attempts refused at a full queue", |m| {
-                Some(m.rejected as f64)
-            }),
+            ServerMetric::Rejected => (
+                "rejected",
+                0,
+                "attempts the server refused: a full queue, shedding by expected wait, CoDel's drops",
+                |m| Some(m.rejected as f64),
+            ),
             ServerMetric::GaveUp => ("gave_up", 0, "requests that stopped without success", |m| {
                 Some(m.gave_up as f64)
             }),

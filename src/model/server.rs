@@ -10,6 +10,8 @@
 
 use crate::base::draws::Draws;
 use crate::base::time::{format_duration, parse_duration};
+use crate::control::deadline_propagation::DeadlinePropagation;
+use crate::control::queue_discipline::Discipline;
 use crate::model::error::ModelError;
 
 /// A point in simulated time, or a duration, in nanoseconds.
@@ -242,6 +244,12 @@ pub struct ServerSpec {
     pub window: Nanos,
     /// Stop the run here even if requests are still in flight.
     pub horizon: Option<Nanos>,
+    /// Whose deadline attempts carry to the server, if any.
+    pub deadline_propagation: DeadlinePropagation,
+    /// Which waiting attempt a free worker takes.
+    pub discipline: Discipline,
+    /// Refuse an arriving attempt whose expected wait passes this, ns.
+    pub shed_wait: Option<Nanos>,
 }
 
 impl Default for ServerSpec {
@@ -265,6 +273,9 @@ impl Default for ServerSpec {
             triggers: Vec::new(),
             window: 100 * NS_PER_MS,
             horizon: None,
+            deadline_propagation: DeadlinePropagation::Off,
+            discipline: Discipline::Fifo,
+            shed_wait: None,
         }
     }
 }

@@ -25,6 +25,9 @@ use rand_pcg::Pcg64Mcg;
 
 use crate::base::draws::Draws;
 use crate::base::seeding::{Seeds, job_rng};
+use crate::control::deadline_propagation::{self, DeadlinePropagation};
+use crate::control::queue_discipline::{self, Waiting};
+use crate::control::shed_wait::sheds;
 use crate::control::{ControlSpec, Controls, Outcome};
 use crate::measure::metrics::nearest_rank;
 use crate::measure::observer::{PROGRESS_EVERY, Watch};
@@ -121,6 +124,8 @@ enum Kind {
     AtServer,
     /// A worker finishes an attempt.
     ServiceDone,
+    /// A worker finishes with an attempt it failed for its deadline.
+    ServiceExpired,
     /// A reply reaches its client (`arg`: [`REPLY_SUCCESS`],
     /// [`REPLY_FAILURE`] or [`REPLY_REJECTED`]).
     Reply,
@@ -174,6 +179,15 @@ struct Queued {
     generation: u32,
     attempt: u32,
     arrived: Nanos,
+    /// Its propagated deadline; `Nanos::MAX` for none.
+    deadline: Nanos,
+}
+
+impl Waiting for Queued {
+    #[inline]
+    fn arrived(&self) -> Nanos {
+        self.arrived
+    }
 }
 
 /// A request in flight.
@@ -215,6 +229,12 @@ struct State<'a, P: Backoff, Q: EventQueue<Event>> {
     /// Requests holding a client slot.
     holding_slot: u32,
     queue: VecDeque<Queued>,
+    /// How the queue is served.
+    discipline: queue_discipline::Server,
+    /// Attempts the discipline dropped while taking the next (reused).
+    dropped: Vec<Queued>,
+    /// The mean service time, ns (for shedding by expected wait).
+    mean_service: f64,
     busy: u32,
     controls: Option<Controls>,
     /// The spec's highest arrival-rate factor (thinning's bound), once.
@@ -250,6 +270,9 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             waiting_for_slot: VecDeque::new(),
             holding_slot: 0,
             queue: VecDeque::new(),
+            discipline: spec.discipline.server(),
+            dropped: Vec::new(),
+            mean_service: spec.service.mean(),
             busy: 0,
             controls,
             peak_load: spec.peak_load_factor(),
@@ -456,33 +479,29 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                     generation: e.generation,
                     attempt: e.attempt,
                     arrived: self.now,
+                    deadline: e.arg,
                 };
-                if self.busy < self.spec.workers_at(self.now) {
+                let workers = self.spec.workers_at(self.now);
+                if self.busy < workers {
                     self.serve(queued);
                 } else if self
                     .spec
                     .queue_limit
                     .is_some_and(|limit| self.queue.len() >= limit as usize)
+                    || self.spec.shed_wait.is_some_and(|bound| {
+                        sheds(self.queue.len() + 1, workers, self.mean_service, bound)
+                    })
                 {
-                    self.m.rejected += 1;
-                    self.window().rejected += 1;
-                    let back = self.now + self.spec.reply_delay.sample(&mut self.environment);
-                    self.schedule(
-                        back,
-                        Kind::Reply,
-                        e.req,
-                        e.generation,
-                        e.attempt,
-                        REPLY_REJECTED,
-                    );
+                    self.reject(queued);
                 } else {
                     self.queue.push_back(queued);
                     self.m.queue_peak = self.m.queue_peak.max(self.queue.len() as u64);
                 }
             }
-            Kind::ServiceDone => {
+            Kind::ServiceDone | Kind::ServiceExpired => {
                 self.busy -= 1;
-                let succeeded = self.succeeds(e.req, e.generation, self.now);
+                let succeeded =
+                    e.kind == Kind::ServiceDone && self.succeeds(e.req, e.generation, self.now);
                 self.schedule(
                     e.arg,
                     Kind::Reply,
@@ -614,14 +633,19 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             controls.attempt_sent(source, now, retry_of);
         }
         let r = &mut self.requests[req as usize];
-        let (generation, attempt) = (r.generation, r.attempts);
+        let (generation, attempt, started) = (r.generation, r.attempts, r.started);
         r.attempts += 1;
         r.awaiting = true;
         r.sent = now;
         self.m.attempts += 1;
         self.window().attempts += 1;
+        let deadline = match (self.spec.deadline_propagation, self.spec.timeout) {
+            (DeadlinePropagation::Call, Some(timeout)) => started + timeout,
+            (DeadlinePropagation::Attempt, Some(timeout)) => now + timeout,
+            _ => Nanos::MAX,
+        };
         let arrive = now + self.spec.request_delay.sample(&mut self.environment);
-        self.schedule(arrive, Kind::AtServer, req, generation, attempt, 0);
+        self.schedule(arrive, Kind::AtServer, req, generation, attempt, deadline);
         if let Some(timeout) = self.spec.timeout {
             self.schedule(now + timeout, Kind::Timeout, req, generation, attempt, 0);
         }
@@ -653,6 +677,10 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         if factor != 1.0 {
             service = round_ns(service as f64 * factor);
         }
+        let mut expired = false;
+        if queued.deadline != Nanos::MAX {
+            (service, expired) = deadline_propagation::hold(queued.deadline, self.now, service);
+        }
         let done = self.now + service;
         let back = done + self.spec.reply_delay.sample(&mut self.environment);
         self.m.busy_ns += u128::from(service);
@@ -671,7 +699,11 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         }
         self.schedule(
             done,
-            Kind::ServiceDone,
+            if expired {
+                Kind::ServiceExpired
+            } else {
+                Kind::ServiceDone
+            },
             queued.req,
             queued.generation,
             queued.attempt,
@@ -679,13 +711,40 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         );
     }
 
-    /// The next queued attempt, if a worker is free for it.
+    /// The next queued attempt, if a worker is free for it, as the
+    /// discipline chooses; attempts it drops on the way are rejected.
     fn take_next(&mut self) {
-        if self.busy < self.spec.workers_at(self.now)
-            && let Some(next) = self.queue.pop_front()
-        {
-            self.serve(next);
+        if self.busy < self.spec.workers_at(self.now) {
+            let next = self
+                .discipline
+                .take(&mut self.queue, self.now, &mut self.dropped);
+            if !self.dropped.is_empty() {
+                let mut dropped = std::mem::take(&mut self.dropped);
+                for attempt in dropped.drain(..) {
+                    self.reject(attempt);
+                }
+                self.dropped = dropped;
+            }
+            if let Some(next) = next {
+                self.serve(next);
+            }
         }
+    }
+
+    /// The server refuses `attempt` now (a full queue, shedding, or its
+    /// discipline's drop): its rejection travels back to the client.
+    fn reject(&mut self, attempt: Queued) {
+        self.m.rejected += 1;
+        self.window().rejected += 1;
+        let back = self.now + self.spec.reply_delay.sample(&mut self.environment);
+        self.schedule(
+            back,
+            Kind::Reply,
+            attempt.req,
+            attempt.generation,
+            attempt.attempt,
+            REPLY_REJECTED,
+        );
     }
 
     /// Does the attempt of `req` completing at `t` succeed?

@@ -170,7 +170,7 @@ impl Param {
 /// Every parameter, in grid-axis and CSV-column order. Adding one here (and
 /// to [`RunSpec`] and the model that reads it) adds its flag, scenario key,
 /// axis, columns and doc rows.
-pub static PARAMS: [Param; 36] = [
+pub static PARAMS: [Param; 39] = [
     Param {
         key: "policy",
         value_name: "POLICY",
@@ -844,6 +844,74 @@ pub static PARAMS: [Param; 36] = [
         fields: |s| optional(s.server.timeout_us.map(us_to_ms).map(n), |v| v.to_string()),
     },
     Param {
+        key: "deadline_propagation",
+        value_name: "WHOSE",
+        doc: "Attempts carry a deadline to the server (the Yandex study's): none, call (the \
+              request's start + timeout) or attempt (its send + timeout); a worker rejects an \
+              expired one in 5% of its service, and cuts one with too little left",
+        accepts: "none, call, attempt",
+        absent: None,
+        kind: Kind::Text,
+        group: Group::Server,
+        list_separator: ',',
+        choices: Some(|| {
+            names(
+                crate::control::deadline_propagation::DeadlinePropagation::VARIANTS,
+                crate::control::deadline_propagation::DeadlinePropagation::name,
+            )
+        }),
+        columns: &["deadline_propagation"],
+        set: |s, t| {
+            s.server.deadline_propagation = t.parse().map_err(ParamError::Base)?;
+            Ok(())
+        },
+        show: |s| Some(s.server.deadline_propagation.name().to_string()),
+        fields: |s| vec![s.server.deadline_propagation.name().to_string()],
+    },
+    Param {
+        key: "discipline",
+        value_name: "RULE",
+        doc: "The queue's discipline: fifo, lifo, adaptive-lifo:THRESHOLD (LIFO once the \
+              oldest has waited that long) or codel:TARGET,interval:D (drops answered as \
+              rejections)",
+        accepts: "fifo, lifo, adaptive-lifo:D, codel:D,interval:D",
+        absent: None,
+        kind: Kind::Text,
+        group: Group::Server,
+        list_separator: ';',
+        choices: None,
+        columns: &["discipline"],
+        set: |s, t| {
+            s.server.discipline = t.parse().map_err(ParamError::Control)?;
+            Ok(())
+        },
+        show: |s| Some(s.server.discipline.to_string()),
+        fields: |s| vec![s.server.discipline.to_string()],
+    },
+    Param {
+        key: "shed_wait",
+        value_name: "DURATION",
+        doc: "Shed load: refuse an arriving attempt at once when the queue it would join is \
+              expected to take longer than this (queue / workers × mean service)",
+        accepts: "a duration of at least 1us, or none",
+        absent: Some("none"),
+        kind: Kind::Duration,
+        group: Group::Server,
+        list_separator: ',',
+        choices: None,
+        columns: &["shed_wait_ms"],
+        set: |s, t| {
+            s.server.shed_wait_us = server::parse_optional_duration(t)?;
+            Ok(())
+        },
+        show: |s| s.server.shed_wait_us.map(format_duration),
+        fields: |s| {
+            optional(s.server.shed_wait_us.map(us_to_ms).map(n), |v| {
+                v.to_string()
+            })
+        },
+    },
+    Param {
         key: "trigger",
         value_name: "SPEC",
         doc: "Triggers over windows, joined by +: outage, fail:P, user-fail:P, spike:K, slow:K, capacity:C, each @FROM..TO",
@@ -960,6 +1028,7 @@ mod tests {
         server.timeout_us = Some(250);
         server.triggers = "outage@1s..1.5s+capacity:0@2s..3s".parse().unwrap();
         server.horizon_us = Some(90_000_000);
+        server.shed_wait_us = Some(20_000);
         server.workers = None;
         for p in &PARAMS {
             let shown = (p.show)(&spec).unwrap_or_else(|| panic!("{} is absent", p.key));

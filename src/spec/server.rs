@@ -4,6 +4,8 @@
 
 use super::ParamError;
 use crate::base::time::{Micros, format_duration, parse_duration};
+use crate::control::deadline_propagation::DeadlinePropagation;
+use crate::control::queue_discipline::Discipline;
 use crate::model::server::{
     Dist, Load, NS_PER_MS, NS_PER_US, ServerSpec, Service, TriggerKind, Triggers,
 };
@@ -51,6 +53,12 @@ pub struct ServerParams {
     pub triggers: Triggers,
     /// Cut the run here, µs; `None` runs until every request has ended.
     pub horizon_us: Option<Micros>,
+    /// Whose deadline attempts carry to the server.
+    pub deadline_propagation: DeadlinePropagation,
+    /// The queue's discipline.
+    pub discipline: Discipline,
+    /// Shed arrivals expected to wait longer than this, µs.
+    pub shed_wait_us: Option<Micros>,
 }
 
 impl Default for ServerParams {
@@ -74,6 +82,9 @@ impl Default for ServerParams {
             timeout_us: None,
             triggers: Triggers::default(),
             horizon_us: None,
+            deadline_propagation: DeadlinePropagation::Off,
+            discipline: Discipline::Fifo,
+            shed_wait_us: None,
         }
     }
 }
@@ -105,6 +116,9 @@ impl ServerParams {
             triggers: self.triggers.0.clone(),
             window: window_us * NS_PER_US,
             horizon: self.horizon_us.map(|us| us * NS_PER_US),
+            deadline_propagation: self.deadline_propagation,
+            discipline: self.discipline,
+            shed_wait: self.shed_wait_us.map(|us| us * NS_PER_US),
         }
     }
 
@@ -170,6 +184,20 @@ impl ServerParams {
                     "in a closed loop each user is a source: leave sources at 1".into(),
                 ));
             }
+        }
+        if self.deadline_propagation != DeadlinePropagation::Off && self.timeout_us.is_none() {
+            return Some((
+                "deadline_propagation",
+                "timeout",
+                "a deadline is the timeout counted from the call or attempt: give a timeout".into(),
+            ));
+        }
+        if self.shed_wait_us.is_some() && self.workers.is_none() {
+            return Some((
+                "shed_wait",
+                "workers",
+                "unbounded workers never queue, so nothing waits to be shed: give workers".into(),
+            ));
         }
         for t in &self.triggers.0 {
             if t.from >= self.duration_us * NS_PER_US {

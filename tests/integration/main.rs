@@ -13,5 +13,6 @@ mod plots;
 mod reference_figures;
 mod seed_claims;
 mod server;
+mod server_controls;
 mod sweep;
 mod workloads;

@@ -1,0 +1,51 @@
+//! Adaptive LIFO (Facebook, "Fail at scale", 2015; Wangle's server queue):
+//! serve first-in first-out while the queue is young, and last-in
+//! first-out once the oldest waiting attempt has waited longer than a
+//! threshold, so under overload the newest attempts, whose clients are
+//! still waiting, are served first and the stale ones wait (and time out)
+//! instead of burning workers.
+
+use std::collections::VecDeque;
+
+use crate::control::Nanos;
+use crate::control::queue_discipline::Waiting;
+
+/// FIFO until the head has waited `threshold`, then LIFO.
+#[derive(Debug, Clone, Copy)]
+pub struct AdaptiveLifo {
+    /// The head's wait that switches to LIFO, ns.
+    pub threshold: Nanos,
+}
+
+impl AdaptiveLifo {
+    /// The attempt a free worker takes at `now`.
+    pub fn take<T: Waiting>(&self, queue: &mut VecDeque<T>, now: Nanos) -> Option<T> {
+        let congested = queue
+            .front()
+            .is_some_and(|head| now.saturating_sub(head.arrived()) > self.threshold);
+        if congested {
+            queue.pop_back()
+        } else {
+            queue.pop_front()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fifo_while_young_lifo_once_the_head_is_old() {
+        let a = AdaptiveLifo { threshold: 50 };
+        let mut queue: VecDeque<Nanos> = VecDeque::from([0, 10, 20, 30]);
+        // At 50 the head has waited 50, not more: FIFO.
+        assert_eq!(a.take(&mut queue, 50), Some(0));
+        // At 61 the head (10) has waited 51: LIFO.
+        assert_eq!(a.take(&mut queue, 61), Some(30));
+        assert_eq!(a.take(&mut queue, 61), Some(20));
+        // The head is 10 still: LIFO takes it last.
+        assert_eq!(a.take(&mut queue, 61), Some(10));
+        assert_eq!(a.take(&mut queue, 61), None);
+    }
+}

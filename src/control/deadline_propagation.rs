@@ -1,0 +1,67 @@
+//! Deadline propagation (the Yandex study, 2024, "Good retry, bad retry":
+//! its server's `deadline propagation` flag).
+//!
+//! Each attempt carries its deadline to the server. A worker that takes an
+//! attempt compares what is left of it with the service time S it drew:
+//! already expired, it rejects the attempt fast, holding the worker for 5% of
+//! S (S/20, in whole ns) and failing it; less time left than S, it holds the
+//! worker for min(left + 20% of S, S) and fails it; otherwise it serves it.
+//!
+//! The study's deadline is the **call's**: its start plus the per-attempt
+//! timeout, so a retry sent after a timeout always arrives past it and is
+//! rejected fast (its client still waits up to the timeout for the reply).
+//! `attempt` gives each attempt its own deadline, its send time plus the
+//! timeout, as a server that propagates per-attempt deadlines would.
+
+use crate::base::names::named;
+use crate::control::Nanos;
+
+/// Whose deadline an attempt carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DeadlinePropagation {
+    /// None: the server serves every attempt in full.
+    #[default]
+    Off,
+    /// The request's: its start plus the timeout (the Yandex study's).
+    Call,
+    /// The attempt's: its send time plus the timeout.
+    Attempt,
+}
+
+named!(DeadlinePropagation, "deadline propagation", {
+    DeadlinePropagation::Off => "none",
+    DeadlinePropagation::Call => "call",
+    DeadlinePropagation::Attempt => "attempt",
+});
+
+/// What a worker does with an attempt whose deadline is `deadline`, taken
+/// at `now` with service time `service`: how long it holds the worker, and
+/// whether the attempt fails for its deadline.
+pub fn hold(deadline: Nanos, now: Nanos, service: Nanos) -> (Nanos, bool) {
+    if deadline < now {
+        (service / 20, true)
+    } else if deadline - now < service {
+        ((deadline - now + service / 5).min(service), true)
+    } else {
+        (service, false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expired_attempts_are_rejected_fast_and_short_ones_cut() {
+        // 10 ms of service.
+        let s = 10_000_000;
+        assert_eq!(hold(99, 100, s), (500_000, true), "expired: S/20");
+        assert_eq!(hold(100, 100, s), (2_000_000, true), "none left: S/5");
+        assert_eq!(hold(104_000_100, 100_000_000, s), (6_000_100, true));
+        assert_eq!(hold(109_000_000, 100_000_000, s), (s, true), "capped at S");
+        assert_eq!(hold(110_000_000, 100_000_000, s), (s, false), "in time");
+        for name in ["none", "call", "attempt"] {
+            assert_eq!(name.parse::<DeadlinePropagation>().unwrap().name(), name);
+        }
+    }
+}

@@ -32,3 +32,11 @@ herdsim run --resource server --rate 500 --timeout 100ms --policy no-backoff --m
     --trigger outage@2s..2.5s --duration 10s -q --plot results/metastable-stuck.svg --force > /dev/null
 herdsim run --resource server --rate 500 --timeout 100ms --policy full --base 1s --max-attempts 4 \
     --trigger outage@2s..2.5s --duration 10s -q --plot results/metastable-jitter.svg --force > /dev/null
+herdsim sweep scenarios/controls.toml --out results/controls.csv --force --quiet
+herdsim plot results/controls.csv --x trigger --y stuck_mean \
+    --by budget,breaker,throttle,queue_limit,discipline,shed_wait_ms,deadline_propagation \
+    --out results/controls.svg --force
+herdsim compare scenarios/controls.toml --trigger outage@2s..2.5s \
+    --markdown --csv results/controls-outage.csv --force --quiet > results/controls-outage.md
+herdsim compare scenarios/controls-partial.toml \
+    --markdown --csv results/controls-partial.csv --force --quiet > results/controls-partial.md

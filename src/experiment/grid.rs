@@ -3,7 +3,11 @@
 //!
 //! Points are numbered in row-major order over the axes in registry order
 //! ([`PARAMS`]): the last axis varies fastest, as nested loops in that order
-//! would visit them. A parameter with no axis keeps the default workload's
+//! would visit them. A grid may also have **variants**, each a few
+//! parameters set together (a scenario's `[[variant]]` tables): the points
+//! are then every variant × the axes' product, the variant varying slowest,
+//! so settings of different parameters (a budget, a breaker, a discipline)
+//! can be set side by side without crossing them. A parameter with no axis keeps the default workload's
 //! value, and an axis of one value does not change the numbering. Point `i`
 //! is computed from `i` alone, so a grid of millions of points costs no
 //! memory.
@@ -22,10 +26,13 @@ pub struct Axis {
     pub values: Vec<String>,
 }
 
-/// The axes of a grid, in registry order, at most one per parameter.
+/// The axes of a grid, in registry order, at most one per parameter, and
+/// its variants.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Grid {
     axes: Vec<Axis>,
+    /// Each variant's parameters and values (checked when added).
+    variants: Vec<Vec<(&'static Param, String)>>,
 }
 
 impl Grid {
@@ -55,6 +62,34 @@ impl Grid {
         Ok(())
     }
 
+    /// Adds a variant: `settings` applied together on top of the axes' values
+    /// (each value checked, the first bad one returned with why).
+    pub fn add_variant(
+        &mut self,
+        settings: Vec<(&'static Param, String)>,
+    ) -> Result<(), ExperimentError> {
+        for (param, value) in &settings {
+            param
+                .check(value)
+                .map_err(|reason| ExperimentError::Value {
+                    value: value.clone(),
+                    reason,
+                })?;
+        }
+        self.variants.push(settings);
+        Ok(())
+    }
+
+    /// True if some variant sets `param`.
+    pub fn variant_sets(&self, param: &Param) -> bool {
+        self.variants.iter().flatten().any(|(p, _)| *p == param)
+    }
+
+    /// The number of variants (0: none, the axes alone).
+    pub fn variants(&self) -> usize {
+        self.variants.len()
+    }
+
     /// The values of `key`'s axis, if it has one.
     pub fn values(&self, key: &str) -> Option<&[String]> {
         self.axes
@@ -72,6 +107,11 @@ impl Grid {
 
     /// The number of points, or `None` if it does not fit a `usize`.
     pub fn checked_len(&self) -> Option<usize> {
+        self.axes_len()?.checked_mul(self.variants.len().max(1))
+    }
+
+    /// The points of the axes alone.
+    fn axes_len(&self) -> Option<usize> {
         self.axes
             .iter()
             .try_fold(1usize, |n, a| n.checked_mul(a.values.len()))
@@ -79,9 +119,15 @@ impl Grid {
 
     /// Each axis's key and length, for messages: `policy 4 × clients 1000`.
     pub fn shape(&self) -> String {
-        self.axes
-            .iter()
-            .map(|a| format!("{} {}", a.param.key, a.values.len()))
+        let variants =
+            (!self.variants.is_empty()).then(|| format!("variant {}", self.variants.len()));
+        variants
+            .into_iter()
+            .chain(
+                self.axes
+                    .iter()
+                    .map(|a| format!("{} {}", a.param.key, a.values.len())),
+            )
             .collect::<Vec<_>>()
             .join(" × ")
     }
@@ -91,12 +137,17 @@ impl Grid {
         self.len() == 0
     }
 
-    /// The parameters with more than one value: what varies.
+    /// The parameters with more than one value, or set by a variant: what
+    /// varies, in registry order.
     pub fn varying(&self) -> Vec<&'static Param> {
-        self.axes
+        PARAMS
             .iter()
-            .filter(|a| a.values.len() > 1)
-            .map(|a| a.param)
+            .filter(|p| {
+                self.axes
+                    .iter()
+                    .any(|a| a.param == *p && a.values.len() > 1)
+                    || self.variants.iter().flatten().any(|(q, _)| q == p)
+            })
             .collect()
     }
 
@@ -120,6 +171,15 @@ impl Grid {
                 fingerprint = fingerprint.field(&shown);
             }
         }
+        for variant in &self.variants {
+            fingerprint = fingerprint.field("variant");
+            for (param, value) in variant {
+                let mut spec = RunSpec::default();
+                (param.set)(&mut spec, value).expect("variant values are checked when added");
+                let shown = (param.show)(&spec).unwrap_or_else(|| value.clone());
+                fingerprint = fingerprint.field(param.key).field(&shown);
+            }
+        }
         fingerprint
     }
 
@@ -136,6 +196,12 @@ impl Grid {
             let value = &axis.values[rest % axis.values.len()];
             rest /= axis.values.len();
             (axis.param.set)(&mut spec, value).expect("axis values are checked when set");
+        }
+        // What is left is the variant, the slowest.
+        if let Some(variant) = self.variants.get(rest) {
+            for (param, value) in variant {
+                (param.set)(&mut spec, value).expect("variant values are checked when added");
+            }
         }
         spec
     }
@@ -210,6 +276,52 @@ mod tests {
                 (PolicyKind::Full, 100),
                 (PolicyKind::Full, 1_000),
             ]
+        );
+    }
+
+    #[test]
+    fn variants_set_their_parameters_together_slowest_of_all() {
+        let mut grid = Grid::default();
+        set(&mut grid, "clients", &["10", "100"]);
+        let plain = grid.fingerprint(Fingerprint::default());
+        let budget = param("budget").unwrap();
+        let breaker = param("breaker").unwrap();
+        grid.add_variant(vec![]).unwrap();
+        grid.add_variant(vec![(budget, "ratio:0.1,min:1".into())])
+            .unwrap();
+        grid.add_variant(vec![
+            (breaker, "cumulative:0.1".into()),
+            (param("fleet").unwrap(), "1".into()),
+        ])
+        .unwrap();
+        assert_eq!(grid.len(), 6);
+        assert_eq!(grid.shape(), "variant 3 × clients 2");
+        let keys: Vec<_> = grid.varying().iter().map(|p| p.key).collect();
+        assert_eq!(keys, ["clients", "budget", "breaker", "fleet"]);
+        let points: Vec<_> = (0..6)
+            .map(|i| {
+                let p = grid.point(i);
+                (p.clients, p.budget.is_some(), p.breaker.is_some(), p.fleet)
+            })
+            .collect();
+        assert_eq!(
+            points,
+            [
+                (10, false, false, None),
+                (100, false, false, None),
+                (10, true, false, None),
+                (100, true, false, None),
+                (10, false, true, Some(1)),
+                (100, false, true, Some(1)),
+            ]
+        );
+        assert_ne!(grid.fingerprint(Fingerprint::default()), plain);
+        let err = grid
+            .add_variant(vec![(budget, "ratio:-1,min:1".into())])
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("invalid value 'ratio:-1,min:1'"),
+            "{err}"
         );
     }
 

@@ -25,7 +25,7 @@ use crate::spec::params::{Kind, PARAMS, param};
 use crate::spec::{ParamError, parse_master_seed, parse_replicates};
 
 /// The keys that are not grid axes.
-pub const SETTINGS: [&str; 4] = ["name", "description", "seed", "seeds"];
+pub const SETTINGS: [&str; 5] = ["name", "description", "seed", "seeds", "variant"];
 
 /// Every key a scenario file may have: the settings, then the grid's axes.
 pub fn keys() -> Vec<&'static str> {
@@ -133,6 +133,13 @@ impl Scenario {
                         .map(|v| scenario.master_seed = v),
                     "seeds" => scalar(value, Kind::Count, parse_replicates)
                         .map(|v| scenario.replicates = v),
+                    "variant" => variants(value).and_then(|list| {
+                        for (span, settings) in list {
+                            grid.add_variant(settings)
+                                .map_err(|e| (span.clone(), e.to_string()))?;
+                        }
+                        Ok(())
+                    }),
                     _ if param(name).is_some() => {
                         let param = param(name).expect("a registry key");
                         axis(value, param.kind, |t| param.check(t))
@@ -144,6 +151,19 @@ impl Scenario {
                     )),
                 };
             set.map_err(|(span, message)| fail(Some(span), Some(name), message))?;
+        }
+        // A parameter is an axis or a variant's, not both: which would win?
+        if let Some(param) = scenario
+            .grid
+            .varying()
+            .into_iter()
+            .find(|p| scenario.grid.values(p.key).is_some() && scenario.grid.variant_sets(p))
+        {
+            return Err(fail(
+                None,
+                Some(param.key),
+                "set both as a key and in a [[variant]]: give it in one place".to_string(),
+            ));
         }
         Ok(scenario)
     }
@@ -172,6 +192,49 @@ fn scalar<T>(
     let text = text_of(value.get_ref(), kind)
         .ok_or_else(|| (value.span(), format!("expected {}", kind.expected())))?;
     parse(&text).map_err(|e| (value.span(), format!("invalid value '{text}': {e}")))
+}
+
+/// `[[variant]]` tables: each one's span and settings, every value checked
+/// by its parameter (one value each, no lists).
+#[allow(clippy::type_complexity)]
+fn variants(
+    value: &Spanned<DeValue<'_>>,
+) -> Result<
+    Vec<(
+        Range<usize>,
+        Vec<(&'static crate::spec::params::Param, String)>,
+    )>,
+    ValueError,
+> {
+    let expected = "expected [[variant]] tables of parameter = value";
+    let DeValue::Array(tables) = value.get_ref() else {
+        return Err((value.span(), expected.to_string()));
+    };
+    tables
+        .iter()
+        .map(|table| {
+            let DeValue::Table(entries) = table.get_ref() else {
+                return Err((table.span(), expected.to_string()));
+            };
+            let settings = entries
+                .iter()
+                .map(|(key, value)| {
+                    let name: &str = key.get_ref();
+                    let param = param(name).ok_or_else(|| {
+                        (
+                            key.span(),
+                            format!("unknown parameter '{name}' in a variant"),
+                        )
+                    })?;
+                    let text = scalar(value, param.kind, |t| {
+                        param.check(t).map(|()| t.to_string())
+                    })?;
+                    Ok((param, text))
+                })
+                .collect::<Result<Vec<_>, ValueError>>()?;
+            Ok((table.span(), settings))
+        })
+        .collect()
 }
 
 /// A key that takes one value or a non-empty list (a grid axis): its values'
@@ -259,11 +322,47 @@ mod tests {
     }
 
     #[test]
+    fn variants_are_points_of_their_own_and_may_not_repeat_an_axis() {
+        let s = parse(
+            "resource = \"server\"\n\
+             timeout = \"100ms\"\n\
+             trigger = [\"outage@2s..2.1s\", \"outage@2s..2.5s\"]\n\
+             [[variant]]\n\
+             [[variant]]\n\
+             budget = \"earned:3000,cost:100,deposit:10\"\n\
+             [[variant]]\n\
+             breaker = \"cumulative:0.1\"\n\
+             fleet = 1\n",
+        )
+        .unwrap();
+        assert_eq!(s.grid.len(), 6);
+        assert_eq!(s.grid.variants(), 3);
+        assert!(s.grid.point(0).budget.is_none() && s.grid.point(0).breaker.is_none());
+        assert!(s.grid.point(2).budget.is_some());
+        assert_eq!(s.grid.point(5).fleet, Some(1));
+        assert_eq!(
+            error("budget = \"none\"\n[[variant]]\nbudget = \"ratio:0.1,min:1\"\n"),
+            "s.toml: key 'budget': set both as a key and in a [[variant]]: give it in one place"
+        );
+        assert_eq!(
+            error("[[variant]]\nbudgett = \"ratio:0.1,min:1\"\n"),
+            "s.toml:2: key 'variant': unknown parameter 'budgett' in a variant"
+        );
+        let err = error("[[variant]]\nbudget = [\"none\", \"ratio:0.1,min:1\"]\n");
+        assert!(err.contains("not a list"), "{err}");
+        let err = error("[[variant]]\nbreaker = \"classic:2\"\n");
+        assert!(
+            err.starts_with("s.toml:2: key 'variant': invalid value 'classic:2'"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn errors_name_the_file_the_line_and_the_key() {
         assert_eq!(
             error("clients = 10\nfrobs = 3\n"),
             "s.toml:2: key 'frobs': unknown key: expected one of name, description, seed, seeds, \
-             policy, clients, capacity, base, cap, step, jitter_factor, window, resource, arrivals, \
+             variant, policy, clients, capacity, base, cap, step, jitter_factor, window, resource, arrivals, \
              down, max_attempts, deadline, first_exponent, cap_mode, seeding, budget, breaker, \
              throttle, fleet, retry_after, rate, duration, sources, concurrency, users, think, workers, queue_limit, \
              service, fail_rate, request_delay, reply_delay, timeout, deadline_propagation, \

@@ -88,6 +88,12 @@ pub struct ServerMetrics {
     /// Time from the end of the last trigger to recovery, ns; `None` with no
     /// trigger ending inside the load, or when stuck.
     pub recovery_ns: Option<Nanos>,
+    /// Successes per request ended in the windows the triggers span (from
+    /// the first's start to the last's end); `None` without a trigger.
+    pub success_during_trigger: Option<f64>,
+    /// Successes per request ended in the windows after the last trigger,
+    /// until the load's end; `None` without a trigger or such a window.
+    pub success_after_trigger: Option<f64>,
     /// The run ended metastable: after the last trigger, the success rate
     /// never stayed within 1% of its level before the first trigger.
     pub stuck: bool,
@@ -167,6 +173,16 @@ impl ServerMetrics {
 /// `a / b`, 0 when `b` is 0.
 fn ratio(a: f64, b: f64) -> f64 {
     if b > 0.0 { a / b } else { 0.0 }
+}
+
+/// Successes per request ended in windows `from..to` (indices), if any
+/// request ended there.
+pub fn success_over(windows: &[Window], from: usize, to: usize) -> Option<f64> {
+    let span = windows.get(from..to.min(windows.len()))?;
+    let (ok, ended) = span.iter().fold((0, 0), |(ok, ended), w| {
+        (ok + w.successes, ended + w.successes + w.gave_up)
+    });
+    (ended > 0).then(|| ok as f64 / ended as f64)
 }
 
 /// Recovery from the windows: the first window starting at or after
@@ -272,6 +288,10 @@ pub enum ServerMetric {
     GaveUp,
     /// Attempts a breaker or throttle refused to send.
     Refused,
+    /// Success rate of the requests ended while the triggers ran.
+    SuccessDuringTrigger,
+    /// Success rate of the requests ended after the last trigger.
+    SuccessAfterTrigger,
     /// Share of worker time spent on attempts whose client had timed out.
     WastedWork,
     /// Median end-to-end latency of successful requests.
@@ -294,7 +314,7 @@ pub enum ServerMetric {
 
 impl ServerMetric {
     /// Every metric, in report order.
-    pub const ALL: [ServerMetric; 18] = [
+    pub const ALL: [ServerMetric; 20] = [
         ServerMetric::Requests,
         ServerMetric::Attempts,
         ServerMetric::Amplification,
@@ -311,6 +331,8 @@ impl ServerMetric {
         ServerMetric::Utilisation,
         ServerMetric::QueueMean,
         ServerMetric::QueuePeak,
+        ServerMetric::SuccessDuringTrigger,
+        ServerMetric::SuccessAfterTrigger,
         ServerMetric::RecoveryMs,
         ServerMetric::Stuck,
     ];
@@ -397,6 +419,20 @@ impl ServerMetric {
             ServerMetric::QueuePeak => ("queue_peak", 0, "most attempts ever waiting", |m| {
                 Some(m.queue_peak as f64)
             }),
+            ServerMetric::SuccessDuringTrigger => (
+                "success_during_trigger",
+                4,
+                "successes per request ended in the windows the triggers span (empty without \
+                 a trigger)",
+                |m| m.success_during_trigger,
+            ),
+            ServerMetric::SuccessAfterTrigger => (
+                "success_after_trigger",
+                4,
+                "successes per request ended in the windows after the last trigger, until \
+                 the load ends",
+                |m| m.success_after_trigger,
+            ),
             ServerMetric::RecoveryMs => (
                 "recovery_ms",
                 1,

@@ -13,6 +13,8 @@ use crate::study::server_compare::{SERVER_COMPARED, ServerComparedPoint, ServerC
 fn heading(metric: ServerMetric) -> &'static str {
     match metric {
         ServerMetric::SuccessRate => "success rate",
+        ServerMetric::SuccessDuringTrigger => "success during trigger",
+        ServerMetric::SuccessAfterTrigger => "success after trigger",
         ServerMetric::Amplification => "attempts per request",
         ServerMetric::WastedWork => "wasted work",
         ServerMetric::LatencyP99Ms => "p99 latency (ms)",
@@ -25,7 +27,10 @@ fn heading(metric: ServerMetric) -> &'static str {
 /// Decimals a compared server metric is shown with.
 fn decimals(metric: ServerMetric) -> usize {
     match metric {
-        ServerMetric::SuccessRate | ServerMetric::WastedWork => 3,
+        ServerMetric::SuccessRate
+        | ServerMetric::SuccessDuringTrigger
+        | ServerMetric::SuccessAfterTrigger
+        | ServerMetric::WastedWork => 3,
         ServerMetric::Amplification => 2,
         ServerMetric::LatencyP99Ms => 1,
         _ => 0,

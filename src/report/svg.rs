@@ -486,13 +486,84 @@ where
                 PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
             });
     }
-    legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
+    legend(&mut chart, quietest_corner(curves, x, y, (log_x, log_y)))?;
     Ok(frame_of(&chart, x, y, log_x, log_y))
+}
+
+/// Where the legend hides the fewest points: the corner (upper left first,
+/// on a tie) or side whose quarter of the plot holds the fewest curve
+/// points, measured on the axes' scales.
+fn quietest_corner(
+    curves: &[Curve],
+    x: (f64, f64),
+    y: (f64, f64),
+    (log_x, log_y): (bool, bool),
+) -> SeriesLabelPosition {
+    let share = |v: f64, (lo, hi): (f64, f64), log: bool| {
+        if log {
+            (v.max(lo).ln() - lo.ln()) / (hi.ln() - lo.ln())
+        } else {
+            (v - lo) / (hi - lo)
+        }
+    };
+    let points: Vec<(f64, f64)> = curves
+        .iter()
+        .flat_map(|c| c.points.iter())
+        .map(|p| (share(p.0, x, log_x), share(p.1, y, log_y)))
+        .collect();
+    // (position, x range, y range) in shares of the axes.
+    let regions = [
+        (SeriesLabelPosition::UpperLeft, (0.0, 0.5), (0.5, 1.01)),
+        (SeriesLabelPosition::UpperRight, (0.5, 1.01), (0.5, 1.01)),
+        (SeriesLabelPosition::MiddleRight, (0.5, 1.01), (0.25, 0.75)),
+        (SeriesLabelPosition::LowerRight, (0.5, 1.01), (-0.01, 0.5)),
+        (SeriesLabelPosition::LowerLeft, (0.0, 0.5), (-0.01, 0.5)),
+        (SeriesLabelPosition::MiddleLeft, (0.0, 0.5), (0.25, 0.75)),
+    ];
+    let inside = |(x0, x1): (f64, f64), (y0, y1): (f64, f64)| {
+        points
+            .iter()
+            .filter(|&&(px, py)| (x0..x1).contains(&px) && (y0..y1).contains(&py))
+            .count()
+    };
+    regions
+        .into_iter()
+        .min_by_key(|&(_, xs, ys)| inside(xs, ys))
+        .map_or(SeriesLabelPosition::UpperLeft, |(position, _, _)| position)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_legend_goes_where_the_curves_are_not() {
+        let curve = |points: &[(f64, f64)]| Curve {
+            label: String::new(),
+            points: points.iter().map(|&(x, y)| (x, y, None)).collect(),
+        };
+        let rising = [curve(&[
+            (0.0, 0.0),
+            (1.0, 1.0),
+            (2.0, 2.0),
+            (3.0, 3.0),
+            (4.0, 4.0),
+        ])];
+        // Along the diagonal: upper left and lower right are empty; upper
+        // left wins the tie.
+        let corner = quietest_corner(&rising, (0.0, 4.0), (0.0, 4.0), (false, false));
+        assert_eq!(corner, SeriesLabelPosition::UpperLeft);
+        // A curve high on the left: the legend moves off it.
+        let high = [curve(&[
+            (0.0, 4.0),
+            (0.5, 4.0),
+            (1.0, 4.0),
+            (1.5, 3.5),
+            (4.0, 0.0),
+        ])];
+        let corner = quietest_corner(&high, (0.0, 4.0), (0.0, 4.0), (false, false));
+        assert_ne!(corner, SeriesLabelPosition::UpperLeft);
+    }
 
     #[test]
     fn steps_break_where_a_window_has_no_value() {

@@ -113,11 +113,38 @@ pub fn curves_of_table<R: Read>(
     let mut x_unit = None;
     let mut order: Vec<String> = Vec::new();
     let mut groups: BTreeMap<String, Vec<(f64, f64, Option<f64>)>> = BTreeMap::new();
-    for (n, record) in reader.records().enumerate() {
-        let r = record.map_err(|e| ReportError::Unreadable {
-            row: Some(n + 2),
-            why: e.to_string(),
-        })?;
+    let records = reader
+        .records()
+        .enumerate()
+        .map(|(n, record)| {
+            record.map_err(|e| ReportError::Unreadable {
+                row: Some(n + 2),
+                why: e.to_string(),
+            })
+        })
+        .collect::<Result<Vec<_>, ReportError>>()?;
+    // With several --by columns, a value more than half the rows share is
+    // the baseline, and labels leave it out (`budget=…` rather than every
+    // other column's `none`); a row with nothing but baselines is
+    // "baseline".
+    let mut baseline: BTreeMap<usize, String> = BTreeMap::new();
+    if by.len() > 1 {
+        for &i in &by {
+            let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+            let kept = records
+                .iter()
+                .filter(|r| filters.iter().all(|&(c, v)| r.get(c) == Some(v)));
+            let mut rows = 0;
+            for r in kept {
+                *counts.entry(r.get(i).unwrap_or_default()).or_default() += 1;
+                rows += 1;
+            }
+            if let Some((value, _)) = counts.into_iter().find(|&(_, n)| 2 * n > rows) {
+                baseline.insert(i, value.to_string());
+            }
+        }
+    }
+    for r in &records {
         if filters.iter().any(|&(c, v)| r.get(c) != Some(v)) {
             continue;
         }
@@ -130,12 +157,22 @@ pub fn curves_of_table<R: Read>(
         let label = match by.as_slice() {
             [] => query.y.to_string(),
             [one] => r.get(*one).unwrap_or_default().to_string(),
-            several => several
-                .iter()
-                .zip(query.by)
-                .map(|(&i, name)| format!("{name}={}", r.get(i).unwrap_or_default()))
-                .collect::<Vec<_>>()
-                .join(", "),
+            several => {
+                let named: Vec<String> = several
+                    .iter()
+                    .zip(query.by)
+                    .filter_map(|(&i, name)| {
+                        let value = r.get(i).unwrap_or_default();
+                        let shown = baseline.get(&i).is_none_or(|b| b != value);
+                        shown.then(|| format!("{name}={value}"))
+                    })
+                    .collect();
+                if named.is_empty() {
+                    "baseline".to_string()
+                } else {
+                    named.join(", ")
+                }
+            }
         };
         if !groups.contains_key(&label) {
             order.push(label.clone());
@@ -227,10 +264,9 @@ mod tests {
         assert_eq!(read.skipped, 1, "no trigger has no length");
         assert_eq!(read.x_unit, Some("total window length, ms"));
         let labels: Vec<&str> = read.curves.iter().map(|c| c.label.as_str()).collect();
-        assert_eq!(
-            labels,
-            ["policy=a, max_attempts=4", "policy=a, max_attempts=1"]
-        );
+        // Every row's policy is a: the baseline, left out of the labels; no
+        // max_attempts value is more than half the rows', so both show.
+        assert_eq!(labels, ["max_attempts=4", "max_attempts=1"]);
         assert_eq!(
             read.curves[0].points,
             [(150.0, 0.5, None), (500.0, 1.0, None)]

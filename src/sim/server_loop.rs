@@ -31,7 +31,7 @@ use crate::control::shed_wait::sheds;
 use crate::control::{ControlSpec, Controls, Outcome};
 use crate::measure::metrics::nearest_rank;
 use crate::measure::observer::{PROGRESS_EVERY, Watch};
-use crate::measure::server_metrics::{ServerMetrics, Window, level_before, recovery};
+use crate::measure::server_metrics::{ServerMetrics, Window, level_before, recovery, success_over};
 use crate::model::server::{Load, NS_PER_S, NS_PER_US, Nanos, ServerSpec, TriggerKind, round_ns};
 use crate::policy::{Backoff, PolicySpec, PolicyVisitor};
 use crate::sim::queue::{ClientItem, EventQueue, HeapQueue, QueueKind, RadixQueue};
@@ -886,6 +886,13 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             );
             self.m.recovery_ns = recovered;
             self.m.stuck = stuck;
+            let window = self.spec.window;
+            let (from, to) = (first / window, last.div_ceil(window));
+            let load_end = self.spec.duration.div_ceil(window);
+            self.m.success_during_trigger =
+                success_over(&self.m.windows, from as usize, to as usize);
+            self.m.success_after_trigger =
+                success_over(&self.m.windows, to as usize, load_end as usize);
         }
         self.m
     }

@@ -184,21 +184,32 @@ impl<'a> Comparison<'a> {
     }
 }
 
+/// A parameter a point's label names: whether it is only a variant's (then
+/// named only where it differs from the default).
+pub(crate) type Labelled = (&'static Param, bool);
+
 /// The parameters a point's label names beside its policy: those that vary.
-pub(crate) fn labelled_params(scenario: &Scenario) -> Vec<&'static Param> {
-    scenario
-        .grid
-        .varying()
+pub(crate) fn labelled_params(scenario: &Scenario) -> Vec<Labelled> {
+    let grid = &scenario.grid;
+    grid.varying()
         .into_iter()
         .filter(|param| param.key != "policy")
+        .map(|param| (param, grid.values(param.key).is_none()))
         .collect()
 }
 
-/// `full`, or `full clients=100 cap=5s` when other parameters vary.
-pub(crate) fn label(spec: &RunSpec, varying: &[&'static Param]) -> String {
+/// `full`, or `full clients=100 cap=5s` when other parameters vary; a
+/// variant's parameter is named only where the point sets it otherwise than
+/// the default (`full budget=ratio:0.1,min:1`, not every variant's `none`).
+pub(crate) fn label(spec: &RunSpec, varying: &[Labelled]) -> String {
+    let default = RunSpec::default();
     let mut label = spec.policy.kind.name().to_string();
-    for param in varying {
-        let value = (param.show)(spec).unwrap_or_else(|| "none".to_string());
+    for &(param, variant_only) in varying {
+        let value = (param.show)(spec);
+        if variant_only && value == (param.show)(&default) {
+            continue;
+        }
+        let value = value.unwrap_or_else(|| "none".to_string());
         label += &format!(" {}={value}", param.key);
     }
     label

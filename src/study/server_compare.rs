@@ -12,8 +12,10 @@ use crate::study::compare::{label, labelled_params};
 
 /// The metrics a server comparison shows, in column order: whether requests
 /// got through, what it cost the server, and whether it came back.
-pub const SERVER_COMPARED: [ServerMetric; 6] = [
+pub const SERVER_COMPARED: [ServerMetric; 8] = [
     ServerMetric::SuccessRate,
+    ServerMetric::SuccessDuringTrigger,
+    ServerMetric::SuccessAfterTrigger,
     ServerMetric::Amplification,
     ServerMetric::WastedWork,
     ServerMetric::LatencyP99Ms,

@@ -587,6 +587,8 @@ fn shipped_scenarios_parse() {
         "clients-scaling",
         "base-cap",
         "metastable",
+        "controls",
+        "controls-partial",
     ] {
         let file = format!("{}/scenarios/{name}.toml", env!("CARGO_MANIFEST_DIR"));
         let text = fs::read_to_string(&file).unwrap();

@@ -48,4 +48,22 @@ mod tests {
         assert_eq!(a.take(&mut queue, 61), Some(10));
         assert_eq!(a.take(&mut queue, 61), None);
     }
+
+    proptest::proptest! {
+        /// It takes the head while the head is young and the tail once it
+        /// is old, and never anything else.
+        #[test]
+        fn takes_the_head_or_the_tail_by_the_heads_age(
+            arrivals in proptest::collection::vec(0u64..1_000, 1..50),
+            now in 1_000u64..2_000,
+        ) {
+            let mut sorted = arrivals.clone();
+            sorted.sort_unstable();
+            let mut queue: VecDeque<Nanos> = sorted.iter().copied().collect();
+            let a = AdaptiveLifo { threshold: 500 };
+            let head = sorted[0];
+            let expected = if now - head > 500 { *sorted.last().unwrap() } else { head };
+            proptest::prop_assert_eq!(a.take(&mut queue, now), Some(expected));
+        }
+    }
 }

@@ -165,4 +165,32 @@ mod tests {
         }
         assert!(dropped.is_empty());
     }
+
+    proptest::proptest! {
+        /// CoDel never drops while sojourns stay under the target, never
+        /// drops from a queue of at most two (one taken, one left), and
+        /// every attempt is either taken, dropped or still waiting.
+        #[test]
+        fn drops_need_a_long_queue_of_stale_attempts(
+            steps in proptest::collection::vec((0u64..20, 0usize..4), 1..300),
+        ) {
+            let mut c = CoDel::new(5 * MS, 100 * MS);
+            let mut queue: VecDeque<Nanos> = VecDeque::new();
+            let (mut now, mut arrived, mut taken, mut dropped) = (0, 0usize, 0usize, Vec::new());
+            for (gap_ms, arrivals) in steps {
+                now += gap_ms * MS;
+                for _ in 0..arrivals {
+                    queue.push_back(now);
+                    arrived += 1;
+                }
+                let before = (queue.len(), dropped.len());
+                let fresh = queue.iter().all(|&t| now - t < 5 * MS);
+                taken += usize::from(c.take(&mut queue, now, &mut dropped).is_some());
+                if before.0 <= 2 || fresh {
+                    proptest::prop_assert_eq!(dropped.len(), before.1);
+                }
+                proptest::prop_assert_eq!(arrived, taken + dropped.len() + queue.len());
+            }
+        }
+    }
 }

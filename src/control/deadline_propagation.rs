@@ -64,4 +64,21 @@ mod tests {
             assert_eq!(name.parse::<DeadlinePropagation>().unwrap().name(), name);
         }
     }
+
+    proptest::proptest! {
+        /// A worker never holds an attempt longer than its service, fails it
+        /// exactly when too little time is left, and holds an in-time one
+        /// for all of its service.
+        #[test]
+        fn the_hold_is_at_most_the_service(
+            deadline in 0u64..1_000_000, now in 0u64..1_000_000, service in 0u64..500_000,
+        ) {
+            let (held, fails) = hold(deadline, now, service);
+            proptest::prop_assert!(held <= service);
+            proptest::prop_assert_eq!(fails, deadline < now || deadline - now < service);
+            if !fails {
+                proptest::prop_assert_eq!(held, service);
+            }
+        }
+    }
 }

@@ -24,4 +24,21 @@ mod tests {
         assert!(!sheds(0, 1, 1e6, 0));
         assert!(sheds(1, 1, 1e6, 0));
     }
+
+    proptest::proptest! {
+        /// Admitting while `sheds` is false keeps the expected wait of the
+        /// last admitted within the bound, whatever the workers and service.
+        #[test]
+        fn what_it_admits_waits_at_most_the_bound(
+            workers in 1u32..64, mean_us in 1u64..10_000, bound_us in 0u64..1_000_000,
+        ) {
+            let (mean, bound) = (mean_us as f64 * 1e3, bound_us * 1_000);
+            let mut waiting = 0usize;
+            while !sheds(waiting + 1, workers, mean, bound) && waiting < 1_000_000 {
+                waiting += 1;
+            }
+            proptest::prop_assert!(waiting as f64 / f64::from(workers) * mean <= bound as f64);
+            proptest::prop_assert!(sheds(waiting + 1, workers, mean, bound) || waiting == 1_000_000);
+        }
+    }
 }

@@ -7,8 +7,16 @@
 
 use std::collections::VecDeque;
 
-use crate::control::Nanos;
 use crate::control::queue_discipline::Waiting;
+use crate::control::{Nanos, ServerAbout};
+
+/// Listed by `herdsim controls`.
+pub const ABOUT: ServerAbout = ServerAbout {
+    key: "discipline",
+    syntax: "adaptive-lifo:THRESHOLD (such as adaptive-lifo:50ms)",
+    source: "Facebook, \"Fail at scale\" (2015); Wangle's adaptive LIFO",
+    rule: "FIFO while the oldest waiting attempt has waited at most THRESHOLD, then LIFO",
+};
 
 /// FIFO until the head has waited `threshold`, then LIFO.
 #[derive(Debug, Clone, Copy)]

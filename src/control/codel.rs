@@ -11,8 +11,17 @@
 
 use std::collections::VecDeque;
 
-use crate::control::Nanos;
 use crate::control::queue_discipline::Waiting;
+use crate::control::{Nanos, ServerAbout};
+
+/// Listed by `herdsim controls`.
+pub const ABOUT: ServerAbout = ServerAbout {
+    key: "discipline",
+    syntax: "codel:TARGET,interval:DURATION (RFC 8289: codel:5ms,interval:100ms)",
+    source: "Nichols and Jacobson, CoDel (RFC 8289)",
+    rule: "once sojourns have stayed above TARGET for an interval, drop from the head \
+           (answered as rejections), the next drop interval/√count later",
+};
 
 /// CoDel's state.
 #[derive(Debug, Clone)]

@@ -14,7 +14,16 @@
 //! timeout, as a server that propagates per-attempt deadlines would.
 
 use crate::base::names::named;
-use crate::control::Nanos;
+use crate::control::{Nanos, ServerAbout};
+
+/// Listed by `herdsim controls`.
+pub const ABOUT: ServerAbout = ServerAbout {
+    key: "deadline_propagation",
+    syntax: "call | attempt (the study: call)",
+    source: "Yandex 2024, \"Good retry, bad retry\" (deadline propagation)",
+    rule: "expired at a worker: held S/20 and failed; less than S left: held \
+           min(left + S/5, S) and failed; deadline = call start (or attempt send) + timeout",
+};
 
 /// Whose deadline an attempt carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -155,6 +155,29 @@ pub struct About {
     pub scope: &'static str,
 }
 
+/// A server-side control as `herdsim controls` lists it: a server-model key
+/// of its own.
+#[derive(Debug, Clone, Copy)]
+pub struct ServerAbout {
+    /// Its scenario key.
+    pub key: &'static str,
+    /// Its syntax, with the source's values as the example.
+    pub syntax: &'static str,
+    /// Where it comes from.
+    pub source: &'static str,
+    /// What it does.
+    pub rule: &'static str,
+}
+
+/// The server's controls, in listing order.
+pub const SERVER_ABOUT: &[ServerAbout] = &[
+    deadline_propagation::ABOUT,
+    queue_discipline::LIFO_ABOUT,
+    adaptive_lifo::ABOUT,
+    codel::ABOUT,
+    shed_wait::ABOUT,
+];
+
 /// Declares every control once: its spec type, its state type and its
 /// [`About`]; gives [`ControlSpec`], [`ControlState`] and the dispatch.
 macro_rules! controls {

@@ -12,6 +12,14 @@ use crate::control::codel::CoDel;
 use crate::control::error::ControlError;
 use crate::control::rule::{Rule, show_duration};
 
+/// Listed by `herdsim controls`.
+pub const LIFO_ABOUT: crate::control::ServerAbout = crate::control::ServerAbout {
+    key: "discipline",
+    syntax: "lifo",
+    source: "queueing folklore; the stack of an overloaded RPC server",
+    rule: "a free worker takes the newest waiting attempt",
+};
+
 /// What `discipline` accepts.
 pub const DISCIPLINE_SYNTAX: &str = "fifo, lifo, adaptive-lifo:THRESHOLD (such as \
      adaptive-lifo:50ms) or codel:TARGET,interval:DURATION (such as codel:5ms,interval:100ms)";

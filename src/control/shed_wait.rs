@@ -5,6 +5,16 @@
 //! attempt that would wait past its timeout is better refused than served
 //! to nobody.
 
+use crate::control::ServerAbout;
+
+/// Listed by `herdsim controls`.
+pub const ABOUT: ServerAbout = ServerAbout {
+    key: "shed_wait",
+    syntax: "DURATION (such as 100ms)",
+    source: "load shedding by expected queueing delay",
+    rule: "refuse an arriving attempt at once when queue / workers × mean service > DURATION",
+};
+
 /// True if an attempt arriving at a queue of `waiting` attempts, served by
 /// `workers` workers of `mean_service` ns on average, would wait longer
 /// than `bound` ns.

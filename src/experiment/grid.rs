@@ -44,12 +44,7 @@ impl Grid {
         values: Vec<String>,
     ) -> Result<(), ExperimentError> {
         for value in &values {
-            param
-                .check(value)
-                .map_err(|reason| ExperimentError::Value {
-                    value: value.clone(),
-                    reason,
-                })?;
+            check(param, value)?;
         }
         match self.axes.iter_mut().find(|a| a.param == param) {
             Some(axis) => axis.values = values,
@@ -69,12 +64,7 @@ impl Grid {
         settings: Vec<(&'static Param, String)>,
     ) -> Result<(), ExperimentError> {
         for (param, value) in &settings {
-            param
-                .check(value)
-                .map_err(|reason| ExperimentError::Value {
-                    value: value.clone(),
-                    reason,
-                })?;
+            check(param, value)?;
         }
         self.variants.push(settings);
         Ok(())
@@ -165,19 +155,13 @@ impl Grid {
         for axis in self.axes.iter().filter(|a| a.values.len() > 1) {
             fingerprint = fingerprint.field(axis.param.key);
             for value in &axis.values {
-                let mut spec = RunSpec::default();
-                (axis.param.set)(&mut spec, value).expect("axis values are checked when set");
-                let shown = (axis.param.show)(&spec).unwrap_or_else(|| value.clone());
-                fingerprint = fingerprint.field(&shown);
+                fingerprint = fingerprint.field(&shown(axis.param, value));
             }
         }
         for variant in &self.variants {
             fingerprint = fingerprint.field("variant");
             for (param, value) in variant {
-                let mut spec = RunSpec::default();
-                (param.set)(&mut spec, value).expect("variant values are checked when added");
-                let shown = (param.show)(&spec).unwrap_or_else(|| value.clone());
-                fingerprint = fingerprint.field(param.key).field(&shown);
+                fingerprint = fingerprint.field(param.key).field(&shown(param, value));
             }
         }
         fingerprint
@@ -205,6 +189,21 @@ impl Grid {
         }
         spec
     }
+}
+
+/// `value` checked by `param`, or why not.
+fn check(param: &Param, value: &str) -> Result<(), ExperimentError> {
+    param.check(value).map_err(|reason| ExperimentError::Value {
+        value: value.to_string(),
+        reason,
+    })
+}
+
+/// `value` as `param` shows it (`0.1s` as `100ms`): one spelling per value.
+fn shown(param: &Param, value: &str) -> String {
+    let mut spec = RunSpec::default();
+    (param.set)(&mut spec, value).expect("grid values are checked when set");
+    (param.show)(&spec).unwrap_or_else(|| value.to_string())
 }
 
 #[cfg(test)]

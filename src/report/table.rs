@@ -279,12 +279,20 @@ pub fn controls_table() -> String {
         }
     }
     out.push_str(
-        "A run takes at most one of each key. Their state is kept per scope of --fleet N\n\
-         sources (clients), or one scope for all without it: --fleet 1 is per client\n\
-         (local), no --fleet is global. A budget or retry breaker is consulted when a retry\n\
-         is decided, before its backoff; the classic breaker and a throttle when an attempt\n\
-         is about to be sent. A refused retry or attempt ends its request as given up.\n",
+        "A run takes at most one budget, breaker and throttle. Their state is kept per\n\
+         scope of --fleet N sources (clients), or one scope for all without it: --fleet 1\n\
+         is per client (local), no --fleet is global. A budget or retry breaker is\n\
+         consulted when a retry is decided, before its backoff; the classic breaker and a\n\
+         throttle when an attempt is about to be sent. A refused retry or attempt ends its\n\
+         request as given up.\n",
     );
+    out.push_str("\n");
+    out.push_str("The server's own controls (server model):\n\n");
+    for about in crate::control::SERVER_ABOUT {
+        let _ = writeln!(out, "  --{} {}", about.key.replace('_', "-"), about.syntax);
+        let _ = writeln!(out, "      source: {}", about.source);
+        let _ = writeln!(out, "      rule:   {}\n", about.rule);
+    }
     out
 }
 

@@ -233,4 +233,8 @@ fn controls_lists_every_control_with_its_source() {
         assert!(text.contains(about.syntax), "{}", about.name);
         assert!(text.contains(about.source), "{}", about.name);
     }
+    for about in herdsim::control::SERVER_ABOUT {
+        assert!(text.contains(about.syntax), "{}", about.key);
+        assert!(text.contains(about.source), "{}", about.key);
+    }
 }

@@ -286,7 +286,7 @@ pub fn controls_table() -> String {
          throttle when an attempt is about to be sent. A refused retry or attempt ends its\n\
          request as given up.\n",
     );
-    out.push_str("\n");
+    out.push('\n');
     out.push_str("The server's own controls (server model):\n\n");
     for about in crate::control::SERVER_ABOUT {
         let _ = writeln!(out, "  --{} {}", about.key.replace('_', "-"), about.syntax);

@@ -142,7 +142,8 @@ enum Kind {
 const REPLY_SUCCESS: Nanos = 1;
 /// A reply's `arg`: the server failed it.
 const REPLY_FAILURE: Nanos = 0;
-/// A reply's `arg`: the server refused it at a full queue.
+/// A reply's `arg`: the server refused it (a full queue, shedding by
+/// expected wait, or its discipline's drop).
 const REPLY_REJECTED: Nanos = 2;
 
 /// A resend's `arg`: the controls admitted it already (it waited for a

@@ -524,8 +524,9 @@ pub static PARAMS: [Param; 39] = [
         key: "throttle",
         value_name: "RULE",
         doc: "A client-side throttle (see `herdsim controls`): sre (the SRE book's adaptive \
-              throttling, sre:2,window:2m), or none; an attempt it refuses is not sent and \
-              ends the request",
+              throttling, sre:2,window:2m), aws-adaptive (the AWS SDKs' adaptive-mode rate \
+              limiter, aws-adaptive:0.4,beta:0.7; server model only), or none; an attempt it \
+              refuses is not sent and ends the request",
         accepts: "a throttle rule of `herdsim controls`, or none",
         absent: Some("no throttle"),
         kind: Kind::Text,

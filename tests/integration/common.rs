@@ -26,3 +26,24 @@ pub fn usage_error(args: &[&str]) -> String {
     assert!(!err.contains("panicked"), "{args:?}: {err}");
     err
 }
+
+/// `herdsim run --resource server ARGS --json -q`, parsed (the run must
+/// succeed).
+pub fn server_json(args: &[&str]) -> serde_json::Value {
+    let out = cargo_bin_cmd!("herdsim")
+        .args(["run", "--resource", "server", "--json", "-q"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// A metric's mean in a run's JSON report.
+pub fn mean(json: &serde_json::Value, metric: &str) -> f64 {
+    json["metrics"][metric]["mean"].as_f64().unwrap()
+}

@@ -1,28 +1,9 @@
 //! `herdsim run --resource server` as a user runs it: results, the
 //! metastable failure the model exists to show, and bad input.
 
-use crate::common::usage_error;
+use crate::common::{mean, server_json, usage_error};
 
 use assert_cmd::cargo::cargo_bin_cmd;
-
-/// `herdsim run --resource server ARGS --json`, parsed.
-fn server_json(args: &[&str]) -> serde_json::Value {
-    let out = cargo_bin_cmd!("herdsim")
-        .args(["run", "--resource", "server", "--json", "-q"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
-fn mean(json: &serde_json::Value, metric: &str) -> f64 {
-    json["metrics"][metric]["mean"].as_f64().unwrap()
-}
 
 #[test]
 fn the_default_server_runs_at_half_load_and_every_request_succeeds() {

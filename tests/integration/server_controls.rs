@@ -2,32 +2,32 @@
 //! them: the metastable case of DESIGN Part two with each control, what each
 //! measurably does, and bad input.
 
-use crate::common::usage_error;
+use crate::common::{mean, server_json, usage_error};
 
 use assert_cmd::cargo::cargo_bin_cmd;
 
-/// `herdsim run --resource server` on the metastable case (500/s on one
-/// worker of 1 ms, 100 ms timeout, 3 immediate retries, 500 ms outage at
-/// 2 s, 10 s of load), 5 seeds, with `extra`; the JSON report.
+/// The metastable case (500/s on one worker of 1 ms, 100 ms timeout, 3
+/// immediate retries, 500 ms outage at 2 s, 10 s of load), 5 seeds, with
+/// `extra`; the JSON report.
 fn metastable(extra: &[&str]) -> serde_json::Value {
-    let out = cargo_bin_cmd!("herdsim")
-        .args(["run", "--resource", "server", "--json", "-q"])
-        .args(["--rate", "500", "--timeout", "100ms", "--duration", "10s"])
-        .args(["--policy", "no-backoff", "--max-attempts", "4"])
-        .args(["--trigger", "outage@2s..2.5s", "--seeds", "5"])
-        .args(extra)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{extra:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
-fn mean(json: &serde_json::Value, metric: &str) -> f64 {
-    json["metrics"][metric]["mean"].as_f64().unwrap()
+    let mut args = vec![
+        "--rate",
+        "500",
+        "--timeout",
+        "100ms",
+        "--duration",
+        "10s",
+        "--policy",
+        "no-backoff",
+        "--max-attempts",
+        "4",
+        "--trigger",
+        "outage@2s..2.5s",
+        "--seeds",
+        "5",
+    ];
+    args.extend_from_slice(extra);
+    server_json(&args)
 }
 
 fn stuck(json: &serde_json::Value) -> u64 {

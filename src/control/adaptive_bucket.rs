@@ -28,6 +28,7 @@ pub const ABOUT: About = About {
     rule: "starts full; every call start adds deposit (≤ size); retry iff tokens > 1, taking 1 \
            (the prose deposits on success instead)",
     scope: "per client (--fleet 1 reproduces it)",
+    delays_attempts: false,
 };
 
 /// The bucket's parameters.

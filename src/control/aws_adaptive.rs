@@ -36,6 +36,7 @@ pub const ABOUT: About = About {
     rule: "from the first throttling error (a full queue's rejection), attempts wait for a \
            token bucket whose rate is min(CUBIC(C, B), 2 × measured response rate), ≥ 0.5/s",
     scope: "per client (SDK client)",
+    delays_attempts: true,
 };
 
 /// Smoothing of the measured rate (weight of the newest bucket).
@@ -87,10 +88,10 @@ pub struct AwsAdaptive {
     w_max: f64,
     k: f64,
     last_fail: f64,
-    /// The token bucket: fill rate (per s), size, tokens (negative: owed
-    /// to attempts waiting for them), and when it was last filled (s).
+    /// The token bucket: fill rate (per s), tokens (negative: owed to
+    /// attempts waiting for them), and when it was last filled (s). Its
+    /// size is [`AwsAdaptive::size`].
     fill_rate: f64,
-    max_capacity: f64,
     tokens: f64,
     filled_at: Option<f64>,
 }
@@ -112,7 +113,6 @@ impl AwsAdaptive {
             k: 0.0,
             last_fail: 0.0,
             fill_rate: 0.0,
-            max_capacity: 0.0,
             tokens: 0.0,
             filled_at: None,
         };
@@ -148,9 +148,15 @@ impl AwsAdaptive {
         self.measured
     }
 
+    /// The bucket's size: botocore's `max_capacity`, the rate if at least
+    /// 1 and else 1, which is the fill rate (the rate floored at 0.5) or 1.
+    fn size(&self) -> f64 {
+        self.fill_rate.max(1.0)
+    }
+
     fn refill(&mut self, t: f64) {
         if let Some(at) = self.filled_at {
-            self.tokens = (self.tokens + (t - at) * self.fill_rate).min(self.max_capacity);
+            self.tokens = (self.tokens + (t - at) * self.fill_rate).min(self.size());
         }
         self.filled_at = Some(t);
     }
@@ -159,8 +165,7 @@ impl AwsAdaptive {
     fn set_max_rate(&mut self, t: f64, rate: f64) {
         self.refill(t);
         self.fill_rate = rate.max(MIN_RATE);
-        self.max_capacity = if rate >= 1.0 { rate } else { 1.0 };
-        self.tokens = self.tokens.min(self.max_capacity);
+        self.tokens = self.tokens.min(self.size());
     }
 }
 
@@ -284,7 +289,7 @@ mod tests {
                     }
                 }
                 prop_assert!(l.rate() >= MIN_RATE);
-                prop_assert!(l.tokens <= l.max_capacity + 1e-9);
+                prop_assert!(l.tokens <= l.size() + 1e-9);
             }
         }
     }

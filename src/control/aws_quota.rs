@@ -24,6 +24,7 @@ pub const ABOUT: About = About {
     rule: "retry iff tokens ≥ cost (timeout-cost after a timeout), taking it; a success returns \
            a retry's cost, or adds refund after a first try; tokens ≤ capacity",
     scope: "per client (SDK client); shared when clients share one",
+    delays_attempts: false,
 };
 
 /// The quota's parameters.

@@ -18,9 +18,10 @@
 //! asked for it so a fleet's breakers do not probe together) stretches each
 //! open period by a factor drawn uniformly from [1 − J, 1 + J].
 
-use std::collections::VecDeque;
 use std::fmt;
 
+use crate::base::draws::Draws;
+use crate::control::outcome_window::{Evict, OutcomeWindow};
 use crate::control::rule::{Rule, show_duration};
 use crate::control::{About, ControlError, Family, Nanos, Outcome, RetryControl};
 
@@ -35,6 +36,7 @@ pub const ABOUT: About = About {
            refuses calls for `open`; HALF_OPEN admits until N outcomes, then reopens or closes; \
            retries bypass it",
     scope: "one for all clients in the study (the default); --fleet for local ones",
+    delays_attempts: false,
 };
 
 /// The breaker's parameters.
@@ -99,8 +101,7 @@ pub enum BreakerState {
 pub struct ClassicBreaker {
     spec: ClassicBreakerSpec,
     state: BreakerState,
-    outcomes: VecDeque<(Nanos, bool)>,
-    failed: u64,
+    outcomes: OutcomeWindow,
 }
 
 impl ClassicBreaker {
@@ -109,8 +110,7 @@ impl ClassicBreaker {
         ClassicBreaker {
             spec: *spec,
             state: BreakerState::Closed,
-            outcomes: VecDeque::new(),
-            failed: 0,
+            outcomes: OutcomeWindow::new(spec.window, Evict::PastWindow),
         }
     }
 
@@ -120,19 +120,23 @@ impl ClassicBreaker {
     }
 
     fn threshold_reached(&self) -> bool {
-        let n = self.outcomes.len() as u64;
-        n > 0 && n >= self.spec.calls && self.failed as f64 / n as f64 >= self.spec.threshold
+        let n = self.outcomes.len();
+        n > 0 && n >= self.spec.calls && self.outcomes.failure_share() >= self.spec.threshold
     }
 
     fn enter(&mut self, state: BreakerState) {
         self.state = state;
         self.outcomes.clear();
-        self.failed = 0;
     }
 
-    /// Opens at `now` for the open period stretched by `u`'s jitter.
-    fn open(&mut self, now: Nanos, u: f64) {
-        let factor = 1.0 + self.spec.jitter * (2.0 * u - 1.0);
+    /// Opens at `now` for the open period, stretched by a jitter drawn from
+    /// `draws` if the breaker has one.
+    fn open(&mut self, now: Nanos, draws: &mut dyn Draws) {
+        let factor = if self.spec.jitter > 0.0 {
+            1.0 + self.spec.jitter * (2.0 * draws.unit_above_zero() - 1.0)
+        } else {
+            1.0
+        };
         let period = (self.spec.open as f64 * factor).round() as Nanos;
         self.enter(BreakerState::Open {
             until: now + period,
@@ -142,24 +146,17 @@ impl ClassicBreaker {
 
 impl RetryControl for ClassicBreaker {
     fn attempt_ended(&mut self, now: Nanos, outcome: Outcome, _retry_of: Option<Outcome>) {
-        self.outcomes.push_back((now, outcome.failed()));
-        self.failed += u64::from(outcome.failed());
-        while let Some(&(t, failed)) = self.outcomes.front()
-            && now - t > self.spec.window
-        {
-            self.outcomes.pop_front();
-            self.failed -= u64::from(failed);
-        }
+        self.outcomes.record(now, outcome.failed());
     }
 
-    fn admit(&mut self, now: Nanos, retry: bool, u: f64) -> bool {
+    fn admit(&mut self, now: Nanos, retry: bool, draws: &mut dyn Draws) -> bool {
         if retry {
             return true;
         }
         match self.state {
             BreakerState::Closed => {
                 if self.threshold_reached() {
-                    self.open(now, u);
+                    self.open(now, draws);
                     false
                 } else {
                     true
@@ -174,10 +171,10 @@ impl RetryControl for ClassicBreaker {
                 }
             }
             BreakerState::HalfOpen => {
-                if (self.outcomes.len() as u64) < self.spec.calls {
+                if self.outcomes.len() < self.spec.calls {
                     true
                 } else if self.threshold_reached() {
-                    self.open(now, u);
+                    self.open(now, draws);
                     false
                 } else {
                     self.enter(BreakerState::Closed);
@@ -191,6 +188,7 @@ impl RetryControl for ClassicBreaker {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::draws::ScriptedDraws;
     use crate::control::tests_support::{Step, walk};
     use proptest::prelude::*;
 
@@ -282,13 +280,13 @@ mod tests {
                     1 => b.attempt_ended(now, Outcome::Success, None),
                     _ => {
                         let before = b.state();
-                        let admitted = b.admit(now, false, 0.5);
+                        let admitted = b.admit(now, false, &mut ScriptedDraws::new(&[]));
                         if let BreakerState::Open { until } = before && now < until {
                             prop_assert!(!admitted);
                         }
                     }
                 }
-                prop_assert_eq!(b.failed, b.outcomes.iter().filter(|o| o.1).count() as u64);
+                prop_assert_eq!(b.outcomes.failed(), b.outcomes.entries().filter(|o| o.1).count() as u64);
             }
         }
     }

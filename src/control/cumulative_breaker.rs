@@ -22,6 +22,7 @@ pub const ABOUT: About = About {
     rule: "calls += 1 per first try, failures += 1 per failed attempt, never reset; \
            retry iff failures / calls ≤ RATIO",
     scope: "per client (--fleet 1 reproduces it)",
+    delays_attempts: false,
 };
 
 /// The breaker's parameter.

@@ -22,6 +22,7 @@ pub const ABOUT: About = About {
     rule: "starts full; a successful first try adds deposit (≤ capacity); retry iff \
            tokens ≥ cost, taking it",
     scope: "global (one for all clients) or local (per client): the study compares both",
+    delays_attempts: false,
 };
 
 /// The budget's parameters.

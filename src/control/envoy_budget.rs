@@ -22,6 +22,7 @@ pub const ABOUT: About = About {
     rule: "retry iff outstanding retries < max(min, ⌊P × attempts in flight⌋); a retry is \
            outstanding from its decision until its attempt ends",
     scope: "per Envoy (client-side proxy): --fleet N for N sources behind one",
+    delays_attempts: false,
 };
 
 /// The budget's parameters.

@@ -12,6 +12,7 @@
 use std::fmt;
 
 use crate::control::rule::{Rule, show_duration};
+use crate::control::sliced_window::SlicedWindow;
 use crate::control::{About, ControlError, Family, Nanos, Outcome, RetryControl};
 
 /// Listed by `herdsim controls`.
@@ -23,6 +24,7 @@ pub const ABOUT: About = About {
     rule: "a request deposits 1000; retry iff balance ≥ 1000/PERCENT, withdrawing it; entries \
            expire after the TTL (10 slices); balance = unexpired sum + min × TTL × 1000/PERCENT",
     scope: "per client (a Finagle client); --fleet for a shared one",
+    delays_attempts: false,
 };
 
 /// What one request deposits (Finagle's scale factor).
@@ -87,51 +89,29 @@ impl fmt::Display for FinagleBudgetSpec {
 #[derive(Debug, Clone)]
 pub struct FinagleBudget {
     spec: FinagleBudgetSpec,
-    /// Slice length, ms.
-    slice_ms: u64,
-    /// Each slot's sum and the slice it holds.
-    slots: [(i64, u64); SLICES as usize],
+    /// Deposits and withdrawals, by slices of TTL/10 in whole ms.
+    entries: SlicedWindow<i64>,
 }
 
 impl FinagleBudget {
     /// Nothing deposited.
     pub fn new(spec: &FinagleBudgetSpec) -> Self {
+        let slice_ms = (spec.ttl / NS_PER_MS / SLICES).max(1);
         FinagleBudget {
             spec: *spec,
-            slice_ms: (spec.ttl / NS_PER_MS / SLICES).max(1),
-            slots: [(0, u64::MAX); SLICES as usize],
+            entries: SlicedWindow::new(SLICES as usize, slice_ms * NS_PER_MS),
         }
-    }
-
-    fn slice(&self, now: Nanos) -> u64 {
-        now / NS_PER_MS / self.slice_ms
     }
 
     /// The balance at `now`: unexpired entries plus the reserve.
     fn balance(&self, now: Nanos) -> i64 {
-        let current = self.slice(now);
-        let live: i64 = self
-            .slots
-            .iter()
-            .filter(|&&(_, slice)| slice <= current && slice + SLICES > current)
-            .map(|&(sum, _)| sum)
-            .sum();
-        live + self.spec.reserve()
-    }
-
-    fn add(&mut self, now: Nanos, amount: i64) {
-        let current = self.slice(now);
-        let slot = &mut self.slots[(current % SLICES) as usize];
-        if slot.1 != current {
-            *slot = (0, current);
-        }
-        slot.0 += amount;
+        self.entries.live(now).sum::<i64>() + self.spec.reserve()
     }
 }
 
 impl RetryControl for FinagleBudget {
     fn request_started(&mut self, now: Nanos) {
-        self.add(now, DEPOSIT);
+        *self.entries.at(now) += DEPOSIT;
     }
 
     fn may_retry(&self, now: Nanos, _cause: Outcome) -> bool {
@@ -139,8 +119,7 @@ impl RetryControl for FinagleBudget {
     }
 
     fn take_retry(&mut self, now: Nanos, _cause: Outcome) {
-        let withdrawal = self.spec.withdrawal();
-        self.add(now, -withdrawal);
+        *self.entries.at(now) -= self.spec.withdrawal();
     }
 }
 

@@ -23,6 +23,7 @@ pub const ABOUT: About = About {
     rule: "tokens start at max; a failed attempt takes 1, a success adds R (≤ max); \
            no retry while tokens ≤ max/2",
     scope: "per channel (client)",
+    delays_attempts: false,
 };
 
 /// Thousandths of a token.

@@ -39,11 +39,13 @@ pub mod envoy_budget;
 pub mod error;
 pub mod finagle_budget;
 pub mod grpc_throttle;
+pub mod outcome_window;
 pub mod queue_discipline;
 pub mod ratio_budget;
 pub mod retry_after;
 pub mod rule;
 pub mod shed_wait;
+pub mod sliced_window;
 pub mod sre_throttle;
 #[cfg(test)]
 mod tests_support;
@@ -102,10 +104,10 @@ pub trait RetryControl {
     }
     /// The retry goes: takes its cost.
     fn take_retry(&mut self, _now: Nanos, _cause: Outcome) {}
-    /// May this attempt be sent? `u` is a uniform draw in (0, 1] for
-    /// controls that refuse at random. A refused attempt is not sent and
-    /// ends its request.
-    fn admit(&mut self, _now: Nanos, _retry: bool, _u: f64) -> bool {
+    /// May this attempt be sent? A control that decides at random draws
+    /// from `draws` (the controls' own stream) when it needs a draw. A
+    /// refused attempt is not sent and ends its request.
+    fn admit(&mut self, _now: Nanos, _retry: bool, _draws: &mut dyn Draws) -> bool {
         true
     }
     /// An admitted attempt is about to go: how long it must wait first (a
@@ -153,6 +155,9 @@ pub struct About {
     pub rule: &'static str,
     /// Whose state it is in its source.
     pub scope: &'static str,
+    /// True if it may hold attempts back (a rate limiter), which only the
+    /// server model's loop can do.
+    pub delays_attempts: bool,
 }
 
 /// A server-side control as `herdsim controls` lists it: a server-model key
@@ -263,9 +268,9 @@ macro_rules! controls {
                     $(ControlState::$variant(s) => s.take_retry(now, cause),)+
                 }
             }
-            fn admit(&mut self, now: Nanos, retry: bool, u: f64) -> bool {
+            fn admit(&mut self, now: Nanos, retry: bool, draws: &mut dyn Draws) -> bool {
                 match self {
-                    $(ControlState::$variant(s) => s.admit(now, retry, u),)+
+                    $(ControlState::$variant(s) => s.admit(now, retry, draws),)+
                 }
             }
             fn send_delay(&mut self, now: Nanos) -> Nanos {
@@ -299,13 +304,13 @@ impl ControlSpec {
             return Ok(None);
         }
         let rule = Rule::read(family.key(), text)?;
-        match ControlSpec::parse_named(&rule) {
-            Some(spec) if spec.as_ref().is_ok_and(|s| s.family() != family) => {
-                Err(rule.unknown(&names_of(family)))
-            }
-            Some(spec) => spec.map(Some),
-            None => Err(rule.unknown(&names_of(family))),
+        let names = names_of(family);
+        if !names.contains(&rule.name.as_str()) {
+            return Err(rule.unknown(&names));
         }
+        ControlSpec::parse_named(&rule)
+            .expect("every listed name has a parser")
+            .map(Some)
     }
 
     /// The key it is given by.
@@ -332,8 +337,6 @@ pub struct Controls {
     per_scope: usize,
     /// Scope `s`'s states are `states[s·per_scope..(s+1)·per_scope]`.
     states: Vec<ControlState>,
-    /// True if some control refuses attempts at random.
-    draws_admission: bool,
     draws: Pcg64Mcg,
 }
 
@@ -359,7 +362,6 @@ impl Controls {
             scope_size,
             per_scope: specs.len(),
             states,
-            draws_admission: specs.iter().any(|s| matches!(s, ControlSpec::Sre(_))),
             draws: job_rng(seed),
         })
     }
@@ -413,16 +415,12 @@ impl Controls {
     /// attempts it refuses too); else the longest wait any control asks
     /// (a rate limiter's), 0 to send now.
     pub fn admit(&mut self, source: u32, now: Nanos, retry: bool) -> Option<Nanos> {
-        let u = if self.draws_admission {
-            self.draws.unit_above_zero()
-        } else {
-            1.0
-        };
         // Not short-circuited: every control sees the attempt.
-        let scope = self.scope(source);
+        let first = (source / self.scope_size) as usize * self.per_scope;
+        let scope = &mut self.states[first..first + self.per_scope];
         let mut admitted = true;
         for control in scope.iter_mut() {
-            admitted &= control.admit(now, retry, u);
+            admitted &= control.admit(now, retry, &mut self.draws);
         }
         admitted.then(|| {
             scope
@@ -431,14 +429,6 @@ impl Controls {
                 .max()
                 .unwrap_or(0)
         })
-    }
-
-    /// True if a control may delay attempts (a rate limiter), which only
-    /// the server model's loop can do.
-    pub fn delays_attempts(specs: &[ControlSpec]) -> bool {
-        specs
-            .iter()
-            .any(|s| matches!(s, ControlSpec::AwsAdaptive(_)))
     }
 }
 
@@ -505,6 +495,43 @@ mod tests {
             !shared.allow_retry(3, 0, Outcome::Failure),
             "one scope of all"
         );
+    }
+
+    #[test]
+    fn a_breakers_jitter_draws_from_the_controls_stream_alone() {
+        // A classic breaker with jitter and no other control: each opening
+        // draws its own stretch (before, only a throttle beside it made the
+        // controls draw, and every period came out the longest).
+        let spec = ControlSpec::parse(
+            Family::Breaker,
+            "classic:0.5,window:200ms,calls:1,open:100ms,jitter:0.9",
+        )
+        .unwrap()
+        .unwrap();
+        let mut controls = Controls::new(&[spec], 1, None, 7).unwrap();
+        let ms = 1_000_000;
+        let mut periods = Vec::new();
+        for i in 0..8u64 {
+            let now = i * 1_000 * ms;
+            controls.attempt_ended(0, now, Outcome::Failure, None);
+            assert_eq!(controls.admit(0, now, false), None, "opens");
+            let ControlState::Classic(breaker) = &controls.states[0] else {
+                unreachable!("one classic breaker")
+            };
+            let classic_breaker::BreakerState::Open { until } = breaker.state() else {
+                panic!("open after a failure: {breaker:?}")
+            };
+            periods.push(until - now);
+            // Half-open a second later, then its probe's failure reopens it.
+            assert_eq!(controls.admit(0, now + 500 * ms, false), Some(0));
+        }
+        assert!(
+            periods.iter().all(|p| (10 * ms..=190 * ms).contains(p)),
+            "{periods:?}"
+        );
+        periods.sort_unstable();
+        periods.dedup();
+        assert!(periods.len() > 4, "{periods:?}");
     }
 
     #[test]

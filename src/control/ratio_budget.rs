@@ -16,6 +16,7 @@ pub const ABOUT: About = About {
     source: "herdsim: the cumulative form of a ratio budget",
     rule: "retry iff retries + 1 ≤ min + R × requests, counted since the start",
     scope: "as --fleet says",
+    delays_attempts: false,
 };
 
 /// The budget's parameters.

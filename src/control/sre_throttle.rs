@@ -13,7 +13,9 @@
 
 use std::fmt;
 
+use crate::base::draws::Draws;
 use crate::control::rule::{Rule, show_duration};
+use crate::control::sliced_window::SlicedWindow;
 use crate::control::{About, ControlError, Family, Nanos, Outcome, RetryControl};
 
 /// Listed by `herdsim controls`.
@@ -25,6 +27,7 @@ pub const ABOUT: About = About {
     rule: "refuse an attempt with probability max(0, (requests − K × accepts) / (requests + 1)) \
            over the window; requests counted before refusal",
     scope: "per client (--fleet 1 reproduces it)",
+    delays_attempts: false,
 };
 
 /// Slices of the window.
@@ -60,9 +63,8 @@ impl fmt::Display for SreThrottleSpec {
 #[derive(Debug, Clone)]
 pub struct SreThrottle {
     spec: SreThrottleSpec,
-    slice_ns: Nanos,
-    /// Each slot's (requests, accepts) and the slice it holds.
-    slots: Vec<(u64, u64, u64)>,
+    /// (requests, accepts) by slices of window/120.
+    counts: SlicedWindow<(u64, u64)>,
 }
 
 impl SreThrottle {
@@ -70,27 +72,17 @@ impl SreThrottle {
     pub fn new(spec: &SreThrottleSpec) -> Self {
         SreThrottle {
             spec: *spec,
-            slice_ns: spec.window / SLICES as u64,
-            slots: vec![(0, 0, u64::MAX); SLICES],
+            counts: SlicedWindow::new(SLICES, spec.window / SLICES as u64),
         }
-    }
-
-    fn slot(&mut self, now: Nanos) -> &mut (u64, u64, u64) {
-        let slice = now / self.slice_ns;
-        let slot = &mut self.slots[(slice % SLICES as u64) as usize];
-        if slot.2 != slice {
-            *slot = (0, 0, slice);
-        }
-        slot
     }
 
     /// Requests and accepts in the window ending at `now`.
     pub fn counts(&self, now: Nanos) -> (u64, u64) {
-        let current = now / self.slice_ns;
-        self.slots
-            .iter()
-            .filter(|s| s.2 <= current && s.2 + SLICES as u64 > current)
-            .fold((0, 0), |(r, a), s| (r + s.0, a + s.1))
+        self.counts
+            .live(now)
+            .fold((0, 0), |(r, a), &(requests, accepts)| {
+                (r + requests, a + accepts)
+            })
     }
 
     /// The probability of refusing a request at `now`.
@@ -103,20 +95,21 @@ impl SreThrottle {
 impl RetryControl for SreThrottle {
     fn attempt_ended(&mut self, now: Nanos, outcome: Outcome, _retry_of: Option<Outcome>) {
         if outcome == Outcome::Success {
-            self.slot(now).1 += 1;
+            self.counts.at(now).1 += 1;
         }
     }
 
-    fn admit(&mut self, now: Nanos, _retry: bool, u: f64) -> bool {
+    fn admit(&mut self, now: Nanos, _retry: bool, draws: &mut dyn Draws) -> bool {
         let p = self.refusal(now);
-        self.slot(now).0 += 1;
-        u > p
+        self.counts.at(now).0 += 1;
+        draws.unit_above_zero() > p
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::draws::ScriptedDraws;
     use crate::control::tests_support::{Step, walk};
     use proptest::prelude::*;
 
@@ -170,7 +163,7 @@ mod tests {
             let mut now = 0;
             for (accept, gap_ms) in steps {
                 now += gap_ms * 1_000_000;
-                t.admit(now, false, 0.5);
+                t.admit(now, false, &mut ScriptedDraws::new(&[0.5]));
                 if accept {
                     t.attempt_ended(now, Outcome::Success, None);
                 }

@@ -1,5 +1,6 @@
 //! Scripted walks through a control's states, for the controls' tests.
 
+use crate::base::draws::ScriptedDraws;
 use crate::control::{Nanos, Outcome, RetryControl};
 
 /// One scripted step.
@@ -15,8 +16,8 @@ pub enum Step {
     End(Outcome, Option<Outcome>),
     /// A retry after this outcome: must it be allowed? If so it is taken.
     Retry(Outcome, bool),
-    /// An attempt (a retry if the first is true) with draw `u`: must it be
-    /// admitted?
+    /// An attempt (a retry if the first is true), with `u` as the one
+    /// draw a control may take: must it be admitted?
     Admit(bool, f64, bool),
 }
 
@@ -38,7 +39,7 @@ pub fn walk<C: RetryControl + std::fmt::Debug>(control: &mut C, steps: &[Step]) 
                 }
             }
             Step::Admit(retry, u, expected) => {
-                let admitted = control.admit(now, retry, u);
+                let admitted = control.admit(now, retry, &mut ScriptedDraws::new(&[u]));
                 assert_eq!(admitted, expected, "step {i} {step:?}: {control:?}");
             }
         }

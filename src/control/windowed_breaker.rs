@@ -8,9 +8,9 @@
 //! when an outcome is added (entries `window` old or more go), as in the
 //! original, so a quiet spell leaves old outcomes in it.
 
-use std::collections::VecDeque;
 use std::fmt;
 
+use crate::control::outcome_window::{Evict, OutcomeWindow};
 use crate::control::rule::{Rule, show_duration};
 use crate::control::{About, ControlError, Family, Nanos, Outcome, RetryControl};
 
@@ -23,6 +23,7 @@ pub const ABOUT: About = About {
     rule: "outcomes of the attempts of the last window; retry iff the window is not empty \
            and failed / total < RATIO",
     scope: "global (one for all clients) or local (per client): the study compares both",
+    delays_attempts: false,
 };
 
 /// The breaker's parameters.
@@ -60,9 +61,7 @@ impl fmt::Display for WindowedBreakerSpec {
 #[derive(Debug, Clone)]
 pub struct WindowedBreaker {
     spec: WindowedBreakerSpec,
-    /// (time, failed), oldest first.
-    outcomes: VecDeque<(Nanos, bool)>,
-    failed: u64,
+    outcomes: OutcomeWindow,
 }
 
 impl WindowedBreaker {
@@ -70,27 +69,18 @@ impl WindowedBreaker {
     pub fn new(spec: &WindowedBreakerSpec) -> Self {
         WindowedBreaker {
             spec: *spec,
-            outcomes: VecDeque::new(),
-            failed: 0,
+            outcomes: OutcomeWindow::new(spec.window, Evict::AtWindow),
         }
     }
 }
 
 impl RetryControl for WindowedBreaker {
     fn attempt_ended(&mut self, now: Nanos, outcome: Outcome, _retry_of: Option<Outcome>) {
-        while let Some(&(t, failed)) = self.outcomes.front()
-            && now - t >= self.spec.window
-        {
-            self.outcomes.pop_front();
-            self.failed -= u64::from(failed);
-        }
-        self.outcomes.push_back((now, outcome.failed()));
-        self.failed += u64::from(outcome.failed());
+        self.outcomes.record(now, outcome.failed());
     }
 
     fn may_retry(&self, _now: Nanos, _cause: Outcome) -> bool {
-        !self.outcomes.is_empty()
-            && (self.failed as f64 / self.outcomes.len() as f64) < self.spec.ratio
+        !self.outcomes.is_empty() && self.outcomes.failure_share() < self.spec.ratio
     }
 }
 
@@ -140,8 +130,8 @@ mod tests {
             for (ok, gap) in steps {
                 now += gap * MS;
                 b.attempt_ended(now, if ok { Outcome::Success } else { Outcome::Failure }, None);
-                prop_assert_eq!(b.failed, b.outcomes.iter().filter(|o| o.1).count() as u64);
-                prop_assert!(b.outcomes.iter().all(|&(t, _)| now - t < 200 * MS));
+                prop_assert_eq!(b.outcomes.failed(), b.outcomes.entries().filter(|o| o.1).count() as u64);
+                prop_assert!(b.outcomes.entries().all(|&(t, _)| now - t < 200 * MS));
             }
         }
     }

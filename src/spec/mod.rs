@@ -7,8 +7,8 @@
 
 use crate::base::names::named;
 use crate::base::time::Micros;
+use crate::control::ControlSpec;
 use crate::control::retry_after::RetryAfter;
-use crate::control::{ControlSpec, Controls};
 use crate::model::arrivals::Arrivals;
 use crate::model::{ResourceKind, SlotResource};
 use crate::policy::{CapMode, PolicyKind, PolicySpec};
@@ -316,11 +316,14 @@ impl RunSpec {
             );
         }
         if self.resource != ResourceKind::Server
-            && let Some(throttle) = self.throttle.filter(|t| Controls::delays_attempts(&[*t]))
+            && let Some(delaying) = self
+                .controls()
+                .into_iter()
+                .find(|c| c.about().delays_attempts)
         {
             return fail(
-                "throttle",
-                throttle.to_string(),
+                delaying.family().key(),
+                delaying.to_string(),
                 ParamError::Conflict {
                     other: "resource",
                     why: format!(

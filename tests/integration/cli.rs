@@ -12,17 +12,11 @@ fn herdsim(args: &[&str]) -> assert_cmd::assert::Assert {
 }
 
 fn stdout_of(args: &[&str], threads: &str) -> String {
-    let out = cargo_bin_cmd!("herdsim")
-        .args(args)
-        .env("RAYON_NUM_THREADS", threads)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    crate::common::succeed(
+        cargo_bin_cmd!("herdsim")
+            .args(args)
+            .env("RAYON_NUM_THREADS", threads),
+    )
 }
 
 fn json_of(args: &[&str]) -> Value {
@@ -357,26 +351,20 @@ fn no_subcommand_shows_help_and_fails() {
 #[test]
 fn bench_times_the_server_model_beside_the_python_reference() {
     let bench = |extra: &[&str]| {
-        let out = cargo_bin_cmd!("herdsim")
-            .args([
-                "bench",
-                "--clients",
-                "10",
-                "--min-time",
-                "1us",
-                "--fan-out",
-                "0",
-                "-q",
-            ])
-            .args(extra)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+        crate::common::succeed(
+            cargo_bin_cmd!("herdsim")
+                .args([
+                    "bench",
+                    "--clients",
+                    "10",
+                    "--min-time",
+                    "1us",
+                    "--fan-out",
+                    "0",
+                    "-q",
+                ])
+                .args(extra),
+        )
     };
     let sizes = ["--server-requests", "2000,5000"];
     let text = bench(&sizes);

@@ -30,17 +30,24 @@ pub fn usage_error(args: &[&str]) -> String {
 /// `herdsim run --resource server ARGS --json -q`, parsed (the run must
 /// succeed).
 pub fn server_json(args: &[&str]) -> serde_json::Value {
-    let out = cargo_bin_cmd!("herdsim")
-        .args(["run", "--resource", "server", "--json", "-q"])
-        .args(args)
-        .output()
-        .unwrap();
+    let out = succeed(
+        cargo_bin_cmd!("herdsim")
+            .args(["run", "--resource", "server", "--json", "-q"])
+            .args(args),
+    );
+    serde_json::from_str(&out).unwrap()
+}
+
+/// Runs `command`, which must succeed (failing with its arguments and
+/// stderr if not); its standard output.
+pub fn succeed(command: &mut assert_cmd::Command) -> String {
+    let out = command.output().unwrap();
     assert!(
         out.status.success(),
-        "{args:?}: {}",
+        "{command:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).unwrap()
+    String::from_utf8(out.stdout).unwrap()
 }
 
 /// A metric's mean in a run's JSON report.

@@ -8,17 +8,7 @@ use std::path::PathBuf;
 use assert_cmd::cargo::cargo_bin_cmd;
 
 fn run(args: &[&str], dir: &PathBuf) -> String {
-    let out = cargo_bin_cmd!("herdsim")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    crate::common::succeed(cargo_bin_cmd!("herdsim").args(args).current_dir(dir))
 }
 
 fn records(path: &PathBuf) -> (csv::StringRecord, Vec<csv::StringRecord>) {

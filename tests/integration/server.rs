@@ -282,35 +282,27 @@ fn server_sweeps_shard_merge_and_resume_to_the_same_file() {
 fn series_writes_each_replicates_windows_and_shows_the_storm() {
     let dir = crate::common::workdir("server-series");
     let file = dir.join("series.csv").display().to_string();
-    let out = cargo_bin_cmd!("herdsim")
-        .args([
-            "run",
-            "--resource",
-            "server",
-            "--timeout",
-            "100ms",
-            "--policy",
-            "no-backoff",
-            "--max-attempts",
-            "4",
-            "--trigger",
-            "outage@2s..2.5s",
-            "--duration",
-            "5s",
-            "--seeds",
-            "2",
-            "-q",
-            "--series",
-            &file,
-            "--series-all",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::common::succeed(cargo_bin_cmd!("herdsim").args([
+        "run",
+        "--resource",
+        "server",
+        "--timeout",
+        "100ms",
+        "--policy",
+        "no-backoff",
+        "--max-attempts",
+        "4",
+        "--trigger",
+        "outage@2s..2.5s",
+        "--duration",
+        "5s",
+        "--seeds",
+        "2",
+        "-q",
+        "--series",
+        &file,
+        "--series-all",
+    ]));
     let mut reader = csv::Reader::from_path(&file).unwrap();
     let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
     assert_eq!(&header[..3], ["replicate", "window_start_ms", "arrivals"]);

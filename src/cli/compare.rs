@@ -12,13 +12,16 @@ use crate::base::seeding::Seeds;
 use crate::experiment::scenario::Scenario;
 use crate::experiment::sweep::{SweepPlan, sweep_rows};
 use crate::experiment::timelines::{LabelledRun, shared_timelines};
+use crate::measure::observer::Watch;
 use crate::measure::timeline::Timeline;
 use crate::model::ResourceKind;
 use crate::report::server_compare::{server_compare_markdown, server_compare_table};
+use crate::report::study_table::{study_markdown, study_table};
 use crate::report::svg::{Figure, timelines};
 use crate::report::{compare_markdown, compare_table, csv as sweep_csv};
 use crate::spec::RunSpec;
 use crate::study::compare::Comparison;
+use crate::study::overload::{Study, run_study, study};
 use crate::study::published::Published;
 use crate::study::server_compare::ServerComparison;
 
@@ -50,6 +53,12 @@ pub struct CompareArgs {
     /// point on shared axes, as SVG
     #[arg(long, value_name = "FILE.svg", allow_hyphen_values = true)]
     plot: Option<PathBuf>,
+
+    /// Judge a study scenario's points against this reference file instead of
+    /// the built-in one: a rerun of the authors' code, in the same shape (see
+    /// reference/README.md)
+    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
+    reference: Option<PathBuf>,
 
     /// Replace the CSV and SVG files if they exist
     #[arg(long)]
@@ -90,6 +99,16 @@ pub fn compare(args: &CompareArgs) -> Result<(), CliError> {
     if let (Some(csv), Some(plot)) = (&args.csv, &args.plot) {
         check_distinct(&[("--csv", csv), ("--plot", plot)])?;
     }
+    if let Some(study) = scenario.study.as_ref().and_then(|(name, _)| study(name)) {
+        return compare_study(args, study, &scenario);
+    }
+    if args.reference.is_some() {
+        return Err(CliError::Usage(
+            "--reference: the scenario names no study to judge against (a study scenario has \
+             `study = \"NAME\"`; see scenarios/README.md)"
+                .to_string(),
+        ));
+    }
     // The sweep machinery, aggregated rows kept in memory: one row a point.
     let mut plan = SweepPlan::whole(&scenario, false);
     plan.max_events = args.grid.max_events().unwrap_or(u64::MAX);
@@ -127,6 +146,77 @@ pub fn compare(args: &CompareArgs) -> Result<(), CliError> {
         compare_markdown(&comparison, &command_line())
     } else {
         compare_table(&comparison)
+    };
+    write_stdout(&text)
+}
+
+/// `compare` on a study scenario: every point run, then judged against the
+/// study's reference (the built-in one, or `--reference`).
+fn compare_study(
+    args: &CompareArgs,
+    study: &'static Study,
+    scenario: &Scenario,
+) -> Result<(), CliError> {
+    let (rows, reference_name) = match &args.reference {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| CliError::Usage(format!("--reference {}: {e}", path.display())))?;
+            let rows = (study.read)(&text).map_err(|e| {
+                CliError::Usage(format!(
+                    "--reference {}: {e} (expected a reference of {} in the shape of reference/{})",
+                    path.display(),
+                    study.name,
+                    study.reference_file
+                ))
+            })?;
+            (rows, path.display().to_string())
+        }
+        None => (
+            study.embedded_rows(),
+            format!("reference/{}", study.reference_file),
+        ),
+    };
+    if !SweepPlan::whole(scenario, false).is_server() {
+        return Err(CliError::Usage(format!(
+            "--resource: study {} is on the server model: leave resource at server",
+            study.name
+        )));
+    }
+    if let Some(plot) = &args.plot {
+        return Err(CliError::Usage(format!(
+            "--plot {}: a study's pictures are drawn with `herdsim run --plot` on one point",
+            plot.display()
+        )));
+    }
+    if let Some(path) = &args.csv {
+        check_output(path, args.force)?;
+    }
+    let max_events = args.grid.max_events().unwrap_or(u64::MAX);
+    let watch = Watch {
+        max_events,
+        on_progress: &|_, _| {},
+    };
+    let progress = runs_bar(scenario.jobs(), args.quiet);
+    let comparison = run_study(study, scenario, rows, reference_name, &watch, || {
+        progress.inc(1)
+    });
+    progress.finish_and_clear();
+    if max_events < u64::MAX
+        && let Some(stopped) = comparison.points.iter().find(|p| !p.complete)
+    {
+        return Err(limit_error(stopped.point, max_events, ""));
+    }
+    if let Some(path) = &args.csv {
+        write_whole(
+            path,
+            args.force,
+            &sweep_csv::study_comparison_csv(&comparison),
+        )?;
+    }
+    let text = if args.markdown {
+        study_markdown(&comparison, &command_line())
+    } else {
+        study_table(&comparison)
     };
     write_stdout(&text)
 }

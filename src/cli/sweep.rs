@@ -23,6 +23,7 @@ use crate::report::csv::{self as sweep_csv, SweepColumns};
 use crate::report::sweep_file::{check_finished_rows, merge_shards};
 use crate::spec::params::{PARAMS, parameter_columns};
 use crate::spec::{self, ParamError};
+use crate::study::overload::{study, study_names};
 
 /// The long help of `herdsim sweep`: the axes and columns from the registry.
 pub fn sweep_help() -> String {
@@ -189,7 +190,17 @@ pub struct MergeArgs {
 pub fn read_scenario(path: &Path) -> Result<Scenario, CliError> {
     let shown = path.display().to_string();
     let text = read_input(path, "scenario", MAX_SCENARIO_BYTES)?;
-    Scenario::from_toml(&shown, &text).map_err(|e| CliError::Usage(e.to_string()))
+    let scenario =
+        Scenario::from_toml(&shown, &text).map_err(|e| CliError::Usage(e.to_string()))?;
+    if let Some((name, line)) = &scenario.study
+        && study(name).is_none()
+    {
+        return Err(CliError::Usage(format!(
+            "{shown}:{line}: key 'study': unknown study '{name}': expected one of {}",
+            study_names()
+        )));
+    }
+    Ok(scenario)
 }
 
 impl GridArgs {

@@ -25,7 +25,7 @@ use crate::spec::params::{Kind, PARAMS, param};
 use crate::spec::{ParamError, parse_master_seed, parse_replicates};
 
 /// The keys that are not grid axes.
-pub const SETTINGS: [&str; 5] = ["name", "description", "seed", "seeds", "variant"];
+pub const SETTINGS: [&str; 6] = ["name", "description", "study", "seed", "seeds", "variant"];
 
 /// Every key a scenario file may have: the settings, then the grid's axes.
 pub fn keys() -> Vec<&'static str> {
@@ -43,6 +43,10 @@ pub struct Scenario {
     pub name: String,
     /// What the scenario is for.
     pub description: Option<String>,
+    /// The overload study whose reference its points are judged against
+    /// (`herdsim compare`), if any: its name and the line that gives it (the
+    /// studies are a later layer; the command line resolves the name).
+    pub study: Option<(String, usize)>,
     /// The workloads.
     pub grid: Grid,
     /// Replicate seeds per point.
@@ -56,6 +60,7 @@ impl Default for Scenario {
         Scenario {
             name: "command-line".to_string(),
             description: None,
+            study: None,
             grid: Grid::default(),
             replicates: 1,
             master_seed: DEFAULT_MASTER_SEED,
@@ -129,6 +134,8 @@ impl Scenario {
                     }
                     "description" => scalar(value, Kind::Text, |s| Ok(s.to_string()))
                         .map(|v| scenario.description = Some(v)),
+                    "study" => scalar(value, Kind::Text, |s| Ok(s.to_string()))
+                        .map(|v| scenario.study = Some((v, line_of(text, &value.span())))),
                     "seed" => scalar(value, Kind::Count, parse_master_seed)
                         .map(|v| scenario.master_seed = v),
                     "seeds" => scalar(value, Kind::Count, parse_replicates)
@@ -361,10 +368,10 @@ mod tests {
     fn errors_name_the_file_the_line_and_the_key() {
         assert_eq!(
             error("clients = 10\nfrobs = 3\n"),
-            "s.toml:2: key 'frobs': unknown key: expected one of name, description, seed, seeds, \
+            "s.toml:2: key 'frobs': unknown key: expected one of name, description, study, seed, seeds, \
              variant, policy, clients, capacity, base, cap, step, jitter_factor, window, resource, arrivals, \
              down, max_attempts, deadline, first_exponent, cap_mode, seeding, budget, breaker, \
-             throttle, fleet, retry_after, rate, duration, sources, concurrency, users, think, workers, queue_limit, \
+             throttle, fleet, retry_after, rate, duration, sources, concurrency, users, think, first_call, workers, queue_limit, \
              service, fail_rate, request_delay, reply_delay, timeout, deadline_propagation, \
              discipline, shed_wait, trigger, horizon"
         );

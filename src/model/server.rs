@@ -220,6 +220,11 @@ impl Trigger {
 pub struct ServerSpec {
     /// Where requests come from.
     pub load: Load,
+    /// Each source's (closed loop: user's) first request at a draw of this:
+    /// in the open loop one more request beside the Poisson arrivals
+    /// (Brooker 2022's clients each start with a call at Exp(10 ms)), in a
+    /// closed loop instead of a first think. `None`: no such request.
+    pub first_call: Option<Dist>,
     /// New requests start during `[0, duration)`; then the run drains.
     pub duration: Nanos,
     /// Workers; `None` is unbounded (every attempt served at once).
@@ -262,6 +267,7 @@ impl Default for ServerSpec {
                 sources: 1,
                 concurrency: None,
             },
+            first_call: None,
             duration: 10 * NS_PER_S,
             workers: Some(1),
             queue_limit: None,

@@ -270,6 +270,51 @@ pub fn server_comparison_csv(
     text
 }
 
+/// The whole of `herdsim compare --csv` on a study scenario: one row per
+/// point and study metric, herdsim's figure beside the reference's with the
+/// z-score and verdict (empty where the point has no reference row).
+pub fn study_comparison_csv(comparison: &crate::study::overload::StudyComparison<'_>) -> String {
+    let mut columns = identity_columns(false);
+    columns.extend([
+        "reference_row",
+        "metric",
+        "herdsim_mean",
+        "herdsim_sd",
+        "herdsim_n",
+        "reference_mean",
+        "reference_sd",
+        "reference_n",
+        "z",
+        "verdict",
+    ]);
+    let mut text = line(&columns);
+    let estimate = |e: Option<crate::study::reference::Estimate>| match e {
+        Some(e) => vec![number(e.mean), number(e.sd), e.n.to_string()],
+        None => vec![String::new(); 3],
+    };
+    for p in &comparison.points {
+        let row = p.row.map(|i| &comparison.rows[i]);
+        for (i, metric) in comparison.study.metrics.iter().enumerate() {
+            let mut fields = point_identity(comparison.scenario, p.point, &p.spec);
+            fields.push(row.map(|r| r.label()).unwrap_or_default());
+            fields.push(metric.name.to_string());
+            fields.extend(estimate(p.ours[i]));
+            let theirs = row.and_then(|r| r.figure(metric.name));
+            fields.extend(estimate(theirs));
+            match (p.ours[i], theirs) {
+                (Some(ours), Some(theirs)) => {
+                    let judged = crate::study::reference::judge(ours, theirs);
+                    fields.push(judged.z.map(number).unwrap_or_default());
+                    fields.push(judged.verdict.to_string());
+                }
+                _ => fields.extend([String::new(), String::new()]),
+            }
+            text += &line(&fields);
+        }
+    }
+    text
+}
+
 /// The whole of `herdsim compare --csv`: header and rows.
 pub fn comparison_csv(comparison: &crate::study::compare::Comparison<'_>) -> String {
     let mut text = line(&comparison_header());

@@ -118,6 +118,8 @@ impl ServerRun<'_> {
 enum Kind {
     /// The next open-loop arrival.
     Arrival,
+    /// A source's first request (`req` is the source), beside the arrivals.
+    FirstCall,
     /// A closed-loop user's think time ends (`req` is the user).
     ThinkDone,
     /// An attempt reaches the server.
@@ -292,15 +294,24 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             },
         };
         match spec.load {
-            Load::Open { .. } => {
+            Load::Open { sources, .. } => {
+                if let Some(first_call) = spec.first_call {
+                    for source in 0..sources {
+                        let t = first_call.sample(&mut state.environment);
+                        if t < spec.duration {
+                            state.schedule(t, Kind::FirstCall, source, 0, 0, 0);
+                        }
+                    }
+                }
                 let first = state.next_arrival_after(0);
                 if let Some(t) = first {
                     state.schedule(t, Kind::Arrival, 0, 0, 0, 0);
                 }
             }
             Load::Closed { users, think } => {
+                let first = spec.first_call.unwrap_or(think);
                 for user in 0..users {
-                    let t = think.sample(&mut state.environment);
+                    let t = first.sample(&mut state.environment);
                     state.schedule(t, Kind::ThinkDone, user, 0, 0, 0);
                 }
             }
@@ -432,38 +443,18 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
     fn handle(&mut self, e: Event) {
         match e.kind {
             Kind::Arrival => {
-                let Load::Open {
-                    sources,
-                    concurrency,
-                    ..
-                } = self.spec.load
-                else {
-                    unreachable!("arrivals are open-loop")
-                };
+                let sources = self.spec.load.sources();
                 let source = if sources > 1 {
                     self.environment.uniform(0, u64::from(sources - 1)) as u32
                 } else {
                     0
                 };
-                let (req, generation) = self.new_request(source);
-                self.window().arrivals += 1;
-                match concurrency {
-                    Some(k) if self.holding_slot >= k => {
-                        self.waiting_for_slot.push_back((req, generation));
-                    }
-                    _ => {
-                        if concurrency.is_some() {
-                            self.holding_slot += 1;
-                        }
-                        if !self.start(req) {
-                            self.end(req);
-                        }
-                    }
-                }
+                self.arrive(source);
                 if let Some(t) = self.next_arrival_after(self.now) {
                     self.schedule(t, Kind::Arrival, 0, 0, 0, 0);
                 }
             }
+            Kind::FirstCall => self.arrive(e.req),
             Kind::ThinkDone => {
                 if self.now < self.spec.duration {
                     let (req, _) = self.new_request(e.req);
@@ -554,6 +545,29 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             Kind::Capacity => {
                 while !self.queue.is_empty() && self.busy < self.spec.workers_at(self.now) {
                     self.take_next();
+                }
+            }
+        }
+    }
+
+    /// An open-loop request from `source` arrives: it starts, or waits for a
+    /// client slot.
+    fn arrive(&mut self, source: u32) {
+        let Load::Open { concurrency, .. } = self.spec.load else {
+            unreachable!("arrivals are open-loop")
+        };
+        let (req, generation) = self.new_request(source);
+        self.window().arrivals += 1;
+        match concurrency {
+            Some(k) if self.holding_slot >= k => {
+                self.waiting_for_slot.push_back((req, generation));
+            }
+            _ => {
+                if concurrency.is_some() {
+                    self.holding_slot += 1;
+                }
+                if !self.start(req) {
+                    self.end(req);
                 }
             }
         }

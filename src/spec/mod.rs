@@ -290,10 +290,18 @@ impl RunSpec {
         let fail = |key, value: String, reason| Err(SpecError { key, value, reason });
         let p = &self.policy;
         // A zero delay never lets simulated time pass for the client that
-        // draws it: with a resource that answers at once, it would spin.
+        // draws it: with a resource that answers at once, it would spin. On
+        // the server a budget of tokens ends it: every retry spends what only
+        // new requests and time earn back (Brooker's adaptive bucket has no
+        // cap of its own). Envoy's counts retries in flight, spending nothing.
+        let spends_tokens = self
+            .budget
+            .as_ref()
+            .is_some_and(|b| b.about().name != crate::control::envoy_budget::ABOUT.name);
         if p.kind == PolicyKind::NoBackoff
             && self.resource != ResourceKind::Occ
             && self.max_attempts.is_none()
+            && !(self.resource == ResourceKind::Server && spends_tokens)
         {
             return fail(
                 "policy",
@@ -301,7 +309,7 @@ impl RunSpec {
                 ParamError::NoBackoffSpins {
                     resource: self.resource.name(),
                     hint: if self.resource == ResourceKind::Server {
-                        ""
+                        " or a budget that spends tokens"
                     } else {
                         ", or use the occ resource"
                     },

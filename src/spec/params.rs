@@ -170,7 +170,7 @@ impl Param {
 /// Every parameter, in grid-axis and CSV-column order. Adding one here (and
 /// to [`RunSpec`] and the model that reads it) adds its flag, scenario key,
 /// axis, columns and doc rows.
-pub static PARAMS: [Param; 39] = [
+pub static PARAMS: [Param; 40] = [
     Param {
         key: "policy",
         value_name: "POLICY",
@@ -707,6 +707,26 @@ pub static PARAMS: [Param; 39] = [
         },
     },
     Param {
+        key: "first_call",
+        value_name: "DIST",
+        doc: "Each source (closed loop: each user) makes its first request at a draw of this: \
+              in the open loop on top of the Poisson arrivals (Brooker 2022's clients: exp:10ms), \
+              in a closed loop instead of a first think",
+        accepts: "a distribution, or none",
+        absent: Some("none (closed loop: after a first think)"),
+        kind: Kind::Text,
+        group: Group::Server,
+        list_separator: ';',
+        choices: None,
+        columns: &["first_call"],
+        set: |s, t| {
+            s.server.first_call = server::parse_optional_dist(t)?;
+            Ok(())
+        },
+        show: |s| s.server.first_call.map(|d| d.to_string()),
+        fields: |s| optional(s.server.first_call, |d| d.to_string()),
+    },
+    Param {
         key: "workers",
         value_name: "C",
         doc: "Server workers (inf: unbounded)",
@@ -1026,6 +1046,7 @@ mod tests {
         server.queue_limit = Some(0);
         server.service = "mix:0.25/lognormal:1.5ms/0.3/exp:20ms".parse().unwrap();
         server.think = "lognormal:1s/1.25".parse().unwrap();
+        server.first_call = Some("exp:10ms".parse().unwrap());
         server.timeout_us = Some(250);
         server.triggers = "outage@1s..1.5s+capacity:0@2s..3s".parse().unwrap();
         server.horizon_us = Some(90_000_000);

@@ -35,6 +35,9 @@ pub struct ServerParams {
     pub users: Option<u32>,
     /// Closed-loop think time.
     pub think: Dist,
+    /// Each source's (user's) first request at a draw of this; `None` is
+    /// none (closed loop: after a first think).
+    pub first_call: Option<Dist>,
     /// Workers; `None` is unbounded.
     pub workers: Option<u32>,
     /// Queue places; `None` is unbounded.
@@ -73,6 +76,7 @@ impl Default for ServerParams {
             think: Dist::Exp {
                 mean: 1_000 * NS_PER_MS,
             },
+            first_call: None,
             workers: Some(1),
             queue_limit: None,
             service: Service::One(Dist::Exp { mean: NS_PER_MS }),
@@ -105,6 +109,7 @@ impl ServerParams {
         };
         ServerSpec {
             load,
+            first_call: self.first_call,
             duration: self.duration_us * NS_PER_US,
             workers: self.workers,
             queue_limit: self.queue_limit,
@@ -263,6 +268,14 @@ pub fn parse_optional_duration(text: &str) -> Result<Option<Micros>, ParamError>
 /// Parses a distribution of durations.
 pub fn parse_dist(text: &str) -> Result<Dist, ParamError> {
     Ok(text.parse()?)
+}
+
+/// Parses a distribution of durations that may be absent (`none`).
+pub fn parse_optional_dist(text: &str) -> Result<Option<Dist>, ParamError> {
+    if text.trim() == "none" {
+        return Ok(None);
+    }
+    parse_dist(text).map(Some)
 }
 
 /// Parses a service-time spec.

@@ -28,6 +28,24 @@ pub enum StudyError {
         /// The name given.
         name: String,
     },
+    /// A reference file without a column its study needs.
+    #[error("no column '{name}' (a reference file of this study has {expected})")]
+    MissingColumn {
+        /// The column.
+        name: String,
+        /// The columns the study reads.
+        expected: String,
+    },
+    /// A value the study does not know in a column it reads.
+    #[error("line {line}: column '{column}': {why}")]
+    Invalid {
+        /// The row's line.
+        line: usize,
+        /// The column.
+        column: String,
+        /// What is wrong, and what is accepted.
+        why: String,
+    },
     /// Not CSV.
     #[error("{0}")]
     Csv(String),

@@ -1,0 +1,244 @@
+//! The overload studies herdsim reproduces on its server model, and a
+//! scenario's points judged against a study's reference figures.
+//!
+//! A study is its reference file (figures from running the authors' code
+//! with fixed seeds, embedded at build time), a reader that turns each of its
+//! configurations into the herdsim workload that is that configuration, and
+//! the metrics both sides measure. A point of a scenario is judged against
+//! the reference row whose workload it is, in every registry parameter, so a
+//! point the study did not run is shown without a verdict rather than
+//! against the wrong figures.
+
+use crate::base::seeding::Seeds;
+use crate::experiment::scenario::Scenario;
+use crate::experiment::server_runs::server_parts;
+use crate::measure::observer::Watch;
+use crate::measure::server_metrics::ServerMetrics;
+use crate::measure::stats::Summary;
+use crate::sim::queue::QueueKind;
+use crate::sim::server_loop::simulate_server_watched;
+use crate::spec::RunSpec;
+use crate::study::error::StudyError;
+use crate::study::reference::{Estimate, Judged, ReferenceRow, Verdict, judge, shown};
+use rayon::prelude::*;
+
+/// A figure both herdsim and a study's reference measure.
+#[derive(Debug)]
+pub struct StudyMetric {
+    /// The reference's name for it.
+    pub name: &'static str,
+    /// Its heading in tables.
+    pub title: &'static str,
+    /// Decimals it is shown with.
+    pub decimals: usize,
+    /// herdsim's value of it in one run (`None` when the run has none).
+    pub value: fn(&ServerMetrics) -> Option<f64>,
+}
+
+/// A published overload study herdsim reproduces.
+#[derive(Debug)]
+pub struct Study {
+    /// Its name, the value of a scenario's `study` key.
+    pub name: &'static str,
+    /// The publication, in words.
+    pub title: &'static str,
+    /// The reference file's name in `reference/`.
+    pub reference_file: &'static str,
+    /// The reference file, embedded.
+    pub embedded: &'static str,
+    /// The figures compared, in column order.
+    pub metrics: &'static [StudyMetric],
+    /// Reads a reference file of the study's shape into its rows.
+    pub read: fn(&str) -> Result<Vec<ReferenceRow>, StudyError>,
+}
+
+/// Every study, by name.
+pub static STUDIES: [&Study; 1] = [&crate::study::brooker_2022::STUDY];
+
+/// The study named `name`.
+pub fn study(name: &str) -> Option<&'static Study> {
+    STUDIES.iter().copied().find(|s| s.name == name)
+}
+
+/// The names of the studies, for error messages.
+pub fn study_names() -> String {
+    STUDIES
+        .iter()
+        .map(|s| s.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl PartialEq for Study {
+    /// Studies are one each: the same name is the same study.
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Study {
+    /// The embedded reference's rows.
+    pub fn embedded_rows(&self) -> Vec<ReferenceRow> {
+        (self.read)(self.embedded).expect("the embedded reference reads")
+    }
+}
+
+/// One point of the scenario with herdsim's figures.
+#[derive(Debug, Clone)]
+pub struct StudyPoint {
+    /// The point's index in the grid.
+    pub point: usize,
+    /// Its workload.
+    pub spec: RunSpec,
+    /// The index of the reference row that is this workload, if any.
+    pub row: Option<usize>,
+    /// herdsim's figure of each study metric, in the study's order (`None`
+    /// when no run has it).
+    pub ours: Vec<Option<Estimate>>,
+    /// Every run finished (none was cut at an event limit or horizon).
+    pub complete: bool,
+}
+
+/// How many cells got each verdict.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Equal, with no sampling error on either side.
+    pub same: usize,
+    /// |z| < 1.96.
+    pub agrees: usize,
+    /// 1.96 ≤ |z| < 3.
+    pub borderline: usize,
+    /// |z| ≥ 3, or unequal exact figures.
+    pub differs: usize,
+}
+
+impl Tally {
+    /// Cells with a z-score.
+    pub fn scored(&self) -> usize {
+        self.agrees + self.borderline + self.differs
+    }
+
+    /// All cells.
+    pub fn total(&self) -> usize {
+        self.same + self.scored()
+    }
+}
+
+/// A scenario's points judged against a study's reference.
+#[derive(Debug, Clone)]
+pub struct StudyComparison<'a> {
+    /// The study.
+    pub study: &'static Study,
+    /// The scenario.
+    pub scenario: &'a Scenario,
+    /// Where the reference came from (the embedded file's name, or the
+    /// file given).
+    pub reference_name: String,
+    /// The reference's rows.
+    pub rows: Vec<ReferenceRow>,
+    /// The points, in grid order.
+    pub points: Vec<StudyPoint>,
+}
+
+impl StudyComparison<'_> {
+    /// The verdict on every metric of every point with a reference row, in
+    /// point order: (point, metric index, judgement).
+    pub fn cells(&self) -> Vec<(&StudyPoint, usize, Judged)> {
+        let mut cells = Vec::new();
+        for point in &self.points {
+            let Some(row) = point.row.map(|i| &self.rows[i]) else {
+                continue;
+            };
+            for (i, metric) in self.study.metrics.iter().enumerate() {
+                if let (Some(ours), Some(theirs)) = (point.ours[i], row.figure(metric.name)) {
+                    cells.push((point, i, judge(ours, theirs)));
+                }
+            }
+        }
+        cells
+    }
+
+    /// How the cells' verdicts fall.
+    pub fn tally(&self) -> Tally {
+        let mut tally = Tally::default();
+        for (_, _, judged) in self.cells() {
+            match judged.verdict {
+                Verdict::Same => tally.same += 1,
+                Verdict::Agrees => tally.agrees += 1,
+                Verdict::Borderline => tally.borderline += 1,
+                Verdict::Differs => tally.differs += 1,
+            }
+        }
+        tally
+    }
+
+    /// Reference rows no point of the scenario runs.
+    pub fn unmatched_rows(&self) -> Vec<&ReferenceRow> {
+        (0..self.rows.len())
+            .filter(|i| !self.points.iter().any(|p| p.row == Some(*i)))
+            .map(|i| &self.rows[i])
+            .collect()
+    }
+
+    /// The label of a point: its reference row's key, or its index.
+    pub fn label(&self, point: &StudyPoint) -> String {
+        match point.row {
+            Some(i) => self.rows[i].label(),
+            None => format!("point {} (not in the reference)", point.point),
+        }
+    }
+}
+
+/// Runs every point of `scenario` (`watch` sees each run; `on_done` is
+/// called after each) and judges it against `rows` of `study`'s reference,
+/// named `reference_name`. Points run in order, their replicates on every
+/// core; the result does not depend on the thread count.
+pub fn run_study<'a>(
+    study: &'static Study,
+    scenario: &'a Scenario,
+    rows: Vec<ReferenceRow>,
+    reference_name: String,
+    watch: &Watch<'_>,
+    on_done: impl Fn() + Sync,
+) -> StudyComparison<'a> {
+    let row_shown: Vec<Vec<Option<String>>> = rows.iter().map(|r| shown(&r.spec)).collect();
+    let points = (0..scenario.grid.len())
+        .map(|point| {
+            let spec = scenario.grid.point(point);
+            let (server, retry) = server_parts(&spec);
+            let runs: Vec<ServerMetrics> = (0..u64::from(scenario.replicates))
+                .into_par_iter()
+                .map(|replicate| {
+                    let seeds = Seeds::for_job(scenario.master_seed, point as u64, replicate);
+                    let run =
+                        simulate_server_watched(&server, &retry, seeds, watch, QueueKind::Auto);
+                    on_done();
+                    run
+                })
+                .collect();
+            let ours = study
+                .metrics
+                .iter()
+                .map(|m| {
+                    let values: Vec<Option<f64>> = runs.iter().map(m.value).collect();
+                    Estimate::of_summary(&Summary::of_present(&values))
+                })
+                .collect();
+            let mine = shown(&spec);
+            StudyPoint {
+                point,
+                row: row_shown.iter().position(|r| *r == mine),
+                complete: runs.iter().all(|r| r.complete),
+                spec,
+                ours,
+            }
+        })
+        .collect();
+    StudyComparison {
+        study,
+        scenario,
+        reference_name,
+        rows,
+        points,
+    }
+}

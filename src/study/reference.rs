@@ -1,0 +1,307 @@
+//! Reference figures from running a study's own code, and the verdict on
+//! herdsim's difference from each: its z-score, with both sides' sampling
+//! error.
+//!
+//! A reference figure is a mean over the authors' code run with fixed seeds,
+//! with its standard deviation; herdsim's is a mean over its own replicates.
+//! Both are estimates, so a difference is judged against the standard error
+//! of the difference, `√(sd₁²/n₁ + sd₂²/n₂)`, not against either side's alone.
+
+use std::fmt;
+
+use crate::measure::stats::Summary;
+use crate::spec::RunSpec;
+use crate::spec::params::{PARAMS, param};
+use crate::study::error::StudyError;
+
+/// A mean over runs, with the spread of the runs: one side of a comparison.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Estimate {
+    /// The mean over the runs.
+    pub mean: f64,
+    /// The runs' sample standard deviation (0 for one run).
+    pub sd: f64,
+    /// How many runs.
+    pub n: u32,
+}
+
+impl Estimate {
+    /// The standard error of the mean.
+    pub fn standard_error(&self) -> f64 {
+        if self.n == 0 {
+            f64::NAN
+        } else {
+            self.sd / f64::from(self.n).sqrt()
+        }
+    }
+
+    /// A summary's mean and spread (`None` when no run has the metric).
+    pub fn of_summary(summary: &Summary) -> Option<Estimate> {
+        (summary.n > 0).then(|| Estimate {
+            mean: summary.mean,
+            sd: summary.sd.unwrap_or(0.0),
+            n: summary.n as u32,
+        })
+    }
+}
+
+/// How far apart two estimates are, in standard errors of their difference.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Verdict {
+    /// Neither side varies and they are equal (an exact figure, such as a
+    /// success rate of 100% with no failures).
+    Same,
+    /// |z| < 1.96: within sampling error.
+    Agrees,
+    /// 1.96 ≤ |z| < 3: what one cell in twenty shows by chance alone.
+    Borderline,
+    /// |z| ≥ 3 (or unequal with no sampling error on either side): a real
+    /// difference, to be explained by a run.
+    Differs,
+}
+
+impl Verdict {
+    /// The verdict's word.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Same => "same",
+            Verdict::Agrees => "agrees",
+            Verdict::Borderline => "borderline",
+            Verdict::Differs => "differs",
+        }
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// herdsim's figure beside the reference's, with the z-score of the
+/// difference and the verdict.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Judged {
+    /// herdsim's.
+    pub ours: Estimate,
+    /// The reference's.
+    pub theirs: Estimate,
+    /// (ours − theirs) / √(se_ours² + se_theirs²); `None` when neither side
+    /// varies.
+    pub z: Option<f64>,
+    /// What the z-score says.
+    pub verdict: Verdict,
+}
+
+/// Below this relative difference two figures with no sampling error are
+/// the same (the reference is written with a few decimals).
+const SAME_RELATIVE: f64 = 1e-6;
+
+/// Judges `ours` against `theirs`.
+pub fn judge(ours: Estimate, theirs: Estimate) -> Judged {
+    let se = (ours.standard_error().powi(2) + theirs.standard_error().powi(2)).sqrt();
+    let diff = ours.mean - theirs.mean;
+    let (z, verdict) = if se > 0.0 {
+        let z = diff / se;
+        let verdict = match z.abs() {
+            a if a < 1.96 => Verdict::Agrees,
+            a if a < 3.0 => Verdict::Borderline,
+            _ => Verdict::Differs,
+        };
+        (Some(z), verdict)
+    } else if diff.abs() <= SAME_RELATIVE * ours.mean.abs().max(theirs.mean.abs()).max(1e-12) {
+        (None, Verdict::Same)
+    } else {
+        (None, Verdict::Differs)
+    };
+    Judged {
+        ours,
+        theirs,
+        z,
+        verdict,
+    }
+}
+
+/// One configuration of a study's reference file: what it is, the workload
+/// herdsim runs for it, and its figures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReferenceRow {
+    /// The configuration in the study's own terms, as (column, value): the
+    /// row's key in tables and CSV.
+    pub key: Vec<(&'static str, String)>,
+    /// The workload that is this configuration in herdsim.
+    pub spec: RunSpec,
+    /// Its figures, by the study's metric name.
+    pub figures: Vec<(&'static str, Estimate)>,
+}
+
+impl ReferenceRow {
+    /// The key as `column=value` words.
+    pub fn label(&self) -> String {
+        self.key
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// The figure of `metric`, if the row has one.
+    pub fn figure(&self, metric: &str) -> Option<Estimate> {
+        self.figures
+            .iter()
+            .find(|(m, _)| *m == metric)
+            .map(|(_, e)| *e)
+    }
+}
+
+/// A workload from registry `(key, value)` settings over the defaults, as a
+/// scenario file would give them. Panics on a setting the registry refuses:
+/// the studies' settings are fixed in code and tested.
+pub fn spec_of(settings: &[(&str, &str)]) -> RunSpec {
+    let mut spec = RunSpec::default();
+    for (key, value) in settings {
+        let p = param(key).unwrap_or_else(|| panic!("no parameter {key}"));
+        (p.set)(&mut spec, value).unwrap_or_else(|e| panic!("{key} = {value}: {e}"));
+    }
+    spec
+}
+
+/// Every registry parameter of `spec` as shown: two workloads are the same
+/// when these are.
+pub fn shown(spec: &RunSpec) -> Vec<Option<String>> {
+    PARAMS.iter().map(|p| (p.show)(spec)).collect()
+}
+
+/// A reference file read by its header: each row's fields by column name.
+pub struct Table {
+    columns: Vec<String>,
+    rows: Vec<(usize, csv::StringRecord)>,
+}
+
+/// One row of a [`Table`], with its line for error messages.
+pub struct TableRow<'a> {
+    table: &'a Table,
+    /// The row's line in the file.
+    pub line: usize,
+    record: &'a csv::StringRecord,
+}
+
+impl Table {
+    /// Reads CSV `text` and checks it has every column of `needed`.
+    pub fn read(text: &str, needed: &[&str]) -> Result<Table, StudyError> {
+        let mut reader = csv::Reader::from_reader(text.as_bytes());
+        let columns: Vec<String> = reader
+            .headers()
+            .map_err(|e| StudyError::Csv(e.to_string()))?
+            .iter()
+            .map(str::to_string)
+            .collect();
+        if let Some(missing) = needed.iter().find(|n| !columns.iter().any(|c| c == *n)) {
+            return Err(StudyError::MissingColumn {
+                name: missing.to_string(),
+                expected: needed.join(", "),
+            });
+        }
+        let rows = reader
+            .records()
+            .enumerate()
+            .map(|(i, r)| {
+                r.map(|record| (i + 2, record))
+                    .map_err(|e| StudyError::Csv(e.to_string()))
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Table { columns, rows })
+    }
+
+    /// The rows, in file order.
+    pub fn rows(&self) -> impl Iterator<Item = TableRow<'_>> {
+        self.rows.iter().map(|(line, record)| TableRow {
+            table: self,
+            line: *line,
+            record,
+        })
+    }
+}
+
+impl TableRow<'_> {
+    /// The field of `column` (one [`Table::read`] checked is there).
+    pub fn text(&self, column: &str) -> Result<&str, StudyError> {
+        let i = self
+            .table
+            .columns
+            .iter()
+            .position(|c| c == column)
+            .expect("a column the table was read for");
+        self.record
+            .get(i)
+            .ok_or(StudyError::TooFewFields { line: self.line })
+    }
+
+    /// The field of `column` as a number.
+    pub fn number(&self, column: &str) -> Result<f64, StudyError> {
+        let text = self.text(column)?;
+        text.trim()
+            .parse()
+            .map_err(|_| self.invalid(column, format!("'{text}' is not a number")))
+    }
+
+    /// An error in this row's `column`.
+    pub fn invalid(&self, column: &str, why: String) -> StudyError {
+        StudyError::Invalid {
+            line: self.line,
+            column: column.to_string(),
+            why,
+        }
+    }
+
+    /// The estimate in columns `mean`, `sd` over `n` runs.
+    pub fn estimate(&self, mean: &str, sd: &str, n: u32) -> Result<Estimate, StudyError> {
+        Ok(Estimate {
+            mean: self.number(mean)?,
+            sd: self.number(sd)?,
+            n,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn e(mean: f64, sd: f64, n: u32) -> Estimate {
+        Estimate { mean, sd, n }
+    }
+
+    #[test]
+    fn the_z_score_counts_both_sides_sampling_error() {
+        // se = √(4/4 + 9/9) = √2.
+        let j = judge(e(13.0, 2.0, 4), e(10.0, 3.0, 9));
+        assert!((j.z.unwrap() - 3.0 / 2f64.sqrt()).abs() < 1e-12);
+        assert_eq!(j.verdict, Verdict::Borderline);
+        assert_eq!(
+            judge(e(10.5, 2.0, 4), e(10.0, 3.0, 9)).verdict,
+            Verdict::Agrees
+        );
+        assert_eq!(
+            judge(e(20.0, 2.0, 4), e(10.0, 3.0, 9)).verdict,
+            Verdict::Differs
+        );
+    }
+
+    #[test]
+    fn figures_without_sampling_error_are_the_same_or_differ() {
+        let j = judge(e(100.0, 0.0, 100), e(100.0, 0.0, 20));
+        assert_eq!((j.z, j.verdict), (None, Verdict::Same));
+        assert_eq!(
+            judge(e(100.0, 0.0, 100), e(99.0, 0.0, 20)).verdict,
+            Verdict::Differs
+        );
+    }
+
+    #[test]
+    fn settings_build_the_workload_a_scenario_would() {
+        let spec = spec_of(&[("resource", "server"), ("fail_rate", "0.25")]);
+        assert_eq!(spec.server.fail_rate, 0.25);
+        assert_ne!(shown(&spec), shown(&RunSpec::default()));
+    }
+}

@@ -40,3 +40,15 @@ herdsim compare scenarios/controls.toml --trigger outage@2s..2.5s \
     --markdown --csv results/controls-outage.csv --force --quiet > results/controls-outage.md
 herdsim compare scenarios/controls-partial.toml \
     --markdown --csv results/controls-partial.csv --force --quiet > results/controls-partial.md
+herdsim compare scenarios/brooker-2022-retries.toml \
+    --markdown --csv results/brooker-2022-retries.csv --force --quiet > results/brooker-2022-retries.md
+herdsim compare scenarios/brooker-2022-client-count.toml \
+    --markdown --csv results/brooker-2022-client-count.csv --force --quiet > results/brooker-2022-client-count.md
+for metric in success load; do
+  herdsim plot results/brooker-2022-retries.csv --x fail_rate --y herdsim_mean \
+      --by max_attempts,budget,breaker --where metric=$metric --where sources=100 \
+      --out results/brooker-2022-$metric.svg --force
+done
+python3 results/scripts/brooker_2022_exact.py > results/brooker-2022-exact-reference.csv
+herdsim compare scenarios/brooker-2022-exact.toml --reference results/brooker-2022-exact-reference.csv \
+    --markdown --force --quiet > results/brooker-2022-exact.md

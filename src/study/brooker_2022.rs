@@ -250,6 +250,37 @@ mod tests {
         }
     }
 
+    /// The post's client-count finding, as the code gives it: 1,000 clients
+    /// of 0.1 calls/s make about two calls each, so the breaker (failures
+    /// per call ≤ 10% after the first failure) never allows a retry, and each
+    /// client's full bucket (four retries) outlasts its calls, so the bucket
+    /// retries like three retries: success 1 − p⁴ within 1.5 points (the
+    /// fifth attempt a full bucket allows adds p⁴(1 − p) = 3 points at most;
+    /// a run's success share has a standard error of 0.25 points at ~2,000
+    /// calls).
+    #[test]
+    fn many_small_clients_make_the_breaker_no_retries_and_the_bucket_three_retries() {
+        let rows = STUDY.embedded_rows();
+        let find = |strategy: &str| {
+            rows.iter()
+                .find(|r| {
+                    r.label()
+                        == format!("study=author_clients_total100 p=0.5 clients=1000 rate_per_client=0.1 strategy={strategy}")
+                })
+                .unwrap()
+        };
+        for replicate in 0..3 {
+            let seeds = Seeds::for_job(7, 0, replicate);
+            let (server, retry) = server_parts(&find("breaker_10pct").spec);
+            let m = simulate_server(&server, &retry, seeds, u64::MAX);
+            assert_eq!(m.attempts, m.requests, "the breaker let a retry through");
+            let (server, retry) = server_parts(&find("adaptive_10pct").spec);
+            let m = simulate_server(&server, &retry, seeds, u64::MAX);
+            let success = 100.0 * m.successes as f64 / m.requests as f64;
+            assert!((success - 93.75).abs() < 1.5, "bucket success {success}");
+        }
+    }
+
     #[test]
     fn no_retries_send_one_attempt_a_call() {
         let rows = STUDY.embedded_rows();

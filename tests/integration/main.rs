@@ -14,5 +14,6 @@ mod reference_figures;
 mod seed_claims;
 mod server;
 mod server_controls;
+mod studies;
 mod sweep;
 mod workloads;

@@ -1,0 +1,187 @@
+//! `herdsim compare` on the overload studies: each point judged against the
+//! reference of running the authors' code, and a rerun's reference read
+//! in its place (the held-out check).
+
+use std::fs;
+use std::path::PathBuf;
+
+use assert_cmd::cargo::cargo_bin_cmd;
+
+use crate::common::{succeed, usage_error, workdir};
+
+/// A scenario of the repository, by its path from the root.
+fn scenario(name: &str) -> String {
+    format!("{}/scenarios/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `herdsim compare ARGS --quiet` (which must succeed): its standard output.
+fn compare(args: &[&str]) -> String {
+    succeed(
+        cargo_bin_cmd!("herdsim")
+            .arg("compare")
+            .args(args)
+            .arg("--quiet"),
+    )
+}
+
+/// The CSV's rows as maps from column to field.
+fn rows(path: &PathBuf) -> Vec<std::collections::HashMap<String, String>> {
+    let mut reader = csv::Reader::from_path(path).unwrap();
+    let header = reader.headers().unwrap().clone();
+    reader
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            header
+                .iter()
+                .map(str::to_string)
+                .zip(r.iter().map(str::to_string))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn a_study_point_is_judged_cell_by_cell_against_the_reference() {
+    let dir = workdir("study-cells");
+    let out = dir.join("cells.csv");
+    let text = compare(&[
+        &scenario("brooker-2022-retries.toml"),
+        "--sources",
+        "100",
+        "--fail-rate",
+        "0,0.5",
+        "--seeds",
+        "40",
+        "--csv",
+        out.to_str().unwrap(),
+    ]);
+    // 2 failure rates × 4 strategies, 2 metrics each.
+    assert!(text.contains("16 cells: "), "{text}");
+    let rows = rows(&out);
+    assert_eq!(rows.len(), 16);
+    for row in &rows {
+        let z = row["z"].parse::<f64>();
+        if row["fail_rate"] == "0" {
+            // No failure: 100% success and load on both sides, exactly.
+            assert_eq!(row["verdict"], "same", "{row:?}");
+            continue;
+        }
+        if row["reference_sd"] == "0" && row["herdsim_sd"] == "0" {
+            continue;
+        }
+        // The z-score is the difference over both sides' standard errors.
+        let f = |k: &str| row[k].parse::<f64>().unwrap();
+        let se = (f("herdsim_sd").powi(2) / f("herdsim_n")
+            + f("reference_sd").powi(2) / f("reference_n"))
+        .sqrt();
+        let expected = (f("herdsim_mean") - f("reference_mean")) / se;
+        assert!((z.unwrap() - expected).abs() < 1e-9, "{row:?}");
+        assert_ne!(row["verdict"], "differs", "{row:?}");
+    }
+    let three = rows
+        .iter()
+        .find(|r| {
+            r["fail_rate"] == "0.5"
+                && r["max_attempts"] == "4"
+                && r["breaker"].is_empty()
+                && r["metric"] == "success"
+        })
+        .unwrap();
+    assert_eq!(three["reference_mean"], "93.6201");
+    assert_eq!(
+        three["reference_row"],
+        "study=main p=0.5 clients=100 rate_per_client=10 strategy=three_retries"
+    );
+}
+
+#[test]
+fn a_rerun_reference_replaces_the_built_in_one_and_held_out_rows_are_named() {
+    let dir = workdir("study-rerun");
+    let reference = dir.join("rerun.csv");
+    // A rerun of the author's code on a held-out failure rate (its figures
+    // the exact ones, with the spread of 20 seeds of ~10,000 calls), and one
+    // whose success figure is wrong.
+    fs::write(
+        &reference,
+        "study,p,strategy,clients,rate_per_client,seeds,success_mean,success_sd,load_mean,load_sd\n\
+         main,0.4,three_retries,100,10,20,97.44,0.16,162.4,0.5\n\
+         main,0.5,three_retries,100,10,20,80.00,0.25,187.5,0.8\n",
+    )
+    .unwrap();
+    let args = |p: &'static str| {
+        vec![
+            scenario("brooker-2022-retries.toml"),
+            "--sources".into(),
+            "100".into(),
+            "--max-attempts".into(),
+            "4".into(),
+            "--fail-rate".into(),
+            p.into(),
+            "--seeds".into(),
+            "40".into(),
+            "--reference".into(),
+            reference.to_str().unwrap().into(),
+        ]
+    };
+    let only_half: Vec<String> = args("0.5");
+    let text = compare(&only_half.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(
+        text.contains(
+            "1 of the reference's 2 rows have no point in this grid (the first: study=main p=0.4"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("Differs: study=main p=0.5 clients=100 rate_per_client=10 strategy=three_retries success %"), "{text}");
+    let both: Vec<String> = args("0.4,0.5");
+    let text = compare(&both.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(!text.contains("no point in this grid"), "{text}");
+    let line = text
+        .lines()
+        .find(|l| l.contains("0.4") && l.contains("three_retries"))
+        .unwrap();
+    assert_eq!(line.matches("agrees").count(), 2, "{line}");
+}
+
+#[test]
+fn a_bad_reference_or_study_is_a_one_line_error() {
+    let dir = workdir("study-errors");
+    let brooker = scenario("brooker-2022-retries.toml");
+    let missing = dir.join("missing.csv");
+    let err = usage_error(&[
+        "compare",
+        &brooker,
+        "--reference",
+        missing.to_str().unwrap(),
+    ]);
+    assert!(
+        err.starts_with(&format!("error: --reference {}", missing.display())),
+        "{err}"
+    );
+    let other = dir.join("other.csv");
+    fs::write(&other, "scenario,strategy,metric\nmfs,retry-3x,n_calls\n").unwrap();
+    let err = usage_error(&["compare", &brooker, "--reference", other.to_str().unwrap()]);
+    assert!(err.contains("no column 'study'"), "{err}");
+    assert!(
+        err.contains("in the shape of reference/brooker-2022-retries.csv"),
+        "{err}"
+    );
+    let err = usage_error(&["compare", "--reference", other.to_str().unwrap()]);
+    assert!(
+        err.contains("--reference: the scenario names no study"),
+        "{err}"
+    );
+    let unknown = dir.join("unknown.toml");
+    fs::write(
+        &unknown,
+        "resource = \"server\"\nstudy = \"brooker-2099\"\n",
+    )
+    .unwrap();
+    let err = usage_error(&["compare", unknown.to_str().unwrap()]);
+    assert!(
+        err.contains(
+            ":2: key 'study': unknown study 'brooker-2099': expected one of brooker-2022-retries"
+        ),
+        "{err}"
+    );
+}

@@ -52,3 +52,13 @@ done
 python3 results/scripts/brooker_2022_exact.py > results/brooker-2022-exact-reference.csv
 herdsim compare scenarios/brooker-2022-exact.toml --reference results/brooker-2022-exact-reference.csv \
     --markdown --force --quiet > results/brooker-2022-exact.md
+# Yandex 2024: every scenario judged against the study's code, one Markdown
+# report and one CSV for all of them.
+first=1
+for f in scenarios/yandex-2024/*.toml; do
+  herdsim compare "$f" --markdown --csv results/yandex-2024.part.csv --force --quiet
+  echo
+  if [ $first = 1 ]; then cp results/yandex-2024.part.csv results/yandex-2024.csv; first=0
+  else tail -n +2 results/yandex-2024.part.csv >> results/yandex-2024.csv; fi
+done > results/yandex-2024.md
+rm results/yandex-2024.part.csv

@@ -371,9 +371,9 @@ mod tests {
             "s.toml:2: key 'frobs': unknown key: expected one of name, description, study, seed, seeds, \
              variant, policy, clients, capacity, base, cap, step, jitter_factor, window, resource, arrivals, \
              down, max_attempts, deadline, first_exponent, cap_mode, seeding, budget, breaker, \
-             throttle, fleet, retry_after, rate, duration, sources, concurrency, users, think, first_call, workers, queue_limit, \
+             throttle, fleet, retry_after, rate, duration, requests, sources, concurrency, users, think, first_call, workers, queue_limit, \
              service, fail_rate, request_delay, reply_delay, timeout, deadline_propagation, \
-             discipline, shed_wait, trigger, horizon"
+             discipline, shed_wait, trigger, failure_end, horizon"
         );
         assert_eq!(
             error("seeds = 5\nclients = []\n"),

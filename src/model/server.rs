@@ -183,10 +183,12 @@ impl Load {
 pub enum TriggerKind {
     /// Every attempt completing inside fails.
     Outage,
-    /// Each attempt completing inside fails with this probability.
+    /// Each attempt completing inside fails with this probability, in place
+    /// of the base failure rate.
     PartialFailure(f64),
     /// The same share of requests fail on every attempt completing inside
-    /// (a request's fate is one draw, made when it is created).
+    /// (a request's fate is one draw, made when it is created); the others
+    /// do not fail inside (the share replaces the base failure rate).
     PerUserFailure(f64),
     /// The arrival rate (open loop) is multiplied by this.
     LoadSpike(f64),
@@ -195,6 +197,25 @@ pub enum TriggerKind {
     /// The workers drop to this many (busy workers finish what they hold).
     CapacityDrop(u32),
 }
+
+/// When a failure trigger (outage, partial or per-user failure) stops
+/// failing the attempts that complete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FailureEnd {
+    /// At the end of its window: attempts completing in `[from, to)` fail.
+    #[default]
+    Window,
+    /// At the first service start after its window: attempts completing from
+    /// `from` fail until a worker takes an attempt past `to`. The Yandex
+    /// study's server drops an injected failure only when a request starts
+    /// service after it, so requests in service at its end still fail.
+    NextStart,
+}
+
+crate::base::names::named!(FailureEnd, "failure end", {
+    FailureEnd::Window => "window",
+    FailureEnd::NextStart => "next-start",
+});
 
 /// A trigger over the window `[from, to)`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -220,6 +241,10 @@ impl Trigger {
 pub struct ServerSpec {
     /// Where requests come from.
     pub load: Load,
+    /// Exactly this many open-loop arrivals, the last ones not cut at the
+    /// duration (the Yandex study's generator); `None`: those the rate
+    /// brings during the duration.
+    pub requests: Option<u64>,
     /// Each source's (closed loop: user's) first request at a draw of this:
     /// in the open loop one more request beside the Poisson arrivals
     /// (Brooker 2022's clients each start with a call at Exp(10 ms)), in a
@@ -245,6 +270,8 @@ pub struct ServerSpec {
     pub timeout: Option<Nanos>,
     /// Triggers, any number.
     pub triggers: Vec<Trigger>,
+    /// When failure triggers stop failing attempts.
+    pub failure_end: FailureEnd,
     /// The window of the time series and of recovery.
     pub window: Nanos,
     /// Stop the run here even if requests are still in flight.
@@ -267,6 +294,7 @@ impl Default for ServerSpec {
                 sources: 1,
                 concurrency: None,
             },
+            requests: None,
             first_call: None,
             duration: 10 * NS_PER_S,
             workers: Some(1),
@@ -277,6 +305,7 @@ impl Default for ServerSpec {
             reply_delay: Dist::Const(0),
             timeout: None,
             triggers: Vec::new(),
+            failure_end: FailureEnd::Window,
             window: 100 * NS_PER_MS,
             horizon: None,
             deadline_propagation: DeadlinePropagation::Off,

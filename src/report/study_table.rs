@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use crate::base::format::{format_number, group_thousands};
-use crate::study::overload::StudyComparison;
+use crate::study::overload::{StudyComparison, StudyPoint};
 use crate::study::reference::{Estimate, Verdict};
 
 /// `mean ± se`, or `–`.
@@ -26,9 +26,17 @@ fn z_text(z: Option<f64>) -> String {
     z.map_or("–".to_string(), |z| format!("{z:+.2}"))
 }
 
-/// The table as cells: the reference row's key columns, then for each
-/// metric herdsim's figure, the reference's, the z-score and the verdict.
+/// Studies with more metrics than this are tabled a row per point and
+/// metric, not a column group per metric.
+const WIDE_METRICS: usize = 3;
+
+/// The table as cells: the reference row's key columns, then herdsim's
+/// figure, the reference's, the z-score and the verdict, for each metric
+/// side by side (a few metrics) or a row each (many).
 pub fn study_cells(comparison: &StudyComparison<'_>) -> (Vec<String>, Vec<Vec<String>>) {
+    if comparison.study.metrics.len() > WIDE_METRICS {
+        return long_cells(comparison);
+    }
     let key_columns: Vec<&str> = comparison
         .rows
         .first()
@@ -51,18 +59,7 @@ pub fn study_cells(comparison: &StudyComparison<'_>) -> (Vec<String>, Vec<Vec<St
         .points
         .iter()
         .map(|p| {
-            let mut row: Vec<String> = match p.row {
-                Some(i) => comparison.rows[i]
-                    .key
-                    .iter()
-                    .map(|(_, v)| v.clone())
-                    .collect(),
-                None => {
-                    let mut row = vec![String::new(); key_columns.len().max(1)];
-                    row[0] = format!("point {}: not in the reference", p.point);
-                    row
-                }
-            };
+            let mut row = key_cells(comparison, p, key_columns.len());
             for (i, m) in comparison.study.metrics.iter().enumerate() {
                 let judged = cells
                     .iter()
@@ -85,6 +82,57 @@ pub fn study_cells(comparison: &StudyComparison<'_>) -> (Vec<String>, Vec<Vec<St
     (header, rows)
 }
 
+/// A point's key cells: its reference row's key, or its index.
+fn key_cells(comparison: &StudyComparison<'_>, point: &StudyPoint, width: usize) -> Vec<String> {
+    match point.row {
+        Some(i) => comparison.rows[i]
+            .key
+            .iter()
+            .map(|(_, v)| v.clone())
+            .collect(),
+        None => {
+            let mut row = vec![String::new(); width.max(1)];
+            row[0] = format!("point {}: not in the reference", point.point);
+            row
+        }
+    }
+}
+
+/// The table a row per point and metric.
+fn long_cells(comparison: &StudyComparison<'_>) -> (Vec<String>, Vec<Vec<String>>) {
+    let key_columns: Vec<&str> = comparison
+        .rows
+        .first()
+        .map(|r| r.key.iter().map(|(k, _)| *k).collect())
+        .unwrap_or_default();
+    let mut header: Vec<String> = key_columns.iter().map(|k| k.to_string()).collect();
+    if header.is_empty() {
+        header.push("point".to_string());
+    }
+    header.extend(["metric", "herdsim", "reference", "z", "verdict"].map(str::to_string));
+    let cells = comparison.cells();
+    let mut rows = Vec::new();
+    for p in &comparison.points {
+        for (i, m) in comparison.study.metrics.iter().enumerate() {
+            let judged = cells
+                .iter()
+                .find(|(q, j, _)| q.point == p.point && *j == i)
+                .map(|(_, _, judged)| judged);
+            let theirs = p.row.and_then(|r| comparison.rows[r].figure(m.name));
+            let mut row = key_cells(comparison, p, key_columns.len());
+            row.extend([
+                m.title.to_string(),
+                estimate(p.ours[i], m.decimals),
+                estimate(theirs, m.decimals),
+                judged.map_or("–".to_string(), |j| z_text(j.z)),
+                judged.map_or("–".to_string(), |j| j.verdict.to_string()),
+            ]);
+            rows.push(row);
+        }
+    }
+    (header, rows)
+}
+
 /// The lines above the table.
 fn title(comparison: &StudyComparison<'_>) -> Vec<String> {
     let s = comparison.scenario;
@@ -98,7 +146,8 @@ fn title(comparison: &StudyComparison<'_>) -> Vec<String> {
             "{} replicate{} per point from master seed {}, beside {} (reference: {}). \
              Figures are mean ± one standard error; z is herdsim's difference from the \
              reference over the standard error of the difference (both sides' sampling \
-             error): agrees below 1.96, borderline below 3, differs from 3.",
+             error; the runs' spread pooled when that is larger): agrees below 1.96, \
+             borderline below 3, differs from 3.",
             group_thousands(u64::from(s.replicates)),
             if s.replicates == 1 { "" } else { "s" },
             s.master_seed,
@@ -163,7 +212,10 @@ pub fn study_table(comparison: &StudyComparison<'_>) -> String {
     let mut out = title(comparison).join("\n");
     out += "\n\n";
     let (header, rows) = study_cells(comparison);
-    let keys = comparison.rows.first().map_or(1, |r| r.key.len());
+    let mut keys = comparison.rows.first().map_or(1, |r| r.key.len());
+    if comparison.study.metrics.len() > WIDE_METRICS {
+        keys += 1;
+    }
     let header: Vec<&str> = header.iter().map(String::as_str).collect();
     out += &super::aligned_text_first(&header, &rows, keys);
     out.push('\n');

@@ -32,7 +32,9 @@ use crate::control::{ControlSpec, Controls, Outcome};
 use crate::measure::metrics::nearest_rank;
 use crate::measure::observer::{PROGRESS_EVERY, Watch};
 use crate::measure::server_metrics::{ServerMetrics, Window, level_before, recovery, success_over};
-use crate::model::server::{Load, NS_PER_S, NS_PER_US, Nanos, ServerSpec, TriggerKind, round_ns};
+use crate::model::server::{
+    FailureEnd, Load, NS_PER_S, NS_PER_US, Nanos, ServerSpec, TriggerKind, round_ns,
+};
 use crate::policy::{Backoff, PolicySpec, PolicyVisitor};
 use crate::sim::queue::{ClientItem, EventQueue, HeapQueue, QueueKind, RadixQueue};
 
@@ -242,6 +244,12 @@ struct State<'a, P: Backoff, Q: EventQueue<Event>> {
     controls: Option<Controls>,
     /// The spec's highest arrival-rate factor (thinning's bound), once.
     peak_load: f64,
+    /// Open-loop arrivals scheduled so far (a fixed request count stops
+    /// them).
+    arrivals_made: u64,
+    /// When a worker last started on an attempt (a failure that ends at the
+    /// next start lasts while this is inside its window).
+    latest_start: Nanos,
     /// True if a per-user failure trigger needs each request's fate drawn.
     draws_fates: bool,
     /// When the areas were last brought up to date.
@@ -279,6 +287,8 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             busy: 0,
             controls,
             peak_load: spec.peak_load_factor(),
+            arrivals_made: 0,
+            latest_start: 0,
             draws_fates: spec
                 .triggers
                 .iter()
@@ -346,21 +356,26 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
     }
 
     /// The next open-loop arrival after `t` (thinning for load spikes), if it
-    /// falls inside the load's duration.
+    /// falls inside the load's duration, or, with a fixed request count, if
+    /// the count is not made yet.
     fn next_arrival_after(&mut self, mut t: Nanos) -> Option<Nanos> {
         let Load::Open { rate_per_s, .. } = self.spec.load else {
             return None;
         };
+        if self.spec.requests.is_some_and(|n| self.arrivals_made >= n) {
+            return None;
+        }
         let peak = self.peak_load;
         let mean_gap = NS_PER_S as f64 / (rate_per_s * peak);
         loop {
             let gap = round_ns(-mean_gap * self.environment.unit_above_zero().ln());
             t = t.saturating_add(gap);
-            if t >= self.spec.duration {
+            if self.spec.requests.is_none() && t >= self.spec.duration {
                 return None;
             }
             let factor = self.spec.load_factor_at(t);
             if factor >= peak || self.environment.unit_above_zero() * peak <= factor {
+                self.arrivals_made += 1;
                 return Some(t);
             }
         }
@@ -687,6 +702,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
     /// known at once.
     fn serve(&mut self, queued: Queued) {
         self.busy += 1;
+        self.latest_start = self.now;
         let factor = self.spec.slowdown_at(self.now);
         let mut service = self.spec.service.sample(&mut self.environment);
         if factor != 1.0 {
@@ -764,10 +780,28 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
 
     /// Does the attempt of `req` completing at `t` succeed?
     fn succeeds(&mut self, req: u32, generation: u32, t: Nanos) -> bool {
+        // A failure trigger's share is the failure rate inside its window,
+        // in place of the base rate (the Yandex study's injected failures
+        // replace its baseline); overlapping partial failures compound.
         let mut fail_p = self.spec.fail_rate;
+        let mut replaced = false;
+        let lingers = self.spec.failure_end == FailureEnd::NextStart;
         for trigger in &self.spec.triggers {
-            if !trigger.covers(t) {
+            // With the Yandex study's failure end, a failure lasts past its
+            // window until a worker starts on an attempt after it.
+            let failing = trigger.covers(t)
+                || (lingers && trigger.from <= t && self.latest_start <= trigger.to);
+            if !failing {
                 continue;
+            }
+            if !replaced
+                && matches!(
+                    trigger.kind,
+                    TriggerKind::PartialFailure(_) | TriggerKind::PerUserFailure(_)
+                )
+            {
+                fail_p = 0.0;
+                replaced = true;
             }
             match trigger.kind {
                 TriggerKind::Outage => return false,
@@ -1233,6 +1267,58 @@ mod tests {
             );
             assert_eq!(radix, run(QueueKind::Heap));
         }
+    }
+
+    #[test]
+    fn a_fixed_request_count_is_made_whatever_the_duration() {
+        // 1,500 requests at 1,000/s: the last lands near 1.5 s, before or
+        // after a 1.5 s duration; a 0.5 s duration cuts none of them.
+        let mut spec = mm_spec(1.0, Some(4), None);
+        spec.requests = Some(1_500);
+        spec.duration = 500 * crate::model::server::NS_PER_MS;
+        let m = simulate_server(
+            &spec,
+            &retry(PolicyKind::Full, Some(1)),
+            Seeds::for_job(1, 0, 0),
+            u64::MAX,
+        );
+        assert_eq!(m.requests, 1_500);
+    }
+
+    #[test]
+    fn a_failure_ending_at_the_next_start_fails_what_completes_before_it() {
+        // One request, at 1 ms, served for 10 ms: it completes at 11 ms,
+        // after an outage over [0, 5 ms). No other service starts after the
+        // outage, so with the Yandex study's failure end it still fails.
+        let ms = NS_PER_MS;
+        let outcome = |end: FailureEnd| {
+            let spec = ServerSpec {
+                requests: Some(0),
+                first_call: Some(Dist::Const(ms)),
+                service: Service::One(Dist::Const(10 * ms)),
+                triggers: vec![crate::model::server::Trigger {
+                    kind: TriggerKind::Outage,
+                    from: 0,
+                    to: 5 * ms,
+                }],
+                failure_end: end,
+                ..mm_spec(1.0, Some(1), None)
+            };
+            let m = simulate_server(
+                &spec,
+                &retry(PolicyKind::Full, Some(1)),
+                Seeds::for_job(3, 0, 0),
+                u64::MAX,
+            );
+            assert_eq!(m.requests, 1);
+            m.successes
+        };
+        assert_eq!(outcome(FailureEnd::Window), 1, "completes after the window");
+        assert_eq!(
+            outcome(FailureEnd::NextStart),
+            0,
+            "no start after the window"
+        );
     }
 
     #[test]

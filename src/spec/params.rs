@@ -170,7 +170,7 @@ impl Param {
 /// Every parameter, in grid-axis and CSV-column order. Adding one here (and
 /// to [`RunSpec`] and the model that reads it) adds its flag, scenario key,
 /// axis, columns and doc rows.
-pub static PARAMS: [Param; 40] = [
+pub static PARAMS: [Param; 42] = [
     Param {
         key: "policy",
         value_name: "POLICY",
@@ -629,6 +629,25 @@ pub static PARAMS: [Param; 40] = [
         fields: |s| vec![ms(s.server.duration_us)],
     },
     Param {
+        key: "requests",
+        value_name: "N",
+        doc: "Open loop: exactly N requests, their gaps Poisson at the rate, the last ones \
+              not cut at the duration (the Yandex study's load)",
+        accepts: "1 to 1,000,000,000",
+        absent: Some("as many as the rate brings during the duration"),
+        kind: Kind::Count,
+        group: Group::Server,
+        list_separator: ',',
+        choices: None,
+        columns: &["requests"],
+        set: |s, t| {
+            s.server.requests = Some(server::parse_request_count(t)?);
+            Ok(())
+        },
+        show: |s| s.server.requests.map(|n| n.to_string()),
+        fields: |s| optional(s.server.requests, |v| v.to_string()),
+    },
+    Param {
         key: "sources",
         value_name: "N",
         doc: "Independent sources the arrivals are split among (each keeps its own budget)",
@@ -935,7 +954,8 @@ pub static PARAMS: [Param; 40] = [
     Param {
         key: "trigger",
         value_name: "SPEC",
-        doc: "Triggers over windows, joined by +: outage, fail:P, user-fail:P, spike:K, slow:K, capacity:C, each @FROM..TO",
+        doc: "Triggers over windows, joined by +: outage, fail:P, user-fail:P (either in place \
+              of fail_rate), spike:K, slow:K, capacity:C, each @FROM..TO",
         accepts: "KIND@FROM..TO joined by +, or none",
         absent: Some("none"),
         kind: Kind::Text,
@@ -949,6 +969,31 @@ pub static PARAMS: [Param; 40] = [
         },
         show: |s| Some(s.server.triggers.to_string()),
         fields: |s| vec![s.server.triggers.to_string()],
+    },
+    Param {
+        key: "failure_end",
+        value_name: "WHEN",
+        doc: "When a failure trigger stops failing attempts: window (at its end), or \
+              next-start (at the first service start after it, as the Yandex study's server \
+              drops its failure)",
+        accepts: "window, next-start",
+        absent: None,
+        kind: Kind::Text,
+        group: Group::Server,
+        list_separator: ',',
+        choices: Some(|| {
+            names(
+                crate::model::server::FailureEnd::VARIANTS,
+                crate::model::server::FailureEnd::name,
+            )
+        }),
+        columns: &["failure_end"],
+        set: |s, t| {
+            s.server.failure_end = t.parse().map_err(ParamError::Base)?;
+            Ok(())
+        },
+        show: |s| Some(s.server.failure_end.name().to_string()),
+        fields: |s| vec![s.server.failure_end.name().to_string()],
     },
     Param {
         key: "horizon",
@@ -1042,6 +1087,7 @@ mod tests {
         let server = &mut spec.server;
         server.rate_per_s = Some(333.3);
         server.concurrency = Some(4);
+        server.requests = Some(1500);
         server.users = Some(3);
         server.queue_limit = Some(0);
         server.service = "mix:0.25/lognormal:1.5ms/0.3/exp:20ms".parse().unwrap();

@@ -7,7 +7,7 @@ use crate::base::time::{Micros, format_duration, parse_duration};
 use crate::control::deadline_propagation::DeadlinePropagation;
 use crate::control::queue_discipline::Discipline;
 use crate::model::server::{
-    Dist, Load, NS_PER_MS, NS_PER_US, ServerSpec, Service, TriggerKind, Triggers,
+    Dist, FailureEnd, Load, NS_PER_MS, NS_PER_US, ServerSpec, Service, TriggerKind, Triggers,
 };
 
 /// The default arrival rate of the open loop, requests per second.
@@ -29,6 +29,9 @@ pub struct ServerParams {
     pub duration_us: Micros,
     /// Independent sources the open-loop arrivals are split among.
     pub sources: u32,
+    /// Exactly this many open-loop requests, not cut at the duration;
+    /// `None`: as many as the rate brings during it.
+    pub requests: Option<u64>,
     /// Client-side concurrency limit (open loop); `None` is unlimited.
     pub concurrency: Option<u32>,
     /// Closed-loop users; `None` is the open loop.
@@ -54,6 +57,8 @@ pub struct ServerParams {
     pub timeout_us: Option<Micros>,
     /// Triggers over windows.
     pub triggers: Triggers,
+    /// When failure triggers stop failing attempts.
+    pub failure_end: FailureEnd,
     /// Cut the run here, µs; `None` runs until every request has ended.
     pub horizon_us: Option<Micros>,
     /// Whose deadline attempts carry to the server.
@@ -71,6 +76,7 @@ impl Default for ServerParams {
             rate_per_s: None,
             duration_us: 10_000_000,
             sources: 1,
+            requests: None,
             concurrency: None,
             users: None,
             think: Dist::Exp {
@@ -85,6 +91,7 @@ impl Default for ServerParams {
             reply_delay: Dist::Const(0),
             timeout_us: None,
             triggers: Triggers::default(),
+            failure_end: FailureEnd::Window,
             horizon_us: None,
             deadline_propagation: DeadlinePropagation::Off,
             discipline: Discipline::Fifo,
@@ -109,6 +116,7 @@ impl ServerParams {
         };
         ServerSpec {
             load,
+            requests: self.requests,
             first_call: self.first_call,
             duration: self.duration_us * NS_PER_US,
             workers: self.workers,
@@ -119,6 +127,7 @@ impl ServerParams {
             reply_delay: self.reply_delay,
             timeout: self.timeout_us.map(|us| us * NS_PER_US),
             triggers: self.triggers.0.clone(),
+            failure_end: self.failure_end,
             window: window_us * NS_PER_US,
             horizon: self.horizon_us.map(|us| us * NS_PER_US),
             deadline_propagation: self.deadline_propagation,
@@ -180,6 +189,15 @@ impl ServerParams {
                     "users",
                     "concurrency",
                     "a closed loop's users are its concurrency: give one or the other".into(),
+                ));
+            }
+            if self.requests.is_some() {
+                return Some((
+                    "users",
+                    "requests",
+                    "a closed loop's users make requests until the duration ends: give one or \
+                     the other"
+                        .into(),
                 ));
             }
             if self.sources > 1 {
@@ -268,6 +286,20 @@ pub fn parse_optional_duration(text: &str) -> Result<Option<Micros>, ParamError>
 /// Parses a distribution of durations.
 pub fn parse_dist(text: &str) -> Result<Dist, ParamError> {
     Ok(text.parse()?)
+}
+
+/// Most requests of a fixed-count open loop.
+pub const MAX_REQUESTS: u64 = 1_000_000_000;
+
+/// Parses a fixed request count.
+pub fn parse_request_count(text: &str) -> Result<u64, ParamError> {
+    match text.trim().parse::<u64>() {
+        Ok(n) if (1..=MAX_REQUESTS).contains(&n) => Ok(n),
+        _ => Err(ParamError::Count {
+            min: 1,
+            max: MAX_REQUESTS,
+        }),
+    }
 }
 
 /// Parses a distribution of durations that may be absent (`none`).

@@ -17,6 +17,7 @@
 //! process: a sum of independent Poisson processes is one, split at random).
 
 use crate::measure::server_metrics::ServerMetrics;
+use crate::model::server::ServerSpec;
 use crate::study::error::StudyError;
 use crate::study::overload::{Study, StudyMetric};
 use crate::study::reference::{ReferenceRow, Table, spec_of};
@@ -48,12 +49,12 @@ static METRICS: [StudyMetric; 2] = [
 ];
 
 /// 100 × successful calls / calls.
-fn success_percent(m: &ServerMetrics) -> Option<f64> {
+fn success_percent(m: &ServerMetrics, _: &ServerSpec) -> Option<f64> {
     (m.requests > 0).then(|| 100.0 * m.successes as f64 / m.requests as f64)
 }
 
 /// 100 × attempts / calls: the server's load relative to the calls.
-fn load_percent(m: &ServerMetrics) -> Option<f64> {
+fn load_percent(m: &ServerMetrics, _: &ServerSpec) -> Option<f64> {
     (m.requests > 0).then(|| 100.0 * m.attempts as f64 / m.requests as f64)
 }
 

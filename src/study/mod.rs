@@ -8,3 +8,4 @@ pub mod overload;
 pub mod published;
 pub mod reference;
 pub mod server_compare;
+pub mod yandex_2024;

@@ -15,6 +15,7 @@ use crate::experiment::server_runs::server_parts;
 use crate::measure::observer::Watch;
 use crate::measure::server_metrics::ServerMetrics;
 use crate::measure::stats::Summary;
+use crate::model::server::ServerSpec;
 use crate::sim::queue::QueueKind;
 use crate::sim::server_loop::simulate_server_watched;
 use crate::spec::RunSpec;
@@ -31,8 +32,9 @@ pub struct StudyMetric {
     pub title: &'static str,
     /// Decimals it is shown with.
     pub decimals: usize,
-    /// herdsim's value of it in one run (`None` when the run has none).
-    pub value: fn(&ServerMetrics) -> Option<f64>,
+    /// herdsim's value of it in one run of the workload (`None` when the
+    /// run has none).
+    pub value: fn(&ServerMetrics, &ServerSpec) -> Option<f64>,
 }
 
 /// A published overload study herdsim reproduces.
@@ -53,7 +55,10 @@ pub struct Study {
 }
 
 /// Every study, by name.
-pub static STUDIES: [&Study; 1] = [&crate::study::brooker_2022::STUDY];
+pub static STUDIES: [&Study; 2] = [
+    &crate::study::brooker_2022::STUDY,
+    &crate::study::yandex_2024::STUDY,
+];
 
 /// The study named `name`.
 pub fn study(name: &str) -> Option<&'static Study> {
@@ -172,11 +177,25 @@ impl StudyComparison<'_> {
         tally
     }
 
-    /// Reference rows no point of the scenario runs.
+    /// Reference rows no point of the scenario runs, among those of the
+    /// groups it runs (rows whose first key, such as the study's scenario,
+    /// is a matched row's), or all of them when no point has a row.
     pub fn unmatched_rows(&self) -> Vec<&ReferenceRow> {
-        (0..self.rows.len())
-            .filter(|i| !self.points.iter().any(|p| p.row == Some(*i)))
-            .map(|i| &self.rows[i])
+        let group = |row: &ReferenceRow| row.key.first().map(|(_, v)| v.clone());
+        let groups: Vec<Option<String>> = self
+            .points
+            .iter()
+            .filter_map(|p| p.row.map(|i| group(&self.rows[i])))
+            .collect();
+        self.rows
+            .iter()
+            .filter(|row| {
+                !self
+                    .points
+                    .iter()
+                    .any(|p| p.row.is_some_and(|i| self.rows[i].spec == row.spec))
+            })
+            .filter(|row| groups.is_empty() || groups.contains(&group(row)))
             .collect()
     }
 
@@ -220,14 +239,24 @@ pub fn run_study<'a>(
                 .metrics
                 .iter()
                 .map(|m| {
-                    let values: Vec<Option<f64>> = runs.iter().map(m.value).collect();
+                    let values: Vec<Option<f64>> =
+                        runs.iter().map(|run| (m.value)(run, &server)).collect();
                     Estimate::of_summary(&Summary::of_present(&values))
                 })
                 .collect();
+            // Among rows that are this workload (one run may stand in two of
+            // the study's scenarios), the scenario's own.
             let mine = shown(&spec);
+            let same: Vec<usize> = (0..rows.len()).filter(|&i| row_shown[i] == mine).collect();
+            let own = same.iter().copied().find(|&i| {
+                rows[i]
+                    .key
+                    .first()
+                    .is_some_and(|(_, v)| *v == scenario.name)
+            });
             StudyPoint {
                 point,
-                row: row_shown.iter().position(|r| *r == mine),
+                row: own.or(same.first().copied()),
                 complete: runs.iter().all(|r| r.complete),
                 spec,
                 ours,

@@ -5,7 +5,9 @@
 //! A reference figure is a mean over the authors' code run with fixed seeds,
 //! with its standard deviation; herdsim's is a mean over its own replicates.
 //! Both are estimates, so a difference is judged against the standard error
-//! of the difference, `√(sd₁²/n₁ + sd₂²/n₂)`, not against either side's alone.
+//! of the difference, `√(sd₁²/n₁ + sd₂²/n₂)`, or the same with the runs'
+//! spread pooled from both sides when that is larger (see
+//! [`difference_standard_error`]), not against either side's alone.
 
 use std::fmt;
 
@@ -86,8 +88,8 @@ pub struct Judged {
     pub ours: Estimate,
     /// The reference's.
     pub theirs: Estimate,
-    /// (ours − theirs) / √(se_ours² + se_theirs²); `None` when neither side
-    /// varies.
+    /// (ours − theirs) over the standard error of the difference (see
+    /// [`difference_standard_error`]); `None` when neither side varies.
     pub z: Option<f64>,
     /// What the z-score says.
     pub verdict: Verdict,
@@ -97,9 +99,25 @@ pub struct Judged {
 /// the same (the reference is written with a few decimals).
 const SAME_RELATIVE: f64 = 1e-6;
 
+/// The standard error of the difference of two means: the larger of the two
+/// usual estimates, each side's own spread (Welch) and one spread pooled
+/// from both (under agreement both sides sample one distribution). A side
+/// whose few runs happen to agree exactly (sd 0, as ten seeds that all
+/// recovered in the first bucket) then still carries the sampling error of
+/// that many draws, and neither side's luck makes a difference look real.
+pub fn difference_standard_error(ours: Estimate, theirs: Estimate) -> f64 {
+    let welch = (ours.standard_error().powi(2) + theirs.standard_error().powi(2)).sqrt();
+    let (n1, n2) = (f64::from(ours.n), f64::from(theirs.n));
+    if n1 + n2 <= 2.0 {
+        return welch;
+    }
+    let pooled = ((n1 - 1.0) * ours.sd.powi(2) + (n2 - 1.0) * theirs.sd.powi(2)) / (n1 + n2 - 2.0);
+    welch.max((pooled * (1.0 / n1 + 1.0 / n2)).sqrt())
+}
+
 /// Judges `ours` against `theirs`.
 pub fn judge(ours: Estimate, theirs: Estimate) -> Judged {
-    let se = (ours.standard_error().powi(2) + theirs.standard_error().powi(2)).sqrt();
+    let se = difference_standard_error(ours, theirs);
     let diff = ours.mean - theirs.mean;
     let (z, verdict) = if se > 0.0 {
         let z = diff / se;
@@ -274,9 +292,11 @@ mod tests {
 
     #[test]
     fn the_z_score_counts_both_sides_sampling_error() {
-        // se = √(4/4 + 9/9) = √2.
-        let j = judge(e(13.0, 2.0, 4), e(10.0, 3.0, 9));
-        assert!((j.z.unwrap() - 3.0 / 2f64.sqrt()).abs() < 1e-12);
+        // Welch: √(4/4 + 9/9) = 1.41; pooled: √(84/11 · (1/4 + 1/9)) = 1.66,
+        // the larger.
+        let j = judge(e(14.0, 2.0, 4), e(10.0, 3.0, 9));
+        let pooled = (84.0f64 / 11.0 * (0.25 + 1.0 / 9.0)).sqrt();
+        assert!((j.z.unwrap() - 4.0 / pooled).abs() < 1e-12);
         assert_eq!(j.verdict, Verdict::Borderline);
         assert_eq!(
             judge(e(10.5, 2.0, 4), e(10.0, 3.0, 9)).verdict,
@@ -286,6 +306,20 @@ mod tests {
             judge(e(20.0, 2.0, 4), e(10.0, 3.0, 9)).verdict,
             Verdict::Differs
         );
+    }
+
+    #[test]
+    fn a_side_without_spread_still_has_the_error_of_its_few_runs() {
+        // Ten seeds that all recovered at once (sd 0) against 100 runs of sd
+        // 0.02: Welch would give 0.002, pooling gives the error of 10 draws.
+        let j = judge(e(0.011, 0.02, 100), e(0.0, 0.0, 10));
+        let pooled = (99.0 * 0.0004 / 108.0 * (0.01 + 0.1f64)).sqrt();
+        assert!((j.z.unwrap() - 0.011 / pooled).abs() < 1e-12);
+        assert_eq!(j.verdict, Verdict::Agrees);
+        // And the other way round: herdsim's 100 runs without spread against
+        // a reference whose one seed in ten differed.
+        let j = judge(e(0.0, 0.0, 100), e(0.005, 0.0158, 10));
+        assert_eq!(j.verdict, Verdict::Agrees);
     }
 
     #[test]

@@ -70,11 +70,15 @@ fn a_study_point_is_judged_cell_by_cell_against_the_reference() {
         if row["reference_sd"] == "0" && row["herdsim_sd"] == "0" {
             continue;
         }
-        // The z-score is the difference over both sides' standard errors.
+        // The z-score is the difference over its standard error: both
+        // sides' own spreads, or one pooled from both when that is larger.
         let f = |k: &str| row[k].parse::<f64>().unwrap();
-        let se = (f("herdsim_sd").powi(2) / f("herdsim_n")
-            + f("reference_sd").powi(2) / f("reference_n"))
-        .sqrt();
+        let (n1, n2) = (f("herdsim_n"), f("reference_n"));
+        let pooled = ((n1 - 1.0) * f("herdsim_sd").powi(2)
+            + (n2 - 1.0) * f("reference_sd").powi(2))
+            / (n1 + n2 - 2.0);
+        let welch = (f("herdsim_sd").powi(2) / n1 + f("reference_sd").powi(2) / n2).sqrt();
+        let se = welch.max((pooled * (1.0 / n1 + 1.0 / n2)).sqrt());
         let expected = (f("herdsim_mean") - f("reference_mean")) / se;
         assert!((z.unwrap() - expected).abs() < 1e-9, "{row:?}");
         assert_ne!(row["verdict"], "differs", "{row:?}");
@@ -184,4 +188,49 @@ fn a_bad_reference_or_study_is_a_one_line_error() {
         ),
         "{err}"
     );
+}
+
+#[test]
+fn every_yandex_scenario_file_is_its_studys_workload_point_for_point() {
+    // The files and the reader build the same workloads from two places:
+    // every point of every file must be a reference row of that scenario.
+    let dir = format!("{}/scenarios/yandex-2024", env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<_> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    files.sort();
+    assert_eq!(
+        files.len(),
+        17,
+        "one file per scenario and breaker threshold"
+    );
+    let out_dir = workdir("yandex-files");
+    for file in files {
+        let out = out_dir.join("cells.csv");
+        compare(&[
+            file.to_str().unwrap(),
+            "--seeds",
+            "2",
+            "--csv",
+            out.to_str().unwrap(),
+            "--force",
+        ]);
+        let scenario = fs::read_to_string(&file).unwrap();
+        let name = scenario
+            .lines()
+            .find_map(|l| l.strip_prefix("name = "))
+            .unwrap()
+            .trim_matches('"')
+            .to_string();
+        for row in rows(&out) {
+            assert!(
+                row["reference_row"].starts_with(&format!("scenario={name} strategy=")),
+                "{}: {:?} is not a row of {name}",
+                file.display(),
+                row["reference_row"]
+            );
+        }
+    }
 }

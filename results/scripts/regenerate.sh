@@ -56,7 +56,13 @@ herdsim compare scenarios/brooker-2022-exact.toml --reference results/brooker-20
 # report and one CSV for all of them.
 first=1
 for f in scenarios/yandex-2024/*.toml; do
-  herdsim compare "$f" --markdown --csv results/yandex-2024.part.csv --force --quiet
+  name=$(basename "$f" .toml)
+  plot=()
+  case $name in
+    mfs|retry-cb-vs-budget|dp-vs-retry-budget|circuit-breaker-vs-retry-budget-cb10pct|retry-cb-or-budget-vs-exp-backoff)
+      plot=(--plot "results/yandex-2024-$name.svg") ;;
+  esac
+  herdsim compare "$f" --markdown --csv results/yandex-2024.part.csv "${plot[@]}" --force --quiet
   echo
   if [ $first = 1 ]; then cp results/yandex-2024.part.csv results/yandex-2024.csv; first=0
   else tail -n +2 results/yandex-2024.part.csv >> results/yandex-2024.csv; fi

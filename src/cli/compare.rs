@@ -9,19 +9,25 @@ use super::progress::runs_bar;
 use super::sweep::{GridArgs, limit_error, read_scenario};
 use super::{CliError, write_stdout};
 use crate::base::seeding::Seeds;
+use crate::base::time::format_duration;
 use crate::experiment::scenario::Scenario;
+use crate::experiment::server_runs::server_parts;
 use crate::experiment::sweep::{SweepPlan, sweep_rows};
 use crate::experiment::timelines::{LabelledRun, shared_timelines};
 use crate::measure::observer::Watch;
+use crate::measure::server_metrics::ServerMetrics;
 use crate::measure::timeline::Timeline;
 use crate::model::ResourceKind;
+use crate::model::server::Load;
 use crate::report::server_compare::{server_compare_markdown, server_compare_table};
+use crate::report::strategies_svg::{StrategiesPicture, StrategyRun, strategies_series};
 use crate::report::study_table::{study_markdown, study_table};
 use crate::report::svg::{Figure, timelines};
 use crate::report::{compare_markdown, compare_table, csv as sweep_csv};
+use crate::sim::server_loop::simulate_server;
 use crate::spec::RunSpec;
 use crate::study::compare::Comparison;
-use crate::study::overload::{Study, run_study, study};
+use crate::study::overload::{Study, StudyComparison, run_study, study};
 use crate::study::published::Published;
 use crate::study::server_compare::ServerComparison;
 
@@ -76,6 +82,9 @@ pub fn compare(args: &CompareArgs) -> Result<(), CliError> {
             .expect("the built-in scenario parses"),
     };
     let mut scenario = args.grid.apply(scenario)?;
+    if let Some(study) = scenario.study.as_ref().and_then(|(name, _)| study(name)) {
+        return compare_study(args, study, &scenario);
+    }
     let server = SweepPlan::whole(&scenario, false).is_server();
     if server && args.scenario.is_none() {
         // The built-in scenario is seed 002's herd; on the server model the
@@ -98,9 +107,6 @@ pub fn compare(args: &CompareArgs) -> Result<(), CliError> {
     }
     if let (Some(csv), Some(plot)) = (&args.csv, &args.plot) {
         check_distinct(&[("--csv", csv), ("--plot", plot)])?;
-    }
-    if let Some(study) = scenario.study.as_ref().and_then(|(name, _)| study(name)) {
-        return compare_study(args, study, &scenario);
     }
     if args.reference.is_some() {
         return Err(CliError::Usage(
@@ -182,14 +188,11 @@ fn compare_study(
             study.name
         )));
     }
-    if let Some(plot) = &args.plot {
-        return Err(CliError::Usage(format!(
-            "--plot {}: a study's pictures are drawn with `herdsim run --plot` on one point",
-            plot.display()
-        )));
-    }
-    if let Some(path) = &args.csv {
+    for path in args.csv.iter().chain(&args.plot) {
         check_output(path, args.force)?;
+    }
+    if let (Some(csv), Some(plot)) = (&args.csv, &args.plot) {
+        check_distinct(&[("--csv", csv), ("--plot", plot)])?;
     }
     let max_events = args.grid.max_events().unwrap_or(u64::MAX);
     let watch = Watch {
@@ -213,12 +216,91 @@ fn compare_study(
             &sweep_csv::study_comparison_csv(&comparison),
         )?;
     }
+    if let Some(path) = &args.plot {
+        write_svg(path, args.force, &study_series(&comparison)?)?;
+    }
     let text = if args.markdown {
         study_markdown(&comparison, &command_line())
     } else {
         study_table(&comparison)
     };
     write_stdout(&text)
+}
+
+/// Each point's replicate 0 (the run the study's first seed stands beside),
+/// its time series one line per point: a study's strategies side by side.
+fn study_series(comparison: &StudyComparison<'_>) -> Result<Figure, CliError> {
+    let scenario = comparison.scenario;
+    let parts: Vec<_> = comparison
+        .points
+        .iter()
+        .map(|p| server_parts(&p.spec))
+        .collect();
+    let runs: Vec<ServerMetrics> = comparison
+        .points
+        .iter()
+        .zip(&parts)
+        .map(|(p, (server, retry))| {
+            let seeds = Seeds::for_job(scenario.master_seed, p.point as u64, 0);
+            simulate_server(server, retry, seeds, u64::MAX)
+        })
+        .collect();
+    // A point is named by what sets it apart: its reference row's key
+    // values that differ between points, or its index.
+    let keys: Vec<Vec<String>> = comparison
+        .points
+        .iter()
+        .map(|p| match p.row {
+            Some(i) => comparison.rows[i]
+                .key
+                .iter()
+                .map(|(_, v)| v.clone())
+                .collect(),
+            None => vec![format!("point {}", p.point)],
+        })
+        .collect();
+    let varies = |k: usize| keys.iter().any(|key| key.get(k) != keys[0].get(k));
+    let label = |key: &Vec<String>| {
+        let shown: Vec<&str> = (0..key.len())
+            .filter(|&k| varies(k))
+            .map(|k| key[k].as_str())
+            .collect();
+        if shown.is_empty() {
+            key.join(" ")
+        } else {
+            shown.join(" ")
+        }
+    };
+    let (first, _) = &parts[0];
+    let picture = StrategiesPicture {
+        title: format!(
+            "{}: replicate 0 of each point, {} windows",
+            scenario.name,
+            format_duration(first.window / 1_000)
+        ),
+        runs: runs
+            .iter()
+            .zip(&parts)
+            .zip(&keys)
+            .map(|((run, (server, _)), key)| StrategyRun {
+                label: label(key),
+                windows: &run.windows,
+                workers: server.workers,
+                rate_per_s: match server.load {
+                    Load::Open { rate_per_s, .. } => rate_per_s,
+                    Load::Closed { .. } => f64::NAN,
+                },
+            })
+            .collect(),
+        window_ns: first.window,
+        end_s: first.duration as f64 / 1e9,
+        triggers: first
+            .triggers
+            .iter()
+            .map(|t| (t.from as f64 / 1e9, t.to as f64 / 1e9))
+            .collect(),
+    };
+    Ok(strategies_series(&picture)?)
 }
 
 /// Each point's replicate 0, retries per ms over time, in panels on shared

@@ -8,6 +8,7 @@ mod markdown;
 pub mod series;
 pub mod series_svg;
 pub mod server_compare;
+pub mod strategies_svg;
 pub mod study_table;
 pub mod svg;
 pub mod sweep_file;

@@ -633,7 +633,7 @@ pub static PARAMS: [Param; 42] = [
         value_name: "N",
         doc: "Open loop: exactly N requests, their gaps Poisson at the rate, the last ones \
               not cut at the duration (the Yandex study's load)",
-        accepts: "1 to 1,000,000,000",
+        accepts: "1 to 1,000,000,000, or none",
         absent: Some("as many as the rate brings during the duration"),
         kind: Kind::Count,
         group: Group::Server,
@@ -641,7 +641,7 @@ pub static PARAMS: [Param; 42] = [
         choices: None,
         columns: &["requests"],
         set: |s, t| {
-            s.server.requests = Some(server::parse_request_count(t)?);
+            s.server.requests = server::parse_request_count(t)?;
             Ok(())
         },
         show: |s| s.server.requests.map(|n| n.to_string()),

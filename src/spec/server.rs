@@ -291,10 +291,13 @@ pub fn parse_dist(text: &str) -> Result<Dist, ParamError> {
 /// Most requests of a fixed-count open loop.
 pub const MAX_REQUESTS: u64 = 1_000_000_000;
 
-/// Parses a fixed request count.
-pub fn parse_request_count(text: &str) -> Result<u64, ParamError> {
+/// Parses a fixed request count, or `none`.
+pub fn parse_request_count(text: &str) -> Result<Option<u64>, ParamError> {
+    if text.trim() == "none" {
+        return Ok(None);
+    }
     match text.trim().parse::<u64>() {
-        Ok(n) if (1..=MAX_REQUESTS).contains(&n) => Ok(n),
+        Ok(n) if (1..=MAX_REQUESTS).contains(&n) => Ok(Some(n)),
         _ => Err(ParamError::Count {
             min: 1,
             max: MAX_REQUESTS,

@@ -107,10 +107,12 @@ const SAME_RELATIVE: f64 = 1e-6;
 /// that many draws, and neither side's luck makes a difference look real.
 pub fn difference_standard_error(ours: Estimate, theirs: Estimate) -> f64 {
     let welch = (ours.standard_error().powi(2) + theirs.standard_error().powi(2)).sqrt();
-    let (n1, n2) = (f64::from(ours.n), f64::from(theirs.n));
-    if n1 + n2 <= 2.0 {
+    // One run shows no spread (an exact figure is given as one run): pool
+    // only spreads that were measured.
+    if ours.n < 2 || theirs.n < 2 {
         return welch;
     }
+    let (n1, n2) = (f64::from(ours.n), f64::from(theirs.n));
     let pooled = ((n1 - 1.0) * ours.sd.powi(2) + (n2 - 1.0) * theirs.sd.powi(2)) / (n1 + n2 - 2.0);
     welch.max((pooled * (1.0 / n1 + 1.0 / n2)).sqrt())
 }
@@ -320,6 +322,10 @@ mod tests {
         // a reference whose one seed in ten differed.
         let j = judge(e(0.0, 0.0, 100), e(0.005, 0.0158, 10));
         assert_eq!(j.verdict, Verdict::Agrees);
+        // An exact figure (one value, no spread) adds no error: only
+        // herdsim's own counts.
+        let j = judge(e(10.3, 1.0, 100), e(10.0, 0.0, 1));
+        assert!((j.z.unwrap() - 3.0).abs() < 1e-9);
     }
 
     #[test]

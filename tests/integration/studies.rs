@@ -234,3 +234,30 @@ fn every_yandex_scenario_file_is_its_studys_workload_point_for_point() {
         }
     }
 }
+
+#[test]
+fn a_study_scenario_draws_its_strategies_time_series_side_by_side() {
+    let dir = workdir("study-plot");
+    let svg = dir.join("dp.svg");
+    compare(&[
+        &scenario("yandex-2024/dp-vs-retry-budget.toml"),
+        "--seeds",
+        "2",
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    let text = fs::read_to_string(&svg).unwrap();
+    for caption in [
+        "client success rate",
+        "attempts sent per nominal request",
+        "p99 latency of successful requests",
+        "server queue at each window",
+        "CPU busy at each window",
+        // One line per strategy (its reference name), and the failure shaded.
+        "retry-2x-deadline-propagation",
+        "retry-budget-10%",
+        "failure window",
+    ] {
+        assert!(text.contains(caption), "no {caption:?} in the picture");
+    }
+}

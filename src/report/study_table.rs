@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use crate::base::format::{format_number, group_thousands};
 use crate::study::overload::{StudyComparison, StudyPoint};
-use crate::study::reference::{Estimate, Verdict};
+use crate::study::reference::{Estimate, Judged, Verdict};
 
 /// `mean ± se`, or `–`.
 fn estimate(e: Option<Estimate>, decimals: usize) -> String {
@@ -37,15 +37,7 @@ pub fn study_cells(comparison: &StudyComparison<'_>) -> (Vec<String>, Vec<Vec<St
     if comparison.study.metrics.len() > WIDE_METRICS {
         return long_cells(comparison);
     }
-    let key_columns: Vec<&str> = comparison
-        .rows
-        .first()
-        .map(|r| r.key.iter().map(|(k, _)| *k).collect())
-        .unwrap_or_default();
-    let mut header: Vec<String> = key_columns.iter().map(|k| k.to_string()).collect();
-    if header.is_empty() {
-        header.push("point".to_string());
-    }
+    let (key_columns, mut header) = key_header(comparison);
     for m in comparison.study.metrics {
         header.extend([
             format!("{} herdsim", m.title),
@@ -61,10 +53,7 @@ pub fn study_cells(comparison: &StudyComparison<'_>) -> (Vec<String>, Vec<Vec<St
         .map(|p| {
             let mut row = key_cells(comparison, p, key_columns.len());
             for (i, m) in comparison.study.metrics.iter().enumerate() {
-                let judged = cells
-                    .iter()
-                    .find(|(q, j, _)| q.point == p.point && *j == i)
-                    .map(|(_, _, judged)| judged);
+                let judged = judged_cell(&cells, p, i);
                 let theirs = p
                     .row
                     .and_then(|r| comparison.rows[r].figure(m.name))
@@ -80,6 +69,33 @@ pub fn study_cells(comparison: &StudyComparison<'_>) -> (Vec<String>, Vec<Vec<St
         })
         .collect();
     (header, rows)
+}
+
+/// The reference's key columns, and the header they start (`point` when
+/// the reference has no rows).
+fn key_header<'a>(comparison: &'a StudyComparison<'_>) -> (Vec<&'a str>, Vec<String>) {
+    let key_columns: Vec<&str> = comparison
+        .rows
+        .first()
+        .map(|r| r.key.iter().map(|(k, _)| *k).collect())
+        .unwrap_or_default();
+    let mut header: Vec<String> = key_columns.iter().map(|k| k.to_string()).collect();
+    if header.is_empty() {
+        header.push("point".to_string());
+    }
+    (key_columns, header)
+}
+
+/// The judgement of `point`'s metric `metric` among `cells`, if it has one.
+fn judged_cell<'a>(
+    cells: &'a [(&StudyPoint, usize, Judged)],
+    point: &StudyPoint,
+    metric: usize,
+) -> Option<&'a Judged> {
+    cells
+        .iter()
+        .find(|(q, j, _)| q.point == point.point && *j == metric)
+        .map(|(_, _, judged)| judged)
 }
 
 /// A point's key cells: its reference row's key, or its index.
@@ -100,24 +116,13 @@ fn key_cells(comparison: &StudyComparison<'_>, point: &StudyPoint, width: usize)
 
 /// The table a row per point and metric.
 fn long_cells(comparison: &StudyComparison<'_>) -> (Vec<String>, Vec<Vec<String>>) {
-    let key_columns: Vec<&str> = comparison
-        .rows
-        .first()
-        .map(|r| r.key.iter().map(|(k, _)| *k).collect())
-        .unwrap_or_default();
-    let mut header: Vec<String> = key_columns.iter().map(|k| k.to_string()).collect();
-    if header.is_empty() {
-        header.push("point".to_string());
-    }
+    let (key_columns, mut header) = key_header(comparison);
     header.extend(["metric", "herdsim", "reference", "z", "verdict"].map(str::to_string));
     let cells = comparison.cells();
     let mut rows = Vec::new();
     for p in &comparison.points {
         for (i, m) in comparison.study.metrics.iter().enumerate() {
-            let judged = cells
-                .iter()
-                .find(|(q, j, _)| q.point == p.point && *j == i)
-                .map(|(_, _, judged)| judged);
+            let judged = judged_cell(&cells, p, i);
             let theirs = p.row.and_then(|r| comparison.rows[r].figure(m.name));
             let mut row = key_cells(comparison, p, key_columns.len());
             row.extend([

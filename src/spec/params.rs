@@ -705,7 +705,8 @@ pub static PARAMS: [Param; 42] = [
         key: "think",
         value_name: "DIST",
         doc: "Closed-loop think time between a user's requests",
-        accepts: "a distribution: DURATION, const:D, exp:MEAN, lognormal:MEDIAN/SIGMA",
+        accepts: "a distribution: DURATION, const:D, exp:MEAN, lognormal:MEDIAN/SIGMA, \
+                  weibull:MEAN/SHAPE",
         absent: None,
         kind: Kind::Text,
         group: Group::Server,

@@ -68,3 +68,5 @@ for f in scenarios/yandex-2024/*.toml; do
   else tail -n +2 results/yandex-2024.part.csv >> results/yandex-2024.csv; fi
 done > results/yandex-2024.md
 rm results/yandex-2024.part.csv
+herdsim compare scenarios/brooker-2023-omission.toml \
+    --markdown --csv results/brooker-2023-omission.csv --force --quiet > results/brooker-2023-omission.md

@@ -2,6 +2,7 @@
 //! a verdict on each.
 
 pub mod brooker_2022;
+pub mod brooker_2023;
 pub mod compare;
 pub mod error;
 pub mod overload;

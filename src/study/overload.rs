@@ -55,8 +55,9 @@ pub struct Study {
 }
 
 /// Every study, by name.
-pub static STUDIES: [&Study; 2] = [
+pub static STUDIES: [&Study; 3] = [
     &crate::study::brooker_2022::STUDY,
+    &crate::study::brooker_2023::STUDY,
     &crate::study::yandex_2024::STUDY,
 ];
 

@@ -7,4 +7,5 @@ pub mod fingerprint;
 pub mod format;
 pub mod names;
 pub mod seeding;
+pub mod special;
 pub mod time;

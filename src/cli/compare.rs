@@ -15,16 +15,13 @@ use crate::experiment::server_runs::server_parts;
 use crate::experiment::sweep::{SweepPlan, sweep_rows};
 use crate::experiment::timelines::{LabelledRun, shared_timelines};
 use crate::measure::observer::Watch;
-use crate::measure::server_metrics::ServerMetrics;
 use crate::measure::timeline::Timeline;
 use crate::model::ResourceKind;
-use crate::model::server::Load;
 use crate::report::server_compare::{server_compare_markdown, server_compare_table};
 use crate::report::strategies_svg::{StrategiesPicture, StrategyRun, strategies_series};
 use crate::report::study_table::{study_markdown, study_table};
 use crate::report::svg::{Figure, timelines};
 use crate::report::{compare_markdown, compare_table, csv as sweep_csv};
-use crate::sim::server_loop::simulate_server;
 use crate::spec::RunSpec;
 use crate::study::compare::Comparison;
 use crate::study::overload::{Study, StudyComparison, run_study, study};
@@ -227,23 +224,14 @@ fn compare_study(
     write_stdout(&text)
 }
 
-/// Each point's replicate 0 (the run the study's first seed stands beside),
-/// its time series one line per point: a study's strategies side by side.
+/// Each point's replicate 0 (kept from the comparison's runs), its time
+/// series one line per point: a study's strategies side by side.
 fn study_series(comparison: &StudyComparison<'_>) -> Result<Figure, CliError> {
     let scenario = comparison.scenario;
     let parts: Vec<_> = comparison
         .points
         .iter()
         .map(|p| server_parts(&p.spec))
-        .collect();
-    let runs: Vec<ServerMetrics> = comparison
-        .points
-        .iter()
-        .zip(&parts)
-        .map(|(p, (server, retry))| {
-            let seeds = Seeds::for_job(scenario.master_seed, p.point as u64, 0);
-            simulate_server(server, retry, seeds, u64::MAX)
-        })
         .collect();
     // A point is named by what sets it apart: its reference row's key
     // values that differ between points, or its index.
@@ -278,18 +266,16 @@ fn study_series(comparison: &StudyComparison<'_>) -> Result<Figure, CliError> {
             scenario.name,
             format_duration(first.window / 1_000)
         ),
-        runs: runs
+        runs: comparison
+            .points
             .iter()
             .zip(&parts)
             .zip(&keys)
-            .map(|((run, (server, _)), key)| StrategyRun {
+            .map(|((point, (server, _)), key)| StrategyRun {
                 label: label(key),
-                windows: &run.windows,
+                windows: &point.replicate_zero.windows,
                 workers: server.workers,
-                rate_per_s: match server.load {
-                    Load::Open { rate_per_s, .. } => rate_per_s,
-                    Load::Closed { .. } => f64::NAN,
-                },
+                rate_per_s: server.load.rate_per_s().unwrap_or(f64::NAN),
             })
             .collect(),
         window_ns: first.window,

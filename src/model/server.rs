@@ -9,6 +9,7 @@
 //! 100 µs loses about 0.5% to rounding), and u64 ns still spans 584 years.
 
 use crate::base::draws::Draws;
+use crate::base::special::ln_gamma;
 use crate::base::time::{format_duration, parse_duration};
 use crate::control::deadline_propagation::DeadlinePropagation;
 use crate::control::queue_discipline::Discipline;
@@ -101,33 +102,6 @@ impl Dist {
     }
 }
 
-/// Γ(x) for x > 0 (Lanczos, g = 7, nine terms: relative error below 1e-13
-/// where a Weibull's scale needs it, x in [1, 11]).
-fn gamma(x: f64) -> f64 {
-    const G: f64 = 7.0;
-    const C: [f64; 9] = [
-        0.999_999_999_999_809_9,
-        676.520_368_121_885_1,
-        -1_259.139_216_722_402_8,
-        771.323_428_777_653_1,
-        -176.615_029_162_140_6,
-        12.507_343_278_686_905,
-        -0.138_571_095_265_720_12,
-        9.984_369_578_019_572e-6,
-        1.505_632_735_149_311_6e-7,
-    ];
-    if x < 0.5 {
-        return std::f64::consts::PI / ((std::f64::consts::PI * x).sin() * gamma(1.0 - x));
-    }
-    let x = x - 1.0;
-    let mut a = C[0];
-    let t = x + G + 0.5;
-    for (i, c) in C.iter().enumerate().skip(1) {
-        a += c / (x + i as f64);
-    }
-    (2.0 * std::f64::consts::PI).sqrt() * t.powf(x + 0.5) * (-t).exp() * a
-}
-
 /// A standard normal deviate (Box–Muller, one of the pair).
 fn standard_normal<D: Draws + ?Sized>(draws: &mut D) -> f64 {
     let u1 = draws.unit_above_zero();
@@ -212,6 +186,14 @@ pub enum Load {
 }
 
 impl Load {
+    /// The open loop's arrival rate per second; `None` in a closed loop.
+    pub fn rate_per_s(&self) -> Option<f64> {
+        match *self {
+            Load::Open { rate_per_s, .. } => Some(rate_per_s),
+            Load::Closed { .. } => None,
+        }
+    }
+
     /// The sources whose control state is kept apart.
     pub fn sources(&self) -> u32 {
         match *self {
@@ -523,7 +505,7 @@ impl std::str::FromStr for Dist {
                 Ok(Dist::Weibull {
                     mean,
                     shape,
-                    scale: mean as f64 / gamma(1.0 + 1.0 / shape),
+                    scale: mean as f64 / ln_gamma(1.0 + 1.0 / shape).exp(),
                 })
             }
             other => Err(fail(format!("unknown distribution '{other}'"))),

@@ -9,19 +9,16 @@
 //! point the study did not run is shown without a verdict rather than
 //! against the wrong figures.
 
-use crate::base::seeding::Seeds;
 use crate::experiment::scenario::Scenario;
-use crate::experiment::server_runs::server_parts;
+use crate::experiment::server_runs::{run_server_replicates, server_parts};
 use crate::measure::observer::Watch;
 use crate::measure::server_metrics::ServerMetrics;
 use crate::measure::stats::Summary;
 use crate::model::server::ServerSpec;
 use crate::sim::queue::QueueKind;
-use crate::sim::server_loop::simulate_server_watched;
 use crate::spec::RunSpec;
 use crate::study::error::StudyError;
 use crate::study::reference::{Estimate, Judged, ReferenceRow, Verdict, judge, shown};
-use rayon::prelude::*;
 
 /// A figure both herdsim and a study's reference measure.
 #[derive(Debug)]
@@ -103,6 +100,8 @@ pub struct StudyPoint {
     pub ours: Vec<Option<Estimate>>,
     /// Every run finished (none was cut at an event limit or horizon).
     pub complete: bool,
+    /// Replicate 0's run, kept for the picture of the points over time.
+    pub replicate_zero: ServerMetrics,
 }
 
 /// How many cells got each verdict.
@@ -225,17 +224,16 @@ pub fn run_study<'a>(
     let points = (0..scenario.grid.len())
         .map(|point| {
             let spec = scenario.grid.point(point);
-            let (server, retry) = server_parts(&spec);
-            let runs: Vec<ServerMetrics> = (0..u64::from(scenario.replicates))
-                .into_par_iter()
-                .map(|replicate| {
-                    let seeds = Seeds::for_job(scenario.master_seed, point as u64, replicate);
-                    let run =
-                        simulate_server_watched(&server, &retry, seeds, watch, QueueKind::Auto);
-                    on_done();
-                    run
-                })
-                .collect();
+            let (server, _) = server_parts(&spec);
+            let mut runs = run_server_replicates(
+                &spec,
+                scenario.master_seed,
+                point as u64,
+                scenario.replicates,
+                watch,
+                QueueKind::Auto,
+                &on_done,
+            );
             let ours = study
                 .metrics
                 .iter()
@@ -261,6 +259,7 @@ pub fn run_study<'a>(
                 complete: runs.iter().all(|r| r.complete),
                 spec,
                 ours,
+                replicate_zero: runs.swap_remove(0),
             }
         })
         .collect();

@@ -108,7 +108,7 @@ static METRICS: [StudyMetric; 10] = [
         title: "peak attempts / nominal (50 ms)",
         decimals: 2,
         value: |m, s| {
-            let nominal = rate_per_s(s) * s.window as f64 / 1e9;
+            let nominal = s.load.rate_per_s()? * s.window as f64 / 1e9;
             windows_between(m, s, 0, s.duration)
                 .map(|w| w.attempts as f64 / nominal)
                 .reduce(f64::max)
@@ -130,14 +130,6 @@ static METRICS: [StudyMetric; 10] = [
         },
     },
 ];
-
-/// The open loop's rate, calls per second.
-fn rate_per_s(spec: &ServerSpec) -> f64 {
-    match spec.load {
-        crate::model::server::Load::Open { rate_per_s, .. } => rate_per_s,
-        crate::model::server::Load::Closed { .. } => f64::NAN,
-    }
-}
 
 /// The injected failure's window `[from, to)`, ns: the first trigger's.
 fn failure(spec: &ServerSpec) -> Option<(Nanos, Nanos)> {

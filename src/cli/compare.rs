@@ -19,12 +19,15 @@ use crate::measure::timeline::Timeline;
 use crate::model::ResourceKind;
 use crate::report::server_compare::{server_compare_markdown, server_compare_table};
 use crate::report::strategies_svg::{StrategiesPicture, StrategyRun, strategies_series};
+use crate::report::study_series_svg::{
+    StudySeries, StudySeriesPicture, study_series as study_series_picture,
+};
 use crate::report::study_table::{study_markdown, study_table};
 use crate::report::svg::{Figure, timelines};
 use crate::report::{compare_markdown, compare_table, csv as sweep_csv};
 use crate::spec::RunSpec;
 use crate::study::compare::Comparison;
-use crate::study::overload::{Study, StudyComparison, run_study, study};
+use crate::study::overload::{Study, StudyComparison, StudyPoint, run_study, study};
 use crate::study::published::Published;
 use crate::study::server_compare::ServerComparison;
 
@@ -214,7 +217,17 @@ fn compare_study(
         )?;
     }
     if let Some(path) = &args.plot {
-        write_svg(path, args.force, &study_series(&comparison)?)?;
+        let windowed = comparison
+            .points
+            .first()
+            .and_then(StudyPoint::first_row)
+            .is_some_and(|i| comparison.rows[i].window.is_some());
+        let figure = if windowed {
+            study_windows(&comparison)?
+        } else {
+            study_series(&comparison)?
+        };
+        write_svg(path, args.force, &figure)?;
     }
     let text = if args.markdown {
         study_markdown(&comparison, &command_line())
@@ -224,21 +237,13 @@ fn compare_study(
     write_stdout(&text)
 }
 
-/// Each point's replicate 0 (kept from the comparison's runs), its time
-/// series one line per point: a study's strategies side by side.
-fn study_series(comparison: &StudyComparison<'_>) -> Result<Figure, CliError> {
-    let scenario = comparison.scenario;
-    let parts: Vec<_> = comparison
-        .points
-        .iter()
-        .map(|p| server_parts(&p.spec))
-        .collect();
-    // A point is named by what sets it apart: its reference row's key
-    // values that differ between points, or its index.
+/// Each point's label: what sets it apart, its reference row's key values
+/// that differ between points, or its index.
+fn point_labels(comparison: &StudyComparison<'_>) -> Vec<String> {
     let keys: Vec<Vec<String>> = comparison
         .points
         .iter()
-        .map(|p| match p.row {
+        .map(|p| match p.first_row() {
             Some(i) => comparison.rows[i]
                 .key
                 .iter()
@@ -259,6 +264,19 @@ fn study_series(comparison: &StudyComparison<'_>) -> Result<Figure, CliError> {
             shown.join(" ")
         }
     };
+    keys.iter().map(label).collect()
+}
+
+/// Each point's replicate 0 (kept from the comparison's runs), its time
+/// series one line per point: a study's strategies side by side.
+fn study_series(comparison: &StudyComparison<'_>) -> Result<Figure, CliError> {
+    let scenario = comparison.scenario;
+    let parts: Vec<_> = comparison
+        .points
+        .iter()
+        .map(|p| server_parts(&p.spec))
+        .collect();
+    let labels = point_labels(comparison);
     let (first, _) = &parts[0];
     let picture = StrategiesPicture {
         title: format!(
@@ -270,9 +288,9 @@ fn study_series(comparison: &StudyComparison<'_>) -> Result<Figure, CliError> {
             .points
             .iter()
             .zip(&parts)
-            .zip(&keys)
-            .map(|((point, (server, _)), key)| StrategyRun {
-                label: label(key),
+            .zip(labels)
+            .map(|((point, (server, _)), label)| StrategyRun {
+                label,
                 windows: &point.replicate_zero.windows,
                 workers: server.workers,
                 rate_per_s: server.load.rate_per_s().unwrap_or(f64::NAN),
@@ -287,6 +305,56 @@ fn study_series(comparison: &StudyComparison<'_>) -> Result<Figure, CliError> {
             .collect(),
     };
     Ok(strategies_series(&picture)?)
+}
+
+/// A study judged window by window: each metric's mean over the replicates
+/// per window, beside the reference's, one colour per point.
+fn study_windows(comparison: &StudyComparison<'_>) -> Result<Figure, CliError> {
+    let study = comparison.study;
+    let (first, _) = server_parts(&comparison.points[0].spec);
+    let points = comparison
+        .points
+        .iter()
+        .zip(point_labels(comparison))
+        .map(|(point, label)| {
+            let values = (0..study.metrics.len())
+                .map(|m| {
+                    let mut by_window = Vec::new();
+                    for point_row in &point.rows {
+                        let Some(row) = point_row.row.map(|i| &comparison.rows[i]) else {
+                            continue;
+                        };
+                        let Some(k) = row.window else { continue };
+                        if by_window.len() <= k {
+                            by_window.resize(k + 1, (None, None));
+                        }
+                        by_window[k] = (
+                            point_row.ours[m].map(|e| e.mean),
+                            row.figure(study.metrics[m].name).map(|e| e.mean),
+                        );
+                    }
+                    by_window
+                })
+                .collect();
+            StudySeries { label, values }
+        })
+        .collect();
+    let picture = StudySeriesPicture {
+        title: format!(
+            "{}: herdsim's mean over {} replicates (solid) beside the reference's (dashed), per {} window",
+            comparison.scenario.name,
+            comparison.scenario.replicates,
+            format_duration(first.window / 1_000)
+        ),
+        panels: study
+            .metrics
+            .iter()
+            .map(|m| (m.title.to_string(), "per window".to_string()))
+            .collect(),
+        points,
+        window_s: first.window as f64 / 1e9,
+    };
+    Ok(study_series_picture(&picture)?)
 }
 
 /// Each point's replicate 0, retries per ms over time, in panels on shared

@@ -190,8 +190,8 @@ pub enum SweepRow {
         /// Every server metric's value, in [`ServerMetric::ALL`] order
         /// (`None` where the run has none, such as a recovery time when stuck).
         values: Vec<Option<f64>>,
-        /// False if the run was stopped at the plan's `max_events` or its
-        /// horizon.
+        /// False if the run was stopped at the plan's `max_events` (a cut at
+        /// the workload's horizon is its end, not a stop).
         complete: bool,
     },
     /// One point of the server model, summarised over its replicates.
@@ -202,7 +202,7 @@ pub enum SweepRow {
         spec: RunSpec,
         /// Every server metric's summary over the replicates.
         summaries: Vec<(ServerMetric, Summary)>,
-        /// False if a replicate was stopped early.
+        /// False if a replicate was stopped at the plan's `max_events`.
         complete: bool,
     },
     /// One point, summarised over its replicates (the default).
@@ -346,7 +346,7 @@ pub fn run_sweep<E: Send>(
             let metrics = simulate_server(&server, &retry, seeds, plan.max_events);
             Outcome::Server {
                 values: server_values(&metrics),
-                complete: metrics.complete,
+                complete: !metrics.hit_event_limit,
             }
         } else {
             let mut watch = Watch {

@@ -100,6 +100,9 @@ pub struct ServerMetrics {
     /// False if the run was cut at its horizon or event limit with requests
     /// still in flight.
     pub complete: bool,
+    /// True if the event limit cut it (a horizon is the workload's own end;
+    /// the event limit is a guard, and reaching it is an error).
+    pub hit_event_limit: bool,
     /// The time series, one entry per window from t = 0.
     pub windows: Vec<Window>,
     /// Events handled.

@@ -48,7 +48,7 @@ pub enum ModelError {
     },
     /// Not a trigger.
     #[error(
-        "trigger '{text}': {why}; expected KIND@FROM..TO joined by +, KIND one of outage, fail:P, user-fail:P, spike:K, slow:K, capacity:C (or none), such as outage@1s..1.5s"
+        "trigger '{text}': {why}; expected KIND@FROM..TO joined by +, KIND one of outage, fail:P, user-fail:P, spike:K, ramp:A/B, slow:K, capacity:C (or none), such as outage@1s..1.5s"
     )]
     Trigger {
         /// The text given.

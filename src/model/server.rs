@@ -217,6 +217,15 @@ pub enum TriggerKind {
     PerUserFailure(f64),
     /// The arrival rate (open loop) is multiplied by this.
     LoadSpike(f64),
+    /// The arrival rate (open loop) is multiplied by a factor that goes in a
+    /// straight line from `start` at the window's start to `end` at its end
+    /// (Brooker 2023's ramp load: up, then down to nothing).
+    Ramp {
+        /// The factor at the window's start.
+        start: f64,
+        /// The factor at its end.
+        end: f64,
+    },
     /// Service times of attempts started inside are multiplied by this.
     Slowdown(f64),
     /// The workers drop to this many (busy workers finish what they hold).
@@ -240,6 +249,24 @@ pub enum FailureEnd {
 crate::base::names::named!(FailureEnd, "failure end", {
     FailureEnd::Window => "window",
     FailureEnd::NextStart => "next-start",
+});
+
+/// How an open loop's arrivals follow a rate that changes (load spikes and
+/// ramps).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RateChanges {
+    /// Exactly: a non-homogeneous Poisson process, by thinning.
+    #[default]
+    Exact,
+    /// At arrivals: the gap after an arrival is drawn at the rate in force
+    /// at that arrival, and arrivals stop at one where the rate is 0 (Brooker
+    /// 2023's collapse generator, a step approximation).
+    AtArrival,
+}
+
+crate::base::names::named!(RateChanges, "rate changes", {
+    RateChanges::Exact => "exact",
+    RateChanges::AtArrival => "at-arrival",
 });
 
 /// A trigger over the window `[from, to)`.
@@ -284,6 +311,10 @@ pub struct ServerSpec {
     pub queue_limit: Option<u32>,
     /// Service time of an attempt, drawn when a worker takes it.
     pub service: Service,
+    /// Added to an attempt's service time for every attempt in service when
+    /// it starts, itself included, and fixed then (Brooker 2023's collapse
+    /// server: 1 s + 10 ms × in service); 0 for none.
+    pub service_per_busy: Nanos,
     /// Probability an attempt fails, decided when its service completes.
     pub fail_rate: f64,
     /// Client → server delay per attempt.
@@ -295,6 +326,8 @@ pub struct ServerSpec {
     pub timeout: Option<Nanos>,
     /// Triggers, any number.
     pub triggers: Vec<Trigger>,
+    /// How arrivals follow a changing rate.
+    pub rate_changes: RateChanges,
     /// When failure triggers stop failing attempts.
     pub failure_end: FailureEnd,
     /// The window of the time series and of recovery.
@@ -325,11 +358,13 @@ impl Default for ServerSpec {
             workers: Some(1),
             queue_limit: None,
             service: Service::One(Dist::Exp { mean: NS_PER_MS }),
+            service_per_busy: 0,
             fail_rate: 0.0,
             request_delay: Dist::Const(0),
             reply_delay: Dist::Const(0),
             timeout: None,
             triggers: Vec::new(),
+            rate_changes: RateChanges::Exact,
             failure_end: FailureEnd::Window,
             window: 100 * NS_PER_MS,
             horizon: None,
@@ -375,6 +410,10 @@ impl ServerSpec {
             .iter()
             .filter_map(|tr| match tr.kind {
                 TriggerKind::LoadSpike(k) if tr.covers(t) => Some(k),
+                TriggerKind::Ramp { start, end } if tr.covers(t) => {
+                    let along = (t - tr.from) as f64 / (tr.to - tr.from) as f64;
+                    Some(start + (end - start) * along)
+                }
                 _ => None,
             })
             .product()
@@ -387,6 +426,7 @@ impl ServerSpec {
             .iter()
             .filter_map(|tr| match tr.kind {
                 TriggerKind::LoadSpike(k) => Some(k.max(1.0)),
+                TriggerKind::Ramp { start, end } => Some(start.max(end).max(1.0)),
                 _ => None,
             })
             .product()
@@ -634,6 +674,20 @@ fn parse_trigger(text: &str) -> Result<Trigger, ModelError> {
         "fail" => TriggerKind::PartialFailure(share()?),
         "user-fail" => TriggerKind::PerUserFailure(share()?),
         "spike" => TriggerKind::LoadSpike(factor()?),
+        "ramp" => {
+            let ends = arg.split_once('/').and_then(|(a, b)| {
+                let factor = |x: &str| {
+                    x.trim()
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|k| (0.0..=MAX_FACTOR).contains(k))
+                };
+                Some((factor(a)?, factor(b)?))
+            });
+            let (start, end) =
+                ends.ok_or_else(|| fail("a ramp is ramp:START/END, factors from 0 to 1000"))?;
+            TriggerKind::Ramp { start, end }
+        }
         "slow" => TriggerKind::Slowdown(factor()?),
         "capacity" => TriggerKind::CapacityDrop(
             arg.trim()
@@ -656,6 +710,7 @@ impl std::fmt::Display for Trigger {
             TriggerKind::PartialFailure(p) => write!(f, "fail:{p}")?,
             TriggerKind::PerUserFailure(p) => write!(f, "user-fail:{p}")?,
             TriggerKind::LoadSpike(k) => write!(f, "spike:{k}")?,
+            TriggerKind::Ramp { start, end } => write!(f, "ramp:{start}/{end}")?,
             TriggerKind::Slowdown(k) => write!(f, "slow:{k}")?,
             TriggerKind::CapacityDrop(c) => write!(f, "capacity:{c}")?,
         }

@@ -293,23 +293,25 @@ pub fn study_comparison_csv(comparison: &crate::study::overload::StudyComparison
         None => vec![String::new(); 3],
     };
     for p in &comparison.points {
-        let row = p.row.map(|i| &comparison.rows[i]);
-        for (i, metric) in comparison.study.metrics.iter().enumerate() {
-            let mut fields = point_identity(comparison.scenario, p.point, &p.spec);
-            fields.push(row.map(|r| r.label()).unwrap_or_default());
-            fields.push(metric.name.to_string());
-            fields.extend(estimate(p.ours[i]));
-            let theirs = row.and_then(|r| r.figure(metric.name));
-            fields.extend(estimate(theirs));
-            match (p.ours[i], theirs) {
-                (Some(ours), Some(theirs)) => {
-                    let judged = crate::study::reference::judge(ours, theirs);
-                    fields.push(judged.z.map(number).unwrap_or_default());
-                    fields.push(judged.verdict.to_string());
+        for point_row in &p.rows {
+            let row = point_row.row.map(|i| &comparison.rows[i]);
+            for (i, metric) in comparison.study.metrics.iter().enumerate() {
+                let mut fields = point_identity(comparison.scenario, p.point, &p.spec);
+                fields.push(row.map(|r| r.label()).unwrap_or_default());
+                fields.push(metric.name.to_string());
+                fields.extend(estimate(point_row.ours[i]));
+                let theirs = row.and_then(|r| r.figure(metric.name));
+                fields.extend(estimate(theirs));
+                match (point_row.ours[i], theirs) {
+                    (Some(ours), Some(theirs)) => {
+                        let judged = crate::study::reference::judge(ours, theirs);
+                        fields.push(judged.z.map(number).unwrap_or_default());
+                        fields.push(judged.verdict.to_string());
+                    }
+                    _ => fields.extend([String::new(), String::new()]),
                 }
-                _ => fields.extend([String::new(), String::new()]),
+                text += &line(&fields);
             }
-            text += &line(&fields);
         }
     }
     text

@@ -9,6 +9,7 @@ pub mod series;
 pub mod series_svg;
 pub mod server_compare;
 pub mod strategies_svg;
+pub mod study_series_svg;
 pub mod study_table;
 pub mod svg;
 pub mod sweep_file;

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use crate::base::format::{format_number, group_thousands};
-use crate::study::overload::{StudyComparison, StudyPoint};
+use crate::study::overload::{Cell, PointRow, StudyComparison, StudyPoint};
 use crate::study::reference::{Estimate, Judged, Verdict};
 
 /// `mean ± se`, or `–`.
@@ -26,15 +26,11 @@ fn z_text(z: Option<f64>) -> String {
     z.map_or("–".to_string(), |z| format!("{z:+.2}"))
 }
 
-/// Studies with more metrics than this are tabled a row per point and
-/// metric, not a column group per metric.
-const WIDE_METRICS: usize = 3;
-
 /// The table as cells: the reference row's key columns, then herdsim's
 /// figure, the reference's, the z-score and the verdict, for each metric
 /// side by side (a few metrics) or a row each (many).
 pub fn study_cells(comparison: &StudyComparison<'_>) -> (Vec<String>, Vec<Vec<String>>) {
-    if comparison.study.metrics.len() > WIDE_METRICS {
+    if !comparison.study.wide_table {
         return long_cells(comparison);
     }
     let (key_columns, mut header) = key_header(comparison);
@@ -47,27 +43,26 @@ pub fn study_cells(comparison: &StudyComparison<'_>) -> (Vec<String>, Vec<Vec<St
         ]);
     }
     let cells = comparison.cells();
-    let rows = comparison
-        .points
-        .iter()
-        .map(|p| {
-            let mut row = key_cells(comparison, p, key_columns.len());
+    let mut rows = Vec::new();
+    for p in &comparison.points {
+        for point_row in &p.rows {
+            let mut row = key_cells(comparison, p, point_row, key_columns.len());
             for (i, m) in comparison.study.metrics.iter().enumerate() {
-                let judged = judged_cell(&cells, p, i);
-                let theirs = p
+                let judged = judged_cell(&cells, point_row, i);
+                let theirs = point_row
                     .row
                     .and_then(|r| comparison.rows[r].figure(m.name))
                     .map(|e| estimate(Some(e), m.decimals));
                 row.extend([
-                    estimate(p.ours[i], m.decimals),
+                    estimate(point_row.ours[i], m.decimals),
                     theirs.unwrap_or_else(|| "–".to_string()),
                     judged.map_or("–".to_string(), |j| z_text(j.z)),
                     judged.map_or("–".to_string(), |j| j.verdict.to_string()),
                 ]);
             }
-            row
-        })
-        .collect();
+            rows.push(row);
+        }
+    }
     (header, rows)
 }
 
@@ -86,21 +81,23 @@ fn key_header<'a>(comparison: &'a StudyComparison<'_>) -> (Vec<&'a str>, Vec<Str
     (key_columns, header)
 }
 
-/// The judgement of `point`'s metric `metric` among `cells`, if it has one.
-fn judged_cell<'a>(
-    cells: &'a [(&StudyPoint, usize, Judged)],
-    point: &StudyPoint,
-    metric: usize,
-) -> Option<&'a Judged> {
+/// The judgement of a point row's metric `metric` among `cells`, if it has
+/// one.
+fn judged_cell<'a>(cells: &'a [Cell<'_>], row: &PointRow, metric: usize) -> Option<&'a Judged> {
     cells
         .iter()
-        .find(|(q, j, _)| q.point == point.point && *j == metric)
-        .map(|(_, _, judged)| judged)
+        .find(|c| std::ptr::eq(c.row, row) && c.metric == metric)
+        .map(|c| &c.judged)
 }
 
-/// A point's key cells: its reference row's key, or its index.
-fn key_cells(comparison: &StudyComparison<'_>, point: &StudyPoint, width: usize) -> Vec<String> {
-    match point.row {
+/// A point row's key cells: its reference row's key, or the point's index.
+fn key_cells(
+    comparison: &StudyComparison<'_>,
+    point: &StudyPoint,
+    row: &PointRow,
+    width: usize,
+) -> Vec<String> {
+    match row.row {
         Some(i) => comparison.rows[i]
             .key
             .iter()
@@ -121,18 +118,22 @@ fn long_cells(comparison: &StudyComparison<'_>) -> (Vec<String>, Vec<Vec<String>
     let cells = comparison.cells();
     let mut rows = Vec::new();
     for p in &comparison.points {
-        for (i, m) in comparison.study.metrics.iter().enumerate() {
-            let judged = judged_cell(&cells, p, i);
-            let theirs = p.row.and_then(|r| comparison.rows[r].figure(m.name));
-            let mut row = key_cells(comparison, p, key_columns.len());
-            row.extend([
-                m.title.to_string(),
-                estimate(p.ours[i], m.decimals),
-                estimate(theirs, m.decimals),
-                judged.map_or("–".to_string(), |j| z_text(j.z)),
-                judged.map_or("–".to_string(), |j| j.verdict.to_string()),
-            ]);
-            rows.push(row);
+        for point_row in &p.rows {
+            for (i, m) in comparison.study.metrics.iter().enumerate() {
+                let judged = judged_cell(&cells, point_row, i);
+                let theirs = point_row
+                    .row
+                    .and_then(|r| comparison.rows[r].figure(m.name));
+                let mut row = key_cells(comparison, p, point_row, key_columns.len());
+                row.extend([
+                    m.title.to_string(),
+                    estimate(point_row.ours[i], m.decimals),
+                    estimate(theirs, m.decimals),
+                    judged.map_or("–".to_string(), |j| z_text(j.z)),
+                    judged.map_or("–".to_string(), |j| j.verdict.to_string()),
+                ]);
+                rows.push(row);
+            }
         }
     }
     (header, rows)
@@ -183,12 +184,18 @@ fn notes(comparison: &StudyComparison<'_>) -> Vec<String> {
         tally.scored(),
         tally.borderline + tally.differs
     )];
-    for (point, metric, judged) in comparison.cells() {
+    for Cell {
+        point,
+        row,
+        metric,
+        judged,
+    } in comparison.cells()
+    {
         if judged.verdict == Verdict::Differs {
             let m = &comparison.study.metrics[metric];
             lines.push(format!(
                 "Differs: {} {}: herdsim {}, reference {}, z {}.",
-                comparison.label(point),
+                comparison.label(point, row),
                 m.title,
                 estimate(Some(judged.ours), m.decimals),
                 estimate(Some(judged.theirs), m.decimals),
@@ -218,7 +225,7 @@ pub fn study_table(comparison: &StudyComparison<'_>) -> String {
     out += "\n\n";
     let (header, rows) = study_cells(comparison);
     let mut keys = comparison.rows.first().map_or(1, |r| r.key.len());
-    if comparison.study.metrics.len() > WIDE_METRICS {
+    if !comparison.study.wide_table {
         keys += 1;
     }
     let header: Vec<&str> = header.iter().map(String::as_str).collect();

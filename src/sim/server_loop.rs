@@ -33,7 +33,7 @@ use crate::measure::metrics::nearest_rank;
 use crate::measure::observer::{PROGRESS_EVERY, Watch};
 use crate::measure::server_metrics::{ServerMetrics, Window, level_before, recovery, success_over};
 use crate::model::server::{
-    FailureEnd, Load, NS_PER_S, NS_PER_US, Nanos, ServerSpec, TriggerKind, round_ns,
+    FailureEnd, Load, NS_PER_S, NS_PER_US, Nanos, RateChanges, ServerSpec, TriggerKind, round_ns,
 };
 use crate::policy::{Backoff, PolicySpec, PolicyVisitor};
 use crate::sim::queue::{ClientItem, EventQueue, HeapQueue, QueueKind, RadixQueue};
@@ -355,7 +355,8 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         );
     }
 
-    /// The next open-loop arrival after `t` (thinning for load spikes), if it
+    /// The next open-loop arrival after `t` (thinning for load spikes and
+    /// ramps, or the rate at `t` with `rate_changes = at-arrival`), if it
     /// falls inside the load's duration, or, with a fixed request count, if
     /// the count is not made yet.
     fn next_arrival_after(&mut self, mut t: Nanos) -> Option<Nanos> {
@@ -364,6 +365,19 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         };
         if self.spec.requests.is_some_and(|n| self.arrivals_made >= n) {
             return None;
+        }
+        if self.spec.rate_changes == RateChanges::AtArrival {
+            let rate = rate_per_s * self.spec.load_factor_at(t);
+            if rate <= 0.0 {
+                return None;
+            }
+            let gap = round_ns(-(NS_PER_S as f64 / rate) * self.environment.unit_above_zero().ln());
+            t = t.saturating_add(gap);
+            if self.spec.requests.is_none() && t >= self.spec.duration {
+                return None;
+            }
+            self.arrivals_made += 1;
+            return Some(t);
         }
         let peak = self.peak_load;
         let mean_gap = NS_PER_S as f64 / (rate_per_s * peak);
@@ -434,6 +448,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         while let Some((time, event)) = self.events.first() {
             if time > horizon || self.m.events >= watch.max_events {
                 self.m.complete = false;
+                self.m.hit_event_limit = time <= horizon;
                 break;
             }
             self.events.reschedule_first(None);
@@ -705,6 +720,9 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         self.latest_start = self.now;
         let factor = self.spec.slowdown_at(self.now);
         let mut service = self.spec.service.sample(&mut self.environment);
+        if self.spec.service_per_busy > 0 {
+            service += self.spec.service_per_busy * u64::from(self.busy);
+        }
         if factor != 1.0 {
             service = round_ns(service as f64 * factor);
         }
@@ -1319,6 +1337,77 @@ mod tests {
             0,
             "no start after the window"
         );
+    }
+
+    #[test]
+    fn service_grows_with_the_requests_in_service_when_each_starts() {
+        // Three sources' first requests all at 1 ms on an unbounded server:
+        // they start with 1, 2 and 3 in service (themselves included) and
+        // take 1 s + 10 ms × that, fixed at the start.
+        let ms = NS_PER_MS;
+        let spec = ServerSpec {
+            load: Load::Open {
+                rate_per_s: 1.0,
+                sources: 3,
+                concurrency: None,
+            },
+            requests: Some(0),
+            first_call: Some(Dist::Const(ms)),
+            service: Service::One(Dist::Const(1_000 * ms)),
+            service_per_busy: 10 * ms,
+            ..mm_spec(1.0, None, None)
+        };
+        let m = simulate_server(
+            &spec,
+            &retry(PolicyKind::Full, Some(1)),
+            Seeds::for_job(5, 0, 0),
+            u64::MAX,
+        );
+        assert_eq!(m.successes, 3);
+        assert_eq!(m.latency_total_ns, u128::from(3_060 * ms));
+    }
+
+    #[test]
+    fn arrivals_at_arrival_stop_where_the_rate_is_zero_and_exact_ones_resume() {
+        // 1,000/s for 3 s with the rate at 0 over [1 s, 2 s): drawn exactly,
+        // arrivals pause there and come back; drawn at each arrival's rate
+        // (Brooker 2023's generator), the first arrival inside the pause
+        // draws no next one, so none come after it.
+        let arrivals_by_second = |rate_changes: RateChanges| {
+            let spec = ServerSpec {
+                duration: 3 * NS_PER_S,
+                triggers: vec![crate::model::server::Trigger {
+                    kind: TriggerKind::Ramp {
+                        start: 0.0,
+                        end: 0.0,
+                    },
+                    from: NS_PER_S,
+                    to: 2 * NS_PER_S,
+                }],
+                rate_changes,
+                window: NS_PER_S,
+                ..mm_spec(1.0, None, None)
+            };
+            let m = simulate_server(
+                &spec,
+                &retry(PolicyKind::Full, Some(1)),
+                Seeds::for_job(8, 0, 0),
+                u64::MAX,
+            );
+            m.windows
+                .iter()
+                .take(3)
+                .map(|w| w.arrivals)
+                .collect::<Vec<_>>()
+        };
+        let exact = arrivals_by_second(RateChanges::Exact);
+        // Poisson(1,000) in each open second: 5 standard deviations either side.
+        assert!(exact[0].abs_diff(1_000) < 160 && exact[2].abs_diff(1_000) < 160);
+        assert_eq!(exact[1], 0, "{exact:?}");
+        let stepped = arrivals_by_second(RateChanges::AtArrival);
+        assert!(stepped[0].abs_diff(1_000) < 160, "{stepped:?}");
+        // The run ends in the pause: no window after it.
+        assert_eq!(&stepped[1..], &[1], "{stepped:?}");
     }
 
     #[test]

@@ -12,7 +12,7 @@
 //! `set`, so the command line, scenario files and specs built in code accept
 //! exactly the same values, and every shown value is proven to read back.
 
-use crate::base::time::{format_duration, us_to_ms};
+use crate::base::time::{format_duration, parse_duration, us_to_ms};
 use crate::control::Family;
 use crate::model::ResourceKind;
 use crate::spec::{self, ParamError, RunSpec, format_window, server};
@@ -170,7 +170,7 @@ impl Param {
 /// Every parameter, in grid-axis and CSV-column order. Adding one here (and
 /// to [`RunSpec`] and the model that reads it) adds its flag, scenario key,
 /// axis, columns and doc rows.
-pub static PARAMS: [Param; 42] = [
+pub static PARAMS: [Param; 44] = [
     Param {
         key: "policy",
         value_name: "POLICY",
@@ -813,6 +813,26 @@ pub static PARAMS: [Param; 42] = [
         fields: |s| vec![s.server.service.to_string()],
     },
     Param {
+        key: "service_per_busy",
+        value_name: "DURATION",
+        doc: "Added to an attempt's service time for each attempt in service when it starts, \
+              itself included, fixed then (Brooker 2023's collapse server: 1s + 10ms × in \
+              service)",
+        accepts: "a duration, 0 or more",
+        absent: None,
+        kind: Kind::Duration,
+        group: Group::Server,
+        list_separator: ',',
+        choices: None,
+        columns: &["service_per_busy_ms"],
+        set: |s, t| {
+            s.server.service_per_busy_us = parse_duration(t)?;
+            Ok(())
+        },
+        show: |s| Some(format_duration(s.server.service_per_busy_us)),
+        fields: |s| vec![n(us_to_ms(s.server.service_per_busy_us)).to_string()],
+    },
+    Param {
         key: "fail_rate",
         value_name: "P",
         doc: "Probability an attempt fails, decided when its service completes",
@@ -956,7 +976,8 @@ pub static PARAMS: [Param; 42] = [
         key: "trigger",
         value_name: "SPEC",
         doc: "Triggers over windows, joined by +: outage, fail:P, user-fail:P (either in place \
-              of fail_rate), spike:K, slow:K, capacity:C, each @FROM..TO",
+              of fail_rate), spike:K, ramp:A/B (the load factor from A to B), slow:K, \
+              capacity:C, each @FROM..TO",
         accepts: "KIND@FROM..TO joined by +, or none",
         absent: Some("none"),
         kind: Kind::Text,
@@ -970,6 +991,32 @@ pub static PARAMS: [Param; 42] = [
         },
         show: |s| Some(s.server.triggers.to_string()),
         fields: |s| vec![s.server.triggers.to_string()],
+    },
+    Param {
+        key: "rate_changes",
+        value_name: "HOW",
+        doc: "How open-loop arrivals follow a changing rate (spikes, ramps): exact \
+              (non-homogeneous Poisson), or at-arrival (each gap drawn at the rate in force at \
+              the arrival before it, stopping where the rate is 0: Brooker 2023's collapse \
+              generator)",
+        accepts: "exact, at-arrival",
+        absent: None,
+        kind: Kind::Text,
+        group: Group::Server,
+        list_separator: ',',
+        choices: Some(|| {
+            names(
+                crate::model::server::RateChanges::VARIANTS,
+                crate::model::server::RateChanges::name,
+            )
+        }),
+        columns: &["rate_changes"],
+        set: |s, t| {
+            s.server.rate_changes = t.parse().map_err(ParamError::Base)?;
+            Ok(())
+        },
+        show: |s| Some(s.server.rate_changes.name().to_string()),
+        fields: |s| vec![s.server.rate_changes.name().to_string()],
     },
     Param {
         key: "failure_end",

@@ -7,7 +7,8 @@ use crate::base::time::{Micros, format_duration, parse_duration};
 use crate::control::deadline_propagation::DeadlinePropagation;
 use crate::control::queue_discipline::Discipline;
 use crate::model::server::{
-    Dist, FailureEnd, Load, NS_PER_MS, NS_PER_US, ServerSpec, Service, TriggerKind, Triggers,
+    Dist, FailureEnd, Load, NS_PER_MS, NS_PER_US, RateChanges, ServerSpec, Service, TriggerKind,
+    Triggers,
 };
 
 /// The default arrival rate of the open loop, requests per second.
@@ -47,6 +48,8 @@ pub struct ServerParams {
     pub queue_limit: Option<u32>,
     /// Service time.
     pub service: Service,
+    /// Service added per attempt in service at the start, µs.
+    pub service_per_busy_us: Micros,
     /// Per-attempt failure probability.
     pub fail_rate: f64,
     /// Client → server delay.
@@ -57,6 +60,8 @@ pub struct ServerParams {
     pub timeout_us: Option<Micros>,
     /// Triggers over windows.
     pub triggers: Triggers,
+    /// How arrivals follow a changing rate.
+    pub rate_changes: RateChanges,
     /// When failure triggers stop failing attempts.
     pub failure_end: FailureEnd,
     /// Cut the run here, µs; `None` runs until every request has ended.
@@ -86,11 +91,13 @@ impl Default for ServerParams {
             workers: Some(1),
             queue_limit: None,
             service: Service::One(Dist::Exp { mean: NS_PER_MS }),
+            service_per_busy_us: 0,
             fail_rate: 0.0,
             request_delay: Dist::Const(0),
             reply_delay: Dist::Const(0),
             timeout_us: None,
             triggers: Triggers::default(),
+            rate_changes: RateChanges::Exact,
             failure_end: FailureEnd::Window,
             horizon_us: None,
             deadline_propagation: DeadlinePropagation::Off,
@@ -122,11 +129,13 @@ impl ServerParams {
             workers: self.workers,
             queue_limit: self.queue_limit,
             service: self.service,
+            service_per_busy: self.service_per_busy_us * NS_PER_US,
             fail_rate: self.fail_rate,
             request_delay: self.request_delay,
             reply_delay: self.reply_delay,
             timeout: self.timeout_us.map(|us| us * NS_PER_US),
             triggers: self.triggers.0.clone(),
+            rate_changes: self.rate_changes,
             failure_end: self.failure_end,
             window: window_us * NS_PER_US,
             horizon: self.horizon_us.map(|us| us * NS_PER_US),
@@ -230,13 +239,22 @@ impl ServerParams {
                     "a trigger starts after the load ends: start it inside the duration".into(),
                 ));
             }
-            if matches!(t.kind, TriggerKind::LoadSpike(_)) && self.users.is_some() {
+            if matches!(t.kind, TriggerKind::LoadSpike(_) | TriggerKind::Ramp { .. })
+                && self.users.is_some()
+            {
                 return Some((
                     "trigger",
                     "users",
-                    "a load spike needs the open loop's arrival rate".into(),
+                    "a load spike or ramp needs the open loop's arrival rate".into(),
                 ));
             }
+        }
+        if self.rate_changes != RateChanges::Exact && self.users.is_some() {
+            return Some((
+                "rate_changes",
+                "users",
+                "a closed loop has no arrival rate to change: leave rate_changes at exact".into(),
+            ));
         }
         None
     }

@@ -16,7 +16,7 @@
 //! stand for the code's independent Poisson process per client (the same
 //! process: a sum of independent Poisson processes is one, split at random).
 
-use crate::measure::server_metrics::ServerMetrics;
+use crate::measure::server_metrics::{ServerMetrics, Window};
 use crate::model::server::ServerSpec;
 use crate::study::error::StudyError;
 use crate::study::overload::{Study, StudyMetric};
@@ -29,6 +29,7 @@ pub static STUDY: Study = Study {
     reference_file: "brooker-2022-retries.csv",
     embedded: include_str!("../../reference/brooker-2022-retries.csv"),
     metrics: &METRICS,
+    wide_table: true,
     read,
 };
 
@@ -49,12 +50,12 @@ static METRICS: [StudyMetric; 2] = [
 ];
 
 /// 100 × successful calls / calls.
-fn success_percent(m: &ServerMetrics, _: &ServerSpec) -> Option<f64> {
+fn success_percent(m: &ServerMetrics, _: &ServerSpec, _: Option<&Window>) -> Option<f64> {
     (m.requests > 0).then(|| 100.0 * m.successes as f64 / m.requests as f64)
 }
 
 /// 100 × attempts / calls: the server's load relative to the calls.
-fn load_percent(m: &ServerMetrics, _: &ServerSpec) -> Option<f64> {
+fn load_percent(m: &ServerMetrics, _: &ServerSpec, _: Option<&Window>) -> Option<f64> {
     (m.requests > 0).then(|| 100.0 * m.attempts as f64 / m.requests as f64)
 }
 
@@ -154,6 +155,7 @@ pub fn read(text: &str) -> Result<Vec<ReferenceRow>, StudyError> {
                 ("strategy", strategy.to_string()),
             ],
             spec,
+            window: None,
             figures: vec![
                 ("success", r.estimate("success_mean", "success_sd", n)?),
                 ("load", r.estimate("load_mean", "load_sd", n)?),

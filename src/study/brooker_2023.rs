@@ -17,7 +17,7 @@
 //! more than 15 ms is replaced when it completes: a timeout noticed at the
 //! late reply), and the simple collapse model.
 
-use crate::measure::server_metrics::{ServerMetric, ServerMetrics};
+use crate::measure::server_metrics::{ServerMetric, ServerMetrics, Window};
 use crate::model::server::ServerSpec;
 use crate::study::error::StudyError;
 use crate::study::overload::{Study, StudyMetric};
@@ -30,6 +30,7 @@ pub static STUDY: Study = Study {
     reference_file: "brooker-2023-omission.csv",
     embedded: include_str!("../../reference/brooker-2023-omission.csv"),
     metrics: &METRICS,
+    wide_table: false,
     read,
 };
 
@@ -40,25 +41,25 @@ static METRICS: [StudyMetric; 6] = [
         name: "p50",
         title: "p50 latency (ms)",
         decimals: 4,
-        value: |m, _| ServerMetric::LatencyP50Ms.value(m),
+        value: |m, _, _| ServerMetric::LatencyP50Ms.value(m),
     },
     StudyMetric {
         name: "p99",
         title: "p99 latency (ms)",
         decimals: 3,
-        value: |m, _| ServerMetric::LatencyP99Ms.value(m),
+        value: |m, _, _| ServerMetric::LatencyP99Ms.value(m),
     },
     StudyMetric {
         name: "p999",
         title: "p99.9 latency (ms)",
         decimals: 3,
-        value: |m, _| ServerMetric::LatencyP999Ms.value(m),
+        value: |m, _, _| ServerMetric::LatencyP999Ms.value(m),
     },
     StudyMetric {
         name: "mean_latency",
         title: "mean latency (ms)",
         decimals: 4,
-        value: |m, _| {
+        value: |m, _, _| {
             (m.successes > 0).then(|| m.latency_total_ns as f64 / m.successes as f64 / 1e6)
         },
     },
@@ -66,7 +67,7 @@ static METRICS: [StudyMetric; 6] = [
         name: "Lq_timeavg",
         title: "mean queue (waiting)",
         decimals: 3,
-        value: |m, s| Some(m.queue_area as f64 / s.duration as f64),
+        value: |m, s, _| Some(m.queue_area as f64 / s.duration as f64),
     },
     StudyMetric {
         name: "utilization",
@@ -77,7 +78,7 @@ static METRICS: [StudyMetric; 6] = [
 ];
 
 /// The busy share of the one server over the run.
-fn utilisation(m: &ServerMetrics, s: &ServerSpec) -> Option<f64> {
+fn utilisation(m: &ServerMetrics, s: &ServerSpec, _: Option<&Window>) -> Option<f64> {
     Some(m.busy_area as f64 / s.duration as f64)
 }
 
@@ -180,6 +181,7 @@ pub fn read(text: &str) -> Result<Vec<ReferenceRow>, StudyError> {
         rows.push(ReferenceRow {
             key: vec![("group", group.to_string()), ("config", config.to_string())],
             spec: spec_of(&pairs),
+            window: None,
             figures,
         });
     }

@@ -12,7 +12,7 @@
 use crate::experiment::scenario::Scenario;
 use crate::experiment::server_runs::{run_server_replicates, server_parts};
 use crate::measure::observer::Watch;
-use crate::measure::server_metrics::ServerMetrics;
+use crate::measure::server_metrics::{ServerMetrics, Window};
 use crate::measure::stats::Summary;
 use crate::model::server::ServerSpec;
 use crate::sim::queue::QueueKind;
@@ -30,8 +30,9 @@ pub struct StudyMetric {
     /// Decimals it is shown with.
     pub decimals: usize,
     /// herdsim's value of it in one run of the workload (`None` when the
-    /// run has none).
-    pub value: fn(&ServerMetrics, &ServerSpec) -> Option<f64>,
+    /// run has none), over the whole run, or in the window of the time
+    /// series a reference row is of.
+    pub value: fn(&ServerMetrics, &ServerSpec, Option<&Window>) -> Option<f64>,
 }
 
 /// A published overload study herdsim reproduces.
@@ -47,14 +48,18 @@ pub struct Study {
     pub embedded: &'static str,
     /// The figures compared, in column order.
     pub metrics: &'static [StudyMetric],
+    /// Table a row per reference row with a column group per metric (else
+    /// a row per reference row and metric, for many metrics of few rows).
+    pub wide_table: bool,
     /// Reads a reference file of the study's shape into its rows.
     pub read: fn(&str) -> Result<Vec<ReferenceRow>, StudyError>,
 }
 
 /// Every study, by name.
-pub static STUDIES: [&Study; 3] = [
+pub static STUDIES: [&Study; 4] = [
     &crate::study::brooker_2022::STUDY,
     &crate::study::brooker_2023::STUDY,
+    &crate::study::brooker_2023_collapse::STUDY,
     &crate::study::yandex_2024::STUDY,
 ];
 
@@ -86,6 +91,16 @@ impl Study {
     }
 }
 
+/// herdsim's figures for one reference row of a point.
+#[derive(Debug, Clone)]
+pub struct PointRow {
+    /// The index of the reference row, if the point has one.
+    pub row: Option<usize>,
+    /// herdsim's figure of each study metric, in the study's order (`None`
+    /// when no run has it).
+    pub ours: Vec<Option<Estimate>>,
+}
+
 /// One point of the scenario with herdsim's figures.
 #[derive(Debug, Clone)]
 pub struct StudyPoint {
@@ -93,11 +108,10 @@ pub struct StudyPoint {
     pub point: usize,
     /// Its workload.
     pub spec: RunSpec,
-    /// The index of the reference row that is this workload, if any.
-    pub row: Option<usize>,
-    /// herdsim's figure of each study metric, in the study's order (`None`
-    /// when no run has it).
-    pub ours: Vec<Option<Estimate>>,
+    /// The reference rows that are this workload, with herdsim's figures for
+    /// each: one for a study of whole runs, one per window for a study of
+    /// time series, or one without a row when the reference has none.
+    pub rows: Vec<PointRow>,
     /// Every run finished (none was cut at an event limit or horizon).
     pub complete: bool,
     /// Replicate 0's run, kept for the picture of the points over time.
@@ -115,6 +129,13 @@ pub struct Tally {
     pub borderline: usize,
     /// |z| ≥ 3, or unequal exact figures.
     pub differs: usize,
+}
+
+impl StudyPoint {
+    /// The first reference row of the point, if it has one.
+    pub fn first_row(&self) -> Option<usize> {
+        self.rows.first().and_then(|r| r.row)
+    }
 }
 
 impl Tally {
@@ -146,17 +167,25 @@ pub struct StudyComparison<'a> {
 }
 
 impl StudyComparison<'_> {
-    /// The verdict on every metric of every point with a reference row, in
-    /// point order: (point, metric index, judgement).
-    pub fn cells(&self) -> Vec<(&StudyPoint, usize, Judged)> {
+    /// The verdict on every metric of every reference row of every point,
+    /// in point order: (point, its row, metric index, judgement).
+    pub fn cells(&self) -> Vec<Cell<'_>> {
         let mut cells = Vec::new();
         for point in &self.points {
-            let Some(row) = point.row.map(|i| &self.rows[i]) else {
-                continue;
-            };
-            for (i, metric) in self.study.metrics.iter().enumerate() {
-                if let (Some(ours), Some(theirs)) = (point.ours[i], row.figure(metric.name)) {
-                    cells.push((point, i, judge(ours, theirs)));
+            for point_row in &point.rows {
+                let Some(row) = point_row.row.map(|i| &self.rows[i]) else {
+                    continue;
+                };
+                for (i, metric) in self.study.metrics.iter().enumerate() {
+                    if let (Some(ours), Some(theirs)) = (point_row.ours[i], row.figure(metric.name))
+                    {
+                        cells.push(Cell {
+                            point,
+                            row: point_row,
+                            metric: i,
+                            judged: judge(ours, theirs),
+                        });
+                    }
                 }
             }
         }
@@ -166,8 +195,8 @@ impl StudyComparison<'_> {
     /// How the cells' verdicts fall.
     pub fn tally(&self) -> Tally {
         let mut tally = Tally::default();
-        for (_, _, judged) in self.cells() {
-            match judged.verdict {
+        for cell in self.cells() {
+            match cell.judged.verdict {
                 Verdict::Same => tally.same += 1,
                 Verdict::Agrees => tally.agrees += 1,
                 Verdict::Borderline => tally.borderline += 1,
@@ -182,30 +211,69 @@ impl StudyComparison<'_> {
     /// is a matched row's), or all of them when no point has a row.
     pub fn unmatched_rows(&self) -> Vec<&ReferenceRow> {
         let group = |row: &ReferenceRow| row.key.first().map(|(_, v)| v.clone());
-        let groups: Vec<Option<String>> = self
+        let matched: Vec<usize> = self
             .points
             .iter()
-            .filter_map(|p| p.row.map(|i| group(&self.rows[i])))
+            .flat_map(|p| p.rows.iter().filter_map(|r| r.row))
             .collect();
+        let groups: Vec<Option<String>> = matched.iter().map(|&i| group(&self.rows[i])).collect();
         self.rows
             .iter()
-            .filter(|row| {
-                !self
-                    .points
-                    .iter()
-                    .any(|p| p.row.is_some_and(|i| self.rows[i].spec == row.spec))
-            })
+            .filter(|row| !matched.iter().any(|&i| self.rows[i].spec == row.spec))
             .filter(|row| groups.is_empty() || groups.contains(&group(row)))
             .collect()
     }
 
-    /// The label of a point: its reference row's key, or its index.
-    pub fn label(&self, point: &StudyPoint) -> String {
-        match point.row {
+    /// The label of a point's row: the reference row's key, or the point's
+    /// index.
+    pub fn label(&self, point: &StudyPoint, row: &PointRow) -> String {
+        match row.row {
             Some(i) => self.rows[i].label(),
             None => format!("point {} (not in the reference)", point.point),
         }
     }
+}
+
+/// One judged figure: a metric of a point's reference row.
+#[derive(Debug, Clone, Copy)]
+pub struct Cell<'a> {
+    /// The point.
+    pub point: &'a StudyPoint,
+    /// Its row.
+    pub row: &'a PointRow,
+    /// The metric's index in the study's.
+    pub metric: usize,
+    /// herdsim's figure beside the reference's.
+    pub judged: Judged,
+}
+
+/// The reference rows a point of workload `mine` (shown) is judged
+/// against: among the rows that are this workload (one run may stand in two
+/// of the study's scenarios), the group (first key) of the scenario named
+/// `scenario`, else of the first; of a study of whole runs its one row, of a
+/// study of time series its row for every window.
+fn matching_rows(
+    rows: &[ReferenceRow],
+    row_shown: &[Vec<Option<String>>],
+    mine: &[Option<String>],
+    scenario: &str,
+) -> Vec<usize> {
+    let group = |i: usize| rows[i].key.first().map(|(_, v)| v.as_str());
+    let same: Vec<usize> = (0..rows.len()).filter(|&i| row_shown[i] == mine).collect();
+    let Some(chosen) = same
+        .iter()
+        .copied()
+        .find(|&i| group(i) == Some(scenario))
+        .or(same.first().copied())
+    else {
+        return Vec::new();
+    };
+    if rows[chosen].window.is_none() {
+        return vec![chosen];
+    }
+    same.into_iter()
+        .filter(|&i| group(i) == group(chosen) && rows[i].window.is_some())
+        .collect()
 }
 
 /// Runs every point of `scenario` (`watch` sees each run; `on_done` is
@@ -234,31 +302,44 @@ pub fn run_study<'a>(
                 QueueKind::Auto,
                 &on_done,
             );
-            let ours = study
-                .metrics
-                .iter()
-                .map(|m| {
-                    let values: Vec<Option<f64>> =
-                        runs.iter().map(|run| (m.value)(run, &server)).collect();
-                    Estimate::of_summary(&Summary::of_present(&values))
-                })
-                .collect();
-            // Among rows that are this workload (one run may stand in two of
-            // the study's scenarios), the scenario's own.
-            let mine = shown(&spec);
-            let same: Vec<usize> = (0..rows.len()).filter(|&i| row_shown[i] == mine).collect();
-            let own = same.iter().copied().find(|&i| {
-                rows[i]
-                    .key
-                    .first()
-                    .is_some_and(|(_, v)| *v == scenario.name)
-            });
+            let figures = |window: Option<usize>| -> Vec<Option<Estimate>> {
+                study
+                    .metrics
+                    .iter()
+                    .map(|m| {
+                        let values: Vec<Option<f64>> = runs
+                            .iter()
+                            .map(|run| {
+                                // A window past the run's end saw nothing.
+                                let w =
+                                    window.map(|k| run.windows.get(k).copied().unwrap_or_default());
+                                (m.value)(run, &server, w.as_ref())
+                            })
+                            .collect();
+                        Estimate::of_summary(&Summary::of_present(&values))
+                    })
+                    .collect()
+            };
+            let matched = matching_rows(&rows, &row_shown, &shown(&spec), &scenario.name);
+            let point_rows = if matched.is_empty() {
+                vec![PointRow {
+                    row: None,
+                    ours: figures(None),
+                }]
+            } else {
+                matched
+                    .into_iter()
+                    .map(|i| PointRow {
+                        row: Some(i),
+                        ours: figures(rows[i].window),
+                    })
+                    .collect()
+            };
             StudyPoint {
                 point,
-                row: own.or(same.first().copied()),
+                rows: point_rows,
                 complete: runs.iter().all(|r| r.complete),
                 spec,
-                ours,
                 replicate_zero: runs.swap_remove(0),
             }
         })

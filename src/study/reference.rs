@@ -151,6 +151,9 @@ pub struct ReferenceRow {
     pub key: Vec<(&'static str, String)>,
     /// The workload that is this configuration in herdsim.
     pub spec: RunSpec,
+    /// The window of the time series (its index, in the workload's windows)
+    /// the figures are of; `None`: the whole run.
+    pub window: Option<usize>,
     /// Its figures, by the study's metric name.
     pub figures: Vec<(&'static str, Estimate)>,
 }

@@ -42,6 +42,7 @@ pub static STUDY: Study = Study {
     reference_file: "yandex-2024.csv",
     embedded: include_str!("../../reference/yandex-2024.csv"),
     metrics: &METRICS,
+    wide_table: false,
     read,
 };
 
@@ -55,19 +56,19 @@ static METRICS: [StudyMetric; 10] = [
         name: "client_success_all_calls",
         title: "success, all calls",
         decimals: 4,
-        value: |m, _| (m.requests > 0).then(|| m.successes as f64 / m.requests as f64),
+        value: |m, _, _| (m.requests > 0).then(|| m.successes as f64 / m.requests as f64),
     },
     StudyMetric {
         name: "client_success_overall",
         title: "success, calls ending before D",
         decimals: 4,
-        value: |m, s| success_between(m, s, 0, s.duration),
+        value: |m, s, _| success_between(m, s, 0, s.duration),
     },
     StudyMetric {
         name: "client_success_outage_win",
         title: "success in the failure window",
         decimals: 4,
-        value: |m, s| {
+        value: |m, s, _| {
             let (from, to) = failure(s)?;
             success_between(m, s, from, (to + 500 * NS_PER_MS).min(s.duration))
         },
@@ -76,7 +77,7 @@ static METRICS: [StudyMetric; 10] = [
         name: "pre_outage_success",
         title: "success before the failure",
         decimals: 4,
-        value: |m, s| success_between(m, s, 0, failure(s)?.0),
+        value: |m, s, _| success_between(m, s, 0, failure(s)?.0),
     },
     StudyMetric {
         name: "recovery_s",
@@ -88,13 +89,13 @@ static METRICS: [StudyMetric; 10] = [
         name: "amp_all",
         title: "attempts per call",
         decimals: 3,
-        value: |m, _| (m.requests > 0).then(|| m.attempts as f64 / m.requests as f64),
+        value: |m, _, _| (m.requests > 0).then(|| m.attempts as f64 / m.requests as f64),
     },
     StudyMetric {
         name: "amp_overall",
         title: "attempts per call before D",
         decimals: 3,
-        value: |m, s| {
+        value: |m, s, _| {
             let (mut attempts, mut calls) = (0, 0);
             for w in windows_between(m, s, 0, s.duration) {
                 attempts += w.attempts;
@@ -107,7 +108,7 @@ static METRICS: [StudyMetric; 10] = [
         name: "amp_max_50ms",
         title: "peak attempts / nominal (50 ms)",
         decimals: 2,
-        value: |m, s| {
+        value: |m, s, _| {
             let nominal = s.load.rate_per_s()? * s.window as f64 / 1e9;
             windows_between(m, s, 0, s.duration)
                 .map(|w| w.attempts as f64 / nominal)
@@ -118,13 +119,13 @@ static METRICS: [StudyMetric; 10] = [
         name: "queue_mean",
         title: "mean queue",
         decimals: 1,
-        value: |m, s| Some(m.queue_area as f64 / s.duration as f64),
+        value: |m, s, _| Some(m.queue_area as f64 / s.duration as f64),
     },
     StudyMetric {
         name: "cpu_util_mean",
         title: "CPU utilisation",
         decimals: 3,
-        value: |m, s| {
+        value: |m, s, _| {
             let workers = f64::from(s.workers?);
             Some(m.busy_area as f64 / (workers * s.duration as f64))
         },
@@ -167,7 +168,7 @@ fn success_between(m: &ServerMetrics, spec: &ServerSpec, from: Nanos, to: Nanos)
 /// The reference's recovery time: from the failure's end, the first 50 ms
 /// bucket (ending by D) whose calls succeed at 99% of the level before the
 /// failure, in seconds; `None` if none does (an empty bucket does not).
-fn recovery_s(m: &ServerMetrics, spec: &ServerSpec) -> Option<f64> {
+fn recovery_s(m: &ServerMetrics, spec: &ServerSpec, _: Option<&Window>) -> Option<f64> {
     let (from, to) = failure(spec)?;
     let before = success_between(m, spec, 0, from)?;
     windows_between(m, spec, to, spec.duration)
@@ -514,6 +515,7 @@ pub fn read(text: &str) -> Result<Vec<ReferenceRow>, StudyError> {
                         ("rps", rps_text.to_string()),
                     ],
                     spec: spec_of(&pairs),
+                    window: None,
                     figures: Vec::new(),
                 });
                 rows.len() - 1

@@ -261,3 +261,62 @@ fn a_study_scenario_draws_its_strategies_time_series_side_by_side() {
         assert!(text.contains(caption), "no {caption:?} in the picture");
     }
 }
+
+#[test]
+fn brookers_collapse_model_is_judged_second_by_second_and_the_spike_stays_collapsed() {
+    let dir = workdir("study-collapse");
+    let out = dir.join("collapse.csv");
+    let svg = dir.join("collapse.svg");
+    let text = compare(&[
+        &scenario("brooker-2023-collapse.toml"),
+        "--csv",
+        out.to_str().unwrap(),
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    // 4 scenarios × 80 seconds × 5 figures, every one with a reference row.
+    assert!(text.contains("1600 cells: "), "{text}");
+    let rows = rows(&out);
+    assert_eq!(rows.len(), 1600);
+    // Chance alone puts 0.27% of scored cells at |z| ≥ 3 (about 4 of
+    // ~1,330); seconds are correlated, so allow three times that.
+    let differ = rows.iter().filter(|r| r["verdict"] == "differs").count();
+    assert!(differ <= 12, "{differ} cells differ\n{text}");
+    // The post's finding: after the spike (40/s again from 25 s), without
+    // backoff the server stays collapsed; with backoff it recovers. Over
+    // seconds 60–79 of 100 replicates, a second's successes have a standard
+    // error below 2 (runs recover or not: the spread is at most ~20), so
+    // the margins below are many standard errors wide.
+    let late_successes = |scenario: &str| {
+        let values: Vec<f64> = rows
+            .iter()
+            .filter(|r| {
+                r["metric"] == "successes"
+                    && r["reference_row"].starts_with(&format!("scenario={scenario} t_s="))
+                    && r["reference_row"]
+                        .rsplit('=')
+                        .next()
+                        .and_then(|t| t.parse::<u32>().ok())
+                        .is_some_and(|t| t >= 60)
+            })
+            .map(|r| r["herdsim_mean"].parse::<f64>().unwrap())
+            .collect();
+        assert_eq!(values.len(), 20);
+        values.iter().sum::<f64>() / 20.0
+    };
+    let stuck = late_successes("spike_no_backoff");
+    let recovered = late_successes("spike_backoff_and_jitter");
+    assert!(stuck < 25.0, "without backoff {stuck}/s succeed at the end");
+    assert!(
+        recovered > 35.0,
+        "with backoff {recovered}/s succeed at the end"
+    );
+    let picture = fs::read_to_string(&svg).unwrap();
+    for caption in [
+        "successes",
+        "in service at end",
+        "spike_no_backoff reference",
+    ] {
+        assert!(picture.contains(caption), "no {caption:?} in the picture");
+    }
+}

@@ -1,0 +1,120 @@
+//! `herdsim compare --plot` on a study judged window by window (Brooker
+//! 2023's collapse model): a panel per study metric, each point's mean over
+//! its replicates in every window (solid) beside the reference's (dashed,
+//! the same colour), so where the two part is seen at a glance.
+
+use plotters::prelude::*;
+
+use crate::report::svg::{
+    Figure, PALETTE, PlotResult, err, frame_of, legend, stacked, steps, tick,
+};
+
+/// One point's figures in the picture.
+#[derive(Debug, Clone)]
+pub struct StudySeries {
+    /// Its label in the legend.
+    pub label: String,
+    /// Per metric, per window from t = 0: herdsim's mean and the
+    /// reference's (`None` where either has none).
+    pub values: Vec<Vec<(Option<f64>, Option<f64>)>>,
+}
+
+/// What the picture shows.
+#[derive(Debug, Clone)]
+pub struct StudySeriesPicture {
+    /// The figure's title.
+    pub title: String,
+    /// Each panel's caption and y-axis words, one per metric.
+    pub panels: Vec<(String, String)>,
+    /// The points, one colour each.
+    pub points: Vec<StudySeries>,
+    /// The window's length, s.
+    pub window_s: f64,
+}
+
+/// The panels, stacked on one time axis.
+pub fn study_series(picture: &StudySeriesPicture) -> PlotResult<Figure> {
+    let windows = picture
+        .points
+        .iter()
+        .flat_map(|p| p.values.iter().map(Vec::len))
+        .max()
+        .unwrap_or(0);
+    let x = (
+        0.0,
+        (windows as f64 * picture.window_s).max(picture.window_s),
+    );
+    stacked(&picture.title, 200, picture.panels.len(), |panel, area| {
+        let (caption, y_desc) = &picture.panels[panel];
+        // (label, colour, dashed, pieces)
+        let mut lines = Vec::new();
+        for (i, point) in picture.points.iter().enumerate() {
+            let color = PALETTE[i % PALETTE.len()];
+            let values = &point.values[panel];
+            let ours: Vec<Option<f64>> = values.iter().map(|v| v.0).collect();
+            let theirs: Vec<Option<f64>> = values.iter().map(|v| v.1).collect();
+            lines.push((
+                format!("{} herdsim", point.label),
+                color,
+                false,
+                steps(&ours, picture.window_s),
+            ));
+            lines.push((
+                format!("{} reference", point.label),
+                color,
+                true,
+                steps(&theirs, picture.window_s),
+            ));
+        }
+        let high = lines
+            .iter()
+            .flat_map(|(_, _, _, pieces)| pieces.iter().flatten().map(|p| p.1))
+            .fold(0.0, f64::max);
+        // Headroom for the legend's box on the first panel.
+        let headroom = if panel == 0 {
+            1.0 + 0.07 * lines.len() as f64
+        } else {
+            1.1
+        };
+        let y = (0.0, (high * headroom).max(1e-3));
+        let mut chart = ChartBuilder::on(area)
+            .caption(caption.as_str(), ("sans-serif", 15))
+            .margin(8)
+            .x_label_area_size(36)
+            .y_label_area_size(64)
+            .build_cartesian_2d(x.0..x.1, y.0..y.1)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc("time (s)")
+            .y_desc(y_desc.as_str())
+            .light_line_style(TRANSPARENT)
+            .y_labels(6)
+            .x_label_formatter(&|v| tick(*v))
+            .y_label_formatter(&|v| tick(*v))
+            .draw()
+            .map_err(err)?;
+        for (label, color, dashed, pieces) in &lines {
+            let (color, dashed) = (*color, *dashed);
+            for (i, piece) in pieces.iter().enumerate() {
+                let style = color.stroke_width(2);
+                let drawn = if dashed {
+                    chart.draw_series(DashedLineSeries::new(piece.iter().copied(), 6, 4, style))
+                } else {
+                    chart.draw_series(LineSeries::new(piece.iter().copied(), style))
+                }
+                .map_err(err)?;
+                if i == 0 && panel == 0 {
+                    drawn.label(label.as_str()).legend(move |(x, y)| {
+                        let end = if dashed { x + 8 } else { x + 18 };
+                        PathElement::new(vec![(x, y), (end, y)], color.stroke_width(2))
+                    });
+                }
+            }
+        }
+        if panel == 0 {
+            legend(&mut chart, SeriesLabelPosition::UpperRight)?;
+        }
+        Ok(frame_of(&chart, x, y, false, false))
+    })
+}

@@ -70,3 +70,14 @@ done > results/yandex-2024.md
 rm results/yandex-2024.part.csv
 herdsim compare scenarios/brooker-2023-omission.toml \
     --markdown --csv results/brooker-2023-omission.csv --force --quiet > results/brooker-2023-omission.md
+herdsim compare scenarios/brooker-2023-omission-queue.toml \
+    --markdown --csv results/brooker-2023-omission-queue.csv --force --quiet > results/brooker-2023-omission-queue.md
+herdsim compare scenarios/brooker-2023-collapse.toml --plot results/brooker-2023-collapse.svg \
+    --markdown --csv results/brooker-2023-collapse.csv --force --quiet > results/brooker-2023-collapse.md
+# The held-out checks against reruns of the author's code (made by the
+# scripts beside this one, from a checkout of mbrooker/simulator_example).
+herdsim compare scenarios/brooker-2023-collapse.toml --reference results/brooker-2023-collapse-rerun.csv \
+    --markdown --force --quiet > results/brooker-2023-collapse-rerun.md
+herdsim compare scenarios/brooker-2023-omission-queue.toml \
+    --reference results/brooker-2023-omission-queue-rerun.csv \
+    --markdown --force --quiet > results/brooker-2023-omission-queue-rerun.md

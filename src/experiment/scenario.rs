@@ -372,7 +372,7 @@ mod tests {
              variant, policy, clients, capacity, base, cap, step, jitter_factor, window, resource, arrivals, \
              down, max_attempts, deadline, first_exponent, cap_mode, seeding, budget, breaker, \
              throttle, fleet, retry_after, rate, duration, requests, sources, concurrency, users, think, first_call, workers, queue_limit, \
-             service, service_per_busy, fail_rate, request_delay, reply_delay, timeout, deadline_propagation, \
+             service, service_per_busy, fail_rate, request_delay, reply_delay, timeout, timeout_noticed, deadline_propagation, \
              discipline, shed_wait, trigger, rate_changes, failure_end, horizon"
         );
         assert_eq!(

@@ -251,6 +251,24 @@ crate::base::names::named!(FailureEnd, "failure end", {
     FailureEnd::NextStart => "next-start",
 });
 
+/// When a client notices that an attempt took longer than its timeout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TimeoutNoticed {
+    /// When the timeout passes: the attempt is given up then, and its reply
+    /// is ignored if it comes.
+    #[default]
+    Deadline,
+    /// When the late reply comes: it counts as a timeout (whatever it says)
+    /// and the retry is decided then. Brooker 2023's omission client
+    /// ("retry if latency > 15 ms") checks only at completion.
+    Reply,
+}
+
+crate::base::names::named!(TimeoutNoticed, "timeout noticed", {
+    TimeoutNoticed::Deadline => "deadline",
+    TimeoutNoticed::Reply => "reply",
+});
+
 /// How an open loop's arrivals follow a rate that changes (load spikes and
 /// ramps).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -324,6 +342,8 @@ pub struct ServerSpec {
     /// Per-attempt timeout: no reply this long after sending, the client
     /// counts the attempt failed (the server keeps working on it).
     pub timeout: Option<Nanos>,
+    /// When the client notices a timeout.
+    pub timeout_noticed: TimeoutNoticed,
     /// Triggers, any number.
     pub triggers: Vec<Trigger>,
     /// How arrivals follow a changing rate.
@@ -363,6 +383,7 @@ impl Default for ServerSpec {
             request_delay: Dist::Const(0),
             reply_delay: Dist::Const(0),
             timeout: None,
+            timeout_noticed: TimeoutNoticed::Deadline,
             triggers: Vec::new(),
             rate_changes: RateChanges::Exact,
             failure_end: FailureEnd::Window,

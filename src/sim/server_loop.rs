@@ -33,7 +33,8 @@ use crate::measure::metrics::nearest_rank;
 use crate::measure::observer::{PROGRESS_EVERY, Watch};
 use crate::measure::server_metrics::{ServerMetrics, Window, level_before, recovery, success_over};
 use crate::model::server::{
-    FailureEnd, Load, NS_PER_S, NS_PER_US, Nanos, RateChanges, ServerSpec, TriggerKind, round_ns,
+    FailureEnd, Load, NS_PER_S, NS_PER_US, Nanos, RateChanges, ServerSpec, TimeoutNoticed,
+    TriggerKind, round_ns,
 };
 use crate::policy::{Backoff, PolicySpec, PolicyVisitor};
 use crate::sim::queue::{ClientItem, EventQueue, HeapQueue, QueueKind, RadixQueue};
@@ -543,6 +544,19 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                     return;
                 }
                 self.requests[e.req as usize].awaiting = false;
+                if self.spec.timeout_noticed == TimeoutNoticed::Reply
+                    && self
+                        .spec
+                        .timeout
+                        .is_some_and(|t| self.now - self.requests[e.req as usize].sent > t)
+                {
+                    // Late: a timeout, whatever the reply says.
+                    self.m.timeouts += 1;
+                    self.window().timeouts += 1;
+                    self.attempt_ended(e.req, Outcome::Timeout);
+                    self.attempt_failed(e.req, Outcome::Timeout);
+                    return;
+                }
                 let outcome = match e.arg {
                     REPLY_SUCCESS => Outcome::Success,
                     REPLY_REJECTED => Outcome::Rejected,
@@ -691,7 +705,9 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         };
         let arrive = now + self.spec.request_delay.sample(&mut self.environment);
         self.schedule(arrive, Kind::AtServer, req, generation, attempt, deadline);
-        if let Some(timeout) = self.spec.timeout {
+        if let Some(timeout) = self.spec.timeout
+            && self.spec.timeout_noticed == TimeoutNoticed::Deadline
+        {
             self.schedule(now + timeout, Kind::Timeout, req, generation, attempt, 0);
         }
         true
@@ -1408,6 +1424,44 @@ mod tests {
         assert!(stepped[0].abs_diff(1_000) < 160, "{stepped:?}");
         // The run ends in the pause: no window after it.
         assert_eq!(&stepped[1..], &[1], "{stepped:?}");
+    }
+
+    #[test]
+    fn a_timeout_noticed_at_the_reply_retries_when_the_late_reply_comes() {
+        // One request at 1 ms; 10 ms of service and 10 ms back; a 15 ms
+        // timeout and two attempts. At the deadline: the first attempt times
+        // out at 16 ms, the second (sent then) at 31 ms, its ignored reply
+        // comes at 36 ms. At the reply: the first is late at 21 ms, the
+        // second comes back late at 41 ms. A 25 ms timeout is met.
+        let ms = NS_PER_MS;
+        let run = |timeout_ms: u64, noticed: TimeoutNoticed| {
+            let spec = ServerSpec {
+                requests: Some(0),
+                first_call: Some(Dist::Const(ms)),
+                service: Service::One(Dist::Const(10 * ms)),
+                reply_delay: Dist::Const(10 * ms),
+                timeout: Some(timeout_ms * ms),
+                timeout_noticed: noticed,
+                ..mm_spec(1.0, Some(1), None)
+            };
+            simulate_server(
+                &spec,
+                &retry(PolicyKind::NoBackoff, Some(2)),
+                Seeds::for_job(4, 0, 0),
+                u64::MAX,
+            )
+        };
+        let at_deadline = run(15, TimeoutNoticed::Deadline);
+        assert_eq!((at_deadline.timeouts, at_deadline.gave_up), (2, 1));
+        assert_eq!(at_deadline.end_ns, 36 * ms);
+        let at_reply = run(15, TimeoutNoticed::Reply);
+        assert_eq!(
+            (at_reply.timeouts, at_reply.gave_up, at_reply.attempts),
+            (2, 1, 2)
+        );
+        assert_eq!(at_reply.end_ns, 41 * ms);
+        let met = run(25, TimeoutNoticed::Reply);
+        assert_eq!((met.successes, met.timeouts, met.attempts), (1, 0, 1));
     }
 
     #[test]

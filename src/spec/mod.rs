@@ -294,6 +294,10 @@ impl RunSpec {
         // the server a budget of tokens ends it: every retry spends what only
         // new requests and time earn back (Brooker's adaptive bucket has no
         // cap of its own). Envoy's counts retries in flight, spending nothing.
+        // A timeout noticed at the late reply lets at least the timeout pass
+        // before each retry, and a horizon ends the run.
+        let paced = self.server.timeout_noticed == crate::model::server::TimeoutNoticed::Reply
+            && self.server.horizon_us.is_some();
         let spends_tokens = self
             .budget
             .as_ref()
@@ -301,7 +305,7 @@ impl RunSpec {
         if p.kind == PolicyKind::NoBackoff
             && self.resource != ResourceKind::Occ
             && self.max_attempts.is_none()
-            && !(self.resource == ResourceKind::Server && spends_tokens)
+            && !(self.resource == ResourceKind::Server && (spends_tokens || paced))
         {
             return fail(
                 "policy",
@@ -309,7 +313,7 @@ impl RunSpec {
                 ParamError::NoBackoffSpins {
                     resource: self.resource.name(),
                     hint: if self.resource == ResourceKind::Server {
-                        " or a budget that spends tokens"
+                        ", a budget that spends tokens, or a timeout noticed at the reply and a horizon"
                     } else {
                         ", or use the occ resource"
                     },

@@ -170,7 +170,7 @@ impl Param {
 /// Every parameter, in grid-axis and CSV-column order. Adding one here (and
 /// to [`RunSpec`] and the model that reads it) adds its flag, scenario key,
 /// axis, columns and doc rows.
-pub static PARAMS: [Param; 44] = [
+pub static PARAMS: [Param; 45] = [
     Param {
         key: "policy",
         value_name: "POLICY",
@@ -903,6 +903,30 @@ pub static PARAMS: [Param; 44] = [
         },
         show: |s| s.server.timeout_us.map(format_duration),
         fields: |s| optional(s.server.timeout_us.map(us_to_ms).map(n), |v| v.to_string()),
+    },
+    Param {
+        key: "timeout_noticed",
+        value_name: "WHEN",
+        doc: "When the client notices a timeout: deadline (when it passes), or reply (when the \
+              late reply comes, which then counts as a timeout: Brooker 2023's omission client)",
+        accepts: "deadline, reply",
+        absent: None,
+        kind: Kind::Text,
+        group: Group::Server,
+        list_separator: ',',
+        choices: Some(|| {
+            names(
+                crate::model::server::TimeoutNoticed::VARIANTS,
+                crate::model::server::TimeoutNoticed::name,
+            )
+        }),
+        columns: &["timeout_noticed"],
+        set: |s, t| {
+            s.server.timeout_noticed = t.parse().map_err(ParamError::Base)?;
+            Ok(())
+        },
+        show: |s| Some(s.server.timeout_noticed.name().to_string()),
+        fields: |s| vec![s.server.timeout_noticed.name().to_string()],
     },
     Param {
         key: "deadline_propagation",

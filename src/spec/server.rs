@@ -7,8 +7,8 @@ use crate::base::time::{Micros, format_duration, parse_duration};
 use crate::control::deadline_propagation::DeadlinePropagation;
 use crate::control::queue_discipline::Discipline;
 use crate::model::server::{
-    Dist, FailureEnd, Load, NS_PER_MS, NS_PER_US, RateChanges, ServerSpec, Service, TriggerKind,
-    Triggers,
+    Dist, FailureEnd, Load, NS_PER_MS, NS_PER_US, RateChanges, ServerSpec, Service, TimeoutNoticed,
+    TriggerKind, Triggers,
 };
 
 /// The default arrival rate of the open loop, requests per second.
@@ -58,6 +58,8 @@ pub struct ServerParams {
     pub reply_delay: Dist,
     /// Per-attempt timeout, µs; `None` is none.
     pub timeout_us: Option<Micros>,
+    /// When the client notices a timeout.
+    pub timeout_noticed: TimeoutNoticed,
     /// Triggers over windows.
     pub triggers: Triggers,
     /// How arrivals follow a changing rate.
@@ -96,6 +98,7 @@ impl Default for ServerParams {
             request_delay: Dist::Const(0),
             reply_delay: Dist::Const(0),
             timeout_us: None,
+            timeout_noticed: TimeoutNoticed::Deadline,
             triggers: Triggers::default(),
             rate_changes: RateChanges::Exact,
             failure_end: FailureEnd::Window,
@@ -134,6 +137,7 @@ impl ServerParams {
             request_delay: self.request_delay,
             reply_delay: self.reply_delay,
             timeout: self.timeout_us.map(|us| us * NS_PER_US),
+            timeout_noticed: self.timeout_noticed,
             triggers: self.triggers.0.clone(),
             rate_changes: self.rate_changes,
             failure_end: self.failure_end,
@@ -222,6 +226,13 @@ impl ServerParams {
                 "deadline_propagation",
                 "timeout",
                 "a deadline is the timeout counted from the call or attempt: give a timeout".into(),
+            ));
+        }
+        if self.timeout_noticed != TimeoutNoticed::Deadline && self.timeout_us.is_none() {
+            return Some((
+                "timeout_noticed",
+                "timeout",
+                "only a timeout can be noticed: give a timeout".into(),
             ));
         }
         if self.shed_wait_us.is_some() && self.workers.is_none() {

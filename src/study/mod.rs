@@ -4,6 +4,7 @@
 pub mod brooker_2022;
 pub mod brooker_2023;
 pub mod brooker_2023_collapse;
+pub mod brooker_2023_queue;
 pub mod compare;
 pub mod error;
 pub mod overload;

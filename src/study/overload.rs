@@ -56,9 +56,10 @@ pub struct Study {
 }
 
 /// Every study, by name.
-pub static STUDIES: [&Study; 4] = [
+pub static STUDIES: [&Study; 5] = [
     &crate::study::brooker_2022::STUDY,
     &crate::study::brooker_2023::STUDY,
+    &crate::study::brooker_2023_queue::STUDY,
     &crate::study::brooker_2023_collapse::STUDY,
     &crate::study::yandex_2024::STUDY,
 ];

@@ -101,6 +101,33 @@ fn bad_server_input_names_the_parameters() {
             vec!["--service", "expected"],
         ),
         (vec!["--fail-rate", "1.5"], vec!["--fail-rate", "0 to 1"]),
+        (
+            vec!["--timeout-noticed", "reply"],
+            vec!["--timeout-noticed", "timeout"],
+        ),
+        (
+            vec!["--users", "3", "--rate-changes", "at-arrival"],
+            vec!["--rate-changes", "users"],
+        ),
+        (
+            vec!["--trigger", "ramp:2@1s..2s"],
+            vec!["--trigger", "ramp:START/END"],
+        ),
+        (
+            vec!["--service-per-busy", "-1ms"],
+            vec!["--service-per-busy"],
+        ),
+        (
+            vec![
+                "--policy",
+                "no-backoff",
+                "--timeout",
+                "15ms",
+                "--timeout-noticed",
+                "reply",
+            ],
+            vec!["--policy", "a timeout noticed at the reply and a horizon"],
+        ),
     ] {
         let mut full = vec!["run", "--resource", "server", "-q"];
         full.extend_from_slice(&args);

@@ -16,6 +16,7 @@ herdsim sweep scenarios/base-cap.toml --out results/base-cap.csv --force --quiet
 herdsim sweep scenarios/metastable.toml --out results/metastable.csv --force --quiet
 herdsim compare scenarios/outage-30s.toml --markdown --csv results/outage-30s.csv --force --quiet > results/outage-30s.md
 herdsim compare scenarios/aws-occ.toml --markdown --csv results/aws-occ.csv --force --quiet > results/aws-occ.md
+herdsim compare scenarios/backoff-simulator.toml --markdown --csv results/backoff-simulator.csv --force --quiet > results/backoff-simulator.md
 herdsim compare --plot results/four-strategies-timeline.svg --force --quiet > /dev/null
 herdsim policy none,equal,full,decorrelated --retries 10 --plot results/delays.svg --force > /dev/null
 herdsim plot results/clients-scaling.csv --x clients --y calls_mean --by policy \

@@ -289,9 +289,11 @@ fn plot_server_series(
             spec.policy.kind,
             spec.max_attempts
                 .map_or("unlimited".to_string(), |n| n.to_string()),
-            server
-                .timeout
-                .map_or("none".to_string(), |t| format_duration(t / 1_000))
+            match server.timeout {
+                Some(t) => format_duration(t / 1_000),
+                None if spec.server.timeout_choices.is_empty() => "none".to_string(),
+                None => crate::spec::server::show_timeout_choices(&spec.server.timeout_choices),
+            }
         ),
         windows: &run.windows,
         window_ns: server.window,

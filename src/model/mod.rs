@@ -6,7 +6,7 @@
 
 pub mod arrivals;
 pub mod error;
-mod occ;
+pub mod occ;
 mod outage;
 pub mod server;
 mod slot;

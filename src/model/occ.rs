@@ -1,11 +1,75 @@
 //! The `occ` resource: the AWS Architecture Blog's optimistic-concurrency
 //! simulator (2015), the model behind its "Exponential Backoff And Jitter"
-//! curves.
+//! curves, and backoff-simulator's (PyPI) three servers with their write
+//! times.
 
 use rand_pcg::Pcg64Mcg;
 
 use crate::base::draws::Draws;
 use crate::base::time::Micros;
+use crate::model::server::{Dist, NS_PER_US, round_ns};
+
+/// How the row's server decides which write commits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OccServer {
+    /// Read the version, then write it back: the write commits if the
+    /// version is unchanged when the write ends (the AWS simulator's, and
+    /// backoff-simulator's ReadWriteOCCServer).
+    #[default]
+    ReadWrite,
+    /// Write at once: the server notes the version when the write arrives
+    /// and commits if it is unchanged when the write ends
+    /// (backoff-simulator's WriteOnlyOCCServer).
+    WriteOnly,
+    /// A lock: a write arriving while another is in progress is rejected at
+    /// once, and one arriving at a free row always commits
+    /// (backoff-simulator's LockingServer).
+    Locking,
+}
+
+crate::base::names::named!(OccServer, "occ server", {
+    OccServer::ReadWrite => "read-write",
+    OccServer::WriteOnly => "write-only",
+    OccServer::Locking => "locking",
+});
+
+/// When a client whose write committed is done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OccDone {
+    /// When the commit's reply reaches it (the AWS simulator's).
+    #[default]
+    Reply,
+    /// At the commit (backoff-simulator's: its server never answers a
+    /// success, so a run lasts until the last commit).
+    Commit,
+}
+
+crate::base::names::named!(OccDone, "occ done", {
+    OccDone::Reply => "reply",
+    OccDone::Commit => "commit",
+});
+
+/// The occ model's row and clients.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OccParams {
+    /// The server's concurrency control.
+    pub server: OccServer,
+    /// How long a write takes at the row; its conflict is checked at its end.
+    pub write_time: Dist,
+    /// When a committed client is done.
+    pub done: OccDone,
+}
+
+impl Default for OccParams {
+    /// The AWS simulator's: read-write, instant writes, done at the reply.
+    fn default() -> Self {
+        OccParams {
+            server: OccServer::ReadWrite,
+            write_time: Dist::Const(0),
+            done: OccDone::Reply,
+        }
+    }
+}
 
 /// Mean one-way network delay, µs.
 pub const NET_MEAN_US: f64 = 10_000.0;
@@ -35,6 +99,15 @@ impl OccNetwork {
         let angle = std::f64::consts::TAU * v;
         self.spare = Some(radius * angle.sin());
         radius * angle.cos()
+    }
+
+    /// One write's duration, µs (no draw for instant writes, so the AWS
+    /// model's stream is untouched).
+    pub fn write_time(&mut self, d: &Dist) -> Micros {
+        if d.is_zero() {
+            return 0;
+        }
+        round_ns(d.sample(&mut self.draws) as f64 / NS_PER_US as f64)
     }
 
     /// One hop's delay, µs.

@@ -42,6 +42,14 @@ pub enum Dist {
         /// The standard deviation of ln(duration).
         sigma: f64,
     },
+    /// |Normal(mean, sd)|: a normal folded at 0, as backoff-simulator draws
+    /// its write times (`abs(random.gauss(mu, sigma))`).
+    FoldedNormal {
+        /// The normal's mean, ns.
+        mean: Nanos,
+        /// Its standard deviation, ns.
+        sd: Nanos,
+    },
     /// Weibull by its mean and shape, as Brooker 2023's code gives its
     /// service times (`weibullvariate(mean / Γ(1 + 1/k), k)`).
     Weibull {
@@ -78,6 +86,14 @@ impl Dist {
                 let z = standard_normal(draws);
                 round_ns((median as f64 * (sigma * z).exp()).min(u64::MAX as f64 / 4.0))
             }
+            Dist::FoldedNormal { mean, sd } => {
+                let z = standard_normal(draws);
+                round_ns(
+                    (mean as f64 + sd as f64 * z)
+                        .abs()
+                        .min(u64::MAX as f64 / 4.0),
+                )
+            }
             Dist::Weibull { scale, shape, .. } => {
                 // Inverse transform: scale · (−ln U)^(1/k).
                 let e = -draws.unit_above_zero().ln();
@@ -93,12 +109,39 @@ impl Dist {
             Dist::Exp { mean } => mean as f64,
             Dist::LogNormal { median, sigma } => median as f64 * (sigma * sigma / 2.0).exp(),
             Dist::Weibull { mean, .. } => mean as f64,
+            Dist::FoldedNormal { mean, sd } => {
+                // E|X| for X ~ N(μ, σ²): σ√(2/π)·e^(−μ²/2σ²) + μ(1 − 2Φ(−μ/σ)).
+                let (m, s) = (mean as f64, sd as f64);
+                if s == 0.0 {
+                    return m;
+                }
+                let ratio = m / s;
+                s * (2.0 / std::f64::consts::PI).sqrt() * (-ratio * ratio / 2.0).exp()
+                    + m * (1.0 - 2.0 * normal_cdf(-ratio))
+            }
         }
     }
 
     /// True if every draw is 0 (no draw is taken then).
     pub fn is_zero(&self) -> bool {
         matches!(self, Dist::Const(0))
+    }
+}
+
+/// Φ(x), the standard normal's distribution function (Abramowitz and
+/// Stegun 7.1.26 for erf: error below 1.5e-7, plenty for a mean shown).
+fn normal_cdf(x: f64) -> f64 {
+    let z = x.abs() / std::f64::consts::SQRT_2;
+    let t = 1.0 / (1.0 + 0.327_591_1 * z);
+    let poly = t
+        * (0.254_829_592
+            + t * (-0.284_496_736
+                + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+    let erf = 1.0 - poly * (-z * z).exp();
+    if x >= 0.0 {
+        0.5 * (1.0 + erf)
+    } else {
+        0.5 * (1.0 - erf)
     }
 }
 
@@ -342,6 +385,10 @@ pub struct ServerSpec {
     /// Per-attempt timeout: no reply this long after sending, the client
     /// counts the attempt failed (the server keeps working on it).
     pub timeout: Option<Nanos>,
+    /// Per-request timeouts instead: each request draws one of these,
+    /// uniformly, when it is made (the Yandex study's clients with timeouts
+    /// of 100, 200 or 300 ms); empty for none.
+    pub timeout_choices: Vec<Nanos>,
     /// When the client notices a timeout.
     pub timeout_noticed: TimeoutNoticed,
     /// Triggers, any number.
@@ -383,6 +430,7 @@ impl Default for ServerSpec {
             request_delay: Dist::Const(0),
             reply_delay: Dist::Const(0),
             timeout: None,
+            timeout_choices: Vec::new(),
             timeout_noticed: TimeoutNoticed::Deadline,
             triggers: Vec::new(),
             rate_changes: RateChanges::Exact,
@@ -397,6 +445,11 @@ impl Default for ServerSpec {
 }
 
 impl ServerSpec {
+    /// True if attempts time out (one timeout, or one drawn per request).
+    pub fn has_timeout(&self) -> bool {
+        self.timeout.is_some() || !self.timeout_choices.is_empty()
+    }
+
     /// The workers at `t`: the configured count, or the lowest capacity drop
     /// covering `t`. `u32::MAX` stands for unbounded.
     #[inline]
@@ -549,6 +602,15 @@ impl std::str::FromStr for Dist {
                     .ok_or_else(|| fail("sigma must be a number from 0 to 5".into()))?;
                 Ok(Dist::LogNormal { median, sigma })
             }
+            "normal" => {
+                let (mean, sd) = rest
+                    .split_once('/')
+                    .ok_or_else(|| fail("normal needs MEAN/SD".into()))?;
+                Ok(Dist::FoldedNormal {
+                    mean: duration_ns(mean).map_err(fail)?,
+                    sd: duration_ns(sd).map_err(fail)?,
+                })
+            }
             "weibull" => {
                 let (mean, shape) = rest
                     .split_once('/')
@@ -583,6 +645,9 @@ impl std::fmt::Display for Dist {
                 write!(f, "lognormal:{}/{sigma}", show_ns(median))
             }
             Dist::Weibull { mean, shape, .. } => write!(f, "weibull:{}/{shape}", show_ns(mean)),
+            Dist::FoldedNormal { mean, sd } => {
+                write!(f, "normal:{}/{}", show_ns(mean), show_ns(sd))
+            }
         }
     }
 }
@@ -611,7 +676,7 @@ impl std::str::FromStr for Service {
         // A lognormal part has a '/' of its own: split the rest at the
         // second part's kind.
         let joined = format!("{first}/{second}");
-        let split = ["const:", "exp:", "lognormal:", "weibull:"]
+        let split = ["const:", "exp:", "lognormal:", "weibull:", "normal:"]
             .iter()
             .filter_map(|k| joined[1..].find(&format!("/{k}")).map(|i| i + 1))
             .min()
@@ -758,6 +823,20 @@ mod tests {
     fn mean_of(d: &Service, n: usize) -> f64 {
         let mut rng = job_rng(7);
         (0..n).map(|_| d.sample(&mut rng) as f64).sum::<f64>() / n as f64
+    }
+
+    /// backoff-simulator's write time |N(2 ms, 1 ms)|: its mean is
+    /// σ√(2/π)e^(−2) + μ(1 − 2Φ(−2)) = 2.01698 ms. Over 200,000 draws its
+    /// standard error is below 1 ms/√200,000 = 2.2 µs: 4 of them allowed.
+    #[test]
+    fn a_folded_normal_has_the_mean_of_backoff_simulators_writes() {
+        let d: Dist = "normal:2ms/1ms".parse().unwrap();
+        assert_eq!(d.to_string(), "normal:2ms/1ms");
+        assert!((d.mean() - 2_016_981.4).abs() < 5.0, "{}", d.mean());
+        let mut rng = crate::base::seeding::job_rng(4);
+        let n = 200_000;
+        let mean = (0..n).map(|_| d.sample(&mut rng) as f64).sum::<f64>() / n as f64;
+        assert!((mean - d.mean()).abs() < 4.0 * 2_236.0, "{mean}");
     }
 
     /// Brooker 2023's Weibull service: mean 0.1 ms at shape 2 is scale

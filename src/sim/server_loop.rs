@@ -216,9 +216,15 @@ struct Request<W> {
     /// The per-user failure draw: it fails while a per-user trigger with a
     /// share above this covers an attempt's completion.
     fate: f64,
+    /// Its attempts' timeout ([`NO_TIMEOUT`] for none): the spec's, or the
+    /// one it drew from the spec's choices.
+    timeout: Nanos,
     /// The policy's memory.
     walk: W,
 }
+
+/// A request's timeout when attempts have none.
+const NO_TIMEOUT: Nanos = Nanos::MAX;
 
 struct State<'a, P: Backoff, Q: EventQueue<Event>> {
     spec: &'a ServerSpec,
@@ -544,11 +550,10 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                     return;
                 }
                 self.requests[e.req as usize].awaiting = false;
+                let r = &self.requests[e.req as usize];
                 if self.spec.timeout_noticed == TimeoutNoticed::Reply
-                    && self
-                        .spec
-                        .timeout
-                        .is_some_and(|t| self.now - self.requests[e.req as usize].sent > t)
+                    && r.timeout != NO_TIMEOUT
+                    && self.now - r.sent > r.timeout
                 {
                     // Late: a timeout, whatever the reply says.
                     self.m.timeouts += 1;
@@ -628,7 +633,14 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         } else {
             1.0
         };
+        let choices = &self.spec.timeout_choices;
+        let timeout = if choices.is_empty() {
+            self.spec.timeout.unwrap_or(NO_TIMEOUT)
+        } else {
+            choices[self.environment.uniform(0, choices.len() as u64 - 1) as usize]
+        };
         let request = Request {
+            timeout,
             generation: 0,
             source,
             started: self.now,
@@ -692,22 +704,22 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             controls.attempt_sent(source, now, retry_of);
         }
         let r = &mut self.requests[req as usize];
-        let (generation, attempt, started) = (r.generation, r.attempts, r.started);
+        let (generation, attempt, started, timeout) =
+            (r.generation, r.attempts, r.started, r.timeout);
         r.attempts += 1;
         r.awaiting = true;
         r.sent = now;
         self.m.attempts += 1;
         self.window().attempts += 1;
-        let deadline = match (self.spec.deadline_propagation, self.spec.timeout) {
-            (DeadlinePropagation::Call, Some(timeout)) => started + timeout,
-            (DeadlinePropagation::Attempt, Some(timeout)) => now + timeout,
-            _ => Nanos::MAX,
+        let deadline = match self.spec.deadline_propagation {
+            _ if timeout == NO_TIMEOUT => Nanos::MAX,
+            DeadlinePropagation::Call => started + timeout,
+            DeadlinePropagation::Attempt => now + timeout,
+            DeadlinePropagation::Off => Nanos::MAX,
         };
         let arrive = now + self.spec.request_delay.sample(&mut self.environment);
         self.schedule(arrive, Kind::AtServer, req, generation, attempt, deadline);
-        if let Some(timeout) = self.spec.timeout
-            && self.spec.timeout_noticed == TimeoutNoticed::Deadline
-        {
+        if timeout != NO_TIMEOUT && self.spec.timeout_noticed == TimeoutNoticed::Deadline {
             self.schedule(now + timeout, Kind::Timeout, req, generation, attempt, 0);
         }
         true
@@ -756,9 +768,11 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         // An attempt the client no longer awaits has timed out already (it
         // waited in the queue, so no reply or rejection ended it), so only
         // the awaited attempt's send time is kept.
-        if let Some(timeout) = self.spec.timeout
-            && (!self.is_awaited(queued.req, queued.generation, queued.attempt)
-                || back >= self.requests[queued.req as usize].sent + timeout)
+        if self.spec.has_timeout()
+            && (!self.is_awaited(queued.req, queued.generation, queued.attempt) || {
+                let r = &self.requests[queued.req as usize];
+                back >= r.sent.saturating_add(r.timeout)
+            })
         {
             self.m.wasted_ns += u128::from(service);
         }
@@ -1462,6 +1476,36 @@ mod tests {
         assert_eq!(at_reply.end_ns, 41 * ms);
         let met = run(25, TimeoutNoticed::Reply);
         assert_eq!((met.successes, met.timeouts, met.attempts), (1, 0, 1));
+    }
+
+    #[test]
+    fn each_request_draws_its_timeout_from_the_choices() {
+        // 150 ms of service on an unbounded server, one attempt: a request
+        // that drew 100 ms times out, one that drew 200 ms does not. Of n =
+        // ~4,000 requests half draw each: the share's standard error is
+        // √(0.25/n) ≈ 0.008, and 4 of them are allowed.
+        let ms = NS_PER_MS;
+        let spec = ServerSpec {
+            service: Service::One(Dist::Const(150 * ms)),
+            timeout_choices: vec![100 * ms, 200 * ms],
+            duration: 4 * NS_PER_S,
+            ..mm_spec(1.0, None, None)
+        };
+        let m = simulate_server(
+            &spec,
+            &retry(PolicyKind::Full, Some(1)),
+            Seeds::for_job(6, 0, 0),
+            u64::MAX,
+        );
+        assert_eq!(m.timeouts + m.successes, m.requests);
+        let share = m.timeouts as f64 / m.requests as f64;
+        let se = (0.25 / m.requests as f64).sqrt();
+        assert!((share - 0.5).abs() < 4.0 * se, "{share} of {}", m.requests);
+        // Every success took its 150 ms: only the 200 ms draws met it.
+        assert_eq!(
+            m.latency_total_ns,
+            u128::from(150 * ms) * u128::from(m.successes)
+        );
     }
 
     #[test]

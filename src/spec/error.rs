@@ -47,6 +47,9 @@ pub enum ParamError {
     /// An outage window that is not `<from>..<to>` with from before to.
     #[error("expected <from>..<to> with from before to, such as 5s..15s")]
     Window,
+    /// Too many per-request timeout choices.
+    #[error("expected at most 64 durations joined by /, such as 100ms/200ms/300ms")]
+    TimeoutChoices,
     /// No-backoff with nothing to stop it on a model that answers at once
     /// (or, on the server, that can reject at once and never lets a stuck
     /// request give up).

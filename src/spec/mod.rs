@@ -63,6 +63,9 @@ pub struct RunSpec {
     /// The server model's load and server (used when `resource` is
     /// `server`).
     pub server: ServerParams,
+    /// The occ model's server, write time and end (used when `resource` is
+    /// `occ`).
+    pub occ: crate::model::occ::OccParams,
 }
 
 /// How the clients' policy generators are seeded.
@@ -135,6 +138,7 @@ impl RunSpec {
             fleet: None,
             retry_after: RetryAfter::Ignore,
             server: ServerParams::default(),
+            occ: crate::model::occ::OccParams::default(),
         }
     }
 
@@ -245,7 +249,12 @@ impl RunSpec {
                         format!("the {kind} policy does not use it")
                     }
                     _ if params::param(key).is_some_and(|p| !p.applies_to(self.resource)) => {
-                        if self.resource == ResourceKind::Server {
+                        if params::param(key).is_some_and(|p| p.group == params::Group::Occ) {
+                            format!(
+                                "only the occ model uses it (this run is on {})",
+                                self.resource
+                            )
+                        } else if self.resource == ResourceKind::Server {
                             "the server model does not use it (its load is rate, users or \
                              concurrency)"
                                 .to_string()

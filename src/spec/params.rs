@@ -56,6 +56,8 @@ pub enum Group {
     Measure,
     /// The server model's load and server.
     Server,
+    /// The occ model's row.
+    Occ,
 }
 
 /// One parameter of a workload.
@@ -161,6 +163,8 @@ impl Param {
         let server = resource == ResourceKind::Server;
         if self.group == Group::Server {
             server
+        } else if self.group == Group::Occ {
+            resource == ResourceKind::Occ
         } else {
             !(server && HERD_ONLY.contains(&self.key))
         }
@@ -170,7 +174,7 @@ impl Param {
 /// Every parameter, in grid-axis and CSV-column order. Adding one here (and
 /// to [`RunSpec`] and the model that reads it) adds its flag, scenario key,
 /// axis, columns and doc rows.
-pub static PARAMS: [Param; 45] = [
+pub static PARAMS: [Param; 49] = [
     Param {
         key: "policy",
         value_name: "POLICY",
@@ -585,6 +589,74 @@ pub static PARAMS: [Param; 45] = [
         fields: |s| vec![s.retry_after.name().to_string()],
     },
     Param {
+        key: "occ_server",
+        value_name: "CONTROL",
+        doc: "The occ row's concurrency control: read-write (read the version, write it back; \
+              AWS's), write-only (the version noted as the write arrives) or locking (a write \
+              meeting another is rejected at once): backoff-simulator's three servers",
+        accepts: "read-write, write-only, locking",
+        absent: None,
+        kind: Kind::Text,
+        group: Group::Occ,
+        list_separator: ',',
+        choices: Some(|| {
+            names(
+                crate::model::occ::OccServer::VARIANTS,
+                crate::model::occ::OccServer::name,
+            )
+        }),
+        columns: &["occ_server"],
+        set: |s, t| {
+            s.occ.server = t.parse().map_err(ParamError::Base)?;
+            Ok(())
+        },
+        show: |s| Some(s.occ.server.name().to_string()),
+        fields: |s| vec![s.occ.server.name().to_string()],
+    },
+    Param {
+        key: "write_time",
+        value_name: "DIST",
+        doc: "How long an occ write takes at the row, its conflict checked at its end \
+              (backoff-simulator's normal:2ms/1ms, folded at 0)",
+        accepts: "a distribution",
+        absent: None,
+        kind: Kind::Text,
+        group: Group::Occ,
+        list_separator: ';',
+        choices: None,
+        columns: &["write_time"],
+        set: |s, t| {
+            s.occ.write_time = server::parse_dist(t)?;
+            Ok(())
+        },
+        show: |s| Some(s.occ.write_time.to_string()),
+        fields: |s| vec![s.occ.write_time.to_string()],
+    },
+    Param {
+        key: "occ_done",
+        value_name: "WHEN",
+        doc: "When an occ client whose write committed is done: reply (its reply back, AWS's) \
+              or commit (backoff-simulator's, whose server never answers a success)",
+        accepts: "reply, commit",
+        absent: None,
+        kind: Kind::Text,
+        group: Group::Occ,
+        list_separator: ',',
+        choices: Some(|| {
+            names(
+                crate::model::occ::OccDone::VARIANTS,
+                crate::model::occ::OccDone::name,
+            )
+        }),
+        columns: &["occ_done"],
+        set: |s, t| {
+            s.occ.done = t.parse().map_err(ParamError::Base)?;
+            Ok(())
+        },
+        show: |s| Some(s.occ.done.name().to_string()),
+        fields: |s| vec![s.occ.done.name().to_string()],
+    },
+    Param {
         key: "rate",
         value_name: "PER_S",
         doc: "Open-loop arrivals per second (Poisson), split among the sources",
@@ -905,6 +977,28 @@ pub static PARAMS: [Param; 45] = [
         fields: |s| optional(s.server.timeout_us.map(us_to_ms).map(n), |v| v.to_string()),
     },
     Param {
+        key: "timeout_choices",
+        value_name: "D/D/…",
+        doc: "Per-request timeouts instead of one: each request draws one of these durations, \
+              uniformly, when it is made (the Yandex study's 100ms/200ms/300ms)",
+        accepts: "up to 64 durations of at least 1us joined by /, or none",
+        absent: Some("none"),
+        kind: Kind::Text,
+        group: Group::Server,
+        list_separator: ';',
+        choices: None,
+        columns: &["timeout_choices"],
+        set: |s, t| {
+            s.server.timeout_choices = server::parse_timeout_choices(t)?;
+            Ok(())
+        },
+        show: |s| {
+            (!s.server.timeout_choices.is_empty())
+                .then(|| server::show_timeout_choices(&s.server.timeout_choices))
+        },
+        fields: |s| vec![server::show_timeout_choices(&s.server.timeout_choices)],
+    },
+    Param {
         key: "timeout_noticed",
         value_name: "WHEN",
         doc: "When the client notices a timeout: deadline (when it passes), or reply (when the \
@@ -1166,7 +1260,12 @@ mod tests {
         server.think = "lognormal:1s/1.25".parse().unwrap();
         server.first_call = Some("exp:10ms".parse().unwrap());
         server.timeout_us = Some(250);
-        server.triggers = "outage@1s..1.5s+capacity:0@2s..3s".parse().unwrap();
+        server.timeout_choices = vec![100_000, 200_500];
+        server.triggers = "outage@1s..1.5s+capacity:0@2s..3s+ramp:1/0.5@4s..5s"
+            .parse()
+            .unwrap();
+        server.service_per_busy_us = 10_000;
+        spec.occ.write_time = "normal:2ms/1ms".parse().unwrap();
         server.horizon_us = Some(90_000_000);
         server.shed_wait_us = Some(20_000);
         server.workers = None;

@@ -58,6 +58,8 @@ pub struct ServerParams {
     pub reply_delay: Dist,
     /// Per-attempt timeout, µs; `None` is none.
     pub timeout_us: Option<Micros>,
+    /// Per-request timeouts drawn from these, µs; empty for none.
+    pub timeout_choices: Vec<Micros>,
     /// When the client notices a timeout.
     pub timeout_noticed: TimeoutNoticed,
     /// Triggers over windows.
@@ -98,6 +100,7 @@ impl Default for ServerParams {
             request_delay: Dist::Const(0),
             reply_delay: Dist::Const(0),
             timeout_us: None,
+            timeout_choices: Vec::new(),
             timeout_noticed: TimeoutNoticed::Deadline,
             triggers: Triggers::default(),
             rate_changes: RateChanges::Exact,
@@ -137,6 +140,11 @@ impl ServerParams {
             request_delay: self.request_delay,
             reply_delay: self.reply_delay,
             timeout: self.timeout_us.map(|us| us * NS_PER_US),
+            timeout_choices: self
+                .timeout_choices
+                .iter()
+                .map(|us| us * NS_PER_US)
+                .collect(),
             timeout_noticed: self.timeout_noticed,
             triggers: self.triggers.0.clone(),
             rate_changes: self.rate_changes,
@@ -174,9 +182,14 @@ impl ServerParams {
             .map_or("an unbounded queue".to_string(), |q| {
                 format!("a queue of {q}")
             });
-        let timeout = self.timeout_us.map_or("no timeout".to_string(), |t| {
-            format!("timeout {}", format_duration(t))
-        });
+        let timeout = match self.timeout_us {
+            Some(t) => format!("timeout {}", format_duration(t)),
+            None if self.timeout_choices.is_empty() => "no timeout".to_string(),
+            None => format!(
+                "timeout {} (one per request)",
+                show_timeout_choices(&self.timeout_choices)
+            ),
+        };
         format!(
             "a server of {workers} behind {queue}, service {}, failing {}; {load} for {}; {timeout}; triggers: {}",
             self.service,
@@ -221,14 +234,25 @@ impl ServerParams {
                 ));
             }
         }
-        if self.deadline_propagation != DeadlinePropagation::Off && self.timeout_us.is_none() {
+        if self.deadline_propagation != DeadlinePropagation::Off
+            && self.timeout_us.is_none()
+            && self.timeout_choices.is_empty()
+        {
             return Some((
                 "deadline_propagation",
                 "timeout",
                 "a deadline is the timeout counted from the call or attempt: give a timeout".into(),
             ));
         }
-        if self.timeout_noticed != TimeoutNoticed::Deadline && self.timeout_us.is_none() {
+        if self.timeout_us.is_some() && !self.timeout_choices.is_empty() {
+            return Some((
+                "timeout_choices",
+                "timeout",
+                "each request draws its timeout from the choices: give one or the other".into(),
+            ));
+        }
+        let timed = self.timeout_us.is_some() || !self.timeout_choices.is_empty();
+        if self.timeout_noticed != TimeoutNoticed::Deadline && !timed {
             return Some((
                 "timeout_noticed",
                 "timeout",
@@ -310,6 +334,33 @@ pub fn parse_optional_duration(text: &str) -> Result<Option<Micros>, ParamError>
         return Ok(None);
     }
     super::check_positive_duration(parse_duration(text)?).map(Some)
+}
+
+/// Most timeouts a request may draw from.
+pub const MAX_TIMEOUT_CHOICES: usize = 64;
+
+/// Parses per-request timeout choices: durations joined by `/`, or `none`.
+pub fn parse_timeout_choices(text: &str) -> Result<Vec<Micros>, ParamError> {
+    if text.trim() == "none" {
+        return Ok(Vec::new());
+    }
+    let choices = text
+        .split('/')
+        .map(|d| super::check_positive_duration(parse_duration(d)?))
+        .collect::<Result<Vec<_>, _>>()?;
+    if choices.len() > MAX_TIMEOUT_CHOICES {
+        return Err(ParamError::TimeoutChoices);
+    }
+    Ok(choices)
+}
+
+/// Per-request timeout choices as they are written (`100ms/200ms`).
+pub fn show_timeout_choices(choices: &[Micros]) -> String {
+    choices
+        .iter()
+        .map(|&us| format_duration(us))
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 /// Parses a distribution of durations.

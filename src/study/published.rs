@@ -21,6 +21,8 @@ const FOUR_STRATEGIES: &str = include_str!("../../reference/four-strategies-publ
 const OUTAGE_30S: &str = include_str!("../../reference/outage-30s-published.csv");
 /// The AWS Architecture Blog simulator's own output.
 const AWS_OCC: &str = include_str!("../../reference/aws-occ-sim-results.csv");
+/// backoff-simulator (PyPI 0.1.1) at its defaults, run here.
+const BACKOFF_SIMULATOR: &str = include_str!("../../reference/backoff-simulator.csv");
 
 /// One published number, in herdsim's units.
 #[derive(Debug, Clone, PartialEq)]
@@ -108,7 +110,9 @@ impl Published {
             Self::from_four_strategies_csv(FOUR_STRATEGIES).expect("the embedded table parses");
         let outage = Self::from_outage_csv(OUTAGE_30S).expect("the embedded table parses");
         let occ = Self::from_aws_occ_csv(AWS_OCC).expect("the embedded table parses");
-        for other in [outage, occ] {
+        let backoff_simulator =
+            Self::from_backoff_simulator_csv(BACKOFF_SIMULATOR).expect("the embedded table parses");
+        for other in [outage, occ, backoff_simulator] {
             published.figures.extend(other.figures);
             published.remarks.extend(other.remarks);
         }
@@ -185,6 +189,70 @@ impl Published {
                     value,
                     range: (value, value + 1.0),
                     runs: Some(100),
+                    shown,
+                    workload: workload.clone(),
+                });
+            }
+        }
+        Ok(published)
+    }
+
+    /// Reads backoff-simulator's figures (`reference/backoff-simulator.csv`:
+    /// `control, strategy, clients, runs, requests_mean, requests_sd,
+    /// duration_ms_mean, duration_ms_sd`), made by
+    /// `results/scripts/backoff_simulator_rerun.py`: its defaults (network
+    /// N(10 ms, 2 ms) a hop, writes |N(2 ms, 1 ms)|, Constant(0.5 ms) and
+    /// the exponentials at base 2 ms, cap 1 s, the first ceiling the base),
+    /// a run done at its last commit.
+    pub fn from_backoff_simulator_csv(text: &str) -> Result<Published, StudyError> {
+        let mut published = Published::default();
+        for r in rows(text)? {
+            let server: crate::model::occ::OccServer =
+                r.text(0)?
+                    .parse()
+                    .map_err(|_| StudyError::UnknownAlgorithm {
+                        line: r.line,
+                        name: r.text(0).unwrap_or_default().to_string(),
+                    })?;
+            let (policy, base_us) = match r.text(1)? {
+                "Constant" => (PolicyKind::Constant, 500),
+                "Expo" => (PolicyKind::None, 2_000),
+                "FullJitteredExpo" => (PolicyKind::Full, 2_000),
+                "EqualJitteredExpo" => (PolicyKind::Equal, 2_000),
+                other => {
+                    return Err(StudyError::UnknownAlgorithm {
+                        line: r.line,
+                        name: other.to_string(),
+                    });
+                }
+            };
+            let mut spec = RunSpec::seed_002(policy, r.number(2)? as u32);
+            spec.resource = ResourceKind::Occ;
+            spec.policy.base_us = base_us;
+            spec.policy.cap_us = 1_000_000;
+            spec.occ = crate::model::occ::OccParams {
+                server,
+                write_time: crate::model::server::Dist::FoldedNormal {
+                    mean: 2_000_000,
+                    sd: 1_000_000,
+                },
+                done: crate::model::occ::OccDone::Commit,
+            };
+            let runs = r.number(3)? as u32;
+            let workload = Workload::new(spec, vec![policy]);
+            for (column, metric) in [(6, Metric::LastSuccessMs), (4, Metric::Calls)] {
+                let value = r.number(column)?;
+                // Times are compared in seconds, as herdsim shows them.
+                let shown = match metric {
+                    Metric::LastSuccessMs => format!("{:.4} s", value / 1e3),
+                    _ => format!("{value:.2}"),
+                };
+                published.figures.push(PublishedFigure {
+                    source: "backoff-simulator run here".to_string(),
+                    metric,
+                    value,
+                    range: (value, value),
+                    runs: Some(runs),
                     shown,
                     workload: workload.clone(),
                 });
@@ -483,8 +551,19 @@ mod tests {
                 .iter()
                 .filter(|f| f.metric == Metric::Calls)
                 .count(),
-            4 + 95
+            4 + 95 + 240
         );
+        // backoff-simulator's rows are its own workloads: write-only OCC,
+        // writes |N(2 ms, 1 ms)|, done at the commit.
+        occ.occ.server = crate::model::occ::OccServer::WriteOnly;
+        occ.occ.write_time = "normal:2ms/1ms".parse().unwrap();
+        occ.occ.done = crate::model::occ::OccDone::Commit;
+        occ.policy = RunSpec::seed_002(PolicyKind::Full, 50).policy;
+        occ.policy.base_us = 2_000;
+        occ.policy.cap_us = 1_000_000;
+        occ.clients = 50;
+        let calls = published.figure(&occ, Metric::Calls).unwrap();
+        assert_eq!((calls.runs, calls.shown.as_str()), (Some(100), "173.36"));
     }
 
     #[test]

@@ -25,9 +25,8 @@
 //! landing up to a few tens of ms either side of D (its static clients call
 //! while the clock is under D instead). Not kept: the shared SimPy clock
 //! that breaks runs sharing a process (the reference avoids it too),
-//! unseeded numpy. Not reproduced: a per-client timeout drawn from {100,
-//! 200, 300} ms (`any_retries_are_slowing_down_recovery`) has no herdsim
-//! parameter.
+//! unseeded numpy. A call's timeout drawn from {100, 200, 300} ms
+//! (`any_retries_are_slowing_down_recovery`) is `timeout_choices`.
 
 use crate::measure::server_metrics::{ServerMetrics, Window};
 use crate::model::server::{NS_PER_MS, Nanos, ServerSpec};
@@ -206,9 +205,15 @@ const PARTIAL: &str = "fail:0.3@500ms..1s";
 /// 20% of calls failing on every attempt on [0.5 s, 1 s).
 const PER_USER: &str = "user-fail:0.2@500ms..1s";
 
-/// The scenarios herdsim reproduces (the model file's §8 table, less
-/// `any_retries_are_slowing_down_recovery`).
-const SCENARIOS: [YandexScenario; 16] = [
+/// The scenarios of the study (the model file's §8 table).
+const SCENARIOS: [YandexScenario; 17] = [
+    YandexScenario {
+        name: "any_retries_are_slowing_down_recovery",
+        coef: 0.54,
+        duration: "2.5s",
+        trigger: LONG_OUTAGE,
+        calls: Calls::Open,
+    },
     YandexScenario {
         name: "simple_retry_only",
         coef: 1.0,
@@ -322,12 +327,6 @@ const SCENARIOS: [YandexScenario; 16] = [
         calls: Calls::Open,
     },
 ];
-
-/// The scenarios the reference has that herdsim does not reproduce, and why.
-pub const NOT_REPRODUCED: [(&str, &str); 1] = [(
-    "any_retries_are_slowing_down_recovery",
-    "each call's timeout is drawn from {100, 200, 300} ms, and herdsim's timeout is one duration",
-)];
 
 /// The model every scenario shares, as scenario settings.
 pub const BASE: [(&str, &str); 10] = [
@@ -450,6 +449,11 @@ pub fn settings(name: &str, label: &str, rps: f64) -> Option<Vec<(&'static str, 
         ]),
         Calls::Static => settings.push(("sources", ((rps as u64) / 200).max(1).to_string())),
     }
+    if scenario.name == "any_retries_are_slowing_down_recovery" {
+        // Each call (a client of the code's) draws its timeout.
+        settings.retain(|(k, _)| *k != "timeout");
+        settings.push(("timeout_choices", "100ms/200ms/300ms".to_string()));
+    }
     for (k, v) in strategy(name, label)? {
         match settings.iter_mut().find(|(key, _)| *key == k) {
             Some(slot) => slot.1 = v.to_string(),
@@ -466,8 +470,7 @@ const COLUMNS: [&str; 8] = [
 
 /// Reads `yandex-2024.csv` (or a rerun of the same shape): one row per
 /// (scenario, strategy, rps) with every compared metric's mean and sd over
-/// the seeds that have it. Scenarios herdsim does not reproduce are left out
-/// (see [`NOT_REPRODUCED`]); a strategy the study does not have is an error.
+/// the seeds that have it; a strategy the study does not have is an error.
 pub fn read(text: &str) -> Result<Vec<ReferenceRow>, StudyError> {
     let table = Table::read(text, &COLUMNS)?;
     let mut rows: Vec<ReferenceRow> = Vec::new();
@@ -478,9 +481,6 @@ pub fn read(text: &str) -> Result<Vec<ReferenceRow>, StudyError> {
             continue;
         };
         let (name, label, rps_text) = (r.text("scenario")?, r.text("strategy")?, r.text("rps")?);
-        if NOT_REPRODUCED.iter().any(|(n, _)| *n == name) {
-            continue;
-        }
         if scenario_of(name).is_none() {
             let known: Vec<&str> = SCENARIOS.iter().map(|s| s.name).collect();
             return Err(r.invalid(
@@ -544,11 +544,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_embedded_reference_reads_every_reproduced_scenario() {
+    fn the_embedded_reference_reads_every_scenario() {
         let rows = STUDY.embedded_rows();
-        // 46 (scenario, strategy) pairs, less the 3 of the scenario with
-        // drawn timeouts.
-        assert_eq!(rows.len(), 43);
+        // 46 (scenario, strategy) pairs.
+        assert_eq!(rows.len(), 46);
+        let drawn = rows
+            .iter()
+            .find(|r| {
+                r.label()
+                    == "scenario=any_retries_are_slowing_down_recovery strategy=retry-2x rps=1000"
+            })
+            .unwrap();
+        assert_eq!(drawn.spec.server.timeout_us, None);
+        assert_eq!(
+            drawn.spec.server.timeout_choices,
+            [100_000, 200_000, 300_000]
+        );
         let mfs = rows
             .iter()
             .find(|r| r.label() == "scenario=mfs strategy=retry-3x rps=1000")

@@ -176,6 +176,7 @@ fn spec_strategy() -> impl Strategy<Value = RunSpec> {
                     RetryAfter::Ignore
                 },
                 server: Default::default(),
+                occ: Default::default(),
             };
             spec.validate().is_ok().then_some(spec)
         },

@@ -102,6 +102,14 @@ fn bad_server_input_names_the_parameters() {
         ),
         (vec!["--fail-rate", "1.5"], vec!["--fail-rate", "0 to 1"]),
         (
+            vec!["--timeout", "100ms", "--timeout-choices", "100ms/200ms"],
+            vec!["--timeout-choices", "timeout"],
+        ),
+        (
+            vec!["--timeout-choices", "100ms/0ms"],
+            vec!["--timeout-choices", "at least 1us"],
+        ),
+        (
             vec!["--timeout-noticed", "reply"],
             vec!["--timeout-noticed", "timeout"],
         ),

@@ -203,7 +203,7 @@ fn every_yandex_scenario_file_is_its_studys_workload_point_for_point() {
     files.sort();
     assert_eq!(
         files.len(),
-        17,
+        18,
         "one file per scenario and breaker threshold"
     );
     let out_dir = workdir("yandex-files");

@@ -8,7 +8,7 @@ use plotters::prelude::*;
 use crate::measure::server_metrics::Window;
 use crate::report::series_svg::TRIGGER_COLOR;
 use crate::report::svg::{
-    Figure, PALETTE, PlotResult, err, frame_of, legend, stacked, steps, tick,
+    Figure, PALETTE, PlotResult, err, frame_of, legend, stacked, steps, time_panel,
 };
 
 /// A labelled line of one colour, in pieces (broken where a window has no
@@ -97,23 +97,7 @@ pub fn strategies_series(picture: &StrategiesPicture<'_>) -> PlotResult<Figure> 
             1.1
         };
         let y = (0.0, (high * headroom).max(1e-3));
-        let mut chart = ChartBuilder::on(area)
-            .caption(caption, ("sans-serif", 15))
-            .margin(8)
-            .x_label_area_size(36)
-            .y_label_area_size(64)
-            .build_cartesian_2d(x.0..x.1, y.0..y.1)
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_desc("time (s)")
-            .y_desc(y_desc)
-            .light_line_style(TRANSPARENT)
-            .y_labels(6)
-            .x_label_formatter(&|v| tick(*v))
-            .y_label_formatter(&|v| tick(*v))
-            .draw()
-            .map_err(err)?;
+        let mut chart = time_panel(area, caption, y_desc, x, y)?;
         let shade = TRIGGER_COLOR.mix(0.15);
         for (i, (from, to)) in picture.triggers.iter().enumerate() {
             let drawn = chart

@@ -6,7 +6,7 @@
 use plotters::prelude::*;
 
 use crate::report::svg::{
-    Figure, PALETTE, PlotResult, err, frame_of, legend, stacked, steps, tick,
+    Figure, PALETTE, PlotResult, err, frame_of, legend, stacked, steps, time_panel,
 };
 
 /// One point's figures in the picture.
@@ -77,23 +77,7 @@ pub fn study_series(picture: &StudySeriesPicture) -> PlotResult<Figure> {
             1.1
         };
         let y = (0.0, (high * headroom).max(1e-3));
-        let mut chart = ChartBuilder::on(area)
-            .caption(caption.as_str(), ("sans-serif", 15))
-            .margin(8)
-            .x_label_area_size(36)
-            .y_label_area_size(64)
-            .build_cartesian_2d(x.0..x.1, y.0..y.1)
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_desc("time (s)")
-            .y_desc(y_desc.as_str())
-            .light_line_style(TRANSPARENT)
-            .y_labels(6)
-            .x_label_formatter(&|v| tick(*v))
-            .y_label_formatter(&|v| tick(*v))
-            .draw()
-            .map_err(err)?;
+        let mut chart = time_panel(area, caption, y_desc, x, y)?;
         for (label, color, dashed, pieces) in &lines {
             let (color, dashed) = (*color, *dashed);
             for (i, piece) in pieces.iter().enumerate() {

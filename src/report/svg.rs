@@ -6,6 +6,7 @@
 //! check them against what was computed.
 
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::coord::types::RangedCoordf64;
 use plotters::coord::{CoordTranslate, Shift};
 use plotters::prelude::*;
 
@@ -292,9 +293,39 @@ pub(crate) fn stacked(
     Ok(Figure { svg, frames })
 }
 
+/// A panel over time on linear axes `x` (s) and `y`: its caption, the
+/// y axis's words, ticks as [`tick`] writes them and no minor grid (the
+/// panels of `compare --plot` on the server model).
+pub(crate) fn time_panel<'a, 'b>(
+    area: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    caption: &str,
+    y_desc: &str,
+    x: (f64, f64),
+    y: (f64, f64),
+) -> PlotResult<ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>> {
+    let mut chart = ChartBuilder::on(area)
+        .caption(caption, ("sans-serif", 15))
+        .margin(8)
+        .x_label_area_size(36)
+        .y_label_area_size(64)
+        .build_cartesian_2d(x.0..x.1, y.0..y.1)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc("time (s)")
+        .y_desc(y_desc)
+        .light_line_style(TRANSPARENT)
+        .y_labels(6)
+        .x_label_formatter(&|v| tick(*v))
+        .y_label_formatter(&|v| tick(*v))
+        .draw()
+        .map_err(err)?;
+    Ok(chart)
+}
+
 /// The legend box, where `position` says.
-pub(crate) fn legend<'a, CT: CoordTranslate>(
-    chart: &mut ChartContext<'a, SVGBackend<'a>, CT>,
+pub(crate) fn legend<'a, 'b: 'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, SVGBackend<'b>, CT>,
     position: SeriesLabelPosition,
 ) -> PlotResult<()> {
     chart

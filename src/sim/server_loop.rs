@@ -216,9 +216,10 @@ struct Request<W> {
     /// The per-user failure draw: it fails while a per-user trigger with a
     /// share above this covers an attempt's completion.
     fate: f64,
-    /// Its attempts' timeout ([`NO_TIMEOUT`] for none): the spec's, or the
-    /// one it drew from the spec's choices.
-    timeout: Nanos,
+    /// Which of the spec's timeout choices it drew (0 without choices): an
+    /// index, not the duration, so it fits beside `awaiting` and costs no
+    /// bytes.
+    timeout_choice: u8,
     /// The policy's memory.
     walk: W,
 }
@@ -552,8 +553,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                 self.requests[e.req as usize].awaiting = false;
                 let r = &self.requests[e.req as usize];
                 if self.spec.timeout_noticed == TimeoutNoticed::Reply
-                    && r.timeout != NO_TIMEOUT
-                    && self.now - r.sent > r.timeout
+                    && self.now - r.sent > self.timeout_of(r.timeout_choice)
                 {
                     // Late: a timeout, whatever the reply says.
                     self.m.timeouts += 1;
@@ -633,14 +633,14 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         } else {
             1.0
         };
-        let choices = &self.spec.timeout_choices;
-        let timeout = if choices.is_empty() {
-            self.spec.timeout.unwrap_or(NO_TIMEOUT)
+        let choices = self.spec.timeout_choices.len() as u64;
+        let timeout_choice = if choices == 0 {
+            0
         } else {
-            choices[self.environment.uniform(0, choices.len() as u64 - 1) as usize]
+            self.environment.uniform(0, choices - 1) as u8
         };
         let request = Request {
-            timeout,
+            timeout_choice,
             generation: 0,
             source,
             started: self.now,
@@ -703,9 +703,9 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             }
             controls.attempt_sent(source, now, retry_of);
         }
+        let timeout = self.timeout_of(self.requests[req as usize].timeout_choice);
         let r = &mut self.requests[req as usize];
-        let (generation, attempt, started, timeout) =
-            (r.generation, r.attempts, r.started, r.timeout);
+        let (generation, attempt, started) = (r.generation, r.attempts, r.started);
         r.attempts += 1;
         r.awaiting = true;
         r.sent = now;
@@ -730,6 +730,16 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         if let Some(controls) = self.controls.as_mut() {
             let r = &self.requests[req as usize];
             controls.attempt_ended(r.source, self.now, outcome, r.retry_of);
+        }
+    }
+
+    /// The timeout of a request's attempts: the spec's, or the `choice` it
+    /// drew; [`NO_TIMEOUT`] for none.
+    #[inline]
+    fn timeout_of(&self, choice: u8) -> Nanos {
+        match self.spec.timeout_choices.get(usize::from(choice)) {
+            Some(&t) => t,
+            None => self.spec.timeout.unwrap_or(NO_TIMEOUT),
         }
     }
 
@@ -771,7 +781,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         if self.spec.has_timeout()
             && (!self.is_awaited(queued.req, queued.generation, queued.attempt) || {
                 let r = &self.requests[queued.req as usize];
-                back >= r.sent.saturating_add(r.timeout)
+                back >= r.sent.saturating_add(self.timeout_of(r.timeout_choice))
             })
         {
             self.m.wasted_ns += u128::from(service);

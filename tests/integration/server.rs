@@ -407,3 +407,48 @@ fn series_writes_each_replicates_windows_and_shows_the_storm() {
     let err = usage_error(&["run", "--clients", "10", "--series", &file, "--force"]);
     assert!(err.contains("--series"), "{err}");
 }
+
+#[test]
+fn a_horizon_ends_the_run_and_says_so_where_an_event_limit_is_an_error() {
+    // 2 s of load against a 1 s horizon: requests are still in flight when
+    // it comes. The run reports what happened before it and says so; a
+    // sweep keeps its row. An event limit that cuts the run is an error.
+    let dir = crate::common::workdir("horizon");
+    let args = [
+        "--resource",
+        "server",
+        "--rate",
+        "900",
+        "--duration",
+        "2s",
+        "--horizon",
+        "1s",
+    ];
+    let out = cargo_bin_cmd!("herdsim")
+        .args(["run", "--json", "-q", "--seeds", "2"])
+        .args(args)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("2 of 2 replicates were cut at the horizon"),
+        "{err}"
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(report.to_string().contains("requests"), "{report}");
+    let csv = dir.join("cut.csv");
+    cargo_bin_cmd!("herdsim")
+        .args(["sweep", "--out", csv.to_str().unwrap(), "--quiet"])
+        .args(args)
+        .assert()
+        .success();
+    assert_eq!(std::fs::read_to_string(&csv).unwrap().lines().count(), 2);
+    let limited = cargo_bin_cmd!("herdsim")
+        .args(["run", "-q", "--max-events", "1000"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert_ne!(limited.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&limited.stderr).contains("--max-events 1,000"));
+}

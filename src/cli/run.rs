@@ -191,10 +191,17 @@ fn run_server(args: &RunArgs, spec: &RunSpec) -> Result<(), CliError> {
     let cut = runs.iter().filter(|m| !m.complete).count();
     if cut > 0 {
         // The horizon is the workload's own end: say so, and report.
+        let (what, were) = if runs.len() == 1 {
+            ("the run was".to_string(), "its figures count")
+        } else {
+            (
+                format!("{cut} of {} replicates were", runs.len()),
+                "their figures count",
+            )
+        };
         eprintln!(
-            "note: {cut} of {} replicates were cut at the horizon with requests still in \
-             flight; their figures count only what happened before it",
-            runs.len()
+            "note: {what} cut at the horizon with requests still in flight; {were} only what \
+             happened before it"
         );
     }
     let (server, _) = server_parts(spec);

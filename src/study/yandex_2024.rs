@@ -194,8 +194,13 @@ struct YandexScenario {
     duration: &'static str,
     trigger: &'static str,
     calls: Calls,
+    /// The client's timeout, as a setting: one for every call, or each
+    /// call's drawn from a set.
+    timeout: (&'static str, &'static str),
 }
 
+/// The client's 100 ms timeout.
+const ONE_TIMEOUT: (&str, &str) = ("timeout", "100ms");
 /// A full outage on [0.5 s, 1 s).
 const OUTAGE: &str = "outage@500ms..1s";
 /// A full outage on [0.5 s, 1.5 s).
@@ -213,6 +218,7 @@ const SCENARIOS: [YandexScenario; 17] = [
         duration: "2.5s",
         trigger: LONG_OUTAGE,
         calls: Calls::Open,
+        timeout: ("timeout_choices", "100ms/200ms/300ms"),
     },
     YandexScenario {
         name: "simple_retry_only",
@@ -220,6 +226,7 @@ const SCENARIOS: [YandexScenario; 17] = [
         duration: "1.5s",
         trigger: OUTAGE,
         calls: Calls::Open,
+        timeout: ONE_TIMEOUT,
     },
     YandexScenario {
         name: "simple_retry_vs_backoff",
@@ -227,6 +234,7 @@ const SCENARIOS: [YandexScenario; 17] = [
         duration: "1.5s",
         trigger: OUTAGE,
         calls: Calls::Open,
+        timeout: ONE_TIMEOUT,
     },
     YandexScenario {
         name: "simple_retry_vs_backoff_closed_loop",
@@ -234,6 +242,7 @@ const SCENARIOS: [YandexScenario; 17] = [
         duration: "1.75s",
         trigger: OUTAGE,
         calls: Calls::Limited(0.1),
+        timeout: ONE_TIMEOUT,
     },
     YandexScenario {
         name: "jitter_vs_no_jitter",
@@ -241,6 +250,7 @@ const SCENARIOS: [YandexScenario; 17] = [
         duration: "1.75s",
         trigger: OUTAGE,
         calls: Calls::Limited(0.1),
+        timeout: ONE_TIMEOUT,
     },
     YandexScenario {
         name: "jitter_vs_no_jitter_cpu_half",
@@ -248,6 +258,7 @@ const SCENARIOS: [YandexScenario; 17] = [
         duration: "2.2s",
         trigger: OUTAGE,
         calls: Calls::Limited(0.1),
+        timeout: ONE_TIMEOUT,
     },
     YandexScenario {
         name: "mfs",
@@ -255,6 +266,7 @@ const SCENARIOS: [YandexScenario; 17] = [
         duration: "1.5s",
         trigger: OUTAGE,
         calls: Calls::Open,
+        timeout: ONE_TIMEOUT,
     },
     YandexScenario {
         name: "exponential_backoff_just_delays_problem_open_loop",
@@ -262,6 +274,7 @@ const SCENARIOS: [YandexScenario; 17] = [
         duration: "2s",
         trigger: LONG_OUTAGE,
         calls: Calls::Open,
+        timeout: ONE_TIMEOUT,
     },
     YandexScenario {
         name: "exponential_backoff_just_delays_problem_good_closed_loop",
@@ -269,6 +282,7 @@ const SCENARIOS: [YandexScenario; 17] = [
         duration: "2s",
         trigger: LONG_OUTAGE,
         calls: Calls::Limited(0.3),
+        timeout: ONE_TIMEOUT,
     },
     YandexScenario {
         name: "exponential_backoff_just_delays_problem_bad_closed_loop",
@@ -276,6 +290,7 @@ const SCENARIOS: [YandexScenario; 17] = [
         duration: "2s",
         trigger: LONG_OUTAGE,
         calls: Calls::Limited(0.4),
+        timeout: ONE_TIMEOUT,
     },
     YandexScenario {
         name: "retry_cb_or_budget_vs_exp_backoff",
@@ -283,6 +298,7 @@ const SCENARIOS: [YandexScenario; 17] = [
         duration: "1.5s",
         trigger: OUTAGE,
         calls: Calls::Open,
+        timeout: ONE_TIMEOUT,
     },
     YandexScenario {
         name: "retry_cb_or_budget_vs_exp_backoff_partial_failure",
@@ -290,6 +306,7 @@ const SCENARIOS: [YandexScenario; 17] = [
         duration: "1.5s",
         trigger: PARTIAL,
         calls: Calls::Open,
+        timeout: ONE_TIMEOUT,
     },
     YandexScenario {
         name: "retry_cb_vs_budget",
@@ -297,6 +314,7 @@ const SCENARIOS: [YandexScenario; 17] = [
         duration: "1.5s",
         trigger: PARTIAL,
         calls: Calls::Open,
+        timeout: ONE_TIMEOUT,
     },
     YandexScenario {
         name: "retry_budget_over_what",
@@ -304,6 +322,7 @@ const SCENARIOS: [YandexScenario; 17] = [
         duration: "1.5s",
         trigger: OUTAGE,
         calls: Calls::Open,
+        timeout: ONE_TIMEOUT,
     },
     YandexScenario {
         name: "retry_cb_budget_global_vs_local",
@@ -311,6 +330,7 @@ const SCENARIOS: [YandexScenario; 17] = [
         duration: "1.5s",
         trigger: OUTAGE,
         calls: Calls::Static,
+        timeout: ONE_TIMEOUT,
     },
     YandexScenario {
         name: "circuit_breaker_vs_retry_budget",
@@ -318,6 +338,7 @@ const SCENARIOS: [YandexScenario; 17] = [
         duration: "1.5s",
         trigger: PER_USER,
         calls: Calls::Open,
+        timeout: ONE_TIMEOUT,
     },
     YandexScenario {
         name: "dp_vs_retry_budget",
@@ -325,17 +346,17 @@ const SCENARIOS: [YandexScenario; 17] = [
         duration: "1.5s",
         trigger: OUTAGE,
         calls: Calls::Open,
+        timeout: ONE_TIMEOUT,
     },
 ];
 
 /// The model every scenario shares, as scenario settings.
-pub const BASE: [(&str, &str); 10] = [
+pub const BASE: [(&str, &str); 9] = [
     ("resource", "server"),
     ("failure_end", "next-start"),
     ("request_delay", "exp:5ms"),
     ("service", "lognormal:10ms/0.25"),
     ("fail_rate", "0.005"),
-    ("timeout", "100ms"),
     ("window", "50ms"),
     ("base", "100ms"),
     ("cap", "1s"),
@@ -433,6 +454,7 @@ pub fn settings(name: &str, label: &str, rps: f64) -> Option<Vec<(&'static str, 
     };
     let workers = (4.0 * scenario.coef * rps * mean_service_s()) as u64;
     settings.extend([
+        (scenario.timeout.0, scenario.timeout.1.to_string()),
         ("rate", rps.to_string()),
         ("duration", scenario.duration.to_string()),
         ("trigger", trigger),
@@ -448,11 +470,6 @@ pub fn settings(name: &str, label: &str, rps: f64) -> Option<Vec<(&'static str, 
             ("concurrency", ((share * rps) as u64).to_string()),
         ]),
         Calls::Static => settings.push(("sources", ((rps as u64) / 200).max(1).to_string())),
-    }
-    if scenario.name == "any_retries_are_slowing_down_recovery" {
-        // Each call (a client of the code's) draws its timeout.
-        settings.retain(|(k, _)| *k != "timeout");
-        settings.push(("timeout_choices", "100ms/200ms/300ms".to_string()));
     }
     for (k, v) in strategy(name, label)? {
         match settings.iter_mut().find(|(key, _)| *key == k) {

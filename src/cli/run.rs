@@ -15,7 +15,9 @@ use crate::base::seeding::DEFAULT_MASTER_SEED;
 use crate::base::time::{Micros, format_duration};
 use crate::experiment::grid::Grid;
 use crate::experiment::replicates::{replicates_with_timeline, summarize};
-use crate::experiment::server_runs::{run_server_replicates, server_parts, summarize_server};
+use crate::experiment::server_runs::{
+    run_server_replicates, server_parts, summarize_layers, summarize_server,
+};
 use crate::measure::metrics::Metric;
 use crate::measure::metrics::RunMetrics;
 use crate::measure::observer::Watch;
@@ -221,6 +223,7 @@ fn run_server(args: &RunArgs, spec: &RunSpec) -> Result<(), CliError> {
         master_seed: args.seed,
         window_us: server.window / 1_000,
         summaries: summarize_server(&runs),
+        layers: summarize_layers(&runs),
     };
     let text = if args.json {
         server_run_json(&report)

@@ -373,7 +373,8 @@ mod tests {
              down, max_attempts, deadline, first_exponent, cap_mode, seeding, budget, breaker, \
              throttle, fleet, retry_after, occ_server, write_time, occ_done, rate, duration, requests, sources, concurrency, users, think, first_call, workers, queue_limit, \
              service, service_per_busy, fail_rate, request_delay, reply_delay, timeout, timeout_choices, timeout_noticed, deadline_propagation, \
-             discipline, shed_wait, trigger, rate_changes, failure_end, horizon"
+             discipline, shed_wait, depth, layer_workers, layer_service, layer_timeout_ratio, \
+             layer_max_attempts, retry_scope, trigger, rate_changes, failure_end, horizon"
         );
         assert_eq!(
             error("seeds = 5\nclients = []\n"),

@@ -5,6 +5,7 @@
 use rayon::prelude::*;
 
 use crate::base::seeding::Seeds;
+use crate::measure::layer_metrics::LayerMetric;
 use crate::measure::observer::Watch;
 use crate::measure::server_metrics::{ServerMetric, ServerMetrics};
 use crate::measure::stats::Summary;
@@ -54,6 +55,24 @@ pub fn run_server_replicates(
 pub fn summarize_server(runs: &[ServerMetrics]) -> Vec<(ServerMetric, Summary)> {
     let values: Vec<Vec<Option<f64>>> = runs.iter().map(server_values).collect();
     summarize_server_values(&values)
+}
+
+/// Every per-service metric of a chain summarised over `runs`: one list a
+/// service, top first; empty for the server alone.
+pub fn summarize_layers(runs: &[ServerMetrics]) -> Vec<Vec<(LayerMetric, Summary)>> {
+    let depth = runs.first().map_or(0, |m| m.layers.len());
+    (0..depth)
+        .map(|i| {
+            LayerMetric::ALL
+                .iter()
+                .map(|&metric| {
+                    let column: Vec<Option<f64>> =
+                        runs.iter().map(|m| metric.value(m, i)).collect();
+                    (metric, Summary::of_present(&column))
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// A run's value of every server metric, in [`ServerMetric::ALL`] order

@@ -237,6 +237,15 @@ impl ReportedMetric for Metric {
     }
 }
 
+impl ReportedMetric for crate::measure::layer_metrics::LayerMetric {
+    fn name(self) -> &'static str {
+        crate::measure::layer_metrics::LayerMetric::name(self)
+    }
+    fn decimals(self) -> usize {
+        crate::measure::layer_metrics::LayerMetric::decimals(self)
+    }
+}
+
 impl ReportedMetric for crate::measure::server_metrics::ServerMetric {
     fn name(self) -> &'static str {
         crate::measure::server_metrics::ServerMetric::name(self)

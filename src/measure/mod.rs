@@ -2,6 +2,7 @@
 //! the summaries over replicates, and the course of its retries over time.
 
 pub mod histogram;
+pub mod layer_metrics;
 pub mod metrics;
 pub mod observer;
 pub mod recorder;

@@ -2,6 +2,7 @@
 //! per-window time series that recovery is read from.
 
 use crate::measure::histogram::Histogram;
+use crate::measure::layer_metrics::LayerMetrics;
 use crate::model::server::{NS_PER_MS, Nanos};
 
 /// One window of the time series.
@@ -105,6 +106,11 @@ pub struct ServerMetrics {
     pub hit_event_limit: bool,
     /// The time series, one entry per window from t = 0.
     pub windows: Vec<Window>,
+    /// Each service of a chain, top first; empty for the server alone.
+    /// The run's other counts are the users' (requests, attempts,
+    /// timeouts, successes, latency) and the server's (rejections, work,
+    /// queue).
+    pub layers: Vec<LayerMetrics>,
     /// Events handled.
     pub events: u64,
     /// The most requests ever in flight at once (the request slab's size).
@@ -279,6 +285,8 @@ pub enum ServerMetric {
     Attempts,
     /// Attempts per request.
     Amplification,
+    /// Attempts that reached the server per request.
+    ServerAmplification,
     /// Requests that succeeded.
     Successes,
     /// Successes per request.
@@ -317,10 +325,11 @@ pub enum ServerMetric {
 
 impl ServerMetric {
     /// Every metric, in report order.
-    pub const ALL: [ServerMetric; 20] = [
+    pub const ALL: [ServerMetric; 21] = [
         ServerMetric::Requests,
         ServerMetric::Attempts,
         ServerMetric::Amplification,
+        ServerMetric::ServerAmplification,
         ServerMetric::Successes,
         ServerMetric::SuccessRate,
         ServerMetric::Timeouts,
@@ -358,6 +367,12 @@ impl ServerMetric {
             ServerMetric::Amplification => ("amplification", 3, "attempts per request", |m| {
                 Some(m.amplification())
             }),
+            ServerMetric::ServerAmplification => (
+                "server_amplification",
+                3,
+                "attempts that reached the server per request (a chain's amplification at its bottom)",
+                |m| Some(m.arrived_at_server as f64 / m.requests.max(1) as f64),
+            ),
             ServerMetric::Successes => ("successes", 0, "requests that succeeded", |m| {
                 Some(m.successes as f64)
             }),

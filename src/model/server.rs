@@ -13,6 +13,7 @@ use crate::base::special::ln_gamma;
 use crate::base::time::{format_duration, parse_duration};
 use crate::control::deadline_propagation::DeadlinePropagation;
 use crate::control::queue_discipline::Discipline;
+use crate::model::chain::Chain;
 use crate::model::error::ModelError;
 
 /// A point in simulated time, or a duration, in nanoseconds.
@@ -407,6 +408,9 @@ pub struct ServerSpec {
     pub discipline: Discipline,
     /// Refuse an arriving attempt whose expected wait passes this, ns.
     pub shed_wait: Option<Nanos>,
+    /// Services in front of the server, each calling the one below
+    /// (depth 1: the server alone).
+    pub chain: Chain,
 }
 
 impl Default for ServerSpec {
@@ -440,6 +444,7 @@ impl Default for ServerSpec {
             deadline_propagation: DeadlinePropagation::Off,
             discipline: Discipline::Fifo,
             shed_wait: None,
+            chain: Chain::default(),
         }
     }
 }

@@ -35,6 +35,9 @@ struct ServerRunJson<'a> {
     replicates: usize,
     window_ms: f64,
     metrics: MetricsJson<'a, ServerMetric>,
+    /// A chain's services, top first (absent for the server alone).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    services: Vec<MetricsJson<'a, crate::measure::layer_metrics::LayerMetric>>,
     storm_probability: StormJson,
 }
 
@@ -49,6 +52,7 @@ pub fn server_run_json(report: &ServerRunReport<'_>) -> String {
         replicates: report.summaries.first().map_or(0, |(_, s)| s.n),
         window_ms: report.window_us as f64 / 1e3,
         metrics: MetricsJson(&report.summaries),
+        services: report.layers.iter().map(|l| MetricsJson(l)).collect(),
         storm_probability: StormJson {
             stuck: storm.stuck,
             runs: storm.runs,

@@ -52,6 +52,9 @@ pub struct ServerRunReport<'a> {
     pub window_us: crate::base::time::Micros,
     /// Each server metric's summary over the replicates, in report order.
     pub summaries: Vec<(crate::measure::server_metrics::ServerMetric, Summary)>,
+    /// A chain's per-service summaries, top first; empty for the server
+    /// alone.
+    pub layers: Vec<Vec<(crate::measure::layer_metrics::LayerMetric, Summary)>>,
 }
 
 impl ServerRunReport<'_> {

@@ -116,6 +116,9 @@ pub fn server_run_table(report: &ServerRunReport<'_>) -> String {
             );
         }
     }
+    if !report.layers.is_empty() {
+        out += &layers_table(&report.layers);
+    }
     let storm = report.storm();
     let _ = writeln!(
         out,
@@ -127,6 +130,45 @@ pub fn server_run_table(report: &ServerRunReport<'_>) -> String {
         format_number(storm.high, 3)
     );
     out
+}
+
+/// A chain's services, one a row (1 is the one users call, the last the
+/// server), each per-service metric's mean over the replicates.
+fn layers_table(layers: &[Vec<(crate::measure::layer_metrics::LayerMetric, Summary)>]) -> String {
+    let depth = layers.len();
+    let names: Vec<&str> = layers[0].iter().map(|(m, _)| m.name()).collect();
+    let mut header = vec!["service"];
+    header.extend(&names);
+    let rows: Vec<Vec<String>> = layers
+        .iter()
+        .enumerate()
+        .map(|(i, summaries)| {
+            let label = if i + 1 == depth {
+                format!("{} (server)", i + 1)
+            } else {
+                (i + 1).to_string()
+            };
+            std::iter::once(label)
+                .chain(summaries.iter().map(|&(metric, ref s)| {
+                    if s.n == 0 {
+                        "–".to_string()
+                    } else {
+                        format_number(s.mean, metric.decimals())
+                    }
+                }))
+                .collect()
+        })
+        .collect();
+    let n = layers[0].first().map_or(0, |(_, s)| s.n);
+    format!(
+        "\neach service of the chain{} (amplification: its attempts per user request):\n{}",
+        if n > 1 {
+            ", mean over the replicates"
+        } else {
+            ""
+        },
+        aligned(&header, &rows)
+    )
 }
 
 /// Rows under a header: the first column left-aligned, the rest right-aligned,

@@ -29,9 +29,11 @@ use crate::control::deadline_propagation::{self, DeadlinePropagation};
 use crate::control::queue_discipline::{self, Waiting};
 use crate::control::shed_wait::sheds;
 use crate::control::{ControlSpec, Controls, Outcome};
+use crate::measure::layer_metrics::LayerMetrics;
 use crate::measure::metrics::nearest_rank;
 use crate::measure::observer::{PROGRESS_EVERY, Watch};
 use crate::measure::server_metrics::{ServerMetrics, Window, level_before, recovery, success_over};
+use crate::model::chain::RetryScope;
 use crate::model::server::{
     FailureEnd, Load, NS_PER_S, NS_PER_US, Nanos, RateChanges, ServerSpec, TimeoutNoticed,
     TriggerKind, round_ns,
@@ -141,6 +143,9 @@ enum Kind {
     Resend,
     /// The workers change (a capacity drop begins or ends).
     Capacity,
+    /// A worker of a service above the server ends its own work on an
+    /// attempt (`arg`: when it took it) and calls the service below.
+    CallBelow,
 }
 
 /// A reply's `arg`: the attempt succeeded.
@@ -150,6 +155,9 @@ const REPLY_FAILURE: Nanos = 0;
 /// A reply's `arg`: the server refused it (a full queue, shedding by
 /// expected wait, or its discipline's drop).
 const REPLY_REJECTED: Nanos = 2;
+/// A reply's `arg`: an upper service failed it because its own call below
+/// gave up (a failure that came from below).
+const REPLY_FAILED_BELOW: Nanos = 3;
 
 /// A resend's `arg`: the controls admitted it already (it waited for a
 /// rate limiter's token).
@@ -169,6 +177,8 @@ struct Event {
     /// For `ServiceDone`: when its reply reaches the client; for `Reply`:
     /// how the attempt ended.
     arg: Nanos,
+    /// The service (0 is the one users call) an attempt's event is at.
+    layer: u8,
 }
 
 impl ClientItem for Event {
@@ -220,12 +230,34 @@ struct Request<W> {
     /// index, not the duration, so it fits beside `awaiting` and costs no
     /// bytes.
     timeout_choice: u8,
+    /// The service its attempts go to (0: the users' request to service
+    /// 1; above 0, a call an upper service made below).
+    layer: u8,
     /// The policy's memory.
     walk: W,
 }
 
 /// A request's timeout when attempts have none.
 const NO_TIMEOUT: Nanos = Nanos::MAX;
+
+/// A service above the server in a chain: its workers, its queue, and its
+/// retry controls as one client of the service below.
+struct Upper {
+    busy: u32,
+    queue: VecDeque<Queued>,
+    controls: Option<Controls>,
+}
+
+/// The upper service's attempt a call below serves: its worker waits for
+/// the call, and its reply goes up when the call ends.
+#[derive(Debug, Clone, Copy, Default)]
+struct Call {
+    req: u32,
+    generation: u32,
+    attempt: u32,
+    /// When the worker took the attempt.
+    held_since: Nanos,
+}
 
 struct State<'a, P: Backoff, Q: EventQueue<Event>> {
     spec: &'a ServerSpec,
@@ -269,6 +301,14 @@ struct State<'a, P: Backoff, Q: EventQueue<Event>> {
     window_latencies: Vec<Nanos>,
     /// The window of the event being handled.
     current_window: usize,
+    /// The services above the server, top first (empty for the server
+    /// alone), and the server's index in the chain.
+    uppers: Vec<Upper>,
+    bottom: u8,
+    /// The timeout of attempts to each service, top first.
+    layer_timeouts: Vec<Nanos>,
+    /// Per request slot of a call below: the attempt it serves.
+    calls: Vec<Call>,
     m: ServerMetrics,
 }
 
@@ -304,7 +344,34 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             areas_at: 0,
             window_latencies: Vec::new(),
             current_window: 0,
+            uppers: (1..spec.chain.depth)
+                .map(|layer| Upper {
+                    busy: 0,
+                    queue: VecDeque::new(),
+                    // Each upper service is one client of the service
+                    // below, with control draws of its own.
+                    controls: Controls::new(
+                        &retry.controls,
+                        1,
+                        None,
+                        crate::base::seeding::splitmix64(seeds.controls() ^ u64::from(layer)),
+                    ),
+                })
+                .collect(),
+            bottom: (spec.chain.depth - 1) as u8,
+            layer_timeouts: spec
+                .chain
+                .timeouts(spec.timeout)
+                .into_iter()
+                .map(|t| t.unwrap_or(NO_TIMEOUT))
+                .collect(),
+            calls: Vec::new(),
             m: ServerMetrics {
+                layers: if spec.chain.is_layered() {
+                    vec![LayerMetrics::default(); spec.chain.depth as usize]
+                } else {
+                    Vec::new()
+                },
                 duration_ns: spec.duration,
                 workers: spec.workers.unwrap_or(u32::MAX),
                 complete: true,
@@ -340,7 +407,6 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         state
     }
 
-    #[allow(clippy::too_many_arguments)]
     #[inline]
     fn schedule(
         &mut self,
@@ -351,6 +417,22 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         attempt: u32,
         arg: Nanos,
     ) {
+        self.schedule_at_layer(time, kind, req, generation, attempt, arg, 0);
+    }
+
+    /// [`Self::schedule`] for an event at service `layer` of a chain.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn schedule_at_layer(
+        &mut self,
+        time: Nanos,
+        kind: Kind,
+        req: u32,
+        generation: u32,
+        attempt: u32,
+        arg: Nanos,
+        layer: u8,
+    ) {
         self.events.push(
             time,
             Event {
@@ -359,8 +441,30 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                 generation,
                 attempt,
                 arg,
+                layer,
             },
         );
+    }
+
+    /// The retry controls of the caller of service `layer`: the users'
+    /// for service 1, else the upper service above it.
+    #[inline(always)]
+    fn controls_of(&mut self, layer: u8) -> Option<&mut Controls> {
+        match layer {
+            0 => self.controls.as_mut(),
+            l => self.uppers[usize::from(l) - 1].controls.as_mut(),
+        }
+    }
+
+    /// The timeout of the attempts of request `r` ([`NO_TIMEOUT`] for
+    /// none): the users' (or the one they drew), or a call's layer's.
+    #[inline]
+    fn timeout_of_request(&self, r: &Request<P::Walk>) -> Nanos {
+        if r.layer == 0 {
+            self.timeout_of(r.timeout_choice)
+        } else {
+            self.layer_timeouts[usize::from(r.layer)]
+        }
     }
 
     /// The next open-loop arrival after `t` (thinning for load spikes and
@@ -502,7 +606,12 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                     }
                 }
             }
+            Kind::CallBelow => self.call_below(e),
             Kind::AtServer => {
+                if e.layer != self.bottom {
+                    self.at_upper(e);
+                    return;
+                }
                 self.m.arrived_at_server += 1;
                 let queued = Queued {
                     req: e.req,
@@ -571,7 +680,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                 if outcome == Outcome::Success {
                     self.succeed(e.req);
                 } else {
-                    self.attempt_failed(e.req, outcome);
+                    self.attempt_failed_from(e.req, outcome, e.arg == REPLY_FAILED_BELOW);
                 }
             }
             Kind::Timeout => {
@@ -579,8 +688,14 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                     return;
                 }
                 self.requests[e.req as usize].awaiting = false;
-                self.m.timeouts += 1;
-                self.window().timeouts += 1;
+                let layer = usize::from(self.requests[e.req as usize].layer);
+                if let Some(l) = self.m.layers.get_mut(layer) {
+                    l.timeouts += 1;
+                }
+                if layer == 0 {
+                    self.m.timeouts += 1;
+                    self.window().timeouts += 1;
+                }
                 self.attempt_ended(e.req, Outcome::Timeout);
                 self.attempt_failed(e.req, Outcome::Timeout);
             }
@@ -625,9 +740,6 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
     /// A new request from `source`, in the slab: its index and generation.
     fn new_request(&mut self, source: u32) -> (u32, u32) {
         self.m.requests += 1;
-        if let Some(controls) = self.controls.as_mut() {
-            controls.request_started(source, self.now);
-        }
         let fate = if self.draws_fates {
             self.environment.unit_above_zero()
         } else {
@@ -639,7 +751,21 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         } else {
             self.environment.uniform(0, choices - 1) as u8
         };
+        self.new_call(source, 0, fate, timeout_choice)
+    }
+
+    /// A new request to service `layer` (0: a user's), in the slab: its
+    /// index and generation. A call below carries its user's `fate`.
+    fn new_call(&mut self, source: u32, layer: u8, fate: f64, timeout_choice: u8) -> (u32, u32) {
+        let now = self.now;
+        if let Some(controls) = self.controls_of(layer) {
+            controls.request_started(source, now);
+        }
+        if let Some(l) = self.m.layers.get_mut(usize::from(layer)) {
+            l.calls += 1;
+        }
         let request = Request {
+            layer,
             timeout_choice,
             generation: 0,
             source,
@@ -683,15 +809,14 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
     #[must_use]
     fn send(&mut self, req: u32, admitted: bool) -> bool {
         let now = self.now;
-        if let Some(controls) = self.controls.as_mut() {
-            let r = &self.requests[req as usize];
-            let (source, retry_of, generation) = (r.source, r.retry_of, r.generation);
+        let r = &self.requests[req as usize];
+        let (layer, source, retry_of, generation) = (r.layer, r.source, r.retry_of, r.generation);
+        if let Some(controls) = self.controls_of(layer) {
             if !admitted {
                 match controls.admit(source, now, retry_of.is_some()) {
                     None => {
                         self.m.refused += 1;
-                        self.m.gave_up += 1;
-                        self.window().gave_up += 1;
+                        self.count_gave_up(layer);
                         return false;
                     }
                     Some(0) => {}
@@ -703,14 +828,16 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             }
             controls.attempt_sent(source, now, retry_of);
         }
-        let timeout = self.timeout_of(self.requests[req as usize].timeout_choice);
+        let timeout = self.timeout_of_request(&self.requests[req as usize]);
         let r = &mut self.requests[req as usize];
         let (generation, attempt, started) = (r.generation, r.attempts, r.started);
         r.attempts += 1;
         r.awaiting = true;
         r.sent = now;
-        self.m.attempts += 1;
-        self.window().attempts += 1;
+        if layer == 0 {
+            self.m.attempts += 1;
+            self.window().attempts += 1;
+        }
         let deadline = match self.spec.deadline_propagation {
             _ if timeout == NO_TIMEOUT => Nanos::MAX,
             DeadlinePropagation::Call => started + timeout,
@@ -718,7 +845,15 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             DeadlinePropagation::Off => Nanos::MAX,
         };
         let arrive = now + self.spec.request_delay.sample(&mut self.environment);
-        self.schedule(arrive, Kind::AtServer, req, generation, attempt, deadline);
+        self.schedule_at_layer(
+            arrive,
+            Kind::AtServer,
+            req,
+            generation,
+            attempt,
+            deadline,
+            layer,
+        );
         if timeout != NO_TIMEOUT && self.spec.timeout_noticed == TimeoutNoticed::Deadline {
             self.schedule(now + timeout, Kind::Timeout, req, generation, attempt, 0);
         }
@@ -727,9 +862,10 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
 
     /// Tells the controls how the request's awaited attempt ended.
     fn attempt_ended(&mut self, req: u32, outcome: Outcome) {
-        if let Some(controls) = self.controls.as_mut() {
-            let r = &self.requests[req as usize];
-            controls.attempt_ended(r.source, self.now, outcome, r.retry_of);
+        let r = &self.requests[req as usize];
+        let (now, layer, source, retry_of) = (self.now, r.layer, r.source, r.retry_of);
+        if let Some(controls) = self.controls_of(layer) {
+            controls.attempt_ended(source, now, outcome, retry_of);
         }
     }
 
@@ -781,12 +917,12 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         if self.spec.has_timeout()
             && (!self.is_awaited(queued.req, queued.generation, queued.attempt) || {
                 let r = &self.requests[queued.req as usize];
-                back >= r.sent.saturating_add(self.timeout_of(r.timeout_choice))
+                back >= r.sent.saturating_add(self.timeout_of_request(r))
             })
         {
             self.m.wasted_ns += u128::from(service);
         }
-        self.schedule(
+        self.schedule_at_layer(
             done,
             if expired {
                 Kind::ServiceExpired
@@ -797,6 +933,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             queued.generation,
             queued.attempt,
             back,
+            self.bottom,
         );
     }
 
@@ -881,6 +1018,14 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
     fn succeed(&mut self, req: u32) {
         let now = self.now;
         let r = self.requests[req as usize];
+        if let Some(l) = self.m.layers.get_mut(usize::from(r.layer)) {
+            l.successes += 1;
+            l.latency.record(now - r.started);
+        }
+        if r.layer > 0 {
+            self.end_call(req, true);
+            return;
+        }
         self.m.successes += 1;
         self.window().successes += 1;
         let latency = now - r.started;
@@ -893,17 +1038,29 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
     /// The current attempt failed with `cause` (a failed reply, a rejection
     /// or a timeout): retry or give up, decided now.
     fn attempt_failed(&mut self, req: u32, cause: Outcome) {
+        self.attempt_failed_from(req, cause, false);
+    }
+
+    /// [`Self::attempt_failed`], where `from_below` says the failure came
+    /// from below the service called (its own call gave up): with the
+    /// adjacent retry scope, only the caller right above the failing
+    /// service retries, so this one gives up.
+    fn attempt_failed_from(&mut self, req: u32, cause: Outcome, from_below: bool) {
         let now = self.now;
         let r = self.requests[req as usize];
-        let may_retry = self.retry.max_attempts.is_none_or(|max| r.attempts < max)
+        let max_attempts = if r.layer == 0 {
+            self.retry.max_attempts
+        } else {
+            self.spec.chain.max_attempts.or(self.retry.max_attempts)
+        };
+        let passes_up = from_below && self.spec.chain.retry_scope == RetryScope::Adjacent;
+        let may_retry = !passes_up
+            && max_attempts.is_none_or(|max| r.attempts < max)
             && self
-                .controls
-                .as_mut()
+                .controls_of(r.layer)
                 .is_none_or(|controls| controls.allow_retry(r.source, now, cause));
         if !may_retry {
-            self.m.gave_up += 1;
-
-            self.window().gave_up += 1;
+            self.count_gave_up(r.layer);
             self.end(req);
             return;
         }
@@ -922,6 +1079,10 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
     /// at once ends in turn (a loop, not recursion: an open breaker may
     /// refuse every waiting request).
     fn end(&mut self, req: u32) {
+        if self.requests[req as usize].layer > 0 {
+            self.end_call(req, false);
+            return;
+        }
         let mut ending = req;
         loop {
             let r = &mut self.requests[ending as usize];
@@ -948,6 +1109,128 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                 }
                 Load::Open { .. } => return,
             }
+        }
+    }
+
+    /// A request to service `layer` gave up (counted as the users' when
+    /// it is theirs).
+    fn count_gave_up(&mut self, layer: u8) {
+        if let Some(l) = self.m.layers.get_mut(usize::from(layer)) {
+            l.gave_up += 1;
+        }
+        if layer == 0 {
+            self.m.gave_up += 1;
+            self.window().gave_up += 1;
+        }
+    }
+
+    /// An attempt reaches service `e.layer`, above the server: a free
+    /// worker takes it, or it waits (the upper services' queues are
+    /// unbounded FIFO).
+    #[cold]
+    fn at_upper(&mut self, e: Event) {
+        let layer = usize::from(e.layer);
+        self.m.layers[layer].attempts += 1;
+        let queued = Queued {
+            req: e.req,
+            generation: e.generation,
+            attempt: e.attempt,
+            arrived: self.now,
+            deadline: Nanos::MAX,
+        };
+        let workers = self.spec.chain.workers.unwrap_or(u32::MAX);
+        if self.uppers[layer].busy < workers {
+            self.serve_upper(e.layer, queued);
+        } else {
+            self.uppers[layer].queue.push_back(queued);
+        }
+    }
+
+    /// A worker of upper service `layer` takes `queued`: its own work
+    /// first, then its call below.
+    #[cold]
+    fn serve_upper(&mut self, layer: u8, queued: Queued) {
+        self.uppers[usize::from(layer)].busy += 1;
+        let work = self.spec.chain.service.sample(&mut self.environment);
+        self.schedule_at_layer(
+            self.now + work,
+            Kind::CallBelow,
+            queued.req,
+            queued.generation,
+            queued.attempt,
+            self.now,
+            layer,
+        );
+    }
+
+    /// An upper worker's own work on an attempt is done: it calls the
+    /// service below and waits. It does so whether or not its caller still
+    /// waits (nothing cancels work), and the call carries the user's fate.
+    #[cold]
+    fn call_below(&mut self, e: Event) {
+        let parent = &self.requests[e.req as usize];
+        let fate = if parent.generation == e.generation {
+            parent.fate
+        } else {
+            1.0
+        };
+        let (child, _) = self.new_call(0, e.layer + 1, fate, 0);
+        let call = Call {
+            req: e.req,
+            generation: e.generation,
+            attempt: e.attempt,
+            held_since: e.arg,
+        };
+        let slot = child as usize;
+        if self.calls.len() <= slot {
+            self.calls.resize(slot + 1, Call::default());
+        }
+        self.calls[slot] = call;
+        if !self.start(child) {
+            self.end(child);
+        }
+    }
+
+    /// A call below ends, `succeeded` or not: the upper worker that made it
+    /// is free, and its attempt's reply goes up (a failure from below if
+    /// the call gave up). The worker's time counts as wasted if its caller
+    /// no longer waits for that reply, or will have timed out when it comes.
+    #[cold]
+    fn end_call(&mut self, child: u32, succeeded: bool) {
+        let r = &mut self.requests[child as usize];
+        r.generation = r.generation.wrapping_add(1);
+        r.awaiting = false;
+        let layer = r.layer - 1;
+        self.free.push(child);
+        let call = self.calls[child as usize];
+        let held = u128::from(self.now - call.held_since);
+        let back = self.now + self.spec.reply_delay.sample(&mut self.environment);
+        let wasted = !self.is_awaited(call.req, call.generation, call.attempt) || {
+            let parent = &self.requests[call.req as usize];
+            back >= parent.sent.saturating_add(self.timeout_of_request(parent))
+        };
+        let metrics = &mut self.m.layers[usize::from(layer)];
+        metrics.busy_ns += held;
+        if wasted {
+            metrics.wasted_ns += held;
+        }
+        self.schedule_at_layer(
+            back,
+            Kind::Reply,
+            call.req,
+            call.generation,
+            call.attempt,
+            if succeeded {
+                REPLY_SUCCESS
+            } else {
+                REPLY_FAILED_BELOW
+            },
+            layer,
+        );
+        let upper = &mut self.uppers[usize::from(layer)];
+        upper.busy -= 1;
+        if let Some(next) = upper.queue.pop_front() {
+            self.serve_upper(layer, next);
         }
     }
 
@@ -979,6 +1262,12 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             w.busy = busy;
         }
         self.m.end_ns = end;
+        if let Some(server) = self.m.layers.last_mut() {
+            server.attempts = self.m.arrived_at_server;
+            server.rejected = self.m.rejected;
+            server.busy_ns = self.m.busy_ns;
+            server.wasted_ns = self.m.wasted_ns;
+        }
         if let (Some(first), Some(last)) = (
             self.spec.first_trigger_start(),
             self.spec.last_trigger_end(),
@@ -1008,6 +1297,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::chain::Chain;
     use crate::model::server::{Dist, NS_PER_MS, Service};
     use crate::policy::{CapMode, PolicyKind};
 
@@ -1201,6 +1491,149 @@ mod tests {
             replicated(&spec, &immediate, 20, ServerMetrics::amplification),
             (1.0 - p4) / 0.7,
         );
+    }
+
+    /// A chain of `depth` services in front of an unbounded server of 1 ms
+    /// constant service failing with probability `fail_rate`, 1 user
+    /// request per ms for 2 s, no timeouts.
+    fn chain_spec(depth: u32, fail_rate: f64) -> ServerSpec {
+        ServerSpec {
+            workers: None,
+            fail_rate,
+            service: Service::One(Dist::Const(NS_PER_MS)),
+            duration: 2 * NS_PER_S,
+            chain: Chain {
+                depth,
+                ..Chain::default()
+            },
+            ..mm_spec(1.0, None, None)
+        }
+    }
+
+    #[test]
+    fn a_chain_in_a_full_outage_multiplies_attempts_at_every_layer() {
+        // Every server attempt fails and nothing times out, so every caller
+        // makes all its attempts: (r + 1)^i attempts per user request reach
+        // service i, exactly (the SRE book's 4³ = 64 and the Builders'
+        // Library's 3⁵ = 243).
+        for (depth, attempts) in [(3u32, 4u32), (5, 3)] {
+            let spec = chain_spec(depth, 1.0);
+            let immediate = retry(PolicyKind::NoBackoff, Some(attempts));
+            let m = simulate_server(&spec, &immediate, Seeds::for_job(3, 0, 0), u64::MAX);
+            assert!(m.complete && m.requests > 1_000, "{} requests", m.requests);
+            assert_eq!(m.layers.len(), depth as usize);
+            let mut per_request = 1;
+            for (i, layer) in m.layers.iter().enumerate() {
+                assert_eq!(layer.calls, m.requests * per_request, "service {}", i + 1);
+                per_request *= u64::from(attempts);
+                assert_eq!(
+                    layer.attempts,
+                    m.requests * per_request,
+                    "service {}",
+                    i + 1
+                );
+                assert_eq!((layer.successes, layer.gave_up), (0, layer.calls));
+            }
+            assert_eq!(
+                m.arrived_at_server,
+                m.requests * u64::from(attempts).pow(depth)
+            );
+            assert_eq!(
+                (m.attempts, m.gave_up),
+                (m.requests * u64::from(attempts), m.requests)
+            );
+        }
+    }
+
+    #[test]
+    fn independent_server_failures_compound_through_each_callers_attempts() {
+        // p = 0.5 at the server only, 2 attempts at each of 3 callers: a
+        // call of 2 attempts fails with q² when each attempt fails with q,
+        // so the callers make (1 − qᵢ²)/(1 − qᵢ) attempts each for q = 0.5,
+        // 0.25, 0.0625: 1.9921875 server attempts per user request, and
+        // users succeed with 1 − 0.5⁸. The issue's ((1 − p²)/(1 − p))³ =
+        // 3.375 assumes every layer fails on its own with p; measured, it
+        // is hundreds of standard errors away.
+        let spec = chain_spec(3, 0.5);
+        let immediate = retry(PolicyKind::NoBackoff, Some(2));
+        let at_server = |m: &ServerMetrics| m.arrived_at_server as f64 / m.requests as f64;
+        let measured = replicated(&spec, &immediate, 20, at_server);
+        let expected = Chain::expected_bottom_attempts(3, 2, 0.5);
+        assert_eq!(expected, 1.9921875);
+        assert_near("server attempts per request", measured, expected);
+        let issue = (1.5f64).powi(3);
+        assert!(
+            (measured.0 - issue).abs() > 100.0 * measured.1,
+            "{measured:?}"
+        );
+        assert_near(
+            "success rate",
+            replicated(&spec, &immediate, 20, ServerMetrics::success_rate),
+            1.0 - 0.5f64.powi(8),
+        );
+    }
+
+    #[test]
+    fn adjacent_retries_leave_one_callers_attempts_at_the_failing_service() {
+        // With only the caller right above the server retrying, a full
+        // outage costs that caller's attempts alone: 4 per user request at
+        // the server, not 64, and every upper attempt is one.
+        let spec = ServerSpec {
+            chain: Chain {
+                depth: 3,
+                retry_scope: RetryScope::Adjacent,
+                ..Chain::default()
+            },
+            ..chain_spec(3, 1.0)
+        };
+        let m = simulate_server(
+            &spec,
+            &retry(PolicyKind::NoBackoff, Some(4)),
+            Seeds::for_job(3, 0, 0),
+            u64::MAX,
+        );
+        assert!(m.requests > 1_000);
+        assert_eq!(m.attempts, m.requests);
+        assert_eq!(m.layers[1].attempts, m.requests);
+        assert_eq!(m.arrived_at_server, 4 * m.requests);
+    }
+
+    #[test]
+    fn an_upper_timeout_cancels_nothing_below() {
+        // Users time out after 10 ms; the server takes 30 ms and fails: the
+        // service below keeps calling through all of its 2 attempts for
+        // every one of the users' 2 attempts (timed out, so the users'
+        // retries start while the first attempt's call still runs), and
+        // every upper worker's time is wasted.
+        let spec = ServerSpec {
+            service: Service::One(Dist::Const(30 * NS_PER_MS)),
+            timeout: Some(10 * NS_PER_MS),
+            chain: Chain {
+                depth: 2,
+                timeout_ratio: 10.0,
+                ..Chain::default()
+            },
+            ..chain_spec(2, 1.0)
+        };
+        let m = simulate_server(
+            &spec,
+            &retry(PolicyKind::NoBackoff, Some(2)),
+            Seeds::for_job(3, 0, 0),
+            u64::MAX,
+        );
+        assert!(m.requests > 1_000);
+        assert_eq!(m.timeouts, m.attempts);
+        assert_eq!(m.arrived_at_server, 4 * m.requests);
+        assert_eq!(m.layers[0].wasted_ns, m.layers[0].busy_ns);
+        assert!(m.layers[0].busy_ns > 0);
+        // Service 1's calls wait 100 ms and the server answers in 30: none
+        // of them time out, so the server's own work counts as useful to
+        // its caller (wasted work is judged by the caller right above;
+        // the user's timeout wastes it all the same, which only the top
+        // service's figure shows).
+        assert_eq!(m.layers[1].timeouts, 0);
+        assert_eq!(m.layers[1].wasted_ns, 0);
+        assert!(m.layers[1].busy_ns > 0);
     }
 
     #[test]

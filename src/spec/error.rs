@@ -47,6 +47,9 @@ pub enum ParamError {
     /// An outage window that is not `<from>..<to>` with from before to.
     #[error("expected <from>..<to> with from before to, such as 5s..15s")]
     Window,
+    /// A chain's timeout ratio out of range.
+    #[error("expected a number from 0.01 to 100 (below 1: inner timeouts are shorter)")]
+    TimeoutRatio,
     /// Too many per-request timeout choices.
     #[error("expected at most 64 durations joined by /, such as 100ms/200ms/300ms")]
     TimeoutChoices,

@@ -174,7 +174,7 @@ impl Param {
 /// Every parameter, in grid-axis and CSV-column order. Adding one here (and
 /// to [`RunSpec`] and the model that reads it) adds its flag, scenario key,
 /// axis, columns and doc rows.
-pub static PARAMS: [Param; 49] = [
+pub static PARAMS: [Param; 55] = [
     Param {
         key: "policy",
         value_name: "POLICY",
@@ -1091,6 +1091,142 @@ pub static PARAMS: [Param; 49] = [
         },
     },
     Param {
+        key: "depth",
+        value_name: "K",
+        doc: "Services in a call chain, the server at its bottom included: a user's request \
+              goes to service 1, and a worker of each service above the server calls the one \
+              below and waits, retrying on its own (1: the server alone)",
+        accepts: "1 to 10",
+        absent: None,
+        kind: Kind::Count,
+        group: Group::Server,
+        list_separator: ',',
+        choices: None,
+        columns: &["depth"],
+        set: |s, t| {
+            s.server.chain.depth = server::parse_depth(t)?;
+            Ok(())
+        },
+        show: |s| Some(s.server.chain.depth.to_string()),
+        fields: |s| vec![s.server.chain.depth.to_string()],
+    },
+    Param {
+        key: "layer_workers",
+        value_name: "C",
+        doc: "Workers of each service above the server; a worker is held while its call below \
+              runs (inf: unbounded)",
+        accepts: "1 to 10,000,000, or inf",
+        absent: None,
+        kind: Kind::Text,
+        group: Group::Server,
+        list_separator: ',',
+        choices: None,
+        columns: &["layer_workers"],
+        set: |s, t| {
+            s.server.chain.workers = server::parse_workers(t)?;
+            Ok(())
+        },
+        show: |s| {
+            Some(
+                s.server
+                    .chain
+                    .workers
+                    .map_or("inf".to_string(), |c| c.to_string()),
+            )
+        },
+        fields: |s| {
+            vec![
+                s.server
+                    .chain
+                    .workers
+                    .map_or("inf".to_string(), |c| c.to_string()),
+            ]
+        },
+    },
+    Param {
+        key: "layer_service",
+        value_name: "DIST",
+        doc: "Each service above the server: its own work on an attempt, before it calls below",
+        accepts: "a distribution",
+        absent: None,
+        kind: Kind::Text,
+        group: Group::Server,
+        list_separator: ';',
+        choices: None,
+        columns: &["layer_service"],
+        set: |s, t| {
+            s.server.chain.service = server::parse_dist(t)?;
+            Ok(())
+        },
+        show: |s| Some(s.server.chain.service.to_string()),
+        fields: |s| vec![s.server.chain.service.to_string()],
+    },
+    Param {
+        key: "layer_timeout_ratio",
+        value_name: "R",
+        doc: "Each service's calls below time out after the timeout of the calls made to it \
+              times this (the users' timeout at the top; below 1, inner timeouts are shorter)",
+        accepts: "0.01 to 100",
+        absent: None,
+        kind: Kind::Number,
+        group: Group::Server,
+        list_separator: ',',
+        choices: None,
+        columns: &["layer_timeout_ratio"],
+        set: |s, t| {
+            s.server.chain.timeout_ratio = server::parse_timeout_ratio(t)?;
+            Ok(())
+        },
+        show: |s| Some(s.server.chain.timeout_ratio.to_string()),
+        fields: |s| vec![n(s.server.chain.timeout_ratio)],
+    },
+    Param {
+        key: "layer_max_attempts",
+        value_name: "N",
+        doc: "Most attempts of each call a service above the server makes below",
+        accepts: "1 to 1,000,000,000",
+        absent: Some("the users' max_attempts"),
+        kind: Kind::Count,
+        group: Group::Server,
+        list_separator: ',',
+        choices: None,
+        columns: &["layer_max_attempts"],
+        set: |s, t| {
+            s.server.chain.max_attempts = Some(spec::parse_max_attempts(t)?);
+            Ok(())
+        },
+        show: |s| s.server.chain.max_attempts.map(|n| n.to_string()),
+        fields: |s| {
+            optional(s.server.chain.max_attempts.or(s.max_attempts), |n| {
+                n.to_string()
+            })
+        },
+    },
+    Param {
+        key: "retry_scope",
+        value_name: "WHO",
+        doc: "Who retries a failure that came from below the service it called: every caller, \
+              or only the one adjacent to the failing service (the Google SRE book's advice)",
+        accepts: "every, adjacent",
+        absent: None,
+        kind: Kind::Text,
+        group: Group::Server,
+        list_separator: ',',
+        choices: Some(|| {
+            names(
+                crate::model::chain::RetryScope::VARIANTS,
+                crate::model::chain::RetryScope::name,
+            )
+        }),
+        columns: &["retry_scope"],
+        set: |s, t| {
+            s.server.chain.retry_scope = t.parse().map_err(ParamError::Base)?;
+            Ok(())
+        },
+        show: |s| Some(s.server.chain.retry_scope.name().to_string()),
+        fields: |s| vec![s.server.chain.retry_scope.name().to_string()],
+    },
+    Param {
         key: "trigger",
         value_name: "SPEC",
         doc: "Triggers over windows, joined by +: outage, fail:P, user-fail:P (either in place \
@@ -1269,6 +1405,12 @@ mod tests {
         server.horizon_us = Some(90_000_000);
         server.shed_wait_us = Some(20_000);
         server.workers = None;
+        server.chain.depth = 4;
+        server.chain.workers = Some(8);
+        server.chain.service = "const:2ms".parse().unwrap();
+        server.chain.timeout_ratio = 0.75;
+        server.chain.max_attempts = Some(2);
+        server.chain.retry_scope = crate::model::chain::RetryScope::Adjacent;
         for p in &PARAMS {
             let shown = (p.show)(&spec).unwrap_or_else(|| panic!("{} is absent", p.key));
             let mut read = RunSpec::default();

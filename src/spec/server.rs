@@ -6,6 +6,7 @@ use super::ParamError;
 use crate::base::time::{Micros, format_duration, parse_duration};
 use crate::control::deadline_propagation::DeadlinePropagation;
 use crate::control::queue_discipline::Discipline;
+use crate::model::chain::{Chain, MAX_DEPTH};
 use crate::model::server::{
     Dist, FailureEnd, Load, NS_PER_MS, NS_PER_US, RateChanges, ServerSpec, Service, TimeoutNoticed,
     TriggerKind, Triggers,
@@ -76,6 +77,8 @@ pub struct ServerParams {
     pub discipline: Discipline,
     /// Shed arrivals expected to wait longer than this, µs.
     pub shed_wait_us: Option<Micros>,
+    /// Services in front of the server, each calling the one below.
+    pub chain: Chain,
 }
 
 impl Default for ServerParams {
@@ -109,6 +112,7 @@ impl Default for ServerParams {
             deadline_propagation: DeadlinePropagation::Off,
             discipline: Discipline::Fifo,
             shed_wait_us: None,
+            chain: Chain::default(),
         }
     }
 }
@@ -154,6 +158,7 @@ impl ServerParams {
             deadline_propagation: self.deadline_propagation,
             discipline: self.discipline,
             shed_wait: self.shed_wait_us.map(|us| us * NS_PER_US),
+            chain: self.chain,
         }
     }
 
@@ -190,12 +195,37 @@ impl ServerParams {
                 show_timeout_choices(&self.timeout_choices)
             ),
         };
-        format!(
+        let server = format!(
             "a server of {workers} behind {queue}, service {}, failing {}; {load} for {}; {timeout}; triggers: {}",
             self.service,
             self.fail_rate,
             format_duration(self.duration_us),
             self.triggers
+        );
+        if !self.chain.is_layered() {
+            return server;
+        }
+        let c = &self.chain;
+        let above = c.depth - 1;
+        format!(
+            "{server}; {above} service{} above it, each of {} doing {} and then calling the one \
+             below with its timeout times {} and {}, {} caller retrying failures from below",
+            if above == 1 { "" } else { "s" },
+            c.workers
+                .map_or("unbounded workers".to_string(), |w| format!(
+                    "{w} worker{}",
+                    if w == 1 { "" } else { "s" }
+                )),
+            c.service,
+            c.timeout_ratio,
+            c.max_attempts
+                .map_or("the users' attempt limit".to_string(), |n| format!(
+                    "at most {n} attempts"
+                )),
+            match c.retry_scope {
+                crate::model::chain::RetryScope::Every => "every",
+                crate::model::chain::RetryScope::Adjacent => "only the adjacent",
+            },
         )
     }
 
@@ -284,6 +314,34 @@ impl ServerParams {
                 ));
             }
         }
+        if self.chain.is_layered() {
+            // Upper services time their calls from the users' one timeout
+            // and carry no deadline; the reply-noticed timeout is Brooker's
+            // one-server client.
+            let unsupported = [
+                (
+                    !self.timeout_choices.is_empty(),
+                    "timeout_choices",
+                    "each upper service's timeout is the users' one timeout times \
+                     layer_timeout_ratio: give one timeout, or depth 1",
+                ),
+                (
+                    self.deadline_propagation != DeadlinePropagation::Off,
+                    "deadline_propagation",
+                    "deadlines travel from the users to the server alone: leave \
+                     deadline_propagation at none, or depth 1",
+                ),
+                (
+                    self.timeout_noticed != TimeoutNoticed::Deadline,
+                    "timeout_noticed",
+                    "every caller in a chain notices its timeout at the deadline: leave \
+                     timeout_noticed at deadline, or depth 1",
+                ),
+            ];
+            if let Some(&(_, key, why)) = unsupported.iter().find(|u| u.0) {
+                return Some((key, "depth", why.into()));
+            }
+        }
         if self.rate_changes != RateChanges::Exact && self.users.is_some() {
             return Some((
                 "rate_changes",
@@ -361,6 +419,25 @@ pub fn show_timeout_choices(choices: &[Micros]) -> String {
         .map(|&us| format_duration(us))
         .collect::<Vec<_>>()
         .join("/")
+}
+
+/// The accepted range of a chain's timeout ratio.
+pub const TIMEOUT_RATIO_RANGE: (f64, f64) = (0.01, 100.0);
+
+/// Parses a chain's timeout ratio.
+pub fn parse_timeout_ratio(text: &str) -> Result<f64, ParamError> {
+    let r: f64 = text.trim().parse().unwrap_or(f64::NAN);
+    let (lo, hi) = TIMEOUT_RATIO_RANGE;
+    if (lo..=hi).contains(&r) {
+        Ok(r)
+    } else {
+        Err(ParamError::TimeoutRatio)
+    }
+}
+
+/// Parses a chain's depth: services, the server included.
+pub fn parse_depth(text: &str) -> Result<u32, ParamError> {
+    Ok(super::values::parse_count(text, 1, u64::from(MAX_DEPTH))? as u32)
 }
 
 /// Parses a distribution of durations.

@@ -1,0 +1,150 @@
+//! Layered services: a chain of services in front of the server model's
+//! server, each retrying its calls to the one below.
+//!
+//! A user's request goes to service 1. A worker of service i (i < depth)
+//! does its own work, then calls service i + 1 and waits for that call
+//! (holding the worker) through the call's attempts and back-offs; its
+//! attempt then replies to its caller: success if the call succeeded, a
+//! failure *from below* if the call gave up. The bottom service is the
+//! server itself (workers, queue, service time, failures, triggers). Every
+//! caller times out and retries on its own: the users by the client
+//! parameters, each upper service by the same policy with its own timeout
+//! and attempt limit. A timeout at an upper caller cancels nothing below
+//! (the server model's rule), which is how amplification and wasted work
+//! compound down the chain.
+
+use crate::base::names::named;
+use crate::model::server::{Dist, Nanos};
+
+/// Most services in a chain.
+pub const MAX_DEPTH: u32 = 10;
+
+/// Which callers retry a failure that came from below the service they
+/// called (a service's call gave up, so its attempt failed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RetryScope {
+    /// Every caller retries every failure (each layer on its own).
+    #[default]
+    Every,
+    /// Only the caller directly above the failing service retries; a
+    /// failure that came from below passes up without retries (the Google
+    /// SRE book's advice).
+    Adjacent,
+}
+
+named!(RetryScope, "retry scope", {
+    RetryScope::Every => "every",
+    RetryScope::Adjacent => "adjacent",
+});
+
+/// The services above the server, all alike.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Chain {
+    /// Services in the chain, the server at its bottom included: 1 is the
+    /// server alone.
+    pub depth: u32,
+    /// Workers of each upper service; `None` is unbounded.
+    pub workers: Option<u32>,
+    /// Each upper service's own work on an attempt, before it calls below.
+    pub service: Dist,
+    /// An upper service's calls time out after the timeout of the calls
+    /// made to it times this (the users' timeout at the top): below 1,
+    /// inner timeouts are shorter.
+    pub timeout_ratio: f64,
+    /// Most attempts of an upper service's call; `None`: the users'.
+    pub max_attempts: Option<u32>,
+    /// Who retries failures from below.
+    pub retry_scope: RetryScope,
+}
+
+impl Default for Chain {
+    /// The server alone.
+    fn default() -> Self {
+        Chain {
+            depth: 1,
+            workers: None,
+            service: Dist::Const(0),
+            timeout_ratio: 1.0,
+            max_attempts: None,
+            retry_scope: RetryScope::Every,
+        }
+    }
+}
+
+impl Chain {
+    /// True if there are services above the server.
+    pub fn is_layered(&self) -> bool {
+        self.depth > 1
+    }
+
+    /// The timeout of calls to each service, top first (index 0: the
+    /// users' calls to service 1), given the users' timeout: each the one
+    /// above times the ratio, rounded to whole ns; `None` everywhere
+    /// without a users' timeout.
+    pub fn timeouts(&self, users: Option<Nanos>) -> Vec<Option<Nanos>> {
+        let mut timeouts = Vec::with_capacity(self.depth as usize);
+        let mut t = users.map(|t| t as f64);
+        for _ in 0..self.depth {
+            timeouts.push(t.map(|t| (t.round() as Nanos).max(1)));
+            t = t.map(|t| t * self.timeout_ratio);
+        }
+        timeouts
+    }
+
+    /// Bottom attempts per user request when every bottom attempt fails
+    /// with probability `p` on its own and every caller (users included)
+    /// makes up to `attempts` attempts and retries any failure at once, no
+    /// timeouts: the product over the chain of each caller's expected
+    /// attempts, (1 − qᵢ^a)/(1 − qᵢ), where q₁ = p is the bottom's failure
+    /// probability and q_{i+1} = qᵢ^a the probability that a call of a
+    /// attempts fails. With p = 1 it is a^depth.
+    pub fn expected_bottom_attempts(depth: u32, attempts: u32, p: f64) -> f64 {
+        let mut q = p;
+        let mut product = 1.0;
+        for _ in 0..depth {
+            let per_call = if q >= 1.0 {
+                f64::from(attempts)
+            } else {
+                (1.0 - q.powi(attempts as i32)) / (1.0 - q)
+            };
+            product *= per_call;
+            q = q.powi(attempts as i32);
+        }
+        product
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_upper_timeout_is_the_one_above_times_the_ratio() {
+        let chain = Chain {
+            depth: 3,
+            timeout_ratio: 0.5,
+            ..Chain::default()
+        };
+        assert_eq!(
+            chain.timeouts(Some(1_000)),
+            vec![Some(1_000), Some(500), Some(250)]
+        );
+        assert_eq!(chain.timeouts(None), vec![None, None, None]);
+    }
+
+    #[test]
+    fn the_expected_bottom_attempts_compound_per_caller() {
+        // A full outage: (r + 1)^k, 4³ = 64 and 3⁵ = 243.
+        assert_eq!(Chain::expected_bottom_attempts(3, 4, 1.0), 64.0);
+        assert_eq!(Chain::expected_bottom_attempts(5, 3, 1.0), 243.0);
+        // One caller: the server model's (1 − p^a)/(1 − p).
+        assert!((Chain::expected_bottom_attempts(1, 2, 0.5) - 1.5).abs() < 1e-12);
+        // Two callers at p = 0.5, two attempts each: the inner call fails
+        // with probability 0.25, so the outer caller makes 1.25 attempts of
+        // 1.5 bottom attempts each: 1.875, not 1.5² = 2.25 (the issue's
+        // ((1 − p^a)/(1 − p))^k, which holds only if every layer failed on
+        // its own with probability p).
+        assert!((Chain::expected_bottom_attempts(2, 2, 0.5) - 1.875).abs() < 1e-12);
+        assert_eq!(Chain::expected_bottom_attempts(3, 4, 0.0), 1.0);
+    }
+}

@@ -82,3 +82,15 @@ herdsim compare scenarios/brooker-2023-collapse.toml --reference results/brooker
 herdsim compare scenarios/brooker-2023-omission-queue.toml \
     --reference results/brooker-2023-omission-queue-rerun.csv \
     --markdown --force --quiet > results/brooker-2023-omission-queue-rerun.md
+# Layered services: amplification through a call chain (results/README.md,
+# "Layered services").
+herdsim sweep scenarios/layers.toml --out results/layers.csv --force --quiet
+herdsim plot results/layers.csv --x depth --y server_amplification_mean --by max_attempts,fail_rate \
+    --log-y --out results/layers.svg --force
+herdsim sweep scenarios/layers-controls.toml --out results/layers-controls.csv --force --quiet
+herdsim plot results/layers-controls.csv --x depth --y server_amplification_mean \
+    --by budget,retry_scope --where fail_rate=1 --log-y --out results/layers-controls.svg --force
+herdsim sweep scenarios/layers-timeouts.toml --out results/layers-timeouts.csv --force --quiet
+herdsim plot results/layers-timeouts.csv --x depth --y server_amplification_mean \
+    --by layer_timeout_ratio --log-y --out results/layers-timeouts.svg --force
+python3 results/scripts/layer_claims.py > results/layer-claims.md

@@ -97,7 +97,10 @@ impl Chain {
     /// timeouts: the product over the chain of each caller's expected
     /// attempts, (1 − qᵢ^a)/(1 − qᵢ), where q₁ = p is the bottom's failure
     /// probability and q_{i+1} = qᵢ^a the probability that a call of a
-    /// attempts fails. With p = 1 it is a^depth.
+    /// attempts fails. The product telescopes to (1 − p^(a^depth))/(1 − p):
+    /// the chain is one caller with a^depth attempts, stopping at the first
+    /// success (so it never passes 1/(1 − p), however deep). With p = 1 it
+    /// is a^depth.
     pub fn expected_bottom_attempts(depth: u32, attempts: u32, p: f64) -> f64 {
         let mut q = p;
         let mut product = 1.0;
@@ -146,5 +149,11 @@ mod tests {
         // its own with probability p).
         assert!((Chain::expected_bottom_attempts(2, 2, 0.5) - 1.875).abs() < 1e-12);
         assert_eq!(Chain::expected_bottom_attempts(3, 4, 0.0), 1.0);
+        // The telescoped form: one caller of a^depth attempts.
+        for (depth, attempts, p) in [(2, 2, 0.5), (5, 3, 0.98), (3, 4, 0.9)] {
+            let one_caller = (1.0 - f64::powi(p, (attempts as i32).pow(depth))) / (1.0 - p);
+            let product = Chain::expected_bottom_attempts(depth, attempts, p);
+            assert!((product - one_caller).abs() < 1e-9 * one_caller, "{product} {one_caller}");
+        }
     }
 }

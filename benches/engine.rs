@@ -18,7 +18,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput};
-use herdsim::cli::bench_server::{mmc_spec, no_retry};
+use herdsim::cli::bench_server::{CHAIN_REQUESTS, chain_retry, chain_spec, mmc_spec, no_retry};
 use herdsim::measure::observer::{NoObserver, Watch};
 use herdsim::sim::engine::{simulate_each_call, simulate_with};
 use herdsim::sim::queue::QueueKind;
@@ -124,6 +124,19 @@ fn bench_server(c: &mut Criterion) {
             });
         }
     }
+    group.finish();
+    // Layered services: a chain of 5 over that server at 10,000 user
+    // requests (`herdsim bench` times the same run).
+    let mut group = c.benchmark_group("server-chain");
+    let (spec, retry) = (chain_spec(), chain_retry());
+    let events = simulate_server(&spec, &retry, seeds, u64::MAX).events;
+    group.throughput(Throughput::Elements(events));
+    group
+        .sample_size(30)
+        .measurement_time(Duration::from_secs(3));
+    group.bench_function(BenchmarkId::new("depth-5", CHAIN_REQUESTS), |b| {
+        b.iter(|| simulate_server(black_box(&spec), &retry, black_box(seeds), u64::MAX))
+    });
     group.finish();
 }
 

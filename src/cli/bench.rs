@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use indicatif::ProgressBar;
 
-use super::bench_server::{server_section, time_server_runs};
+use super::bench_server::{chain_section, server_section, time_server_runs};
 use super::progress::events_spinner;
 use super::{CliError, policy_parser, spec_error, write_stdout};
 use crate::base::error::BaseError;
@@ -100,8 +100,10 @@ pub fn bench(args: &BenchArgs) -> Result<(), CliError> {
         Duration::from_micros(args.min_time),
         &progress,
     );
-    let server = (!server_timings.is_empty())
-        .then(|| server_section(&server_timings, !args.no_reference, &progress));
+    let server = (!server_timings.is_empty()).then(|| {
+        server_section(&server_timings, !args.no_reference, &progress)
+            + &chain_section(Duration::from_micros(args.min_time), &progress)
+    });
     progress.finish_and_clear();
 
     let policy = RunSpec::seed_002(args.policy, 1).policy;

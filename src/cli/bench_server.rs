@@ -55,6 +55,77 @@ pub fn no_retry() -> ServerRetry {
     }
 }
 
+/// Services in the benchmark's chain, the server included.
+pub const CHAIN_DEPTH: u32 = 5;
+/// User requests per run of the chain.
+pub const CHAIN_REQUESTS: u64 = 10_000;
+
+/// The chain benchmark's workload: [`mmc_spec`]'s M/M/4 server failing 10%
+/// of attempts at the bottom of [`CHAIN_DEPTH`] services, the ones above it
+/// with unbounded workers and no work of their own.
+pub fn chain_spec() -> ServerSpec {
+    ServerSpec {
+        fail_rate: 0.1,
+        chain: crate::model::chain::Chain {
+            depth: CHAIN_DEPTH,
+            ..crate::model::chain::Chain::default()
+        },
+        ..mmc_spec(CHAIN_REQUESTS)
+    }
+}
+
+/// Every caller of the chain makes up to 3 attempts, at once.
+pub fn chain_retry() -> ServerRetry {
+    ServerRetry {
+        policy: RunSpec::seed_002(PolicyKind::NoBackoff, 1).policy,
+        max_attempts: Some(3),
+        ..no_retry()
+    }
+}
+
+/// Times runs of the chain for at least `min_time` (the same seed every
+/// run) and says how long the median run took, with its events per second.
+pub fn chain_section(min_time: Duration, progress: &ProgressBar) -> String {
+    let (spec, retry) = (chain_spec(), chain_retry());
+    let seeds = Seeds::for_job(1, 0, 0);
+    let watch = Watch {
+        max_events: u64::MAX,
+        on_progress: &|_, _| {},
+    };
+    progress.set_message(format!(
+        "a chain of {CHAIN_DEPTH} services, {} user requests",
+        group_thousands(CHAIN_REQUESTS)
+    ));
+    let mut times = Vec::new();
+    let started = Instant::now();
+    let mut last = None;
+    while times.is_empty() || started.elapsed() < min_time {
+        let run_started = Instant::now();
+        last = Some(simulate_server_watched(
+            &spec,
+            &retry,
+            seeds,
+            &watch,
+            QueueKind::Auto,
+        ));
+        times.push(run_started.elapsed());
+    }
+    times.sort();
+    let median = times[times.len() / 2];
+    let m = last.expect("one run at least");
+    format!(
+        "a chain of {CHAIN_DEPTH} services over that server failing 10% of attempts, 3 attempts at \
+         every caller (unbounded upper workers): {} user requests, {} server attempts per \
+         request, {} events a run: median run {} ({} runs), {:.2} M events/s\n",
+        group_thousands(m.requests),
+        format_args!("{:.2}", m.arrived_at_server as f64 / m.requests as f64),
+        group_thousands(m.events),
+        human_seconds(median.as_secs_f64(), 2),
+        group_thousands(times.len() as u64),
+        m.events as f64 / median.as_secs_f64() / 1e6
+    )
+}
+
 /// One size's timing.
 pub struct ServerTiming {
     requests: u64,

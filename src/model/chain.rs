@@ -153,7 +153,10 @@ mod tests {
         for (depth, attempts, p) in [(2, 2, 0.5), (5, 3, 0.98), (3, 4, 0.9)] {
             let one_caller = (1.0 - f64::powi(p, (attempts as i32).pow(depth))) / (1.0 - p);
             let product = Chain::expected_bottom_attempts(depth, attempts, p);
-            assert!((product - one_caller).abs() < 1e-9 * one_caller, "{product} {one_caller}");
+            assert!(
+                (product - one_caller).abs() < 1e-9 * one_caller,
+                "{product} {one_caller}"
+            );
         }
     }
 }

@@ -1,0 +1,182 @@
+//! Layered services as a user runs them: `--depth` and the `layer_*`
+//! flags, the per-service table and JSON, sweeps over depth, and bad input.
+
+use std::fs;
+
+use crate::common::{mean, server_json, succeed, usage_error, workdir};
+
+use assert_cmd::cargo::cargo_bin_cmd;
+
+/// A full outage behind a chain of `depth` services, `attempts` at every
+/// caller, retries at once, nothing timing out.
+fn full_outage(depth: &str, attempts: &str, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "--depth",
+        depth,
+        "--fail-rate",
+        "1",
+        "--workers",
+        "inf",
+        "--policy",
+        "no-backoff",
+        "--max-attempts",
+        attempts,
+        "--rate",
+        "500",
+        "--duration",
+        "1s",
+        "--seeds",
+        "2",
+    ];
+    args.extend(extra);
+    server_json(&args)
+}
+
+#[test]
+fn a_chain_reports_each_service_and_the_sre_books_64() {
+    let json = full_outage("3", "4", &[]);
+    // Exact in a full outage: every caller makes every attempt.
+    assert_eq!(mean(&json, "server_amplification"), 64.0);
+    assert_eq!(mean(&json, "amplification"), 4.0);
+    let services = json["services"].as_array().unwrap();
+    assert_eq!(services.len(), 3);
+    for (i, per_request) in [4.0, 16.0, 64.0].into_iter().enumerate() {
+        assert_eq!(services[i]["amplification"]["mean"], per_request);
+        assert_eq!(services[i]["success_rate"]["mean"], 0.0);
+    }
+    // Retrying only above the failing service: its 4 attempts alone.
+    let adjacent = full_outage("3", "4", &["--retry-scope", "adjacent"]);
+    assert_eq!(mean(&adjacent, "server_amplification"), 4.0);
+    // A 10% budget at every caller: at most 1.1 attempts a call each.
+    let budget = full_outage("3", "4", &["--budget", "ratio:0.1,min:0"]);
+    let server = mean(&budget, "server_amplification");
+    assert!(server > 1.2 && server <= 1.1f64.powi(3), "{server}");
+    // The server alone has no per-service section.
+    let alone = full_outage("1", "4", &[]);
+    assert!(alone.get("services").is_none());
+    assert_eq!(mean(&alone, "server_amplification"), 4.0);
+}
+
+#[test]
+fn the_human_report_has_a_row_per_service() {
+    let out = succeed(cargo_bin_cmd!("herdsim").args([
+        "run",
+        "--resource",
+        "server",
+        "--depth",
+        "2",
+        "--layer-workers",
+        "8",
+        "--layer-service",
+        "const:1ms",
+        "--timeout",
+        "50ms",
+        "--layer-timeout-ratio",
+        "0.5",
+        "--max-attempts",
+        "2",
+        "--policy",
+        "no-backoff",
+        "-q",
+    ]));
+    assert!(
+        out.contains("1 service above it, each of 8 workers doing const:1ms"),
+        "{out}"
+    );
+    assert!(out.contains("each service of the chain"), "{out}");
+    let rows: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("service "))
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert_eq!(rows.len(), 3, "{out}");
+    assert!(rows[2].starts_with("2 (server)"), "{out}");
+}
+
+#[test]
+fn a_sweep_over_depth_has_one_row_per_point() {
+    let dir = workdir("chain-sweep");
+    let out = dir.join("chain.csv");
+    succeed(cargo_bin_cmd!("herdsim").args([
+        "sweep",
+        "--resource",
+        "server",
+        "--depth",
+        "1,2,3",
+        "--fail-rate",
+        "1",
+        "--workers",
+        "inf",
+        "--policy",
+        "no-backoff",
+        "--max-attempts",
+        "3",
+        "--duration",
+        "1s",
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    let text = fs::read_to_string(&out).unwrap();
+    let mut rows = csv::Reader::from_reader(text.as_bytes());
+    let header = rows.headers().unwrap().clone();
+    let column = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let (depth, server) = (column("depth"), column("server_amplification_mean"));
+    let got: Vec<(String, String)> = rows
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            (r[depth].to_string(), r[server].to_string())
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [("1", "3"), ("2", "9"), ("3", "27")].map(|(a, b)| (a.to_string(), b.to_string()))
+    );
+}
+
+#[test]
+fn bad_chain_input_names_the_parameters() {
+    for (args, says) in [
+        (vec!["--depth", "0"], vec!["--depth", "1 to 10"]),
+        (vec!["--depth", "11"], vec!["--depth", "1 to 10"]),
+        (
+            vec!["--layer-timeout-ratio", "0"],
+            vec!["--layer-timeout-ratio", "0.01 to 100"],
+        ),
+        (
+            vec!["--layer-workers", "0"],
+            vec!["--layer-workers", "1 to"],
+        ),
+        (
+            vec!["--layer-max-attempts", "0"],
+            vec!["--layer-max-attempts", "1 to"],
+        ),
+        (
+            vec!["--retry-scope", "some"],
+            vec!["--retry-scope", "every"],
+        ),
+        (
+            vec!["--depth", "2", "--timeout-choices", "100ms/200ms"],
+            vec!["timeout-choices", "depth"],
+        ),
+        (
+            vec![
+                "--depth",
+                "2",
+                "--timeout",
+                "1s",
+                "--deadline-propagation",
+                "call",
+            ],
+            vec!["deadline-propagation", "depth"],
+        ),
+    ] {
+        let mut full = vec!["run", "--resource", "server"];
+        full.extend(&args);
+        let err = usage_error(&full);
+        for s in says {
+            assert!(err.contains(s), "{args:?}: {err}");
+        }
+    }
+}

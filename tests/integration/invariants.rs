@@ -10,9 +10,12 @@ use herdsim::control::{ControlSpec, Family};
 use herdsim::measure::observer::{Observer, Watch};
 use herdsim::model::ResourceKind;
 use herdsim::model::arrivals::Arrivals;
+use herdsim::model::chain::{Chain, RetryScope};
+use herdsim::model::server::{Dist, Load, NS_PER_MS, NS_PER_S, ServerSpec, Service};
 use herdsim::policy::CapMode;
 use herdsim::sim::engine::{simulate, simulate_each_call, simulate_observed, simulate_with};
 use herdsim::sim::queue::QueueKind;
+use herdsim::sim::server_loop::{ServerRetry, simulate_server_watched};
 use herdsim::spec::Seeding;
 use herdsim::{PolicyKind, PolicySpec, RunSpec};
 use proptest::prelude::*;
@@ -372,4 +375,109 @@ fn peak_retries_counts_the_busiest_window() {
     let three = simulate(&spec(3), seeds);
     assert_eq!((three.calls, three.retries, three.peak_retries), (6, 3, 2));
     assert_eq!(three.last_success_us, 300_000);
+}
+
+/// Small random chains of services over the server model.
+fn chain_strategy() -> impl Strategy<Value = (ServerSpec, ServerRetry)> {
+    (
+        (1u32..=5, 0.0f64..=1.0, prop::option::of(1u32..=4)),
+        (prop::option::of(1u32..=3), 0.25f64..=4.0, any::<bool>()),
+        (
+            prop::option::of(5u64..=200),
+            1u32..=4,
+            0u64..=3,
+            any::<bool>(),
+        ),
+    )
+        .prop_map(
+            |(
+                (depth, fail_rate, workers),
+                (layer_workers, timeout_ratio, adjacent),
+                (timeout_ms, attempts, layer_work_ms, jittered),
+            )| {
+                let spec = ServerSpec {
+                    load: Load::Open {
+                        rate_per_s: 200.0,
+                        sources: 1,
+                        concurrency: None,
+                    },
+                    duration: NS_PER_S / 2,
+                    workers,
+                    fail_rate,
+                    service: Service::One(Dist::Exp {
+                        mean: 5 * NS_PER_MS,
+                    }),
+                    timeout: timeout_ms.map(|ms| ms * NS_PER_MS),
+                    chain: Chain {
+                        depth,
+                        workers: layer_workers,
+                        service: Dist::Const(layer_work_ms * NS_PER_MS),
+                        timeout_ratio,
+                        max_attempts: None,
+                        retry_scope: if adjacent {
+                            RetryScope::Adjacent
+                        } else {
+                            RetryScope::Every
+                        },
+                    },
+                    ..ServerSpec::default()
+                };
+                let mut policy = RunSpec::seed_002(PolicyKind::NoBackoff, 1).policy;
+                if jittered {
+                    policy = PolicySpec {
+                        kind: PolicyKind::Full,
+                        base_us: 5_000,
+                        ..policy
+                    };
+                }
+                let retry = ServerRetry {
+                    policy,
+                    max_attempts: Some(attempts),
+                    controls: Vec::new(),
+                    fleet: None,
+                };
+                (spec, retry)
+            },
+        )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn every_chain_keeps_its_books(chain in chain_strategy(), master in any::<u64>()) {
+        // Every call ends once (success or given up), every attempt an upper
+        // service takes becomes one call below it, a caller makes at most its
+        // attempt limit per call, wasted work is part of the work, and both
+        // event queues give the same run.
+        let (spec, retry) = chain;
+        let seeds = Seeds::for_job(master, 0, 0);
+        let watch = Watch { max_events: u64::MAX, on_progress: &|_, _| {} };
+        let m = simulate_server_watched(&spec, &retry, seeds, &watch, QueueKind::Radix);
+        prop_assert!(m.complete);
+        prop_assert_eq!(m.successes + m.gave_up, m.requests);
+        let depth = spec.chain.depth as usize;
+        let attempts = u64::from(retry.max_attempts.unwrap());
+        if depth == 1 {
+            prop_assert!(m.layers.is_empty());
+        } else {
+            prop_assert_eq!(m.layers.len(), depth);
+            prop_assert_eq!(m.layers[0].calls, m.requests);
+            prop_assert_eq!(m.layers[0].successes, m.successes);
+            prop_assert_eq!(m.layers[0].attempts, m.attempts);
+            prop_assert_eq!(m.layers[depth - 1].attempts, m.arrived_at_server);
+            for (i, l) in m.layers.iter().enumerate() {
+                prop_assert_eq!(l.successes + l.gave_up, l.calls, "service {}", i + 1);
+                prop_assert!(l.attempts <= l.calls * attempts);
+                prop_assert!(l.wasted_ns <= l.busy_ns);
+                if i + 1 < depth {
+                    prop_assert_eq!(m.layers[i + 1].calls, l.attempts, "service {}", i + 1);
+                }
+            }
+        }
+        // The queues hold their events in storage of different sizes.
+        let mut heap = simulate_server_watched(&spec, &retry, seeds, &watch, QueueKind::Heap);
+        heap.state_bytes = m.state_bytes;
+        prop_assert!(heap == m, "the heap's run differs from the radix heap's");
+    }
 }

@@ -54,8 +54,9 @@ pub struct ServerMetrics {
     pub timeouts: u64,
     /// Attempts the server refused (a full queue, shedding, CoDel's drops).
     pub rejected: u64,
-    /// Attempts a breaker or throttle refused to send (each ended its
-    /// request, which counts as given up).
+    /// The users' attempts a breaker or throttle refused to send (each
+    /// ended its request, which counts as given up; an upper service's
+    /// refusals end its call, in its [`LayerMetrics::gave_up`]).
     pub refused: u64,
     /// Attempts that reached the server (admitted or rejected).
     pub arrived_at_server: u64,

@@ -815,7 +815,9 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             if !admitted {
                 match controls.admit(source, now, retry_of.is_some()) {
                     None => {
-                        self.m.refused += 1;
+                        if layer == 0 {
+                            self.m.refused += 1;
+                        }
                         self.count_gave_up(layer);
                         return false;
                     }
@@ -1510,6 +1512,12 @@ mod tests {
         }
     }
 
+    /// One run of `spec` with `attempts` immediate attempts at every caller.
+    fn chain_run(spec: &ServerSpec, attempts: u32) -> ServerMetrics {
+        let immediate = retry(PolicyKind::NoBackoff, Some(attempts));
+        simulate_server(spec, &immediate, Seeds::for_job(3, 0, 0), u64::MAX)
+    }
+
     #[test]
     fn a_chain_in_a_full_outage_multiplies_attempts_at_every_layer() {
         // Every server attempt fails and nothing times out, so every caller
@@ -1517,9 +1525,7 @@ mod tests {
         // service i, exactly (the SRE book's 4³ = 64 and the Builders'
         // Library's 3⁵ = 243).
         for (depth, attempts) in [(3u32, 4u32), (5, 3)] {
-            let spec = chain_spec(depth, 1.0);
-            let immediate = retry(PolicyKind::NoBackoff, Some(attempts));
-            let m = simulate_server(&spec, &immediate, Seeds::for_job(3, 0, 0), u64::MAX);
+            let m = chain_run(&chain_spec(depth, 1.0), attempts);
             assert!(m.complete && m.requests > 1_000, "{} requests", m.requests);
             assert_eq!(m.layers.len(), depth as usize);
             let mut per_request = 1;
@@ -1586,12 +1592,7 @@ mod tests {
             },
             ..chain_spec(3, 1.0)
         };
-        let m = simulate_server(
-            &spec,
-            &retry(PolicyKind::NoBackoff, Some(4)),
-            Seeds::for_job(3, 0, 0),
-            u64::MAX,
-        );
+        let m = chain_run(&spec, 4);
         assert!(m.requests > 1_000);
         assert_eq!(m.attempts, m.requests);
         assert_eq!(m.layers[1].attempts, m.requests);
@@ -1615,12 +1616,7 @@ mod tests {
             },
             ..chain_spec(2, 1.0)
         };
-        let m = simulate_server(
-            &spec,
-            &retry(PolicyKind::NoBackoff, Some(2)),
-            Seeds::for_job(3, 0, 0),
-            u64::MAX,
-        );
+        let m = chain_run(&spec, 2);
         assert!(m.requests > 1_000);
         assert_eq!(m.timeouts, m.attempts);
         assert_eq!(m.arrived_at_server, 4 * m.requests);

@@ -833,20 +833,8 @@ pub static PARAMS: [Param; 55] = [
             s.server.workers = server::parse_workers(t)?;
             Ok(())
         },
-        show: |s| {
-            Some(
-                s.server
-                    .workers
-                    .map_or("inf".to_string(), |c| c.to_string()),
-            )
-        },
-        fields: |s| {
-            vec![
-                s.server
-                    .workers
-                    .map_or("inf".to_string(), |c| c.to_string()),
-            ]
-        },
+        show: |s| Some(server::show_workers(s.server.workers)),
+        fields: |s| vec![server::show_workers(s.server.workers)],
     },
     Param {
         key: "queue_limit",
@@ -1126,22 +1114,8 @@ pub static PARAMS: [Param; 55] = [
             s.server.chain.workers = server::parse_workers(t)?;
             Ok(())
         },
-        show: |s| {
-            Some(
-                s.server
-                    .chain
-                    .workers
-                    .map_or("inf".to_string(), |c| c.to_string()),
-            )
-        },
-        fields: |s| {
-            vec![
-                s.server
-                    .chain
-                    .workers
-                    .map_or("inf".to_string(), |c| c.to_string()),
-            ]
-        },
+        show: |s| Some(server::show_workers(s.server.chain.workers)),
+        fields: |s| vec![server::show_workers(s.server.chain.workers)],
     },
     Param {
         key: "layer_service",

@@ -421,6 +421,11 @@ pub fn show_timeout_choices(choices: &[Micros]) -> String {
         .join("/")
 }
 
+/// Workers as they are written: a count, or `inf` for unbounded.
+pub fn show_workers(workers: Option<u32>) -> String {
+    workers.map_or("inf".to_string(), |c| c.to_string())
+}
+
 /// The accepted range of a chain's timeout ratio.
 pub const TIMEOUT_RATIO_RANGE: (f64, f64) = (0.01, 100.0);
 

@@ -25,7 +25,15 @@ use crate::spec::params::{Kind, PARAMS, param};
 use crate::spec::{ParamError, parse_master_seed, parse_replicates};
 
 /// The keys that are not grid axes.
-pub const SETTINGS: [&str; 6] = ["name", "description", "study", "seed", "seeds", "variant"];
+pub const SETTINGS: [&str; 7] = [
+    "name",
+    "description",
+    "study",
+    "seed",
+    "seeds",
+    "variant",
+    "layer",
+];
 
 /// Every key a scenario file may have: the settings, then the grid's axes.
 pub fn keys() -> Vec<&'static str> {
@@ -147,6 +155,27 @@ impl Scenario {
                         }
                         Ok(())
                     }),
+                    "layer" => layer_tables(value).and_then(|specs| {
+                        if grid.values("layer_specs").is_some() {
+                            return Err((
+                                value.span(),
+                                "set both as [[layer]] tables and as layer_specs: give them in one \
+                                 place"
+                                    .to_string(),
+                            ));
+                        }
+                        let param = param("layer_specs").expect("a registry key");
+                        param.check(&specs).map_err(|e| {
+                            (value.span(), format!("invalid [[layer]] tables: {e}"))
+                        })?;
+                        grid.set(param, vec![specs]).expect("value checked");
+                        Ok(())
+                    }),
+                    "layer_specs" if grid.values("layer_specs").is_some() => Err((
+                        key.span(),
+                        "set both as [[layer]] tables and as layer_specs: give them in one place"
+                            .to_string(),
+                    )),
                     _ if param(name).is_some() => {
                         let param = param(name).expect("a registry key");
                         axis(value, param.kind, |t| param.check(t))
@@ -242,6 +271,49 @@ fn variants(
             Ok((table.span(), settings))
         })
         .collect()
+}
+
+/// The keys of a `[[layer]]` table: an upper service's own settings.
+const LAYER_KEYS: [&str; 4] = ["workers", "service", "timeout", "max_attempts"];
+
+/// `[[layer]]` tables, one per service above the server, top first: their
+/// settings as `layer_specs` writes them (each `key=value` joined by
+/// commas, the services by `+`).
+fn layer_tables(value: &Spanned<DeValue<'_>>) -> Result<String, ValueError> {
+    let expected = "expected [[layer]] tables of workers, service, timeout or max_attempts = value";
+    let DeValue::Array(tables) = value.get_ref() else {
+        return Err((value.span(), expected.to_string()));
+    };
+    let specs = tables
+        .iter()
+        .map(|table| {
+            let DeValue::Table(entries) = table.get_ref() else {
+                return Err((table.span(), expected.to_string()));
+            };
+            // In the file's order.
+            let mut entries: Vec<_> = entries.iter().collect();
+            entries.sort_by_key(|(key, _)| key.span().start);
+            let settings = entries
+                .into_iter()
+                .map(|(key, value)| {
+                    let name: &str = key.get_ref();
+                    if !LAYER_KEYS.contains(&name) {
+                        return Err((
+                            key.span(),
+                            format!(
+                                "unknown key '{name}' in a [[layer]]: expected one of {}",
+                                LAYER_KEYS.join(", ")
+                            ),
+                        ));
+                    }
+                    let text = scalar(value, Kind::Text, |t| Ok(t.to_string()))?;
+                    Ok(format!("{name}={text}"))
+                })
+                .collect::<Result<Vec<_>, ValueError>>()?;
+            Ok(settings.join(","))
+        })
+        .collect::<Result<Vec<_>, ValueError>>()?;
+    Ok(specs.join("+"))
 }
 
 /// A key that takes one value or a non-empty list (a grid axis): its values'
@@ -365,16 +437,46 @@ mod tests {
     }
 
     #[test]
+    fn layer_tables_are_each_upper_services_settings() {
+        let s = parse(
+            "depth = 3\n\
+             [[layer]]\n\
+             workers = 8\n\
+             timeout = \"300ms\"\n\
+             [[layer]]\n\
+             max_attempts = 2\n",
+        )
+        .unwrap();
+        assert_eq!(
+            s.grid.values("layer_specs"),
+            Some(&["workers=8,timeout=300ms+max_attempts=2".to_string()][..])
+        );
+        assert!(
+            error("[[layer]]\nworkerz = 2\n")
+                .starts_with("s.toml:2: key 'layer': unknown key 'workerz'")
+        );
+        assert!(
+            error("[[layer]]\nworkers = 0\n").contains("invalid [[layer]] tables"),
+            "{}",
+            error("[[layer]]\nworkers = 0\n")
+        );
+        assert!(
+            error("layer_specs = \"workers=2\"\n[[layer]]\nworkers = 3\n")
+                .contains("set both as [[layer]] tables and as layer_specs")
+        );
+    }
+
+    #[test]
     fn errors_name_the_file_the_line_and_the_key() {
         assert_eq!(
             error("clients = 10\nfrobs = 3\n"),
             "s.toml:2: key 'frobs': unknown key: expected one of name, description, study, seed, seeds, \
-             variant, policy, clients, capacity, base, cap, step, jitter_factor, window, resource, arrivals, \
+             variant, layer, policy, clients, capacity, base, cap, step, jitter_factor, window, resource, arrivals, \
              down, max_attempts, deadline, first_exponent, cap_mode, seeding, budget, breaker, \
              throttle, fleet, retry_after, occ_server, write_time, occ_done, rate, duration, requests, sources, concurrency, users, think, first_call, workers, queue_limit, \
              service, service_per_busy, fail_rate, request_delay, reply_delay, timeout, timeout_choices, timeout_noticed, deadline_propagation, \
              discipline, shed_wait, depth, layer_workers, layer_service, layer_timeout_ratio, \
-             layer_max_attempts, retry_scope, trigger, rate_changes, failure_end, horizon"
+             layer_max_attempts, layer_specs, retry_scope, trigger, rate_changes, failure_end, horizon"
         );
         assert_eq!(
             error("seeds = 5\nclients = []\n"),

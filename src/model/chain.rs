@@ -37,8 +37,23 @@ named!(RetryScope, "retry scope", {
     RetryScope::Adjacent => "adjacent",
 });
 
-/// The services above the server, all alike.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// One upper service's own settings where it differs from the chain's
+/// (`None`: the chain's).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct LayerSpec {
+    /// Its workers (`Some(None)`: unbounded).
+    pub workers: Option<Option<u32>>,
+    /// Its own work on an attempt.
+    pub service: Option<Dist>,
+    /// The timeout of its calls below, in place of the one above times the
+    /// ratio (the services below it scale from this one).
+    pub timeout: Option<Nanos>,
+    /// Most attempts of its calls below.
+    pub max_attempts: Option<u32>,
+}
+
+/// The services above the server: alike, or each with its own settings.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Chain {
     /// Services in the chain, the server at its bottom included: 1 is the
     /// server alone.
@@ -55,6 +70,9 @@ pub struct Chain {
     pub max_attempts: Option<u32>,
     /// Who retries failures from below.
     pub retry_scope: RetryScope,
+    /// Each upper service's own settings, top first: empty, or one per
+    /// service above the server.
+    pub layers: Vec<LayerSpec>,
 }
 
 impl Default for Chain {
@@ -67,6 +85,7 @@ impl Default for Chain {
             timeout_ratio: 1.0,
             max_attempts: None,
             retry_scope: RetryScope::Every,
+            layers: Vec::new(),
         }
     }
 }
@@ -77,14 +96,44 @@ impl Chain {
         self.depth > 1
     }
 
+    /// Upper service `i`'s own settings (0 is the one users call).
+    fn own(&self, i: usize) -> LayerSpec {
+        self.layers.get(i).copied().unwrap_or_default()
+    }
+
+    /// Upper service `i`'s workers; `None` is unbounded.
+    pub fn workers_of(&self, i: usize) -> Option<u32> {
+        self.own(i).workers.unwrap_or(self.workers)
+    }
+
+    /// Upper service `i`'s own work on an attempt.
+    pub fn service_of(&self, i: usize) -> Dist {
+        self.own(i).service.unwrap_or(self.service)
+    }
+
+    /// Most attempts of upper service `i`'s calls; `None`: the users'.
+    pub fn max_attempts_of(&self, i: usize) -> Option<u32> {
+        self.own(i).max_attempts.or(self.max_attempts)
+    }
+
+    /// True if some call in the chain times out, given the users' timeout.
+    pub fn times_out(&self, users: Option<Nanos>) -> bool {
+        self.timeouts(users).iter().any(Option::is_some)
+    }
+
     /// The timeout of calls to each service, top first (index 0: the
-    /// users' calls to service 1), given the users' timeout: each the one
-    /// above times the ratio, rounded to whole ns; `None` everywhere
-    /// without a users' timeout.
+    /// users' calls to service 1), given the users' timeout: each an upper
+    /// service's own, or the one above times the ratio, rounded to whole
+    /// ns; `None` where neither gives one.
     pub fn timeouts(&self, users: Option<Nanos>) -> Vec<Option<Nanos>> {
         let mut timeouts = Vec::with_capacity(self.depth as usize);
         let mut t = users.map(|t| t as f64);
-        for _ in 0..self.depth {
+        for i in 0..self.depth as usize {
+            if i > 0
+                && let Some(own) = self.own(i - 1).timeout
+            {
+                t = Some(own as f64);
+            }
             timeouts.push(t.map(|t| (t.round() as Nanos).max(1)));
             t = t.map(|t| t * self.timeout_ratio);
         }
@@ -133,6 +182,40 @@ mod tests {
             vec![Some(1_000), Some(500), Some(250)]
         );
         assert_eq!(chain.timeouts(None), vec![None, None, None]);
+    }
+
+    #[test]
+    fn an_upper_service_of_its_own_replaces_the_chains_settings() {
+        let chain = Chain {
+            depth: 4,
+            timeout_ratio: 0.5,
+            workers: Some(8),
+            max_attempts: Some(3),
+            layers: vec![
+                LayerSpec::default(),
+                LayerSpec {
+                    workers: Some(None),
+                    timeout: Some(900),
+                    max_attempts: Some(2),
+                    ..LayerSpec::default()
+                },
+                LayerSpec::default(),
+            ],
+            ..Chain::default()
+        };
+        // Service 2's calls (to service 3) wait 900 ns; service 3's scale
+        // from them.
+        assert_eq!(
+            chain.timeouts(Some(1_000)),
+            vec![Some(1_000), Some(500), Some(900), Some(450)]
+        );
+        assert_eq!(chain.timeouts(None), vec![None, None, Some(900), Some(450)]);
+        assert!(chain.times_out(None));
+        assert_eq!((chain.workers_of(0), chain.workers_of(1)), (Some(8), None));
+        assert_eq!(
+            (chain.max_attempts_of(0), chain.max_attempts_of(1)),
+            (Some(3), Some(2))
+        );
     }
 
     #[test]

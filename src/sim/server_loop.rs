@@ -1053,7 +1053,11 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         let max_attempts = if r.layer == 0 {
             self.retry.max_attempts
         } else {
-            self.spec.chain.max_attempts.or(self.retry.max_attempts)
+            // The caller is the upper service above this call's.
+            self.spec
+                .chain
+                .max_attempts_of(usize::from(r.layer) - 1)
+                .or(self.retry.max_attempts)
         };
         let passes_up = from_below && self.spec.chain.retry_scope == RetryScope::Adjacent;
         let may_retry = !passes_up
@@ -1140,7 +1144,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             arrived: self.now,
             deadline: Nanos::MAX,
         };
-        let workers = self.spec.chain.workers.unwrap_or(u32::MAX);
+        let workers = self.spec.chain.workers_of(layer).unwrap_or(u32::MAX);
         if self.uppers[layer].busy < workers {
             self.serve_upper(e.layer, queued);
         } else {
@@ -1153,7 +1157,11 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
     #[cold]
     fn serve_upper(&mut self, layer: u8, queued: Queued) {
         self.uppers[usize::from(layer)].busy += 1;
-        let work = self.spec.chain.service.sample(&mut self.environment);
+        let work = self
+            .spec
+            .chain
+            .service_of(usize::from(layer))
+            .sample(&mut self.environment);
         self.schedule_at_layer(
             self.now + work,
             Kind::CallBelow,
@@ -1299,7 +1307,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::chain::Chain;
+    use crate::model::chain::{Chain, LayerSpec};
     use crate::model::server::{Dist, NS_PER_MS, Service};
     use crate::policy::{CapMode, PolicyKind};
 
@@ -1549,6 +1557,35 @@ mod tests {
                 (m.requests * u64::from(attempts), m.requests)
             );
         }
+    }
+
+    #[test]
+    fn each_upper_service_may_have_its_own_attempts_and_workers() {
+        // Users make 4 attempts, service 1's calls 2 and service 2's 3 (its
+        // one worker serving the chain's attempts one at a time): 4 × 2 × 3
+        // = 24 server attempts per user request in a full outage.
+        let spec = ServerSpec {
+            chain: Chain {
+                depth: 3,
+                layers: vec![
+                    LayerSpec {
+                        max_attempts: Some(2),
+                        ..LayerSpec::default()
+                    },
+                    LayerSpec {
+                        max_attempts: Some(3),
+                        workers: Some(Some(1)),
+                        ..LayerSpec::default()
+                    },
+                ],
+                ..Chain::default()
+            },
+            ..chain_spec(3, 1.0)
+        };
+        let m = chain_run(&spec, 4);
+        assert!(m.requests > 1_000);
+        assert_eq!(m.layers[1].attempts, 8 * m.requests);
+        assert_eq!(m.arrived_at_server, 24 * m.requests);
     }
 
     #[test]

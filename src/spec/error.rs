@@ -47,6 +47,13 @@ pub enum ParamError {
     /// An outage window that is not `<from>..<to>` with from before to.
     #[error("expected <from>..<to> with from before to, such as 5s..15s")]
     Window,
+    /// A chain's per-service settings that do not read.
+    #[error(
+        "expected each upper service's settings, top first, joined by +, each key=value joined \
+         by commas among workers, service, timeout and max_attempts (such as \
+         workers=8,timeout=300ms+max_attempts=2), or none: {0}"
+    )]
+    LayerSpecs(String),
     /// A chain's timeout ratio out of range.
     #[error("expected a number from 0.01 to 100 (below 1: inner timeouts are shorter)")]
     TimeoutRatio,

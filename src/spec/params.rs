@@ -174,7 +174,7 @@ impl Param {
 /// Every parameter, in grid-axis and CSV-column order. Adding one here (and
 /// to [`RunSpec`] and the model that reads it) adds its flag, scenario key,
 /// axis, columns and doc rows.
-pub static PARAMS: [Param; 55] = [
+pub static PARAMS: [Param; 56] = [
     Param {
         key: "policy",
         value_name: "POLICY",
@@ -1177,6 +1177,29 @@ pub static PARAMS: [Param; 55] = [
         },
     },
     Param {
+        key: "layer_specs",
+        value_name: "SPEC+SPEC…",
+        doc: "Each service above the server on its own, top first, joined by +: key=value \
+              settings among workers, service, timeout (of its calls below, in place of the \
+              ratio's) and max_attempts, in place of the layer_* values",
+        accepts: "one setting list per service above the server, joined by +, or none",
+        absent: Some("every upper service as the layer_* keys say"),
+        kind: Kind::Text,
+        group: Group::Server,
+        list_separator: ';',
+        choices: None,
+        columns: &["layer_specs"],
+        set: |s, t| {
+            s.server.chain.layers = server::parse_layer_specs(t)?;
+            Ok(())
+        },
+        show: |s| {
+            (!s.server.chain.layers.is_empty())
+                .then(|| server::show_layer_specs(&s.server.chain.layers))
+        },
+        fields: |s| vec![server::show_layer_specs(&s.server.chain.layers)],
+    },
+    Param {
         key: "retry_scope",
         value_name: "WHO",
         doc: "Who retries a failure that came from below the service it called: every caller, \
@@ -1385,6 +1408,9 @@ mod tests {
         server.chain.timeout_ratio = 0.75;
         server.chain.max_attempts = Some(2);
         server.chain.retry_scope = crate::model::chain::RetryScope::Adjacent;
+        server.chain.layers =
+            server::parse_layer_specs("workers=inf,timeout=250ms+max_attempts=2+service=exp:3ms")
+                .unwrap();
         for p in &PARAMS {
             let shown = (p.show)(&spec).unwrap_or_else(|| panic!("{} is absent", p.key));
             let mut read = RunSpec::default();

@@ -6,7 +6,7 @@ use super::ParamError;
 use crate::base::time::{Micros, format_duration, parse_duration};
 use crate::control::deadline_propagation::DeadlinePropagation;
 use crate::control::queue_discipline::Discipline;
-use crate::model::chain::{Chain, MAX_DEPTH};
+use crate::model::chain::{Chain, LayerSpec, MAX_DEPTH};
 use crate::model::server::{
     Dist, FailureEnd, Load, NS_PER_MS, NS_PER_US, RateChanges, ServerSpec, Service, TimeoutNoticed,
     TriggerKind, Triggers,
@@ -158,7 +158,7 @@ impl ServerParams {
             deadline_propagation: self.deadline_propagation,
             discipline: self.discipline,
             shed_wait: self.shed_wait_us.map(|us| us * NS_PER_US),
-            chain: self.chain,
+            chain: self.chain.clone(),
         }
     }
 
@@ -226,7 +226,11 @@ impl ServerParams {
                 crate::model::chain::RetryScope::Every => "every",
                 crate::model::chain::RetryScope::Adjacent => "only the adjacent",
             },
-        )
+        ) + &if c.layers.is_empty() {
+            String::new()
+        } else {
+            format!("; each service's own: {}", show_layer_specs(&c.layers))
+        }
     }
 
     /// The rules that tie the server's parameters together, as (the two
@@ -313,6 +317,17 @@ impl ServerParams {
                     "a load spike or ramp needs the open loop's arrival rate".into(),
                 ));
             }
+        }
+        let uppers = self.chain.depth as usize - 1;
+        if !self.chain.layers.is_empty() && self.chain.layers.len() != uppers {
+            return Some((
+                "layer_specs",
+                "depth",
+                format!(
+                    "give one service's settings per service above the server ({uppers} at this \
+                     depth), joined by +, or none"
+                ),
+            ));
         }
         if self.chain.is_layered() {
             // Upper services time their calls from the users' one timeout
@@ -424,6 +439,67 @@ pub fn show_timeout_choices(choices: &[Micros]) -> String {
 /// Workers as they are written: a count, or `inf` for unbounded.
 pub fn show_workers(workers: Option<u32>) -> String {
     workers.map_or("inf".to_string(), |c| c.to_string())
+}
+
+/// Parses a chain's per-service settings: each upper service's, top first,
+/// joined by `+`; each `key=value` joined by commas; `none` for none.
+pub fn parse_layer_specs(text: &str) -> Result<Vec<LayerSpec>, ParamError> {
+    if text.trim() == "none" {
+        return Ok(Vec::new());
+    }
+    let bad = |why: String| ParamError::LayerSpecs(why);
+    text.split('+')
+        .map(|one| {
+            let mut spec = LayerSpec::default();
+            for setting in one.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                let (key, value) = setting
+                    .split_once('=')
+                    .ok_or_else(|| bad(format!("'{setting}' is not key=value")))?;
+                let why = |e: ParamError| bad(format!("{key}: {e}"));
+                match key.trim() {
+                    "workers" => spec.workers = Some(parse_workers(value).map_err(why)?),
+                    "service" => spec.service = Some(parse_dist(value).map_err(why)?),
+                    "timeout" => {
+                        let us = super::check_positive_duration(
+                            parse_duration(value).map_err(|e| why(e.into()))?,
+                        )
+                        .map_err(why)?;
+                        spec.timeout = Some(us * NS_PER_US);
+                    }
+                    "max_attempts" => {
+                        spec.max_attempts =
+                            Some(super::values::parse_max_attempts(value).map_err(why)?)
+                    }
+                    other => return Err(bad(format!("unknown key '{other}'"))),
+                }
+            }
+            Ok(spec)
+        })
+        .collect()
+}
+
+/// A chain's per-service settings as [`parse_layer_specs`] reads them.
+pub fn show_layer_specs(layers: &[LayerSpec]) -> String {
+    layers
+        .iter()
+        .map(|l| {
+            let mut settings = Vec::new();
+            if let Some(w) = l.workers {
+                settings.push(format!("workers={}", show_workers(w)));
+            }
+            if let Some(d) = l.service {
+                settings.push(format!("service={d}"));
+            }
+            if let Some(t) = l.timeout {
+                settings.push(format!("timeout={}", format_duration(t / NS_PER_US)));
+            }
+            if let Some(n) = l.max_attempts {
+                settings.push(format!("max_attempts={n}"));
+            }
+            settings.join(",")
+        })
+        .collect::<Vec<_>>()
+        .join("+")
 }
 
 /// The accepted range of a chain's timeout ratio.

@@ -58,6 +58,45 @@ fn a_chain_reports_each_service_and_the_sre_books_64() {
 }
 
 #[test]
+fn layer_tables_in_a_scenario_give_each_service_its_own_attempts() {
+    // Users 4 attempts, service 1's calls 2, service 2's 3: 24 per request
+    // at the server in a full outage, as `--layer-specs` says it too.
+    let dir = workdir("chain-layers");
+    let scenario = dir.join("chain.toml");
+    let out = dir.join("chain.csv");
+    fs::write(
+        &scenario,
+        "resource = \"server\"\nrate = 500\nduration = \"1s\"\nworkers = \"inf\"\n\
+         fail_rate = 1\npolicy = \"no-backoff\"\nmax_attempts = 4\ndepth = 3\n\
+         [[layer]]\nmax_attempts = 2\n[[layer]]\nmax_attempts = 3\nworkers = 1\n",
+    )
+    .unwrap();
+    succeed(cargo_bin_cmd!("herdsim").args([
+        "sweep",
+        scenario.to_str().unwrap(),
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    let text = fs::read_to_string(&out).unwrap();
+    let mut rows = csv::Reader::from_reader(text.as_bytes());
+    let header = rows.headers().unwrap().clone();
+    let column = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let row = rows.records().next().unwrap().unwrap();
+    assert_eq!(
+        &row[column("layer_specs")],
+        "max_attempts=2+workers=1,max_attempts=3"
+    );
+    assert_eq!(&row[column("server_amplification_mean")], "24");
+    let flags = full_outage(
+        "3",
+        "4",
+        &["--layer-specs", "max_attempts=2+max_attempts=3,workers=1"],
+    );
+    assert_eq!(mean(&flags, "server_amplification"), 24.0);
+}
+
+#[test]
 fn the_human_report_has_a_row_per_service() {
     let out = succeed(cargo_bin_cmd!("herdsim").args([
         "run",
@@ -155,6 +194,14 @@ fn bad_chain_input_names_the_parameters() {
         (
             vec!["--retry-scope", "some"],
             vec!["--retry-scope", "every"],
+        ),
+        (
+            vec!["--depth", "3", "--layer-specs", "max_attempts=2"],
+            vec!["--layer-specs", "depth", "2 at this depth"],
+        ),
+        (
+            vec!["--depth", "2", "--layer-specs", "retries=2"],
+            vec!["--layer-specs", "unknown key 'retries'"],
         ),
         (
             vec!["--depth", "2", "--timeout-choices", "100ms/200ms"],

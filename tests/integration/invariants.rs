@@ -419,6 +419,7 @@ fn chain_strategy() -> impl Strategy<Value = (ServerSpec, ServerRetry)> {
                         } else {
                             RetryScope::Every
                         },
+                        layers: Vec::new(),
                     },
                     ..ServerSpec::default()
                 };

@@ -3,7 +3,6 @@
 
 use crate::measure::histogram::Histogram;
 use crate::measure::server_metrics::ServerMetrics;
-use crate::model::server::NS_PER_MS;
 
 /// What one service of a chain saw (layered services: service 1 is the one
 /// the users call, the last is the server).
@@ -132,13 +131,13 @@ impl LayerMetric {
                 "latency_p50_ms",
                 3,
                 "median latency of its successful calls, as their callers saw them",
-                |m, i| latency_ms(&m.layers[i], 0.5),
+                |m, i| m.layers[i].latency.quantile_ms(0.5),
             ),
             LayerMetric::LatencyP99Ms => (
                 "latency_p99_ms",
                 3,
                 "99th percentile of the same",
-                |m, i| latency_ms(&m.layers[i], 0.99),
+                |m, i| m.layers[i].latency.quantile_ms(0.99),
             ),
         }
     }
@@ -163,10 +162,4 @@ impl LayerMetric {
     pub fn value(self, metrics: &ServerMetrics, i: usize) -> Option<f64> {
         (self.info().3)(metrics, i)
     }
-}
-
-/// A quantile of a service's successful-call latency, ms; `None` without
-/// a success.
-fn latency_ms(layer: &LayerMetrics, q: f64) -> Option<f64> {
-    (layer.latency.count() > 0).then(|| layer.latency.quantile(q) / NS_PER_MS as f64)
 }

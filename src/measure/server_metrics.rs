@@ -176,7 +176,7 @@ impl ServerMetrics {
 
     /// A latency quantile of successful requests, ms; `None` without one.
     pub fn latency_ms(&self, q: f64) -> Option<f64> {
-        (self.successes > 0).then(|| self.latency.quantile(q) / NS_PER_MS as f64)
+        self.latency.quantile_ms(q)
     }
 }
 

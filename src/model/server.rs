@@ -450,13 +450,6 @@ impl Default for ServerSpec {
 }
 
 impl ServerSpec {
-    /// True if attempts time out (one timeout, or one drawn per request).
-    pub fn has_timeout(&self) -> bool {
-        self.timeout.is_some()
-            || !self.timeout_choices.is_empty()
-            || (self.chain.is_layered() && self.chain.times_out(None))
-    }
-
     /// The workers at `t`: the configured count, or the lowest capacity drop
     /// covering `t`. `u32::MAX` stands for unbounded.
     #[inline]

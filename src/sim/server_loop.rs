@@ -307,6 +307,8 @@ struct State<'a, P: Backoff, Q: EventQueue<Event>> {
     bottom: u8,
     /// The timeout of attempts to each service, top first.
     layer_timeouts: Vec<Nanos>,
+    /// True if some attempt can time out (work can be wasted), once.
+    times_out: bool,
     /// Per request slot of a call below: the attempt it serves.
     calls: Vec<Call>,
     m: ServerMetrics,
@@ -365,6 +367,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                 .into_iter()
                 .map(|t| t.unwrap_or(NO_TIMEOUT))
                 .collect(),
+            times_out: !spec.timeout_choices.is_empty() || spec.chain.times_out(spec.timeout),
             calls: Vec::new(),
             m: ServerMetrics {
                 layers: if spec.chain.is_layered() {
@@ -881,6 +884,18 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         }
     }
 
+    /// True if the reply of this attempt, arriving at `back`, finds its
+    /// caller no longer waiting: it timed out already, or will have by then
+    /// (a timeout at the reply's instant was scheduled earlier, so it wins
+    /// the tie).
+    #[inline]
+    fn reply_ignored(&self, req: u32, generation: u32, attempt: u32, back: Nanos) -> bool {
+        !self.is_awaited(req, generation, attempt) || {
+            let r = &self.requests[req as usize];
+            back >= r.sent.saturating_add(self.timeout_of_request(r))
+        }
+    }
+
     /// True if the client still waits for this attempt's reply.
     #[inline]
     fn is_awaited(&self, req: u32, generation: u32, attempt: u32) -> bool {
@@ -911,16 +926,10 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         self.m.busy_ns += u128::from(service);
         self.m.served += 1;
         self.m.sojourn_ns += u128::from(done - queued.arrived);
-        // Work whose reply the client ignores: it timed out first (a timeout
-        // at the reply's instant was scheduled earlier, so it wins the tie).
-        // An attempt the client no longer awaits has timed out already (it
-        // waited in the queue, so no reply or rejection ended it), so only
-        // the awaited attempt's send time is kept.
-        if self.spec.has_timeout()
-            && (!self.is_awaited(queued.req, queued.generation, queued.attempt) || {
-                let r = &self.requests[queued.req as usize];
-                back >= r.sent.saturating_add(self.timeout_of_request(r))
-            })
+        // Work whose reply its caller ignores is wasted. An attempt no
+        // longer awaited has timed out already (it waited in the queue, so
+        // no reply or rejection ended it).
+        if self.times_out && self.reply_ignored(queued.req, queued.generation, queued.attempt, back)
         {
             self.m.wasted_ns += u128::from(service);
         }
@@ -1091,11 +1100,8 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         }
         let mut ending = req;
         loop {
-            let r = &mut self.requests[ending as usize];
-            r.generation = r.generation.wrapping_add(1);
-            r.awaiting = false;
-            let source = r.source;
-            self.free.push(ending);
+            let source = self.requests[ending as usize].source;
+            self.free_slot(ending);
             match self.spec.load {
                 Load::Open {
                     concurrency: Some(_),
@@ -1116,6 +1122,16 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                 Load::Open { .. } => return,
             }
         }
+    }
+
+    /// The request in slot `req` is over: events still naming it are stale
+    /// (its generation moves on) and the slot is free for the next.
+    #[inline]
+    fn free_slot(&mut self, req: u32) {
+        let r = &mut self.requests[req as usize];
+        r.generation = r.generation.wrapping_add(1);
+        r.awaiting = false;
+        self.free.push(req);
     }
 
     /// A request to service `layer` gave up (counted as the users' when
@@ -1207,18 +1223,12 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
     /// no longer waits for that reply, or will have timed out when it comes.
     #[cold]
     fn end_call(&mut self, child: u32, succeeded: bool) {
-        let r = &mut self.requests[child as usize];
-        r.generation = r.generation.wrapping_add(1);
-        r.awaiting = false;
-        let layer = r.layer - 1;
-        self.free.push(child);
+        let layer = self.requests[child as usize].layer - 1;
+        self.free_slot(child);
         let call = self.calls[child as usize];
         let held = u128::from(self.now - call.held_since);
         let back = self.now + self.spec.reply_delay.sample(&mut self.environment);
-        let wasted = !self.is_awaited(call.req, call.generation, call.attempt) || {
-            let parent = &self.requests[call.req as usize];
-            back >= parent.sent.saturating_add(self.timeout_of_request(parent))
-        };
+        let wasted = self.reply_ignored(call.req, call.generation, call.attempt, back);
         let metrics = &mut self.m.layers[usize::from(layer)];
         metrics.busy_ns += held;
         if wasted {

@@ -32,6 +32,21 @@ fn full_outage(depth: &str, attempts: &str, extra: &[&str]) -> serde_json::Value
     server_json(&args)
 }
 
+/// The rows of the CSV file `path` as pairs of the two columns `names`.
+fn csv_columns(path: &std::path::Path, names: &[&str; 2]) -> Vec<(String, String)> {
+    let text = fs::read_to_string(path).unwrap();
+    let mut rows = csv::Reader::from_reader(text.as_bytes());
+    let header = rows.headers().unwrap().clone();
+    let column = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let (a, b) = (column(names[0]), column(names[1]));
+    rows.records()
+        .map(|r| {
+            let r = r.unwrap();
+            (r[a].to_string(), r[b].to_string())
+        })
+        .collect()
+}
+
 #[test]
 fn a_chain_reports_each_service_and_the_sre_books_64() {
     let json = full_outage("3", "4", &[]);
@@ -78,16 +93,14 @@ fn layer_tables_in_a_scenario_give_each_service_its_own_attempts() {
         "--out",
         out.to_str().unwrap(),
     ]));
-    let text = fs::read_to_string(&out).unwrap();
-    let mut rows = csv::Reader::from_reader(text.as_bytes());
-    let header = rows.headers().unwrap().clone();
-    let column = |name: &str| header.iter().position(|h| h == name).unwrap();
-    let row = rows.records().next().unwrap().unwrap();
+    let columns = csv_columns(&out, &["layer_specs", "server_amplification_mean"]);
     assert_eq!(
-        &row[column("layer_specs")],
-        "max_attempts=2+workers=1,max_attempts=3"
+        columns,
+        vec![(
+            "max_attempts=2+workers=1,max_attempts=3".to_string(),
+            "24".to_string()
+        )]
     );
-    assert_eq!(&row[column("server_amplification_mean")], "24");
     let flags = full_outage(
         "3",
         "4",
@@ -156,18 +169,7 @@ fn a_sweep_over_depth_has_one_row_per_point() {
         "--out",
         out.to_str().unwrap(),
     ]));
-    let text = fs::read_to_string(&out).unwrap();
-    let mut rows = csv::Reader::from_reader(text.as_bytes());
-    let header = rows.headers().unwrap().clone();
-    let column = |name: &str| header.iter().position(|h| h == name).unwrap();
-    let (depth, server) = (column("depth"), column("server_amplification_mean"));
-    let got: Vec<(String, String)> = rows
-        .records()
-        .map(|r| {
-            let r = r.unwrap();
-            (r[depth].to_string(), r[server].to_string())
-        })
-        .collect();
+    let got = csv_columns(&out, &["depth", "server_amplification_mean"]);
     assert_eq!(
         got,
         [("1", "3"), ("2", "9"), ("3", "27")].map(|(a, b)| (a.to_string(), b.to_string()))

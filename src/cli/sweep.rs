@@ -76,7 +76,11 @@ pub fn sweep_help() -> String {
          size), then for every metric its _mean, _sd, _ci95, _min and _max, and row_checksum \
          (shows a row edited since). With --per-run: point, replicate, policy_seed, \
          environment_seed, then the same columns with each metric once. On the server model the \
-         metrics are its own (see `herdsim run --resource server`)."
+         metrics are its own (see `herdsim run --resource server`); a grid with call chains \
+         (depth above 1) adds, for services 1 (the one users call) to its deepest chain's last \
+         (the server), service{i}_attempts, _amplification, _success_rate, _timeouts, \
+         _wasted_work, _latency_p50_ms and _latency_p99_ms, one row per point still (empty \
+         past a point's depth, and at depth 1, where the server's columns say it)."
             .split(' '),
     );
     format!(
@@ -274,7 +278,7 @@ pub fn sweep(args: &SweepArgs) -> Result<(), CliError> {
         rows_done: 0,
         max_events: args.grid.max_events().unwrap_or(u64::MAX),
     };
-    let header = sweep_csv::line(&sweep_csv::header(args.per_run, plan.is_server()));
+    let header = sweep_csv::line(&sweep_csv::header(args.per_run, plan.metric_columns()));
     let (file, rows_done) = open_output(&args.out, args, &plan, &header)?;
     plan.rows_done = rows_done;
     let jobs = plan.jobs();

@@ -88,6 +88,18 @@ impl Grid {
             .map(|a| a.values.as_slice())
     }
 
+    /// Every value `key` takes in the grid: its axis's and its variants'.
+    pub fn values_anywhere<'a>(&'a self, key: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        let axis = self.values(key).unwrap_or_default().iter();
+        let variants = self
+            .variants
+            .iter()
+            .flatten()
+            .filter(move |(p, _)| p.key == key)
+            .map(|(_, v)| v);
+        axis.chain(variants).map(String::as_str)
+    }
+
     /// The number of points (0 if any axis is empty). Panics past
     /// `usize::MAX`: check [`Grid::checked_len`] first for a grid a user gave.
     pub fn len(&self) -> usize {

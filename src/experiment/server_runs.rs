@@ -53,8 +53,8 @@ pub fn run_server_replicates(
 
 /// Every server metric summarised over `runs`.
 pub fn summarize_server(runs: &[ServerMetrics]) -> Vec<(ServerMetric, Summary)> {
-    let values: Vec<Vec<Option<f64>>> = runs.iter().map(server_values).collect();
-    summarize_server_values(&values)
+    let values: Vec<Vec<Option<f64>>> = runs.iter().map(|r| server_values(r, 0)).collect();
+    summarize_server_values(&values).0
 }
 
 /// Every per-service metric of a chain summarised over `runs`: one list a
@@ -75,21 +75,28 @@ pub fn summarize_layers(runs: &[ServerMetrics]) -> Vec<Vec<(LayerMetric, Summary
         .collect()
 }
 
-/// A run's value of every server metric, in [`ServerMetric::ALL`] order
-/// (`None` where it has none): all a sweep keeps of a run.
-pub fn server_values(run: &ServerMetrics) -> Vec<Option<f64>> {
-    ServerMetric::ALL.iter().map(|m| m.value(run)).collect()
+/// A run's value of every server metric, in [`ServerMetric::ALL`] order,
+/// then of each [`LayerMetric::IN_SWEEPS`] at services 1 to `services`
+/// (`None` where it has none, such as a service below its chain's end):
+/// all a sweep keeps of a run.
+pub fn server_values(run: &ServerMetrics, services: usize) -> Vec<Option<f64>> {
+    let server = ServerMetric::ALL.iter().map(|m| m.value(run));
+    let per_service =
+        (0..services).flat_map(|i| LayerMetric::IN_SWEEPS.iter().map(move |m| m.value(run, i)));
+    server.chain(per_service).collect()
 }
 
-/// Every server metric summarised over runs given as their
-/// [`server_values`].
-pub fn summarize_server_values(runs: &[Vec<Option<f64>>]) -> Vec<(ServerMetric, Summary)> {
-    ServerMetric::ALL
+/// Every value summarised over runs given as their [`server_values`]: the
+/// server metrics', then the per-service ones', in column order.
+pub fn summarize_server_values(
+    runs: &[Vec<Option<f64>>],
+) -> (Vec<(ServerMetric, Summary)>, Vec<Summary>) {
+    let width = runs.first().map_or(ServerMetric::ALL.len(), Vec::len);
+    let mut summaries =
+        (0..width).map(|i| Summary::of_present(&runs.iter().map(|v| v[i]).collect::<Vec<_>>()));
+    let server = ServerMetric::ALL
         .iter()
-        .enumerate()
-        .map(|(i, &metric)| {
-            let column: Vec<Option<f64>> = runs.iter().map(|v| v[i]).collect();
-            (metric, Summary::of_present(&column))
-        })
-        .collect()
+        .map(|&metric| (metric, summaries.next().expect("a value a metric")))
+        .collect();
+    (server, summaries.collect())
 }

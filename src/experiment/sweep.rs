@@ -28,15 +28,18 @@ use crate::base::time::Micros;
 use crate::experiment::replicates::summarize;
 use crate::experiment::scenario::Scenario;
 use crate::experiment::server_runs::{server_parts, server_values, summarize_server_values};
+use crate::measure::layer_metrics::LayerMetric;
 use crate::measure::metrics::{Metric, RunMetrics};
 use crate::measure::observer::Watch;
 use crate::measure::server_metrics::ServerMetric;
 use crate::measure::stats::Summary;
 use crate::model::ResourceKind;
+use crate::model::chain::MAX_DEPTH;
 use crate::sim::engine::simulate_with;
 use crate::sim::queue::QueueKind;
 use crate::sim::server_loop::simulate_server;
 use crate::spec::RunSpec;
+use crate::spec::server::parse_depth;
 
 /// Results allowed to wait for an earlier one, per worker thread.
 const REORDER_SLOTS_PER_THREAD: usize = 64;
@@ -188,7 +191,8 @@ pub enum SweepRow {
         /// The point's workload.
         spec: RunSpec,
         /// Every server metric's value, in [`ServerMetric::ALL`] order
-        /// (`None` where the run has none, such as a recovery time when stuck).
+        /// (`None` where the run has none, such as a recovery time when
+        /// stuck), then the per-service ones ([`MetricColumns::Server`]).
         values: Vec<Option<f64>>,
         /// False if the run was stopped at the plan's `max_events` (a cut at
         /// the workload's horizon is its end, not a stop).
@@ -202,6 +206,9 @@ pub enum SweepRow {
         spec: RunSpec,
         /// Every server metric's summary over the replicates.
         summaries: Vec<(ServerMetric, Summary)>,
+        /// The per-service metrics' summaries, in the order of their
+        /// columns ([`MetricColumns::Server`]).
+        services: Vec<Summary>,
         /// False if a replicate was stopped at the plan's `max_events`.
         complete: bool,
     },
@@ -235,7 +242,11 @@ impl SweepRow {
     pub fn summaries(&self) -> Vec<&Summary> {
         match self {
             SweepRow::Point { summaries, .. } => summaries.iter().map(|(_, s)| s).collect(),
-            SweepRow::ServerPoint { summaries, .. } => summaries.iter().map(|(_, s)| s).collect(),
+            SweepRow::ServerPoint {
+                summaries,
+                services,
+                ..
+            } => summaries.iter().map(|(_, s)| s).chain(services).collect(),
             SweepRow::Run { .. } | SweepRow::ServerRun { .. } => Vec::new(),
         }
     }
@@ -247,6 +258,45 @@ impl SweepRow {
             | SweepRow::Point { point, .. }
             | SweepRow::ServerRun { point, .. }
             | SweepRow::ServerPoint { point, .. } => *point,
+        }
+    }
+}
+
+/// The metric columns of a sweep file, after its sweep columns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MetricColumns {
+    /// The herd models' metrics.
+    Herd,
+    /// The server model's metrics, then, for a grid with call chains, the
+    /// per-service metrics ([`LayerMetric::IN_SWEEPS`]) of services 1 to
+    /// `services` (its deepest chain's length; 0 without chains), empty
+    /// where a point's chain is shorter.
+    Server {
+        /// Services with columns.
+        services: usize,
+    },
+}
+
+impl MetricColumns {
+    /// Every kind of sweep file, for reading one back.
+    pub fn all() -> Vec<MetricColumns> {
+        let chains = 2..=MAX_DEPTH as usize;
+        [MetricColumns::Herd, MetricColumns::Server { services: 0 }]
+            .into_iter()
+            .chain(chains.map(|services| MetricColumns::Server { services }))
+            .collect()
+    }
+
+    /// The metric names, in column order.
+    pub fn names(self) -> Vec<String> {
+        match self {
+            MetricColumns::Herd => Metric::ALL.iter().map(|m| m.name().to_string()).collect(),
+            MetricColumns::Server { services } => {
+                let server = ServerMetric::ALL.iter().map(|m| m.name().to_string());
+                let per_service = (1..=services)
+                    .flat_map(|s| LayerMetric::IN_SWEEPS.iter().map(move |m| m.column(s)));
+                server.chain(per_service).collect()
+            }
         }
     }
 }
@@ -285,6 +335,23 @@ impl<'a> SweepPlan<'a> {
     pub fn is_server(&self) -> bool {
         !self.scenario.grid.is_empty()
             && self.scenario.grid.point(0).resource == ResourceKind::Server
+    }
+
+    /// The metric columns of the plan's rows: a server grid with call
+    /// chains has per-service columns for its deepest chain's services.
+    pub fn metric_columns(&self) -> MetricColumns {
+        if !self.is_server() {
+            return MetricColumns::Herd;
+        }
+        let deepest = self
+            .scenario
+            .grid
+            .values_anywhere("depth")
+            .filter_map(|v| parse_depth(v).ok())
+            .max()
+            .unwrap_or(1);
+        let services = if deepest > 1 { deepest as usize } else { 0 };
+        MetricColumns::Server { services }
     }
 
     /// The rows this plan writes in all, done ones included.
@@ -333,6 +400,10 @@ pub fn run_sweep<E: Send>(
     let replicates = scenario.replicates as usize;
     let master = scenario.master_seed;
     let per_run = plan.per_run;
+    let services = match plan.metric_columns() {
+        MetricColumns::Server { services } => services,
+        MetricColumns::Herd => 0,
+    };
     let mut current: Vec<Outcome> = Vec::with_capacity(if per_run { 0 } else { replicates });
 
     let job = |j: usize| {
@@ -345,7 +416,7 @@ pub fn run_sweep<E: Send>(
             let (server, retry) = server_parts(&spec);
             let metrics = simulate_server(&server, &retry, seeds, plan.max_events);
             Outcome::Server {
-                values: server_values(&metrics),
+                values: server_values(&metrics, services),
                 complete: !metrics.hit_event_limit,
             }
         } else {
@@ -402,7 +473,7 @@ pub fn run_sweep<E: Send>(
 enum Outcome {
     /// A herd model's run.
     Herd(RunMetrics),
-    /// A server-model run's metric values, in [`ServerMetric::ALL`] order.
+    /// A server-model run's metric values, as [`server_values`] gives them.
     Server {
         values: Vec<Option<f64>>,
         complete: bool,
@@ -442,10 +513,12 @@ fn summarize_point(
             complete,
         }
     } else {
+        let (summaries, services) = summarize_server_values(&server);
         SweepRow::ServerPoint {
             point,
             spec,
-            summaries: summarize_server_values(&server),
+            summaries,
+            services,
             complete,
         }
     }

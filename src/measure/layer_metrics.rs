@@ -142,9 +142,28 @@ impl LayerMetric {
         }
     }
 
+    /// The per-service metrics a sweep file has columns for (service `i`'s
+    /// as `service{i}_{name}`): what the issue of layered services asks per
+    /// layer, without the counts a rate or amplification already gives.
+    pub const IN_SWEEPS: [LayerMetric; 7] = [
+        LayerMetric::Attempts,
+        LayerMetric::Amplification,
+        LayerMetric::SuccessRate,
+        LayerMetric::Timeouts,
+        LayerMetric::WastedWork,
+        LayerMetric::LatencyP50Ms,
+        LayerMetric::LatencyP99Ms,
+    ];
+
     /// snake_case name with its unit.
     pub fn name(self) -> &'static str {
         self.info().0
+    }
+
+    /// Its column in a sweep file for service `service` (1 is the one users
+    /// call).
+    pub fn column(self, service: usize) -> String {
+        format!("service{service}_{}", self.name())
     }
 
     /// Decimals shown in human output.
@@ -160,6 +179,9 @@ impl LayerMetric {
     /// Its value for service `i` (0 is the one users call) of `metrics`, if
     /// the run has one.
     pub fn value(self, metrics: &ServerMetrics, i: usize) -> Option<f64> {
+        if i >= metrics.layers.len() {
+            return None;
+        }
         (self.info().3)(metrics, i)
     }
 }

@@ -9,9 +9,7 @@ use crate::base::fingerprint::Fingerprint;
 use crate::base::format::csv_number as number;
 use crate::base::seeding::Seeds;
 use crate::base::time::us_to_ms;
-use crate::experiment::sweep::{SweepPlan, SweepRow};
-use crate::measure::metrics::Metric;
-use crate::measure::server_metrics::ServerMetric;
+use crate::experiment::sweep::{MetricColumns, SweepPlan, SweepRow};
 use crate::measure::stats::Summary;
 use crate::spec::RunSpec;
 use crate::spec::params::{parameter_columns, parameter_fields};
@@ -46,22 +44,16 @@ pub const SWEEP_COLUMNS: [&str; 2] = ["sweep_id", "sweep_points"];
 /// it, which shows a row changed since herdsim wrote it.
 pub const CHECKSUM_COLUMN: &str = "row_checksum";
 
-/// The header of a sweep file: `server` for a grid on the server model,
-/// whose metrics are its own.
-pub fn header(per_run: bool, server: bool) -> Vec<String> {
+/// The header of a sweep file whose metrics are `metrics`.
+pub fn header(per_run: bool, metrics: MetricColumns) -> Vec<String> {
     let mut columns: Vec<String> = identity_columns(per_run)
         .iter()
         .chain(&SWEEP_COLUMNS)
         .map(|c| c.to_string())
         .collect();
-    let names: Vec<&str> = if server {
-        ServerMetric::ALL.iter().map(|m| m.name()).collect()
-    } else {
-        Metric::ALL.iter().map(|m| m.name()).collect()
-    };
-    for name in names {
+    for name in metrics.names() {
         if per_run {
-            columns.push(name.to_string());
+            columns.push(name);
         } else {
             columns.extend(STATISTICS.iter().map(|s| format!("{name}_{s}")));
         }
@@ -368,10 +360,12 @@ pub fn line<S: AsRef<[u8]>>(fields: &[S]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::measure::layer_metrics::LayerMetric;
+    use crate::measure::metrics::Metric;
 
     #[test]
     fn aggregated_headers_have_units_and_statistics() {
-        let h = header(false, false);
+        let h = header(false, MetricColumns::Herd);
         assert_eq!(&h[..3], ["point", "policy", "clients"]);
         assert!(h.contains(&"last_success_ms_mean".to_string()));
         assert!(h.contains(&"calls_ci95".to_string()));
@@ -380,12 +374,34 @@ mod tests {
             1 + parameter_columns().len() + 2 + 2 + Metric::ALL.len() * 5 + 1
         );
         assert_eq!(h.last().unwrap(), CHECKSUM_COLUMN);
-        let per_run = header(true, false);
+        let per_run = header(true, MetricColumns::Herd);
         assert_eq!(
             &per_run[..4],
             ["point", "replicate", "policy_seed", "environment_seed"]
         );
         assert!(per_run.contains(&"peak_retries_pct".to_string()));
+    }
+
+    #[test]
+    fn a_chain_grid_has_each_services_columns_after_the_servers() {
+        let server = header(false, MetricColumns::Server { services: 0 });
+        let chains = header(false, MetricColumns::Server { services: 3 });
+        assert!(!server.iter().any(|c| c.starts_with("service1_")));
+        // The server's columns first, unchanged, then 3 services' each.
+        let shared = server.len() - 1;
+        assert_eq!(chains[..shared], server[..shared]);
+        let per_service = LayerMetric::IN_SWEEPS.len() * STATISTICS.len();
+        assert_eq!(chains.len(), server.len() + 3 * per_service);
+        assert_eq!(chains[shared], "service1_attempts_mean");
+        assert_eq!(chains[chains.len() - 2], "service3_latency_p99_ms_max");
+        let per_run = header(true, MetricColumns::Server { services: 2 });
+        assert!(per_run.contains(&"service2_wasted_work".to_string()));
+        // Every kind a file can be has its own header, so a file read back
+        // says which it is.
+        let kinds = MetricColumns::all();
+        let headers: std::collections::BTreeSet<_> =
+            kinds.iter().map(|&k| header(false, k)).collect();
+        assert_eq!(headers.len(), kinds.len());
     }
 
     #[test]

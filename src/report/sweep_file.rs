@@ -2,7 +2,7 @@
 //! files joined into the file the whole sweep writes.
 
 use crate::base::seeding::Seeds;
-use crate::experiment::sweep::SweepPlan;
+use crate::experiment::sweep::{MetricColumns, SweepPlan};
 use crate::report::csv::{self as sweep_csv, SweepColumns};
 use crate::report::error::ReportError;
 
@@ -20,7 +20,7 @@ pub fn check_finished_rows(rows: &[&str], plan: &SweepPlan<'_>) -> Result<(), (u
     let scenario = plan.scenario;
     let sweep = SweepColumns::of(plan);
     let r = scenario.replicates as usize;
-    let width = sweep_csv::header(plan.per_run, plan.is_server()).len();
+    let width = sweep_csv::header(plan.per_run, plan.metric_columns()).len();
     for (i, row) in rows.iter().enumerate() {
         let expected = if plan.per_run {
             let job = plan.points.start * r + i;
@@ -101,8 +101,8 @@ struct RowLayout {
 }
 
 impl RowLayout {
-    fn of(per_run: bool, server: bool) -> Self {
-        let header = sweep_csv::header(per_run, server);
+    fn of(per_run: bool, metrics: MetricColumns) -> Self {
+        let header = sweep_csv::header(per_run, metrics);
         let checksum_at = header.len() - 1;
         let from_end = |name: &str| {
             checksum_at
@@ -183,18 +183,18 @@ fn sweep_difference(row: &RowSweep<'_>, first: &RowSweep<'_>) -> String {
 /// seed or replicate count), points given twice, and any point missing: the
 /// rows carry their sweep's size, so a left-out last shard is seen too.
 pub fn merge_shards(files: &[(String, String)]) -> Result<String, ReportError> {
-    // The four kinds of sweep file: per point or per run, herd or server.
-    let kinds: Vec<(RowLayout, String)> =
-        [(false, false), (true, false), (false, true), (true, true)]
-            .into_iter()
-            .map(|(per_run, server)| {
-                let header = sweep_csv::line(&sweep_csv::header(per_run, server));
-                (
-                    RowLayout::of(per_run, server),
-                    header.trim_end().to_string(),
-                )
-            })
-            .collect();
+    // Every kind of sweep file: per point or per run, by its metrics.
+    let kinds: Vec<(RowLayout, String)> = MetricColumns::all()
+        .into_iter()
+        .flat_map(|metrics| [(false, metrics), (true, metrics)])
+        .map(|(per_run, metrics)| {
+            let header = sweep_csv::line(&sweep_csv::header(per_run, metrics));
+            (
+                RowLayout::of(per_run, metrics),
+                header.trim_end().to_string(),
+            )
+        })
+        .collect();
     let mut header: Option<&str> = None;
     let mut layout = kinds[0].0;
     let mut first: Option<(&str, RowSweep<'_>)> = None;
@@ -404,7 +404,7 @@ mod tests {
     fn shards_merge_in_any_order_to_the_whole_and_gaps_are_refused() {
         let scenario = scenario();
         let whole = plan(&scenario, false);
-        let header = sweep_csv::line(&sweep_csv::header(false, false));
+        let header = sweep_csv::line(&sweep_csv::header(false, MetricColumns::Herd));
         let rows = lines(&whole);
         let file = |range: std::ops::Range<usize>| header.clone() + &rows[range].concat();
         let expected = file(0..4);

@@ -33,16 +33,18 @@ fn full_outage(depth: &str, attempts: &str, extra: &[&str]) -> serde_json::Value
 }
 
 /// The rows of the CSV file `path` as pairs of the two columns `names`.
-fn csv_columns(path: &std::path::Path, names: &[&str; 2]) -> Vec<(String, String)> {
+fn csv_columns(path: &std::path::Path, names: &[&str]) -> Vec<Vec<String>> {
     let text = fs::read_to_string(path).unwrap();
     let mut rows = csv::Reader::from_reader(text.as_bytes());
     let header = rows.headers().unwrap().clone();
-    let column = |name: &str| header.iter().position(|h| h == name).unwrap();
-    let (a, b) = (column(names[0]), column(names[1]));
+    let columns: Vec<usize> = names
+        .iter()
+        .map(|name| header.iter().position(|h| h == *name).expect(name))
+        .collect();
     rows.records()
         .map(|r| {
             let r = r.unwrap();
-            (r[a].to_string(), r[b].to_string())
+            columns.iter().map(|&c| r[c].to_string()).collect()
         })
         .collect()
 }
@@ -94,13 +96,7 @@ fn layer_tables_in_a_scenario_give_each_service_its_own_attempts() {
         out.to_str().unwrap(),
     ]));
     let columns = csv_columns(&out, &["layer_specs", "server_amplification_mean"]);
-    assert_eq!(
-        columns,
-        vec![(
-            "max_attempts=2+workers=1,max_attempts=3".to_string(),
-            "24".to_string()
-        )]
-    );
+    assert_eq!(columns, [["max_attempts=2+workers=1,max_attempts=3", "24"]]);
     let flags = full_outage(
         "3",
         "4",
@@ -148,32 +144,71 @@ fn the_human_report_has_a_row_per_service() {
 #[test]
 fn a_sweep_over_depth_has_one_row_per_point() {
     let dir = workdir("chain-sweep");
-    let out = dir.join("chain.csv");
-    succeed(cargo_bin_cmd!("herdsim").args([
-        "sweep",
-        "--resource",
-        "server",
-        "--depth",
-        "1,2,3",
-        "--fail-rate",
-        "1",
-        "--workers",
-        "inf",
-        "--policy",
-        "no-backoff",
-        "--max-attempts",
-        "3",
-        "--duration",
-        "1s",
-        "-q",
-        "--out",
-        out.to_str().unwrap(),
-    ]));
-    let got = csv_columns(&out, &["depth", "server_amplification_mean"]);
+    let path = |name: &str| dir.join(name).display().to_string();
+    let sweep = |out: &str, extra: &[&str]| {
+        let mut args = vec![
+            "sweep",
+            "--resource",
+            "server",
+            "--depth",
+            "1,2,3",
+            "--fail-rate",
+            "1",
+            "--workers",
+            "inf",
+            "--policy",
+            "no-backoff",
+            "--max-attempts",
+            "3",
+            "--duration",
+            "1s",
+            "-q",
+            "--out",
+            out,
+        ];
+        args.extend(extra);
+        succeed(cargo_bin_cmd!("herdsim").args(&args));
+        fs::read_to_string(out).unwrap()
+    };
+    let whole = sweep(&path("whole.csv"), &[]);
+    let out = dir.join("whole.csv");
+    let got = csv_columns(
+        &out,
+        &[
+            "depth",
+            "server_amplification_mean",
+            "service1_amplification_mean",
+            "service2_amplification_mean",
+            "service3_amplification_mean",
+            "service3_success_rate_mean",
+        ],
+    );
+    // Each service's columns beside the server's, empty past a point's
+    // chain (and at depth 1, whose figures are the server's own columns).
     assert_eq!(
         got,
-        [("1", "3"), ("2", "9"), ("3", "27")].map(|(a, b)| (a.to_string(), b.to_string()))
+        [
+            ["1", "3", "", "", "", ""],
+            ["2", "9", "3", "9", "", ""],
+            ["3", "27", "3", "9", "27", "0"],
+        ]
     );
+    // The per-service columns shard, merge and resume as the rest do.
+    sweep(&path("s1.csv"), &["--shard", "1/2"]);
+    sweep(&path("s2.csv"), &["--shard", "2/2"]);
+    let merged = path("merged.csv");
+    succeed(cargo_bin_cmd!("herdsim").args([
+        "merge",
+        &path("s2.csv"),
+        &path("s1.csv"),
+        "--out",
+        &merged,
+    ]));
+    assert_eq!(fs::read_to_string(&merged).unwrap(), whole);
+    let partial = path("partial.csv");
+    let first_rows: String = whole.split_inclusive('\n').take(3).collect();
+    fs::write(&partial, first_rows).unwrap();
+    assert_eq!(sweep(&partial, &["--resume"]), whole);
 }
 
 #[test]

@@ -7,7 +7,7 @@ use assert_cmd::cargo::cargo_bin_cmd;
 use herdsim::base::seeding::Seeds;
 use herdsim::base::time::Micros;
 use herdsim::experiment::scenario::Scenario;
-use herdsim::experiment::sweep::{SweepPlan, SweepRow, run_sweep};
+use herdsim::experiment::sweep::{MetricColumns, SweepPlan, SweepRow, run_sweep};
 use herdsim::measure::observer::Observer;
 use herdsim::report::csv as sweep_csv;
 use herdsim::sim::engine::simulate_observed;
@@ -298,7 +298,9 @@ fn compare_sets_the_outage_figures_beside_the_model() {
         text.contains("0.0106") && text.contains("0.15083"),
         "{text}"
     );
-    assert!(sweep_csv::header(false, false).contains(&"success_rate_mean".to_string()));
+    assert!(
+        sweep_csv::header(false, MetricColumns::Herd).contains(&"success_rate_mean".to_string())
+    );
 }
 
 #[test]

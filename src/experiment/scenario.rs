@@ -22,6 +22,7 @@ use toml::de::{DeTable, DeValue};
 use crate::base::seeding::DEFAULT_MASTER_SEED;
 use crate::experiment::grid::Grid;
 use crate::spec::params::{Kind, PARAMS, param};
+use crate::spec::server::LAYER_KEYS;
 use crate::spec::{ParamError, parse_master_seed, parse_replicates};
 
 /// The keys that are not grid axes.
@@ -273,22 +274,22 @@ fn variants(
         .collect()
 }
 
-/// The keys of a `[[layer]]` table: an upper service's own settings.
-const LAYER_KEYS: [&str; 4] = ["workers", "service", "timeout", "max_attempts"];
-
 /// `[[layer]]` tables, one per service above the server, top first: their
 /// settings as `layer_specs` writes them (each `key=value` joined by
 /// commas, the services by `+`).
 fn layer_tables(value: &Spanned<DeValue<'_>>) -> Result<String, ValueError> {
-    let expected = "expected [[layer]] tables of workers, service, timeout or max_attempts = value";
+    let expected = format!(
+        "expected [[layer]] tables of {} = value",
+        LAYER_KEYS.join(", ")
+    );
     let DeValue::Array(tables) = value.get_ref() else {
-        return Err((value.span(), expected.to_string()));
+        return Err((value.span(), expected.clone()));
     };
     let specs = tables
         .iter()
         .map(|table| {
             let DeValue::Table(entries) = table.get_ref() else {
-                return Err((table.span(), expected.to_string()));
+                return Err((table.span(), expected.clone()));
             };
             // In the file's order.
             let mut entries: Vec<_> = entries.iter().collect();
@@ -444,12 +445,19 @@ mod tests {
              workers = 8\n\
              timeout = \"300ms\"\n\
              [[layer]]\n\
-             max_attempts = 2\n",
+             max_attempts = 2\n\
+             policy = \"full\"\n\
+             budget = \"ratio:0.1,min:0\"\n",
         )
         .unwrap();
         assert_eq!(
             s.grid.values("layer_specs"),
-            Some(&["workers=8,timeout=300ms+max_attempts=2".to_string()][..])
+            Some(
+                &[
+                    "workers=8,timeout=300ms+max_attempts=2,policy=full,budget=ratio:0.1,min:0"
+                        .to_string()
+                ][..]
+            )
         );
         assert!(
             error("[[layer]]\nworkerz = 2\n")

@@ -8,13 +8,17 @@
 //! failure *from below* if the call gave up. The bottom service is the
 //! server itself (workers, queue, service time, failures, triggers). Every
 //! caller times out and retries on its own: the users by the client
-//! parameters, each upper service by the same policy with its own timeout
-//! and attempt limit. A timeout at an upper caller cancels nothing below
+//! parameters, each upper service by the users' policy and controls with
+//! its own timeout and attempt limit, or by a policy and controls of its
+//! own ([`LayerSpec`]). A timeout at an upper caller cancels nothing below
 //! (the server model's rule), which is how amplification and wasted work
 //! compound down the chain.
 
 use crate::base::names::named;
+use crate::base::time::Micros;
+use crate::control::{ControlSpec, Family};
 use crate::model::server::{Dist, Nanos};
+use crate::policy::{PolicyKind, PolicySpec};
 
 /// Most services in a chain.
 pub const MAX_DEPTH: u32 = 10;
@@ -50,7 +54,19 @@ pub struct LayerSpec {
     pub timeout: Option<Nanos>,
     /// Most attempts of its calls below.
     pub max_attempts: Option<u32>,
+    /// The backoff policy of its calls below, in place of the users'.
+    pub policy: Option<PolicyKind>,
+    /// Its policy's base, µs, in place of the users'.
+    pub base_us: Option<Micros>,
+    /// Its policy's cap, µs, in place of the users'.
+    pub cap_us: Option<Micros>,
+    /// Its retry budget, breaker and throttle, in place of the users' (each
+    /// `Some(None)`: none).
+    pub controls: [Option<Option<ControlSpec>>; 3],
 }
+
+/// The controls' families in [`LayerSpec::controls`] order.
+pub const CONTROL_FAMILIES: [Family; 3] = [Family::Budget, Family::Breaker, Family::Throttle];
 
 /// The services above the server: alike, or each with its own settings.
 #[derive(Debug, Clone, PartialEq)]
@@ -114,6 +130,32 @@ impl Chain {
     /// Most attempts of upper service `i`'s calls; `None`: the users'.
     pub fn max_attempts_of(&self, i: usize) -> Option<u32> {
         self.own(i).max_attempts.or(self.max_attempts)
+    }
+
+    /// True if some upper service backs off by a policy of its own.
+    pub fn has_own_policy(&self) -> bool {
+        self.layers
+            .iter()
+            .any(|l| l.policy.is_some() || l.base_us.is_some() || l.cap_us.is_some())
+    }
+
+    /// Upper service `i`'s backoff policy: the users' `users`, with its own
+    /// kind, base and cap where it has them.
+    pub fn policy_of(&self, i: usize, users: &PolicySpec) -> PolicySpec {
+        let own = self.own(i);
+        PolicySpec {
+            kind: own.policy.unwrap_or(users.kind),
+            base_us: own.base_us.unwrap_or(users.base_us),
+            cap_us: own.cap_us.unwrap_or(users.cap_us),
+            ..*users
+        }
+    }
+
+    /// Upper service `i`'s controls: the users' `users` (budget, breaker,
+    /// throttle), each replaced where it has its own.
+    pub fn controls_of(&self, i: usize, users: [Option<ControlSpec>; 3]) -> Vec<ControlSpec> {
+        let own = self.own(i).controls;
+        (0..3).filter_map(|c| own[c].unwrap_or(users[c])).collect()
     }
 
     /// True if some call in the chain times out, given the users' timeout.

@@ -12,6 +12,7 @@
 //! proportional jitter factor of seed 003 ([`ProportionalJitter`]) wraps any
 //! policy and is applied after the cap, so it may overshoot by `factor·max/2`.
 
+mod any;
 mod constant;
 mod decorrelated;
 mod decorrelated_attempt;
@@ -26,6 +27,7 @@ mod linear;
 mod no_backoff;
 mod none;
 
+pub use any::{AnyPolicy, AnyWalk, WalkBits};
 pub use constant::Constant;
 pub use decorrelated::{CapWalk, DecorrelatedJitter};
 pub use decorrelated_attempt::DecorrelatedAttempt;
@@ -52,7 +54,7 @@ use crate::base::time::Micros;
 pub trait Backoff {
     /// What a client remembers between retries under this policy (`()` when
     /// the delay depends on the retry number alone).
-    type Walk: Copy;
+    type Walk: WalkBits;
 
     /// False if the policy never draws: clients with the same retry number
     /// and memory then get the same delay, so a wave of them can move as one

@@ -33,12 +33,12 @@ use crate::measure::layer_metrics::LayerMetrics;
 use crate::measure::metrics::nearest_rank;
 use crate::measure::observer::{PROGRESS_EVERY, Watch};
 use crate::measure::server_metrics::{ServerMetrics, Window, level_before, recovery, success_over};
-use crate::model::chain::RetryScope;
+use crate::model::chain::{CONTROL_FAMILIES, RetryScope};
 use crate::model::server::{
     FailureEnd, Load, NS_PER_S, NS_PER_US, Nanos, RateChanges, ServerSpec, TimeoutNoticed,
     TriggerKind, round_ns,
 };
-use crate::policy::{Backoff, PolicySpec, PolicyVisitor};
+use crate::policy::{AnyPolicy, Backoff, PolicySpec, PolicyVisitor};
 use crate::sim::queue::{ClientItem, EventQueue, HeapQueue, QueueKind, RadixQueue};
 
 /// How clients retry on the server model.
@@ -53,6 +53,14 @@ pub struct ServerRetry {
     pub controls: Vec<ControlSpec>,
     /// Sources per scope of the controls' state; `None` is one of all.
     pub fleet: Option<u32>,
+}
+
+impl ServerRetry {
+    /// The budget, breaker and throttle among the controls (each at most
+    /// once), in [`CONTROL_FAMILIES`] order.
+    pub fn control_families(&self) -> [Option<ControlSpec>; 3] {
+        CONTROL_FAMILIES.map(|family| self.controls.iter().find(|c| c.family() == family).copied())
+    }
 }
 
 /// Runs one replicate of the server model: `spec`'s load and server, clients
@@ -103,16 +111,32 @@ impl PolicyVisitor for ServerRun<'_> {
     type Output = ServerMetrics;
 
     fn visit<P: Backoff>(self, policy: P) -> ServerMetrics {
-        match self.queue.for_resource(crate::model::ResourceKind::Server) {
-            QueueKind::Heap => self.run::<P, HeapQueue<Event>>(&policy),
-            QueueKind::Radix | QueueKind::Auto => self.run::<P, RadixQueue<Event>>(&policy),
+        let chain = &self.spec.chain;
+        if chain.has_own_policy() {
+            // Callers of different policies: one type for all, dispatched
+            // per delay (each still backs off draw for draw as its own).
+            let users = AnyPolicy(self.retry.policy);
+            let uppers = (0..chain.depth as usize - 1)
+                .map(|i| AnyPolicy(chain.policy_of(i, &self.retry.policy)));
+            let policies: Vec<AnyPolicy> = std::iter::once(users).chain(uppers).collect();
+            return self.run_on_queue(&policies);
         }
+        self.run_on_queue(std::slice::from_ref(&policy))
     }
 }
 
 impl ServerRun<'_> {
-    fn run<P: Backoff, Q: EventQueue<Event>>(&self, policy: &P) -> ServerMetrics {
-        let mut state = State::<P, Q>::new(self.spec, self.retry, policy, self.seeds);
+    /// The run with `policies[l]` the backoff of calls to service `l` (the
+    /// first's where there are fewer), on the run's event queue.
+    fn run_on_queue<P: Backoff>(&self, policies: &[P]) -> ServerMetrics {
+        match self.queue.for_resource(crate::model::ResourceKind::Server) {
+            QueueKind::Heap => self.run::<P, HeapQueue<Event>>(policies),
+            QueueKind::Radix | QueueKind::Auto => self.run::<P, RadixQueue<Event>>(policies),
+        }
+    }
+
+    fn run<P: Backoff, Q: EventQueue<Event>>(&self, policies: &[P]) -> ServerMetrics {
+        let mut state = State::<P, Q>::new(self.spec, self.retry, policies, self.seeds);
         state.run(self.watch);
         state.finish()
     }
@@ -262,7 +286,9 @@ struct Call {
 struct State<'a, P: Backoff, Q: EventQueue<Event>> {
     spec: &'a ServerSpec,
     retry: &'a ServerRetry,
-    policy: &'a P,
+    /// The backoff of calls to each service, top first (the users' first;
+    /// one for all when there is one).
+    policies: &'a [P],
     environment: Pcg64Mcg,
     backoff: Pcg64Mcg,
     events: Q,
@@ -315,13 +341,13 @@ struct State<'a, P: Backoff, Q: EventQueue<Event>> {
 }
 
 impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
-    fn new(spec: &'a ServerSpec, retry: &'a ServerRetry, policy: &'a P, seeds: Seeds) -> Self {
+    fn new(spec: &'a ServerSpec, retry: &'a ServerRetry, policies: &'a [P], seeds: Seeds) -> Self {
         let sources = spec.load.sources();
         let controls = Controls::new(&retry.controls, sources, retry.fleet, seeds.controls());
         let mut state = State {
             spec,
             retry,
-            policy,
+            policies,
             environment: job_rng(seeds.environment),
             backoff: job_rng(seeds.policy),
             events: Q::with_events(Vec::new()),
@@ -353,7 +379,9 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                     // Each upper service is one client of the service
                     // below, with control draws of its own.
                     controls: Controls::new(
-                        &retry.controls,
+                        &spec
+                            .chain
+                            .controls_of(layer as usize - 1, retry.control_families()),
                         1,
                         None,
                         crate::base::seeding::splitmix64(seeds.controls() ^ u64::from(layer)),
@@ -447,6 +475,13 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                 layer,
             },
         );
+    }
+
+    /// The backoff of calls to service `layer` (0: the users').
+    #[inline]
+    fn policy_of(&self, layer: u8) -> &'a P {
+        let policies: &'a [P] = self.policies;
+        policies.get(usize::from(layer)).unwrap_or(&policies[0])
     }
 
     /// The retry controls of the caller of service `layer`: the users'
@@ -778,7 +813,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             awaiting: false,
             retry_of: None,
             fate,
-            walk: self.policy.start(),
+            walk: self.policy_of(layer).start(),
         };
         match self.free.pop() {
             Some(i) => {
@@ -1079,11 +1114,10 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             self.end(req);
             return;
         }
+        let policy = self.policy_of(self.requests[req as usize].layer);
         let r = &mut self.requests[req as usize];
         r.retry_of = Some(cause);
-        let delay_us = self
-            .policy
-            .delay(r.attempts, &mut r.walk, &mut self.backoff);
+        let delay_us = policy.delay(r.attempts, &mut r.walk, &mut self.backoff);
         let generation = r.generation;
         let at = self.now + delay_us.saturating_mul(NS_PER_US);
         self.schedule(at, Kind::Resend, req, generation, 0, 0);
@@ -1623,6 +1657,111 @@ mod tests {
             "success rate",
             replicated(&spec, &immediate, 20, ServerMetrics::success_rate),
             1.0 - 0.5f64.powi(8),
+        );
+    }
+
+    #[test]
+    fn an_upper_service_may_have_its_own_controls() {
+        // Service 2's own breaker (cumulative:0: no retry once any attempt
+        // failed) refuses every retry of its calls in a full outage, so it
+        // makes 1 attempt a call where the users and service 1 make 4: 16
+        // server attempts per user request instead of 64.
+        let breaker = ControlSpec::parse(crate::control::Family::Breaker, "cumulative:0")
+            .unwrap()
+            .unwrap();
+        let spec = ServerSpec {
+            chain: Chain {
+                depth: 3,
+                layers: vec![
+                    LayerSpec::default(),
+                    LayerSpec {
+                        controls: [None, Some(Some(breaker)), None],
+                        ..LayerSpec::default()
+                    },
+                ],
+                ..Chain::default()
+            },
+            ..chain_spec(3, 1.0)
+        };
+        let m = chain_run(&spec, 4);
+        assert!(m.requests > 1_000);
+        assert_eq!(m.layers[1].attempts, 16 * m.requests);
+        assert_eq!(m.arrived_at_server, 16 * m.requests);
+    }
+
+    #[test]
+    fn an_upper_service_may_back_off_by_its_own_policy() {
+        // The server is down for the first 50 ms; users make 1 attempt and
+        // service 1 makes 3. Retrying at once, service 1 spends its 3
+        // attempts inside the outage and the users who came then fail; with
+        // its own constant 100 ms backoff, its second attempt comes after
+        // the outage, so every user succeeds, those of the outage after at
+        // least 100 ms.
+        let spec = |own: LayerSpec| ServerSpec {
+            chain: Chain {
+                depth: 2,
+                layers: vec![own],
+                ..Chain::default()
+            },
+            triggers: vec![crate::model::server::Trigger {
+                kind: TriggerKind::Outage,
+                from: 0,
+                to: 50 * NS_PER_MS,
+            }],
+            ..chain_spec(2, 0.0)
+        };
+        let users = retry(PolicyKind::NoBackoff, Some(1));
+        let run = |own| simulate_server(&spec(own), &users, Seeds::for_job(3, 0, 0), u64::MAX);
+        let at_once = run(LayerSpec {
+            max_attempts: Some(3),
+            ..LayerSpec::default()
+        });
+        let paced = run(LayerSpec {
+            max_attempts: Some(3),
+            policy: Some(PolicyKind::Constant),
+            base_us: Some(100_000),
+            ..LayerSpec::default()
+        });
+        assert!(at_once.success_rate() < 0.98, "{}", at_once.success_rate());
+        assert!(at_once.latency.quantile_ms(1.0).unwrap() < 100.0);
+        assert_eq!(paced.success_rate(), 1.0);
+        assert!(paced.latency.quantile_ms(1.0).unwrap() >= 100.0);
+        // Naming the users' own policy changes nothing, draw for draw,
+        // though the run then dispatches each delay at run time.
+        let jittered = retry(PolicyKind::Full, Some(3));
+        let half = chain_spec(3, 0.5);
+        let named = ServerSpec {
+            chain: Chain {
+                layers: vec![
+                    LayerSpec {
+                        policy: Some(PolicyKind::Full),
+                        ..LayerSpec::default()
+                    };
+                    2
+                ],
+                ..half.chain.clone()
+            },
+            ..half.clone()
+        };
+        assert!(named.chain.has_own_policy());
+        let seeds = Seeds::for_job(5, 0, 0);
+        let dispatched = simulate_server(&named, &jittered, seeds, u64::MAX);
+        let plain = simulate_server(&half, &jittered, seeds, u64::MAX);
+        // Only the state's size differs: each request keeps any policy's
+        // memory (16 bytes) where full jitter keeps none.
+        assert!(dispatched.state_bytes > plain.state_bytes);
+        let same = ServerMetrics {
+            state_bytes: plain.state_bytes,
+            ..dispatched
+        };
+        assert!(same == plain, "the same runs but for the state's size");
+        // Jittered retries below happened: the server's callers retried.
+        let to_server = &plain.layers[2];
+        assert!(
+            to_server.attempts > to_server.calls + 1_000,
+            "{} attempts of {} calls",
+            to_server.attempts,
+            to_server.calls
         );
     }
 

@@ -329,6 +329,32 @@ impl RunSpec {
                 },
             );
         }
+        // The same for a service of a chain that backs off by no-backoff
+        // of its own: an attempt limit or a budget that spends ends it.
+        if self.resource == ResourceKind::Server {
+            let chain = &self.server.chain;
+            let users = [self.budget, self.breaker, self.throttle];
+            for i in 0..chain.depth.saturating_sub(1) as usize {
+                let spins = chain.policy_of(i, p).kind == PolicyKind::NoBackoff
+                    && chain.max_attempts_of(i).or(self.max_attempts).is_none()
+                    && !chain.controls_of(i, users).iter().any(|c| {
+                        c.family() == crate::control::Family::Budget
+                            && c.about().name != crate::control::envoy_budget::ABOUT.name
+                    });
+                if spins {
+                    return fail(
+                        "layer_specs",
+                        server::show_layer_specs(&chain.layers),
+                        ParamError::LayerSpecs(format!(
+                            "service {} backs off by no-backoff with no attempt limit and \
+                             no budget that spends, so its retries never end: give it \
+                             max_attempts",
+                            i + 1
+                        )),
+                    );
+                }
+            }
+        }
         if self.resource != ResourceKind::Slot && self.retry_after != RetryAfter::Ignore {
             return fail(
                 "retry_after",

@@ -1181,7 +1181,9 @@ pub static PARAMS: [Param; 56] = [
         value_name: "SPEC+SPEC…",
         doc: "Each service above the server on its own, top first, joined by +: key=value \
               settings among workers, service, timeout (of its calls below, in place of the \
-              ratio's) and max_attempts, in place of the layer_* values",
+              ratio's), max_attempts, policy, base, cap, budget, breaker and throttle (a \
+              control's own commas need no quoting), in place of the layer_* values and the \
+              users' policy and controls",
         accepts: "one setting list per service above the server, joined by +, or none",
         absent: Some("every upper service as the layer_* keys say"),
         kind: Kind::Text,
@@ -1408,9 +1410,18 @@ mod tests {
         server.chain.timeout_ratio = 0.75;
         server.chain.max_attempts = Some(2);
         server.chain.retry_scope = crate::model::chain::RetryScope::Adjacent;
-        server.chain.layers =
-            server::parse_layer_specs("workers=inf,timeout=250ms+max_attempts=2+service=exp:3ms")
-                .unwrap();
+        server.chain.layers = server::parse_layer_specs(
+            "workers=inf,timeout=250ms,budget=ratio:0.1,min:0+max_attempts=2,policy=full,\
+                 base=10ms,cap=1s,breaker=none+service=exp:3ms,throttle=sre:2,window:2m",
+        )
+        .unwrap();
+        assert_eq!(
+            server.chain.layers[0].controls[0]
+                .unwrap()
+                .unwrap()
+                .to_string(),
+            "ratio:0.1,min:0"
+        );
         for p in &PARAMS {
             let shown = (p.show)(&spec).unwrap_or_else(|| panic!("{} is absent", p.key));
             let mut read = RunSpec::default();

@@ -6,7 +6,7 @@ use super::ParamError;
 use crate::base::time::{Micros, format_duration, parse_duration};
 use crate::control::deadline_propagation::DeadlinePropagation;
 use crate::control::queue_discipline::Discipline;
-use crate::model::chain::{Chain, LayerSpec, MAX_DEPTH};
+use crate::model::chain::{CONTROL_FAMILIES, Chain, LayerSpec, MAX_DEPTH};
 use crate::model::server::{
     Dist, FailureEnd, Load, NS_PER_MS, NS_PER_US, RateChanges, ServerSpec, Service, TimeoutNoticed,
     TriggerKind, Triggers,
@@ -441,8 +441,24 @@ pub fn show_workers(workers: Option<u32>) -> String {
     workers.map_or("inf".to_string(), |c| c.to_string())
 }
 
+/// The keys of an upper service's own settings, in the order they are shown.
+pub const LAYER_KEYS: [&str; 10] = [
+    "workers",
+    "service",
+    "timeout",
+    "max_attempts",
+    "policy",
+    "base",
+    "cap",
+    "budget",
+    "breaker",
+    "throttle",
+];
+
 /// Parses a chain's per-service settings: each upper service's, top first,
-/// joined by `+`; each `key=value` joined by commas; `none` for none.
+/// joined by `+`; each `key=value` joined by commas (a piece without `=`
+/// continues the value before it, so a control's own commas need no
+/// quoting: `budget=ratio:0.1,min:0`); `none` for none.
 pub fn parse_layer_specs(text: &str) -> Result<Vec<LayerSpec>, ParamError> {
     if text.trim() == "none" {
         return Ok(Vec::new());
@@ -450,27 +466,52 @@ pub fn parse_layer_specs(text: &str) -> Result<Vec<LayerSpec>, ParamError> {
     let bad = |why: String| ParamError::LayerSpecs(why);
     text.split('+')
         .map(|one| {
+            let mut settings: Vec<(String, String)> = Vec::new();
+            for piece in one.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                match (piece.split_once('='), settings.last_mut()) {
+                    (Some((key, value)), _) => {
+                        settings.push((key.trim().to_string(), value.trim().to_string()))
+                    }
+                    (None, Some((_, value))) => {
+                        value.push(',');
+                        value.push_str(piece);
+                    }
+                    (None, None) => return Err(bad(format!("'{piece}' is not key=value"))),
+                }
+            }
             let mut spec = LayerSpec::default();
-            for setting in one.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-                let (key, value) = setting
-                    .split_once('=')
-                    .ok_or_else(|| bad(format!("'{setting}' is not key=value")))?;
+            for (key, value) in &settings {
                 let why = |e: ParamError| bad(format!("{key}: {e}"));
-                match key.trim() {
+                let duration = |value: &str| {
+                    super::check_positive_duration(
+                        parse_duration(value).map_err(|e| why(e.into()))?,
+                    )
+                    .map_err(why)
+                };
+                match key.as_str() {
                     "workers" => spec.workers = Some(parse_workers(value).map_err(why)?),
                     "service" => spec.service = Some(parse_dist(value).map_err(why)?),
-                    "timeout" => {
-                        let us = super::check_positive_duration(
-                            parse_duration(value).map_err(|e| why(e.into()))?,
-                        )
-                        .map_err(why)?;
-                        spec.timeout = Some(us * NS_PER_US);
-                    }
+                    "timeout" => spec.timeout = Some(duration(value)? * NS_PER_US),
                     "max_attempts" => {
                         spec.max_attempts =
                             Some(super::values::parse_max_attempts(value).map_err(why)?)
                     }
-                    other => return Err(bad(format!("unknown key '{other}'"))),
+                    "policy" => spec.policy = Some(super::parse_policy(value).map_err(why)?),
+                    "base" => spec.base_us = Some(duration(value)?),
+                    "cap" => spec.cap_us = Some(duration(value)?),
+                    other => match CONTROL_FAMILIES.iter().position(|f| f.key() == other) {
+                        Some(c) => {
+                            let family = CONTROL_FAMILIES[c];
+                            spec.controls[c] =
+                                Some(super::values::parse_control(family, value).map_err(why)?);
+                        }
+                        None => {
+                            return Err(bad(format!(
+                                "unknown key '{other}' (expected {})",
+                                LAYER_KEYS.join(", ")
+                            )));
+                        }
+                    },
                 }
             }
             Ok(spec)
@@ -495,6 +536,21 @@ pub fn show_layer_specs(layers: &[LayerSpec]) -> String {
             }
             if let Some(n) = l.max_attempts {
                 settings.push(format!("max_attempts={n}"));
+            }
+            if let Some(p) = l.policy {
+                settings.push(format!("policy={p}"));
+            }
+            if let Some(b) = l.base_us {
+                settings.push(format!("base={}", format_duration(b)));
+            }
+            if let Some(c) = l.cap_us {
+                settings.push(format!("cap={}", format_duration(c)));
+            }
+            for (family, control) in CONTROL_FAMILIES.iter().zip(l.controls) {
+                if let Some(control) = control {
+                    let shown = control.map_or("none".to_string(), |c| c.to_string());
+                    settings.push(format!("{}={shown}", family.key()));
+                }
             }
             settings.join(",")
         })

@@ -212,6 +212,24 @@ fn a_sweep_over_depth_has_one_row_per_point() {
 }
 
 #[test]
+fn each_upper_service_may_have_its_own_policy_and_controls() {
+    // Service 2's own breaker ends its calls at their first failure: 4 × 4
+    // × 1 server attempts per user request in a full outage, not 64. Its
+    // rule's own comma needs no quoting among the settings.
+    let json = full_outage(
+        "3",
+        "4",
+        &[
+            "--layer-specs",
+            "+breaker=cumulative:0,policy=constant,base=10ms,budget=ratio:0.5,min:1",
+        ],
+    );
+    assert_eq!(mean(&json, "server_amplification"), 16.0);
+    let services = json["services"].as_array().unwrap();
+    assert_eq!(services[1]["amplification"]["mean"], 16.0);
+}
+
+#[test]
 fn bad_chain_input_names_the_parameters() {
     for (args, says) in [
         (vec!["--depth", "0"], vec!["--depth", "1 to 10"]),
@@ -238,7 +256,27 @@ fn bad_chain_input_names_the_parameters() {
         ),
         (
             vec!["--depth", "2", "--layer-specs", "retries=2"],
-            vec!["--layer-specs", "unknown key 'retries'"],
+            vec![
+                "--layer-specs",
+                "unknown key 'retries'",
+                "max_attempts, policy",
+            ],
+        ),
+        (
+            vec!["--depth", "2", "--layer-specs", "policy=slow"],
+            vec!["--layer-specs", "policy:", "decorrelated"],
+        ),
+        (
+            vec!["--depth", "2", "--layer-specs", "budget=cumulative:0.1"],
+            vec!["--layer-specs", "budget:"],
+        ),
+        (
+            vec!["--depth", "2", "--layer-specs", "cap=0ms"],
+            vec!["--layer-specs", "cap:"],
+        ),
+        (
+            vec!["--depth", "3", "--layer-specs", "+policy=no-backoff"],
+            vec!["--layer-specs", "service 2", "no-backoff", "max_attempts"],
         ),
         (
             vec!["--depth", "2", "--timeout-choices", "100ms/200ms"],

@@ -10,7 +10,7 @@ use herdsim::control::{ControlSpec, Family};
 use herdsim::measure::observer::{Observer, Watch};
 use herdsim::model::ResourceKind;
 use herdsim::model::arrivals::Arrivals;
-use herdsim::model::chain::{Chain, RetryScope};
+use herdsim::model::chain::{Chain, LayerSpec, RetryScope};
 use herdsim::model::server::{Dist, Load, NS_PER_MS, NS_PER_S, ServerSpec, Service};
 use herdsim::policy::CapMode;
 use herdsim::sim::engine::{simulate, simulate_each_call, simulate_observed, simulate_with};
@@ -387,14 +387,32 @@ fn chain_strategy() -> impl Strategy<Value = (ServerSpec, ServerRetry)> {
             1u32..=4,
             0u64..=3,
             any::<bool>(),
+            any::<bool>(),
         ),
     )
         .prop_map(
             |(
                 (depth, fail_rate, workers),
                 (layer_workers, timeout_ratio, adjacent),
-                (timeout_ms, attempts, layer_work_ms, jittered),
+                (timeout_ms, attempts, layer_work_ms, jittered, own_policies),
             )| {
+                // Each upper service backing off by a policy of its own.
+                let own = [
+                    PolicyKind::Decorrelated,
+                    PolicyKind::Equal,
+                    PolicyKind::Constant,
+                ];
+                let layers = if own_policies {
+                    (0..depth as usize - 1)
+                        .map(|i| LayerSpec {
+                            policy: Some(own[i % own.len()]),
+                            base_us: Some(2_000),
+                            ..LayerSpec::default()
+                        })
+                        .collect()
+                } else {
+                    Vec::new()
+                };
                 let spec = ServerSpec {
                     load: Load::Open {
                         rate_per_s: 200.0,
@@ -419,7 +437,7 @@ fn chain_strategy() -> impl Strategy<Value = (ServerSpec, ServerRetry)> {
                         } else {
                             RetryScope::Every
                         },
-                        layers: Vec::new(),
+                        layers,
                     },
                     ..ServerSpec::default()
                 };

@@ -3,7 +3,7 @@
 
 use std::fs;
 
-use crate::common::{mean, server_json, succeed, usage_error, workdir};
+use crate::common::{mean, server_json, succeed, sweep_shards_and_resumes, usage_error, workdir};
 
 use assert_cmd::cargo::cargo_bin_cmd;
 
@@ -32,9 +32,8 @@ fn full_outage(depth: &str, attempts: &str, extra: &[&str]) -> serde_json::Value
     server_json(&args)
 }
 
-/// The rows of the CSV file `path` as pairs of the two columns `names`.
-fn csv_columns(path: &std::path::Path, names: &[&str]) -> Vec<Vec<String>> {
-    let text = fs::read_to_string(path).unwrap();
+/// The rows of the CSV text `text` as the values of its columns `names`.
+fn csv_columns(text: &str, names: &[&str]) -> Vec<Vec<String>> {
     let mut rows = csv::Reader::from_reader(text.as_bytes());
     let header = rows.headers().unwrap().clone();
     let columns: Vec<usize> = names
@@ -95,7 +94,8 @@ fn layer_tables_in_a_scenario_give_each_service_its_own_attempts() {
         "--out",
         out.to_str().unwrap(),
     ]));
-    let columns = csv_columns(&out, &["layer_specs", "server_amplification_mean"]);
+    let text = fs::read_to_string(&out).unwrap();
+    let columns = csv_columns(&text, &["layer_specs", "server_amplification_mean"]);
     assert_eq!(columns, [["max_attempts=2+workers=1,max_attempts=3", "24"]]);
     let flags = full_outage(
         "3",
@@ -143,11 +143,11 @@ fn the_human_report_has_a_row_per_service() {
 
 #[test]
 fn a_sweep_over_depth_has_one_row_per_point() {
-    let dir = workdir("chain-sweep");
-    let path = |name: &str| dir.join(name).display().to_string();
-    let sweep = |out: &str, extra: &[&str]| {
-        let mut args = vec![
-            "sweep",
+    // Sharded and merged, or cut after two rows and resumed, the
+    // per-service columns give the same bytes as the rest do.
+    let whole = sweep_shards_and_resumes(
+        "chain-sweep",
+        &[
             "--resource",
             "server",
             "--depth",
@@ -162,18 +162,11 @@ fn a_sweep_over_depth_has_one_row_per_point() {
             "3",
             "--duration",
             "1s",
-            "-q",
-            "--out",
-            out,
-        ];
-        args.extend(extra);
-        succeed(cargo_bin_cmd!("herdsim").args(&args));
-        fs::read_to_string(out).unwrap()
-    };
-    let whole = sweep(&path("whole.csv"), &[]);
-    let out = dir.join("whole.csv");
+        ],
+        2,
+    );
     let got = csv_columns(
-        &out,
+        &whole,
         &[
             "depth",
             "server_amplification_mean",
@@ -193,22 +186,6 @@ fn a_sweep_over_depth_has_one_row_per_point() {
             ["3", "27", "3", "9", "27", "0"],
         ]
     );
-    // The per-service columns shard, merge and resume as the rest do.
-    sweep(&path("s1.csv"), &["--shard", "1/2"]);
-    sweep(&path("s2.csv"), &["--shard", "2/2"]);
-    let merged = path("merged.csv");
-    succeed(cargo_bin_cmd!("herdsim").args([
-        "merge",
-        &path("s2.csv"),
-        &path("s1.csv"),
-        "--out",
-        &merged,
-    ]));
-    assert_eq!(fs::read_to_string(&merged).unwrap(), whole);
-    let partial = path("partial.csv");
-    let first_rows: String = whole.split_inclusive('\n').take(3).collect();
-    fs::write(&partial, first_rows).unwrap();
-    assert_eq!(sweep(&partial, &["--resume"]), whole);
 }
 
 #[test]

@@ -54,3 +54,37 @@ pub fn succeed(command: &mut assert_cmd::Command) -> String {
 pub fn mean(json: &serde_json::Value, metric: &str) -> f64 {
     json["metrics"][metric]["mean"].as_f64().unwrap()
 }
+
+/// `herdsim sweep ARGS` in a fresh directory `name`, whole; then as two
+/// shards merged, and cut after its first `kept` rows and resumed, which
+/// must both give the whole file's bytes. The whole file's text.
+pub fn sweep_shards_and_resumes(name: &str, args: &[&str], kept: usize) -> String {
+    let dir = workdir(name);
+    let path = |name: &str| dir.join(name).display().to_string();
+    let sweep = |out: &str, extra: &[&str]| {
+        succeed(
+            cargo_bin_cmd!("herdsim")
+                .args(["sweep", "-q", "--out", out])
+                .args(args)
+                .args(extra),
+        );
+        fs::read_to_string(out).unwrap()
+    };
+    let whole = sweep(&path("whole.csv"), &[]);
+    sweep(&path("s1.csv"), &["--shard", "1/2"]);
+    sweep(&path("s2.csv"), &["--shard", "2/2"]);
+    let merged = path("merged.csv");
+    succeed(cargo_bin_cmd!("herdsim").args([
+        "merge",
+        &path("s2.csv"),
+        &path("s1.csv"),
+        "--out",
+        &merged,
+    ]));
+    assert_eq!(fs::read_to_string(&merged).unwrap(), whole, "merged shards");
+    let partial = path("partial.csv");
+    let first_rows: String = whole.split_inclusive('\n').take(1 + kept).collect();
+    fs::write(&partial, first_rows).unwrap();
+    assert_eq!(sweep(&partial, &["--resume"]), whole, "resumed");
+    whole
+}

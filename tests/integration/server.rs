@@ -255,11 +255,11 @@ fn server_flags_on_another_model_warn_that_they_do_nothing() {
 
 #[test]
 fn server_sweeps_shard_merge_and_resume_to_the_same_file() {
-    let dir = crate::common::workdir("server-sweep");
-    let path = |name: &str| dir.join(name).display().to_string();
-    let sweep = |out: &str, extra: &[&str]| {
-        let mut args = vec![
-            "sweep",
+    // Sharded and merged, or cut after the first row and resumed: the same
+    // bytes.
+    let whole = crate::common::sweep_shards_and_resumes(
+        "server-sweep",
+        &[
             "--resource",
             "server",
             "--trigger",
@@ -274,16 +274,9 @@ fn server_sweeps_shard_merge_and_resume_to_the_same_file() {
             "5s",
             "--seeds",
             "3",
-            "-q",
-            "--out",
-            out,
-        ];
-        args.extend_from_slice(extra);
-        let status = cargo_bin_cmd!("herdsim").args(&args).output().unwrap();
-        assert!(status.status.success(), "{args:?}: {status:?}");
-        std::fs::read_to_string(out).unwrap()
-    };
-    let whole = sweep(&path("whole.csv"), &[]);
+        ],
+        1,
+    );
     let rows: Vec<csv::StringRecord> = csv::Reader::from_reader(whole.as_bytes())
         .records()
         .map(Result::unwrap)
@@ -297,20 +290,6 @@ fn server_sweeps_shard_merge_and_resume_to_the_same_file() {
     // The 50 ms outage recovers; the 500 ms one is stuck in every seed.
     let stuck = header.split(',').position(|c| c == "stuck_mean").unwrap();
     assert_eq!((&rows[0][stuck], &rows[1][stuck]), ("0", "1"));
-    sweep(&path("s1.csv"), &["--shard", "1/2"]);
-    sweep(&path("s2.csv"), &["--shard", "2/2"]);
-    let merged = path("merged.csv");
-    let out = cargo_bin_cmd!("herdsim")
-        .args(["merge", &path("s2.csv"), &path("s1.csv"), "--out", &merged])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    assert_eq!(std::fs::read_to_string(&merged).unwrap(), whole);
-    // Cut after the first row, resumed: the same bytes.
-    let partial = path("partial.csv");
-    let first_row: String = whole.split_inclusive('\n').take(2).collect();
-    std::fs::write(&partial, first_row).unwrap();
-    assert_eq!(sweep(&partial, &["--resume"]), whole);
 }
 
 #[test]

@@ -65,6 +65,20 @@ pub struct LayerSpec {
     pub controls: [Option<Option<ControlSpec>>; 3],
 }
 
+impl LayerSpec {
+    /// No setting of its own: the chain's for all.
+    pub const NONE: LayerSpec = LayerSpec {
+        workers: None,
+        service: None,
+        timeout: None,
+        max_attempts: None,
+        policy: None,
+        base_us: None,
+        cap_us: None,
+        controls: [None; 3],
+    };
+}
+
 /// The controls' families in [`LayerSpec::controls`] order.
 pub const CONTROL_FAMILIES: [Family; 3] = [Family::Budget, Family::Breaker, Family::Throttle];
 
@@ -113,8 +127,8 @@ impl Chain {
     }
 
     /// Upper service `i`'s own settings (0 is the one users call).
-    fn own(&self, i: usize) -> LayerSpec {
-        self.layers.get(i).copied().unwrap_or_default()
+    fn own(&self, i: usize) -> &LayerSpec {
+        self.layers.get(i).unwrap_or(&LayerSpec::NONE)
     }
 
     /// Upper service `i`'s workers; `None` is unbounded.
@@ -132,6 +146,15 @@ impl Chain {
         self.own(i).max_attempts.or(self.max_attempts)
     }
 
+    /// The attempt limit of calls to each service, top first (index 0: the
+    /// users' calls to service 1), given the users' `users`: each calling
+    /// upper service's own, or the chain's, or the users'.
+    pub fn attempt_limits(&self, users: Option<u32>) -> Vec<Option<u32>> {
+        std::iter::once(users)
+            .chain((0..self.depth as usize - 1).map(|i| self.max_attempts_of(i).or(users)))
+            .collect()
+    }
+
     /// True if some upper service backs off by a policy of its own.
     pub fn has_own_policy(&self) -> bool {
         self.layers
@@ -142,7 +165,7 @@ impl Chain {
     /// Upper service `i`'s backoff policy: the users' `users`, with its own
     /// kind, base and cap where it has them.
     pub fn policy_of(&self, i: usize, users: &PolicySpec) -> PolicySpec {
-        let own = self.own(i);
+        let own = *self.own(i);
         PolicySpec {
             kind: own.policy.unwrap_or(users.kind),
             base_us: own.base_us.unwrap_or(users.base_us),
@@ -154,8 +177,18 @@ impl Chain {
     /// Upper service `i`'s controls: the users' `users` (budget, breaker,
     /// throttle), each replaced where it has its own.
     pub fn controls_of(&self, i: usize, users: [Option<ControlSpec>; 3]) -> Vec<ControlSpec> {
+        self.own_controls(i, users).into_iter().flatten().collect()
+    }
+
+    /// Upper service `i`'s budget, breaker and throttle, in
+    /// [`CONTROL_FAMILIES`] order: its own, or the users' `users`.
+    pub fn own_controls(
+        &self,
+        i: usize,
+        users: [Option<ControlSpec>; 3],
+    ) -> [Option<ControlSpec>; 3] {
         let own = self.own(i).controls;
-        (0..3).filter_map(|c| own[c].unwrap_or(users[c])).collect()
+        std::array::from_fn(|c| own[c].unwrap_or(users[c]))
     }
 
     /// True if some call in the chain times out, given the users' timeout.

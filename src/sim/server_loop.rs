@@ -285,7 +285,6 @@ struct Call {
 
 struct State<'a, P: Backoff, Q: EventQueue<Event>> {
     spec: &'a ServerSpec,
-    retry: &'a ServerRetry,
     /// The backoff of calls to each service, top first (the users' first;
     /// one for all when there is one).
     policies: &'a [P],
@@ -333,6 +332,8 @@ struct State<'a, P: Backoff, Q: EventQueue<Event>> {
     bottom: u8,
     /// The timeout of attempts to each service, top first.
     layer_timeouts: Vec<Nanos>,
+    /// The attempt limit of calls to each service, top first.
+    attempt_limits: Vec<Option<u32>>,
     /// True if some attempt can time out (work can be wasted), once.
     times_out: bool,
     /// Per request slot of a call below: the attempt it serves.
@@ -341,12 +342,11 @@ struct State<'a, P: Backoff, Q: EventQueue<Event>> {
 }
 
 impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
-    fn new(spec: &'a ServerSpec, retry: &'a ServerRetry, policies: &'a [P], seeds: Seeds) -> Self {
+    fn new(spec: &'a ServerSpec, retry: &ServerRetry, policies: &'a [P], seeds: Seeds) -> Self {
         let sources = spec.load.sources();
         let controls = Controls::new(&retry.controls, sources, retry.fleet, seeds.controls());
         let mut state = State {
             spec,
-            retry,
             policies,
             environment: job_rng(seeds.environment),
             backoff: job_rng(seeds.policy),
@@ -395,6 +395,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                 .into_iter()
                 .map(|t| t.unwrap_or(NO_TIMEOUT))
                 .collect(),
+            attempt_limits: spec.chain.attempt_limits(retry.max_attempts),
             times_out: !spec.timeout_choices.is_empty() || spec.chain.times_out(spec.timeout),
             calls: Vec::new(),
             m: ServerMetrics {
@@ -1094,15 +1095,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
     fn attempt_failed_from(&mut self, req: u32, cause: Outcome, from_below: bool) {
         let now = self.now;
         let r = self.requests[req as usize];
-        let max_attempts = if r.layer == 0 {
-            self.retry.max_attempts
-        } else {
-            // The caller is the upper service above this call's.
-            self.spec
-                .chain
-                .max_attempts_of(usize::from(r.layer) - 1)
-                .or(self.retry.max_attempts)
-        };
+        let max_attempts = self.attempt_limits[usize::from(r.layer)];
         let passes_up = from_below && self.spec.chain.retry_scope == RetryScope::Adjacent;
         let may_retry = !passes_up
             && max_attempts.is_none_or(|max| r.attempts < max)
@@ -1564,6 +1557,14 @@ mod tests {
         }
     }
 
+    /// [`chain_spec`] of 3 services in a full outage, the two above the
+    /// server with their own settings `layers`.
+    fn outage_chain_of_own(layers: [LayerSpec; 2]) -> ServerSpec {
+        let mut spec = chain_spec(3, 1.0);
+        spec.chain.layers = layers.to_vec();
+        spec
+    }
+
     /// One run of `spec` with `attempts` immediate attempts at every caller.
     fn chain_run(spec: &ServerSpec, attempts: u32) -> ServerMetrics {
         let immediate = retry(PolicyKind::NoBackoff, Some(attempts));
@@ -1608,24 +1609,17 @@ mod tests {
         // Users make 4 attempts, service 1's calls 2 and service 2's 3 (its
         // one worker serving the chain's attempts one at a time): 4 × 2 × 3
         // = 24 server attempts per user request in a full outage.
-        let spec = ServerSpec {
-            chain: Chain {
-                depth: 3,
-                layers: vec![
-                    LayerSpec {
-                        max_attempts: Some(2),
-                        ..LayerSpec::default()
-                    },
-                    LayerSpec {
-                        max_attempts: Some(3),
-                        workers: Some(Some(1)),
-                        ..LayerSpec::default()
-                    },
-                ],
-                ..Chain::default()
+        let spec = outage_chain_of_own([
+            LayerSpec {
+                max_attempts: Some(2),
+                ..LayerSpec::default()
             },
-            ..chain_spec(3, 1.0)
-        };
+            LayerSpec {
+                max_attempts: Some(3),
+                workers: Some(Some(1)),
+                ..LayerSpec::default()
+            },
+        ]);
         let m = chain_run(&spec, 4);
         assert!(m.requests > 1_000);
         assert_eq!(m.layers[1].attempts, 8 * m.requests);
@@ -1669,20 +1663,13 @@ mod tests {
         let breaker = ControlSpec::parse(crate::control::Family::Breaker, "cumulative:0")
             .unwrap()
             .unwrap();
-        let spec = ServerSpec {
-            chain: Chain {
-                depth: 3,
-                layers: vec![
-                    LayerSpec::default(),
-                    LayerSpec {
-                        controls: [None, Some(Some(breaker)), None],
-                        ..LayerSpec::default()
-                    },
-                ],
-                ..Chain::default()
+        let spec = outage_chain_of_own([
+            LayerSpec::default(),
+            LayerSpec {
+                controls: [None, Some(Some(breaker)), None],
+                ..LayerSpec::default()
             },
-            ..chain_spec(3, 1.0)
-        };
+        ]);
         let m = chain_run(&spec, 4);
         assert!(m.requests > 1_000);
         assert_eq!(m.layers[1].attempts, 16 * m.requests);

@@ -307,10 +307,10 @@ impl RunSpec {
         // before each retry, and a horizon ends the run.
         let paced = self.server.timeout_noticed == crate::model::server::TimeoutNoticed::Reply
             && self.server.horizon_us.is_some();
-        let spends_tokens = self
-            .budget
-            .as_ref()
-            .is_some_and(|b| b.about().name != crate::control::envoy_budget::ABOUT.name);
+        let spends = |budget: Option<ControlSpec>| {
+            budget.is_some_and(|b| b.about().name != crate::control::envoy_budget::ABOUT.name)
+        };
+        let spends_tokens = spends(self.budget);
         if p.kind == PolicyKind::NoBackoff
             && self.resource != ResourceKind::Occ
             && self.max_attempts.is_none()
@@ -334,14 +334,13 @@ impl RunSpec {
         if self.resource == ResourceKind::Server {
             let chain = &self.server.chain;
             let users = [self.budget, self.breaker, self.throttle];
+            let limits = chain.attempt_limits(self.max_attempts);
             for i in 0..chain.depth.saturating_sub(1) as usize {
-                let spins = chain.policy_of(i, p).kind == PolicyKind::NoBackoff
-                    && chain.max_attempts_of(i).or(self.max_attempts).is_none()
-                    && !chain.controls_of(i, users).iter().any(|c| {
-                        c.family() == crate::control::Family::Budget
-                            && c.about().name != crate::control::envoy_budget::ABOUT.name
-                    });
-                if spins {
+                let [budget, ..] = chain.own_controls(i, users);
+                if chain.policy_of(i, p).kind == PolicyKind::NoBackoff
+                    && limits[i + 1].is_none()
+                    && !spends(budget)
+                {
                     return fail(
                         "layer_specs",
                         server::show_layer_specs(&chain.layers),

@@ -482,12 +482,7 @@ pub fn parse_layer_specs(text: &str) -> Result<Vec<LayerSpec>, ParamError> {
             let mut spec = LayerSpec::default();
             for (key, value) in &settings {
                 let why = |e: ParamError| bad(format!("{key}: {e}"));
-                let duration = |value: &str| {
-                    super::check_positive_duration(
-                        parse_duration(value).map_err(|e| why(e.into()))?,
-                    )
-                    .map_err(why)
-                };
+                let duration = |value: &str| super::parse_positive_duration(value).map_err(why);
                 match key.as_str() {
                     "workers" => spec.workers = Some(parse_workers(value).map_err(why)?),
                     "service" => spec.service = Some(parse_dist(value).map_err(why)?),

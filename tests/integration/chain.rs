@@ -7,10 +7,11 @@ use crate::common::{mean, server_json, succeed, sweep_shards_and_resumes, usage_
 
 use assert_cmd::cargo::cargo_bin_cmd;
 
-/// A full outage behind a chain of `depth` services, `attempts` at every
-/// caller, retries at once, nothing timing out.
-fn full_outage(depth: &str, attempts: &str, extra: &[&str]) -> serde_json::Value {
-    let mut args = vec![
+/// The flags of a full outage behind chains of `depth` services (a list
+/// in a sweep), `attempts` at every caller, retries at once, nothing timing
+/// out: 500 requests a second for 1 s, 2 seeds.
+fn full_outage_args<'a>(depth: &'a str, attempts: &'a str) -> Vec<&'a str> {
+    vec![
         "--depth",
         depth,
         "--fail-rate",
@@ -27,7 +28,12 @@ fn full_outage(depth: &str, attempts: &str, extra: &[&str]) -> serde_json::Value
         "1s",
         "--seeds",
         "2",
-    ];
+    ]
+}
+
+/// A run of [`full_outage_args`] and `extra`, as JSON.
+fn full_outage(depth: &str, attempts: &str, extra: &[&str]) -> serde_json::Value {
+    let mut args = full_outage_args(depth, attempts);
     args.extend(extra);
     server_json(&args)
 }
@@ -145,26 +151,9 @@ fn the_human_report_has_a_row_per_service() {
 fn a_sweep_over_depth_has_one_row_per_point() {
     // Sharded and merged, or cut after two rows and resumed, the
     // per-service columns give the same bytes as the rest do.
-    let whole = sweep_shards_and_resumes(
-        "chain-sweep",
-        &[
-            "--resource",
-            "server",
-            "--depth",
-            "1,2,3",
-            "--fail-rate",
-            "1",
-            "--workers",
-            "inf",
-            "--policy",
-            "no-backoff",
-            "--max-attempts",
-            "3",
-            "--duration",
-            "1s",
-        ],
-        2,
-    );
+    let mut args = vec!["--resource", "server"];
+    args.extend(full_outage_args("1,2,3", "3"));
+    let whole = sweep_shards_and_resumes("chain-sweep", &args, 2);
     let got = csv_columns(
         &whole,
         &[

@@ -36,6 +36,11 @@ impl Fingerprint {
         self.bytes(text.as_bytes()).bytes(&[FIELD_END])
     }
 
+    /// The fingerprint as a number (a map cell's seed).
+    pub fn value(self) -> u64 {
+        self.0
+    }
+
     /// The fingerprint as 16 lowercase hex digits.
     pub fn hex(self) -> String {
         format!("{:016x}", self.0)

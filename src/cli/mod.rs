@@ -8,6 +8,7 @@
 mod bench;
 pub mod bench_server;
 mod compare;
+mod map;
 mod output;
 mod params;
 mod plot;
@@ -81,6 +82,10 @@ enum Command {
     Compare(compare::CompareArgs),
     /// Draw a sweep's curves, with their 95% CI bands, as SVG
     Plot(plot::PlotArgs),
+    /// Map where a server-model service tips over as two parameters vary:
+    /// storm probability per cell, refined along the boundary, to CSV and SVG
+    #[command(after_long_help = map::map_help())]
+    Map(map::MapArgs),
     /// Combine the shard files of a sweep into the file the whole sweep writes
     Merge(sweep::MergeArgs),
     /// Show policies' delays retry by retry, without contention
@@ -113,6 +118,7 @@ where
         Command::Run(args) => run::run(&args),
         Command::Sweep(args) => sweep::sweep(&args),
         Command::Merge(args) => sweep::merge(&args),
+        Command::Map(args) => map::map(&args),
         Command::Compare(args) => compare::compare(&args),
         Command::Plot(args) => plot::plot(&args),
         Command::Policy(args) => policy::policy(&args),

@@ -3,6 +3,7 @@
 
 pub mod error;
 pub mod grid;
+pub mod map;
 pub mod replicates;
 pub mod scenario;
 pub mod schedule;

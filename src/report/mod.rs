@@ -4,6 +4,8 @@
 pub mod csv;
 pub mod error;
 mod json;
+pub mod map_csv;
+pub mod map_svg;
 mod markdown;
 pub mod series;
 pub mod series_svg;

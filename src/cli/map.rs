@@ -1,0 +1,458 @@
+//! `herdsim map`: where a server-model service tips over as two parameters
+//! vary, refined along the boundary, to CSV and an SVG heatmap.
+
+use std::collections::HashMap;
+use std::fs::{self, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use clap::Args;
+
+use super::output::{MAX_TABLE_BYTES, check_distinct, is_regular_file, read_input, write_whole};
+use super::progress::runs_bar;
+use super::sweep::{GridArgs, read_scenario};
+use super::{CliError, write_stdout};
+use crate::base::format::group_thousands;
+use crate::experiment::map::{Map, MapAxis, MapSettings, MapStop, RunOutcome, run_map};
+use crate::experiment::scenario::Scenario;
+use crate::model::ResourceKind;
+use crate::report::map_csv::{journal_header, journal_line, map_csv, read_journal_line};
+use crate::report::map_svg::map_svg;
+use crate::spec::params::{PARAMS, Param, param};
+use crate::spec::{self, ParamError};
+
+/// The most refinement rounds.
+const MAX_ROUNDS: u32 = 10;
+
+#[derive(Debug, Args)]
+pub struct MapArgs {
+    /// Scenario file (TOML) of the server model; its lists for the --x and
+    /// --y keys are the axes (flags replace its values, as in `sweep`)
+    #[arg(value_name = "SCENARIO")]
+    scenario: Option<PathBuf>,
+
+    /// The parameter along x (its scenario key): refined, between its
+    /// values, where the boundary is
+    #[arg(long, value_name = "KEY", value_parser = parse_key)]
+    x: &'static Param,
+
+    /// The parameter along y (its scenario key): one row per value
+    #[arg(long, value_name = "KEY", value_parser = parse_key)]
+    y: &'static Param,
+
+    /// Output CSV file: one row per cell
+    #[arg(long, short, value_name = "FILE", allow_hyphen_values = true)]
+    out: PathBuf,
+
+    /// Also draw the heatmap of storm probability to this SVG file
+    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
+    svg: Option<PathBuf>,
+
+    /// The heatmap's title [default: the scenario's description]
+    #[arg(long, value_name = "TEXT")]
+    title: Option<String>,
+
+    #[command(flatten)]
+    grid: GridArgs,
+
+    /// Refinement rounds after the coarse grid (0 to 10): each halves the
+    /// steps along x the boundary lies in and doubles the seeds of the
+    /// uncertain cells beside it
+    #[arg(long, value_name = "ROUNDS", default_value_t = 3, value_parser = parse_rounds)]
+    refine: u32,
+
+    /// The most seeds one cell gets by refinement [default: 4 × --seeds]
+    #[arg(long, value_name = "N", value_parser = spec::parse_replicates)]
+    max_seeds: Option<u32>,
+
+    /// The run budget of the whole map: refinement stops where the next
+    /// step would pass it [default: 4 × the coarse grid's runs]
+    #[arg(long, value_name = "N", value_parser = parse_max_runs)]
+    max_runs: Option<u64>,
+
+    /// Continue an interrupted map from its run journal (FILE.runs)
+    #[arg(long, conflicts_with = "force")]
+    resume: bool,
+
+    /// Replace FILE (and the SVG) if they exist, and start over
+    #[arg(long)]
+    force: bool,
+
+    /// Hide the progress bar and the closing summary
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+fn parse_key(text: &str) -> Result<&'static Param, String> {
+    param(text).ok_or_else(|| {
+        let keys: Vec<&str> = PARAMS.iter().map(|p| p.key).collect();
+        format!(
+            "unknown parameter '{text}': expected a scenario key, one of {}",
+            keys.join(", ")
+        )
+    })
+}
+
+fn parse_rounds(text: &str) -> Result<u32, ParamError> {
+    spec::parse_count(text, 0, u64::from(MAX_ROUNDS)).map(|n| n as u32)
+}
+
+fn parse_max_runs(text: &str) -> Result<u64, ParamError> {
+    spec::parse_count(text, 1, 1_000_000_000)
+}
+
+/// The long help of `herdsim map`.
+pub fn map_help() -> String {
+    "Every cell (an x value in a row of y) is run over --seeds replicates; its storm probability \
+     is\nthe share of runs that ended stuck (never back within 1% of the success rate before \
+     the\ntrigger), with its Wilson 95% interval. A cell whose interval straddles 50% is \
+     uncertain.\nEach refinement round puts a cell half way between neighbours along x that \
+     are not both\nsurely on one side, and doubles the seeds of their uncertain cells (up to \
+     --max-seeds), so\nafter R rounds the boundary's place along x is known to the coarse \
+     step / 2^R, unless\n--max-runs stops it first. x values between two of yours are made \
+     by halving: numbers,\ndurations, and text whose values differ in numbers only \
+     (outage@2s..2.1s).\n\nColumns: cell, the sweep file's parameter columns, map_x (the \
+     cell's place on x), map_row,\nround (0: the coarse grid), runs, stuck, storm_probability, \
+     storm_low, storm_high (Wilson\n95%), side (below, uncertain or above 50%), recovered, \
+     recovery_median_ms (over the runs\nthat recovered), amplification_mean, master_seed, map_id \
+     and row_checksum. Each run is\nappended to FILE.runs as it completes; --resume continues \
+     from it to the same bytes, and\nthe journal is removed when the map is written. The same \
+     command gives the same bytes at\nany RAYON_NUM_THREADS."
+        .to_string()
+}
+
+/// The map's settings from the scenario and flags, every value checked.
+fn settings(args: &MapArgs, scenario: &Scenario) -> Result<MapSettings, CliError> {
+    let usage = |m: String| CliError::Usage(m);
+    if args.x == args.y {
+        return Err(usage(format!(
+            "--x and --y both name '{}': a map needs two parameters",
+            args.x.key
+        )));
+    }
+    let grid = &scenario.grid;
+    if grid.variants() > 0 {
+        return Err(usage(
+            "the scenario has [[variant]] tables: a map varies --x and --y only; map each \
+             variant apart"
+                .to_string(),
+        ));
+    }
+    for p in grid.varying() {
+        if p != args.x && p != args.y {
+            return Err(usage(format!(
+                "key '{}' has {} values: a map varies --x ({}) and --y ({}) only; give it one",
+                p.key,
+                grid.values(p.key).map_or(0, <[String]>::len),
+                args.x.key,
+                args.y.key
+            )));
+        }
+    }
+    let values = |flag: &str, p: &'static Param, least: usize| {
+        let values = grid.values(p.key).unwrap_or_default().to_vec();
+        if values.len() < least {
+            return Err(usage(format!(
+                "--{flag} {}: {} value{} given; a map needs at least {least} (a list in the \
+                 scenario, or --{} V1,V2,...)",
+                p.key,
+                values.len(),
+                if values.len() == 1 { "" } else { "s" },
+                p.flag()
+            )));
+        }
+        Ok(values)
+    };
+    let x = MapAxis::new(args.x, values("x", args.x, 2)?);
+    let y = MapAxis::new(args.y, values("y", args.y, 1)?);
+    let base = grid.point(0);
+    if base.resource != ResourceKind::Server {
+        return Err(usage(format!(
+            "a map needs the server model (resource = \"server\"), whose runs can end stuck; \
+             this one is on {}",
+            base.resource
+        )));
+    }
+    let seeds = scenario.replicates;
+    let max_seeds = args.max_seeds.unwrap_or(seeds.saturating_mul(4));
+    if max_seeds < seeds {
+        return Err(usage(format!(
+            "--max-seeds {max_seeds} is below --seeds {seeds}: give at least {seeds}"
+        )));
+    }
+    let coarse = (x.values.len() * y.values.len()) as u64 * u64::from(seeds);
+    let max_runs = args.max_runs.unwrap_or(coarse.saturating_mul(4));
+    if max_runs < coarse {
+        return Err(usage(format!(
+            "--max-runs {} is below the coarse grid's {} runs ({} × {} cells × {seeds} seeds): \
+             give at least {}",
+            group_thousands(max_runs),
+            group_thousands(coarse),
+            x.values.len(),
+            y.values.len(),
+            group_thousands(coarse)
+        )));
+    }
+    Ok(MapSettings {
+        base,
+        x,
+        y,
+        seeds,
+        max_seeds,
+        rounds: args.refine,
+        max_runs,
+        master_seed: scenario.master_seed,
+    })
+}
+
+/// The journal of `out`: where each run goes as it completes.
+fn journal_path(out: &Path) -> PathBuf {
+    let mut path = out.as_os_str().to_owned();
+    path.push(".runs");
+    PathBuf::from(path)
+}
+
+/// The runs an interrupted map left in `journal`, keyed by cell values and
+/// replicate; the journal is cut after its last whole line.
+fn read_journal(
+    journal: &Path,
+    id: &str,
+) -> Result<HashMap<(String, String, u32), RunOutcome>, CliError> {
+    let shown = journal.display();
+    let text = read_input(journal, "map journal", MAX_TABLE_BYTES)?;
+    let whole = text.rfind('\n').map_or(0, |i| i + 1);
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(&text.as_bytes()[..whole]);
+    let mut known = HashMap::new();
+    for (i, record) in reader.records().enumerate() {
+        let record = record.map_err(|e| {
+            CliError::Usage(format!(
+                "'{shown}' line {}: {e} (pass --force to start over)",
+                i + 1
+            ))
+        })?;
+        if i == 0 {
+            if record.iter().collect::<Vec<_>>().join(",") != journal_header().trim_end() {
+                return Err(CliError::Usage(format!(
+                    "'{shown}' is not a map journal (pass --force to start over)"
+                )));
+            }
+            continue;
+        }
+        let Some((x, y, replicate, outcome)) = read_journal_line(id, &record) else {
+            return Err(CliError::Usage(format!(
+                "'{shown}' line {}: not a run of this map (its settings differ, or the line \
+                 was changed): pass --force to start over",
+                i + 1
+            )));
+        };
+        known.insert((x, y, replicate), outcome);
+    }
+    let failed = |e: std::io::Error| CliError::Usage(format!("cannot continue '{shown}': {e}"));
+    OpenOptions::new()
+        .write(true)
+        .open(journal)
+        .and_then(|f| f.set_len(whole as u64))
+        .map_err(failed)?;
+    Ok(known)
+}
+
+pub fn map(args: &MapArgs) -> Result<(), CliError> {
+    let started = Instant::now();
+    let journal = journal_path(&args.out);
+    let mut outputs = vec![("--out", args.out.as_path()), ("its journal", &journal)];
+    if let Some(svg) = &args.svg {
+        outputs.push(("--svg", svg));
+    }
+    if let Some(path) = &args.scenario {
+        outputs.push(("the scenario", path));
+    }
+    check_distinct(&outputs)?;
+    let scenario = match &args.scenario {
+        Some(path) => read_scenario(path)?,
+        None => Scenario::default(),
+    };
+    let scenario = args.grid.apply(scenario)?;
+    let settings = settings(args, &scenario)?;
+    let id = settings.fingerprint();
+    for (flag, path) in [("--out", Some(&args.out)), ("--svg", args.svg.as_ref())] {
+        if let Some(path) = path
+            && is_regular_file(path)
+            && !args.force
+            && !args.resume
+        {
+            return Err(CliError::Usage(format!(
+                "'{}' ({flag}) exists: pass --force to replace it",
+                path.display()
+            )));
+        }
+    }
+    let resuming = args.resume && is_regular_file(&journal);
+    if is_regular_file(&journal) && !args.resume && !args.force {
+        return Err(CliError::Usage(format!(
+            "'{}' holds the runs of an interrupted map: pass --resume to continue it or --force \
+             to start over",
+            journal.display()
+        )));
+    }
+    let known = if resuming {
+        read_journal(&journal, &id)?
+    } else {
+        HashMap::new()
+    };
+    let shown = journal.display().to_string();
+    let cannot = |e: std::io::Error| CliError::Usage(format!("cannot write '{shown}': {e}"));
+    let mut file = if resuming {
+        OpenOptions::new()
+            .append(true)
+            .open(&journal)
+            .map_err(cannot)?
+    } else {
+        let mut file = fs::File::create(&journal).map_err(cannot)?;
+        file.write_all(journal_header().as_bytes())
+            .map_err(cannot)?;
+        file
+    };
+    let mut map = Map::new(settings);
+    let bar = runs_bar(0, args.quiet);
+    let ran = run_map(
+        &mut map,
+        args.grid.max_events().unwrap_or(u64::MAX),
+        &|x: &str, y: &str, r: u32| known.get(&(x.to_string(), y.to_string(), r)).copied(),
+        |round, runs| {
+            bar.set_length(runs as u64);
+            bar.set_position(0);
+            if !args.quiet {
+                let what = if round == 0 {
+                    "coarse grid".to_string()
+                } else {
+                    format!("refinement {round}")
+                };
+                let line = format!(
+                    "round {round} ({what}): {} runs",
+                    group_thousands(runs as u64)
+                );
+                if bar.is_hidden() {
+                    eprintln!("{line}");
+                } else {
+                    bar.println(line);
+                }
+            }
+        },
+        || bar.inc(1),
+        |x, y, replicate, outcome| {
+            file.write_all(journal_line(&id, x, y, replicate, outcome).as_bytes())
+        },
+    );
+    bar.finish_and_clear();
+    match ran {
+        Ok(()) => {}
+        Err(MapStop::Sink(e)) => return Err(cannot(e)),
+        Err(MapStop::Limit { x, y, replicate }) => {
+            let s = &map.settings;
+            return Err(CliError::Limit(format!(
+                "replicate {replicate} of the cell {} = {x}, {} = {y} reached --max-events {}; \
+                 every run before it is in '{shown}' (--resume continues); raise --max-events \
+                 to let it finish",
+                s.x.param.key,
+                s.y.param.key,
+                group_thousands(args.grid.max_events().unwrap_or(u64::MAX))
+            )));
+        }
+    }
+    drop(file);
+    let title = args.title.clone().unwrap_or_else(|| {
+        scenario
+            .description
+            .clone()
+            .unwrap_or_else(|| format!("{}: storm probability", scenario.name))
+    });
+    // The outputs are whole files, each written at once; the journal goes
+    // only when both are in place.
+    write_whole(&args.out, true, &map_csv(&map))?;
+    if let Some(svg) = &args.svg {
+        write_whole(svg, true, &map_svg(&map, &title))?;
+    }
+    let _ = fs::remove_file(&journal);
+    write_stdout(&boundary_table(&map))?;
+    if !args.quiet {
+        eprintln!(
+            "{} cells, {} runs{} in {:.2} s → {}",
+            group_thousands(map.cells.len() as u64),
+            group_thousands(map.runs()),
+            if known.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " ({} from the journal)",
+                    group_thousands(known.len() as u64)
+                )
+            },
+            started.elapsed().as_secs_f64(),
+            args.out.display()
+        );
+    }
+    Ok(())
+}
+
+/// Each row's boundary, for people: where the storm probability crosses
+/// one half, and the surely-below and surely-above cells either side.
+fn boundary_table(map: &Map) -> String {
+    let s = &map.settings;
+    let number = |v: f64| {
+        let text = format!("{v:.4}");
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    };
+    let mut rows = vec![[
+        s.y.param.key.to_string(),
+        "50% crossing".to_string(),
+        "surely below".to_string(),
+        "surely above".to_string(),
+        "runs".to_string(),
+    ]];
+    let last = s.x.position(&s.x.values[s.x.values.len() - 1]);
+    for (b, row) in map.boundaries().iter().zip(map.rows()) {
+        let first = &map.cells[row[0]];
+        let crossing = match b.crossing {
+            Some(x) => number(x),
+            None if first.storm().probability() >= 0.5 => {
+                format!("at or before {}", number(first.x_at))
+            }
+            None => format!("beyond {}", number(last)),
+        };
+        rows.push([
+            s.y.values[b.y].clone(),
+            crossing,
+            b.below.map_or_else(|| "-".to_string(), number),
+            b.above.map_or_else(|| "-".to_string(), number),
+            group_thousands(b.runs as u64),
+        ]);
+    }
+    let widths: Vec<usize> = (0..5)
+        .map(|k| rows.iter().map(|r| r[k].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut text = format!(
+        "storm probability over {} (x) by {} (y): {} cells, {} runs{}\n",
+        s.x.title(),
+        s.y.param.key,
+        group_thousands(map.cells.len() as u64),
+        group_thousands(map.runs()),
+        if map.budget_spent {
+            "; the run budget stopped refinement"
+        } else {
+            ""
+        }
+    );
+    for row in rows {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .map(|(c, &w)| format!("{c:<w$}"))
+            .collect();
+        text.push_str(cells.join("  ").trim_end());
+        text.push('\n');
+    }
+    text
+}

@@ -1,0 +1,224 @@
+//! A metastability map as an SVG heatmap: a rectangle per cell coloured by
+//! its storm probability, uncertain cells (Wilson interval straddling one
+//! half) hatched, and the 50% contour through each row's crossing. Written
+//! by hand rather than with plotters: the cells are rectangles of unequal
+//! widths (refinement halves them near the boundary), and each carries a
+//! tooltip (`<title>`) with its counts, which needs no script.
+
+use std::fmt::Write;
+
+use crate::base::format::group_thousands;
+use crate::experiment::map::{Map, Side};
+
+const WIDTH: f64 = 760.0;
+const LEFT: f64 = 150.0;
+const RIGHT: f64 = 120.0;
+const TOP: f64 = 56.0;
+const BOTTOM: f64 = 64.0;
+
+/// The colour of storm probability `p`: pale at 0, orange at one half,
+/// dark red at 1 (a sequential scale readable in grey).
+pub fn storm_colour(p: f64) -> (u8, u8, u8) {
+    const STOPS: [(f64, [f64; 3]); 3] = [
+        (0.0, [247.0, 251.0, 255.0]),
+        (0.5, [253.0, 174.0, 97.0]),
+        (1.0, [165.0, 0.0, 38.0]),
+    ];
+    let p = p.clamp(0.0, 1.0);
+    let i = usize::from(p > 0.5);
+    let ((p0, c0), (p1, c1)) = (STOPS[i], STOPS[i + 1]);
+    let t = (p - p0) / (p1 - p0);
+    let mix = |k: usize| (c0[k] + t * (c1[k] - c0[k])).round() as u8;
+    (mix(0), mix(1), mix(2))
+}
+
+/// Text safe inside SVG.
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// A number for a tick or tooltip: at most 4 significant decimals.
+fn tick(v: f64) -> String {
+    let text = format!("{v:.4}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// The heatmap of `map`, titled `title`.
+pub fn map_svg(map: &Map, title: &str) -> String {
+    let s = &map.settings;
+    let rows = map.rows();
+    let row_height = (360.0 / rows.len() as f64).clamp(22.0, 60.0);
+    let height = TOP + BOTTOM + row_height * rows.len() as f64;
+    let plot_width = WIDTH - LEFT - RIGHT;
+    // The x range: the coarse values, with half a step beyond each end.
+    let coarse: Vec<f64> = s.x.values.iter().map(|v| s.x.position(v)).collect();
+    let half_step = |a: f64, b: f64| (b - a).abs() / 2.0;
+    let (first, last) = (coarse[0], coarse[coarse.len() - 1]);
+    let (x0, x1) = if coarse.len() > 1 {
+        (
+            first - half_step(first, coarse[1]),
+            last + half_step(coarse[coarse.len() - 2], last),
+        )
+    } else {
+        (first - 0.5, first + 0.5)
+    };
+    let px = |x: f64| LEFT + (x - x0) / (x1 - x0) * plot_width;
+    // The first y value at the bottom, as on any chart.
+    let row_top = |y: usize| TOP + row_height * (rows.len() - 1 - y) as f64;
+
+    let mut svg = String::new();
+    let _ = write!(
+        svg,
+        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" font-family="sans-serif" font-size="12">
+<defs><pattern id="uncertain" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><line x1="0" y1="0" x2="0" y2="6" stroke="#000" stroke-opacity="0.45" stroke-width="1.5"/></pattern></defs>
+<rect width="100%" height="100%" fill="#fff"/>
+<text x="{}" y="24" text-anchor="middle" font-size="15">{}</text>
+"##,
+        WIDTH / 2.0,
+        escape(title)
+    );
+    for (y, row) in rows.iter().enumerate() {
+        let top = row_top(y);
+        for (k, &i) in row.iter().enumerate() {
+            let cell = &map.cells[i];
+            let left = k
+                .checked_sub(1)
+                .map_or(x0, |j| (map.cells[row[j]].x_at + cell.x_at) / 2.0);
+            let right = row
+                .get(k + 1)
+                .map_or(x1, |&j| (map.cells[j].x_at + cell.x_at) / 2.0);
+            let storm = cell.storm();
+            let (r, g, b) = storm_colour(storm.probability());
+            let (l, w) = (px(left), px(right) - px(left));
+            let _ = writeln!(
+                svg,
+                r##"<rect class="cell" x="{l:.2}" y="{top:.2}" width="{w:.2}" height="{row_height:.2}" fill="rgb({r},{g},{b})" data-p="{}"><title>{} = {}, {} = {}: {} of {} runs stuck ({} to {})</title></rect>"##,
+                tick(storm.probability()),
+                s.x.param.key,
+                escape(&cell.x),
+                s.y.param.key,
+                escape(&s.y.values[cell.y]),
+                storm.stuck,
+                group_thousands(storm.runs),
+                tick(storm.low),
+                tick(storm.high),
+            );
+            if cell.side() == Side::Uncertain {
+                let _ = writeln!(
+                    svg,
+                    r##"<rect class="uncertain" x="{l:.2}" y="{top:.2}" width="{w:.2}" height="{row_height:.2}" fill="url(#uncertain)"/>"##
+                );
+            }
+        }
+        let label: String = s.y.values[y].chars().take(22).collect();
+        let _ = writeln!(
+            svg,
+            r##"<text x="{}" y="{:.2}" text-anchor="end" dominant-baseline="middle">{}</text>"##,
+            LEFT - 6.0,
+            top + row_height / 2.0,
+            escape(&label)
+        );
+    }
+    // The frame, the x ticks at the coarse values, and the axis titles.
+    let bottom = TOP + row_height * rows.len() as f64;
+    let _ = writeln!(
+        svg,
+        r##"<rect x="{LEFT}" y="{TOP}" width="{plot_width}" height="{:.2}" fill="none" stroke="#444"/>"##,
+        bottom - TOP
+    );
+    for &x in &coarse {
+        let _ = writeln!(
+            svg,
+            r##"<line x1="{0:.2}" y1="{bottom:.2}" x2="{0:.2}" y2="{1:.2}" stroke="#444"/><text x="{0:.2}" y="{2:.2}" text-anchor="middle">{3}</text>"##,
+            px(x),
+            bottom + 5.0,
+            bottom + 18.0,
+            escape(&tick(x))
+        );
+    }
+    let _ = writeln!(
+        svg,
+        r##"<text x="{:.2}" y="{:.2}" text-anchor="middle">{}</text>
+<text transform="translate(16,{:.2}) rotate(-90)" text-anchor="middle">{}</text>"##,
+        LEFT + plot_width / 2.0,
+        bottom + 40.0,
+        escape(&s.x.title()),
+        TOP + (bottom - TOP) / 2.0,
+        escape(&s.y.title())
+    );
+    // The 50% contour: each row's crossing, joined between neighbouring rows.
+    let boundaries = map.boundaries();
+    let mut segment: Vec<String> = Vec::new();
+    let mut segments = Vec::new();
+    for b in &boundaries {
+        match b.crossing {
+            Some(x) => segment.push(format!(
+                "{:.2},{:.2}",
+                px(x),
+                row_top(b.y) + row_height / 2.0
+            )),
+            None => segments.push(std::mem::take(&mut segment)),
+        }
+    }
+    segments.push(segment);
+    for points in segments.iter().filter(|p| !p.is_empty()) {
+        let points = points.join(" ");
+        let _ = writeln!(
+            svg,
+            r##"<polyline class="contour" points="{points}" fill="none" stroke="#fff" stroke-width="5" stroke-linejoin="round"/><polyline points="{points}" fill="none" stroke="#000" stroke-width="2" stroke-linejoin="round"/>"##
+        );
+        for point in points.split(' ') {
+            let (cx, cy) = point.split_once(',').expect("x,y");
+            let _ = writeln!(svg, r##"<circle cx="{cx}" cy="{cy}" r="3" fill="#000"/>"##);
+        }
+    }
+    // The legend: the colour scale, the hatching and the contour.
+    let lx = WIDTH - RIGHT + 24.0;
+    let bar = (bottom - TOP).min(160.0);
+    for k in 0..20 {
+        let p = 1.0 - (f64::from(k) + 0.5) / 20.0;
+        let (r, g, b) = storm_colour(p);
+        let _ = writeln!(
+            svg,
+            r##"<rect x="{lx}" y="{:.2}" width="14" height="{:.2}" fill="rgb({r},{g},{b})"/>"##,
+            TOP + bar * f64::from(k) / 20.0,
+            bar / 20.0 + 0.5
+        );
+    }
+    for (p, text) in [(1.0, "1"), (0.5, "0.5"), (0.0, "0")] {
+        let _ = writeln!(
+            svg,
+            r##"<text x="{}" y="{:.2}" dominant-baseline="middle">{text}</text>"##,
+            lx + 19.0,
+            TOP + bar * (1.0 - p)
+        );
+    }
+    let _ = write!(
+        svg,
+        r##"<text x="{lx}" y="{:.2}" font-size="11">storm</text>
+<text x="{lx}" y="{:.2}" font-size="11">probability</text>
+<rect x="{lx}" y="{:.2}" width="14" height="14" fill="url(#uncertain)" stroke="#444"/>
+<text x="{}" y="{:.2}" font-size="11" dominant-baseline="middle">uncertain</text>
+<line x1="{lx}" y1="{:.2}" x2="{}" y2="{:.2}" stroke="#000" stroke-width="2"/>
+<text x="{}" y="{:.2}" font-size="11" dominant-baseline="middle">50% contour</text>
+<text x="{LEFT}" y="{:.2}" font-size="11" fill="#444">{} runs; hatched: the 95% Wilson interval straddles 50%</text>
+</svg>
+"##,
+        TOP - 28.0,
+        TOP - 15.0,
+        TOP + bar + 12.0,
+        lx + 19.0,
+        TOP + bar + 19.0,
+        TOP + bar + 40.0,
+        lx + 14.0,
+        TOP + bar + 40.0,
+        lx + 19.0,
+        TOP + bar + 40.0,
+        height - 6.0,
+        group_thousands(map.runs())
+    );
+    svg
+}

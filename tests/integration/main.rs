@@ -9,6 +9,7 @@ mod controls;
 mod docs;
 mod invariants;
 mod layers;
+mod map;
 mod outputs;
 mod plots;
 mod reference_figures;

@@ -1,0 +1,291 @@
+//! `herdsim map` as a user runs it: the metastable boundary found and
+//! refined, the same bytes at any thread count, a killed map resumed, and
+//! bad input refused.
+
+use std::collections::HashMap;
+use std::fs;
+use std::time::Duration;
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use herdsim::measure::server_metrics::wilson_interval;
+
+use crate::common::{succeed, usage_error, workdir};
+
+/// The metastable case of `scenarios/metastable.toml` (50% utilisation at
+/// 500 requests/s, 100 ms timeout, 4 attempts with immediate retries) at
+/// 300 and 500 requests/s, outages ending at 2.1 s to 2.5 s.
+const MAP: &[&str] = &[
+    "map",
+    "--resource",
+    "server",
+    "--workers",
+    "1",
+    "--service",
+    "exp:1ms",
+    "--timeout",
+    "100ms",
+    "--duration",
+    "10s",
+    "--policy",
+    "no-backoff",
+    "--max-attempts",
+    "4",
+    "--rate",
+    "300,500",
+    "--trigger",
+    "outage@2s..2.1s;outage@2s..2.3s;outage@2s..2.5s",
+    "--x",
+    "trigger",
+    "--y",
+    "rate",
+    "--seeds",
+    "20",
+    "--refine",
+    "2",
+    "--quiet",
+];
+
+fn map_args<'a>(out: &'a str, svg: &'a str) -> Vec<&'a str> {
+    let mut args = MAP.to_vec();
+    args.extend(["--out", out, "--svg", svg]);
+    args
+}
+
+/// The CSV's rows as maps from column to value.
+fn rows(text: &str) -> Vec<HashMap<String, String>> {
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let header = reader.headers().unwrap().clone();
+    reader
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            header
+                .iter()
+                .zip(r.iter())
+                .map(|(h, v)| (h.to_string(), v.to_string()))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn a_map_finds_the_metastable_boundary_and_refines_it() {
+    let dir = workdir("map");
+    let (out, svg) = (dir.join("m.csv"), dir.join("m.svg"));
+    let (out, svg) = (out.to_str().unwrap(), svg.to_str().unwrap());
+    let table = succeed(
+        cargo_bin_cmd!("herdsim")
+            .args(map_args(out, svg))
+            .env("RAYON_NUM_THREADS", "2"),
+    );
+    let cells = rows(&fs::read_to_string(out).unwrap());
+    let at = |rate: &str, end: f64| {
+        cells
+            .iter()
+            .find(|c| c["rate_per_s"] == rate && c["map_x"].parse::<f64>().unwrap() == end)
+            .unwrap_or_else(|| panic!("no cell at {rate}, {end}"))
+    };
+    // results/metastable.csv (100 seeds): 0 of 100 stuck after 100 ms, 100
+    // of 100 after 500 ms; at 30% load nothing is stuck.
+    assert_eq!(at("500", 2.1)["stuck"], "0");
+    assert_eq!(at("500", 2.5)["stuck"], "20");
+    for cell in cells.iter().filter(|c| c["rate_per_s"] == "300") {
+        assert_eq!(cell["side"], "below", "{cell:?}");
+        assert_eq!(cell["round"], "0", "nothing to refine at 30%");
+    }
+    // Refinement put cells between 2.1 and 2.5 at 500 requests/s only.
+    let refined: Vec<_> = cells.iter().filter(|c| c["round"] != "0").collect();
+    assert!(!refined.is_empty());
+    assert!(refined.iter().all(|c| c["rate_per_s"] == "500"));
+    // Every cell's figures follow from its counts.
+    for c in &cells {
+        let (stuck, runs): (u64, u64) = (c["stuck"].parse().unwrap(), c["runs"].parse().unwrap());
+        assert!((20..=80).contains(&runs), "{c:?}");
+        let p: f64 = c["storm_probability"].parse().unwrap();
+        assert!((p - stuck as f64 / runs as f64).abs() < 1e-12);
+        let (low, high) = wilson_interval(stuck, runs);
+        assert!((c["storm_low"].parse::<f64>().unwrap() - low).abs() < 1e-12);
+        assert!((c["storm_high"].parse::<f64>().unwrap() - high).abs() < 1e-12);
+        let side = if high < 0.5 {
+            "below"
+        } else if low > 0.5 {
+            "above"
+        } else {
+            "uncertain"
+        };
+        assert_eq!(c["side"], side);
+    }
+    // The printed boundary at 500 lies inside the range of the outages.
+    let line = table.lines().find(|l| l.starts_with("500 ")).unwrap();
+    let crossing: f64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    assert!((2.1..2.5).contains(&crossing), "{line}");
+
+    // The heatmap: a rectangle per cell, coloured by its probability, the
+    // uncertain ones hatched, and the contour drawn.
+    let text = fs::read_to_string(svg).unwrap();
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    let class = |name: &str| {
+        doc.descendants()
+            .filter(|n| n.attribute("class") == Some(name))
+            .collect::<Vec<_>>()
+    };
+    let drawn = class("cell");
+    assert_eq!(drawn.len(), cells.len());
+    for (rect, cell) in drawn.iter().zip(&cells) {
+        let p: f64 = rect.attribute("data-p").unwrap().parse().unwrap();
+        let expected: f64 = cell["storm_probability"].parse().unwrap();
+        assert!((p - expected).abs() < 1e-4, "{p} against {expected}");
+        assert!(rect.attribute("width").unwrap().parse::<f64>().unwrap() > 0.0);
+    }
+    let uncertain = cells.iter().filter(|c| c["side"] == "uncertain").count();
+    assert_eq!(class("uncertain").len(), uncertain);
+    assert_eq!(class("contour").len(), 1, "one row crosses 50%");
+}
+
+#[test]
+fn a_map_is_the_same_at_any_thread_count() {
+    let dir = workdir("map-threads");
+    let files = |n: &str| {
+        let (out, svg) = (dir.join(format!("{n}.csv")), dir.join(format!("{n}.svg")));
+        (
+            out.to_str().unwrap().to_string(),
+            svg.to_str().unwrap().to_string(),
+        )
+    };
+    let mut made = Vec::new();
+    for threads in ["1", "2"] {
+        let (out, svg) = files(threads);
+        succeed(
+            cargo_bin_cmd!("herdsim")
+                .args(map_args(&out, &svg))
+                .env("RAYON_NUM_THREADS", threads),
+        );
+        made.push((fs::read(&out).unwrap(), fs::read(&svg).unwrap()));
+        assert!(
+            !dir.join(format!("{threads}.csv.runs")).exists(),
+            "the journal is removed once the map is written"
+        );
+    }
+    assert!(made[0] == made[1], "the same bytes on 1 and 2 threads");
+}
+
+#[test]
+fn a_killed_map_keeps_its_runs_and_resumes_to_the_same_bytes() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = workdir("map-killed");
+    let path = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    // 200 seeds a cell: seconds of work, killed once 40 runs are in the
+    // journal, so the cut is not a race.
+    let args = |out: &str, svg: &str| {
+        let mut args: Vec<String> = map_args(out, svg).iter().map(|s| s.to_string()).collect();
+        let seeds = args.iter().position(|a| a == "--seeds").unwrap();
+        args[seeds + 1] = "200".into();
+        args
+    };
+    let (out, svg, journal) = (path("k.csv"), path("k.svg"), path("k.csv.runs"));
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("herdsim"))
+        .args(args(&out, &svg))
+        .env("RAYON_NUM_THREADS", "2")
+        .spawn()
+        .unwrap();
+    let runs = |text: &str| text.matches('\n').count().saturating_sub(1);
+    let started = std::time::Instant::now();
+    while runs(&fs::read_to_string(&journal).unwrap_or_default()) < 40 {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "no runs journaled"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    assert_eq!(
+        child.wait().unwrap().signal(),
+        Some(9),
+        "killed, not finished"
+    );
+    let kept = runs(&fs::read_to_string(&journal).unwrap());
+    assert!(
+        (40..1_200).contains(&kept),
+        "the kill cut the map: {kept} runs"
+    );
+    assert!(
+        !dir.join("k.csv").exists() && !dir.join("k.svg").exists(),
+        "no half-made map"
+    );
+    // Without --resume or --force the journal is not thrown away.
+    let err = usage_error(
+        &args(&out, &svg)
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    assert!(err.contains("--resume"), "{err}");
+
+    let (whole, whole_svg) = (path("w.csv"), path("w.svg"));
+    succeed(cargo_bin_cmd!("herdsim").args(args(&whole, &whole_svg)));
+    let mut resume = args(&out, &svg);
+    resume.push("--resume".into());
+    let table = succeed(cargo_bin_cmd!("herdsim").args(&resume));
+    assert_eq!(fs::read(&out).unwrap(), fs::read(&whole).unwrap());
+    assert_eq!(fs::read(&svg).unwrap(), fs::read(&whole_svg).unwrap());
+    assert!(table.contains("500"), "{table}");
+    assert!(!dir.join("k.csv.runs").exists());
+}
+
+#[test]
+fn bad_map_input_is_refused_in_one_line() {
+    let dir = workdir("map-bad");
+    let out = dir.join("m.csv").to_str().unwrap().to_string();
+    let with = |changes: &[(&str, &str)], extra: &[&str]| {
+        let mut args: Vec<String> = MAP.iter().map(|s| s.to_string()).collect();
+        for (flag, value) in changes {
+            let i = args.iter().position(|a| a == flag).unwrap();
+            args[i + 1] = value.to_string();
+        }
+        args.extend(["--out".to_string(), out.clone()]);
+        args.extend(extra.iter().map(|s| s.to_string()));
+        usage_error(&args.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    for (changes, extra, says) in [
+        (&[("--x", "nope")][..], &[][..], "unknown parameter 'nope'"),
+        (
+            &[("--y", "trigger")],
+            &[],
+            "--x and --y both name 'trigger'",
+        ),
+        (
+            &[("--trigger", "outage@2s..2.1s")],
+            &[],
+            "--x trigger: 1 value given",
+        ),
+        (
+            &[("--policy", "no-backoff,full")],
+            &[],
+            "key 'policy' has 2 values",
+        ),
+        (
+            &[("--resource", "slot")],
+            &[],
+            "a map needs the server model",
+        ),
+        (&[("--refine", "11")], &[], "--refine"),
+        (
+            &[],
+            &["--max-seeds", "10"],
+            "--max-seeds 10 is below --seeds 20",
+        ),
+        (
+            &[],
+            &["--max-runs", "100"],
+            "below the coarse grid's 120 runs",
+        ),
+    ] {
+        let err = with(changes, extra);
+        assert!(err.contains(says), "{changes:?} {extra:?}: {err}");
+        assert!(!dir.join("m.csv").exists() && !dir.join("m.csv.runs").exists());
+    }
+    fs::write(&out, "precious\n").unwrap();
+    let err = with(&[], &[]);
+    assert!(err.contains("--force"), "{err}");
+    assert_eq!(fs::read_to_string(&out).unwrap(), "precious\n");
+}

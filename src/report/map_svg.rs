@@ -75,9 +75,8 @@ pub fn map_svg(map: &Map, title: &str) -> String {
         r##"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" font-family="sans-serif" font-size="12">
 <defs><pattern id="uncertain" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><line x1="0" y1="0" x2="0" y2="6" stroke="#000" stroke-opacity="0.45" stroke-width="1.5"/></pattern></defs>
 <rect width="100%" height="100%" fill="#fff"/>
-<text x="{}" y="24" text-anchor="middle" font-size="15">{}</text>
+<text x="20" y="24" font-size="15">{}</text>
 "##,
-        WIDTH / 2.0,
         escape(title)
     );
     for (y, row) in rows.iter().enumerate() {

@@ -46,6 +46,12 @@ herdsim map scenarios/metastable-map.toml --x trigger --y rate --force --quiet \
     --budget tokens:500,cost:5,refund:1,timeout-cost:10 \
     --out results/map-retry-quota.csv --svg results/map-retry-quota.svg \
     --title "Immediate retries under the AWS retry quota: storm probability by load and outage end" > results/map-retry-quota.txt
+herdsim report --policy none,equal,full,decorrelated,decorrelated-attempt \
+    --out results/report-four-strategies.html --force --quiet
+herdsim report scenarios/metastable.toml --trigger outage@2s..2.5s \
+    --out results/report-metastable.html --force --quiet
+herdsim report scenarios/yandex-2024/retry-cb-vs-budget.toml \
+    --out results/report-yandex-2024-retry-cb-vs-budget.html --force --quiet
 herdsim sweep scenarios/controls.toml --out results/controls.csv --force --quiet
 herdsim plot results/controls.csv --x trigger --y stuck_mean \
     --by budget,breaker,throttle,queue_limit,discipline,shed_wait_ms,deadline_propagation \

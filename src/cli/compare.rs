@@ -1,6 +1,8 @@
 //! `herdsim compare`: a scenario's results beside the published figures.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
 
 use clap::Args;
 
@@ -25,6 +27,8 @@ use crate::report::study_series_svg::{
 use crate::report::study_table::{study_markdown, study_table};
 use crate::report::svg::{Figure, timelines};
 use crate::report::{compare_markdown, compare_table, csv as sweep_csv};
+use crate::sim::queue::QueueKind;
+use crate::sim::server_loop::simulate_server_watched;
 use crate::spec::RunSpec;
 use crate::study::compare::Comparison;
 use crate::study::overload::{Study, StudyComparison, StudyPoint, run_study, study};
@@ -75,18 +79,30 @@ pub struct CompareArgs {
     quiet: bool,
 }
 
-pub fn compare(args: &CompareArgs) -> Result<(), CliError> {
-    let scenario = match &args.scenario {
+/// What a comparison gives: its tables, its long CSV and its pictures.
+pub struct Compared {
+    /// The text table (`compare`'s standard output).
+    pub text: String,
+    /// The Markdown table, after the line that says which command made it.
+    pub markdown: String,
+    /// Every metric of every point, one row per point and metric.
+    pub csv: String,
+    /// Replicate 0 of the points, as pictures (captioned); `compare --plot`
+    /// writes the first.
+    pub figures: Vec<(String, Figure)>,
+}
+
+/// The scenario `compare` and `report` read: the file, or the built-in
+/// four-strategy table, with the flags applied.
+pub fn compared_scenario(path: Option<&Path>, grid: &GridArgs) -> Result<Scenario, CliError> {
+    let scenario = match path {
         Some(path) => read_scenario(path)?,
         None => Scenario::from_toml(FOUR_STRATEGIES.0, FOUR_STRATEGIES.1)
             .expect("the built-in scenario parses"),
     };
-    let mut scenario = args.grid.apply(scenario)?;
-    if let Some(study) = scenario.study.as_ref().and_then(|(name, _)| study(name)) {
-        return compare_study(args, study, &scenario);
-    }
+    let mut scenario = grid.apply(scenario)?;
     let server = SweepPlan::whole(&scenario, false).is_server();
-    if server && args.scenario.is_none() {
+    if server && path.is_none() {
         // The built-in scenario is seed 002's herd; on the server model the
         // flags are the whole workload, so say what it is.
         scenario.name = "server".to_string();
@@ -95,7 +111,77 @@ pub fn compare(args: &CompareArgs) -> Result<(), CliError> {
             scenario.grid.point(0).server.describe()
         ));
     }
-    if server && args.plot.is_some() {
+    Ok(scenario)
+}
+
+/// Runs `scenario`'s comparison (judged against its study's reference, or
+/// `reference`, if it names a study), with pictures of replicate 0 if
+/// `figures`; `command` is the line that made it, for the Markdown.
+pub fn run_comparison(
+    scenario: &Scenario,
+    reference: Option<&Path>,
+    max_events: u64,
+    quiet: bool,
+    figures: bool,
+    command: &str,
+) -> Result<Compared, CliError> {
+    if let Some(study) = scenario.study.as_ref().and_then(|(name, _)| study(name)) {
+        return compare_study(
+            study, scenario, reference, max_events, quiet, figures, command,
+        );
+    }
+    if reference.is_some() {
+        return Err(CliError::Usage(
+            "--reference: the scenario names no study to judge against (a study scenario has \
+             `study = \"NAME\"`; see scenarios/README.md)"
+                .to_string(),
+        ));
+    }
+    // The sweep machinery, aggregated rows kept in memory: one row a point.
+    let mut plan = SweepPlan::whole(scenario, false);
+    plan.max_events = max_events;
+    let server = plan.is_server();
+    let progress = runs_bar(plan.jobs().len() as u64, quiet);
+    let rows = sweep_rows(&plan, || progress.inc(1));
+    progress.finish_and_clear();
+    if let Some(stopped) = rows.iter().find(|r| !r.complete()) {
+        return Err(limit_error(stopped.point(), plan.max_events, ""));
+    }
+    if server {
+        let comparison = ServerComparison::new(scenario, rows);
+        let figures = if figures {
+            server_series(&comparison, max_events)?
+        } else {
+            Vec::new()
+        };
+        return Ok(Compared {
+            text: server_compare_table(&comparison),
+            markdown: server_compare_markdown(&comparison, command),
+            csv: sweep_csv::server_comparison_csv(&comparison),
+            figures,
+        });
+    }
+    let comparison = Comparison::new(scenario, rows, &Published::embedded());
+    let figures = if figures {
+        vec![(
+            "Retries per ms over time, replicate 0 of each point".to_string(),
+            comparison_timelines(&comparison)?,
+        )]
+    } else {
+        Vec::new()
+    };
+    Ok(Compared {
+        text: compare_table(&comparison),
+        markdown: compare_markdown(&comparison, command),
+        csv: sweep_csv::comparison_csv(&comparison),
+        figures,
+    })
+}
+
+pub fn compare(args: &CompareArgs) -> Result<(), CliError> {
+    let scenario = compared_scenario(args.scenario.as_deref(), &args.grid)?;
+    let is_study = scenario.study.is_some();
+    if !is_study && args.plot.is_some() && SweepPlan::whole(&scenario, false).is_server() {
         return Err(CliError::Usage(
             "--plot draws herd timelines; on the server model draw one point's time series \
              with `herdsim run --plot`, or the points with `herdsim plot` on the --csv file"
@@ -108,62 +194,39 @@ pub fn compare(args: &CompareArgs) -> Result<(), CliError> {
     if let (Some(csv), Some(plot)) = (&args.csv, &args.plot) {
         check_distinct(&[("--csv", csv), ("--plot", plot)])?;
     }
-    if args.reference.is_some() {
-        return Err(CliError::Usage(
-            "--reference: the scenario names no study to judge against (a study scenario has \
-             `study = \"NAME\"`; see scenarios/README.md)"
-                .to_string(),
-        ));
-    }
-    // The sweep machinery, aggregated rows kept in memory: one row a point.
-    let mut plan = SweepPlan::whole(&scenario, false);
-    plan.max_events = args.grid.max_events().unwrap_or(u64::MAX);
-    let progress = runs_bar(plan.jobs().len() as u64, args.quiet);
-    let rows = sweep_rows(&plan, || progress.inc(1));
-    progress.finish_and_clear();
-    if let Some(stopped) = rows.iter().find(|r| !r.complete()) {
-        return Err(limit_error(stopped.point(), plan.max_events, ""));
-    }
-
-    if server {
-        let comparison = ServerComparison::new(&scenario, rows);
-        if let Some(path) = &args.csv {
-            write_whole(
-                path,
-                args.force,
-                &sweep_csv::server_comparison_csv(&comparison),
-            )?;
-        }
-        let text = if args.markdown {
-            server_compare_markdown(&comparison, &command_line())
-        } else {
-            server_compare_table(&comparison)
-        };
-        return write_stdout(&text);
-    }
-    let comparison = Comparison::new(&scenario, rows, &Published::embedded());
+    let compared = run_comparison(
+        &scenario,
+        args.reference.as_deref(),
+        args.grid.max_events().unwrap_or(u64::MAX),
+        args.quiet,
+        args.plot.is_some(),
+        &command_line(),
+    )?;
     if let Some(path) = &args.csv {
-        write_whole(path, args.force, &sweep_csv::comparison_csv(&comparison))?;
+        write_whole(path, args.force, &compared.csv)?;
     }
-    if let Some(path) = &args.plot {
-        write_svg(path, args.force, &comparison_timelines(&comparison)?)?;
+    if let (Some(path), Some((_, figure))) = (&args.plot, compared.figures.first()) {
+        write_svg(path, args.force, figure)?;
     }
-    let text = if args.markdown {
-        compare_markdown(&comparison, &command_line())
+    write_stdout(if args.markdown {
+        &compared.markdown
     } else {
-        compare_table(&comparison)
-    };
-    write_stdout(&text)
+        &compared.text
+    })
 }
 
 /// `compare` on a study scenario: every point run, then judged against the
-/// study's reference (the built-in one, or `--reference`).
+/// study's reference (the built-in one, or `reference`).
 fn compare_study(
-    args: &CompareArgs,
     study: &'static Study,
     scenario: &Scenario,
-) -> Result<(), CliError> {
-    let (rows, reference_name) = match &args.reference {
+    reference: Option<&Path>,
+    max_events: u64,
+    quiet: bool,
+    figures: bool,
+    command: &str,
+) -> Result<Compared, CliError> {
+    let (rows, reference_name) = match reference {
         Some(path) => {
             let text = std::fs::read_to_string(path)
                 .map_err(|e| CliError::Usage(format!("--reference {}: {e}", path.display())))?;
@@ -188,18 +251,11 @@ fn compare_study(
             study.name
         )));
     }
-    for path in args.csv.iter().chain(&args.plot) {
-        check_output(path, args.force)?;
-    }
-    if let (Some(csv), Some(plot)) = (&args.csv, &args.plot) {
-        check_distinct(&[("--csv", csv), ("--plot", plot)])?;
-    }
-    let max_events = args.grid.max_events().unwrap_or(u64::MAX);
     let watch = Watch {
         max_events,
         on_progress: &|_, _| {},
     };
-    let progress = runs_bar(scenario.jobs(), args.quiet);
+    let progress = runs_bar(scenario.jobs(), quiet);
     let comparison = run_study(study, scenario, rows, reference_name, &watch, || {
         progress.inc(1)
     });
@@ -209,32 +265,112 @@ fn compare_study(
     {
         return Err(limit_error(stopped.point, max_events, ""));
     }
-    if let Some(path) = &args.csv {
-        write_whole(
-            path,
-            args.force,
-            &sweep_csv::study_comparison_csv(&comparison),
-        )?;
-    }
-    if let Some(path) = &args.plot {
+    let mut pictures = Vec::new();
+    if figures {
         let windowed = comparison
             .points
             .first()
             .and_then(StudyPoint::first_row)
             .is_some_and(|i| comparison.rows[i].window.is_some());
-        let figure = if windowed {
-            study_windows(&comparison)?
+        pictures.push(if windowed {
+            (
+                "Each metric per window: herdsim's mean beside the reference's".to_string(),
+                study_windows(&comparison)?,
+            )
         } else {
-            study_series(&comparison)?
-        };
-        write_svg(path, args.force, &figure)?;
+            (
+                "Replicate 0 of each point over time".to_string(),
+                study_series(&comparison)?,
+            )
+        });
     }
-    let text = if args.markdown {
-        study_markdown(&comparison, &command_line())
-    } else {
-        study_table(&comparison)
+    Ok(Compared {
+        text: study_table(&comparison),
+        markdown: study_markdown(&comparison, command),
+        csv: sweep_csv::study_comparison_csv(&comparison),
+        figures: pictures,
+    })
+}
+
+/// The most points a picture of replicate 0 shows side by side (the
+/// palette's colours).
+const POINTS_A_PICTURE: usize = 8;
+
+/// Each point's replicate 0 on the server model (the same run as the
+/// table's first replicate), its time series side by side, eight points a
+/// picture.
+fn server_series(
+    comparison: &ServerComparison<'_>,
+    max_events: u64,
+) -> Result<Vec<(String, Figure)>, CliError> {
+    let scenario = comparison.scenario;
+    let watch = Watch {
+        max_events,
+        on_progress: &|_, _| {},
     };
-    write_stdout(&text)
+    let runs: Vec<_> = comparison
+        .points
+        .par_iter()
+        .map(|p| {
+            let (server, retry) = server_parts(&p.spec);
+            let seeds = Seeds::for_job(scenario.master_seed, p.point as u64, 0);
+            let metrics =
+                simulate_server_watched(&server, &retry, seeds, &watch, QueueKind::default());
+            (server, metrics)
+        })
+        .collect();
+    let groups = comparison.points.len().div_ceil(POINTS_A_PICTURE);
+    let mut figures = Vec::new();
+    for chunk in comparison
+        .points
+        .chunks(POINTS_A_PICTURE)
+        .zip(runs.chunks(POINTS_A_PICTURE))
+    {
+        let (first, _) = &chunk.1[0];
+        let which = if groups > 1 {
+            format!(
+                " (points {} to {})",
+                chunk.0[0].point,
+                chunk.0[chunk.0.len() - 1].point
+            )
+        } else {
+            String::new()
+        };
+        let picture = StrategiesPicture {
+            title: format!(
+                "{}: replicate 0 of each point{which}, {} windows",
+                scenario.name,
+                format_duration(first.window / 1_000)
+            ),
+            runs: chunk
+                .0
+                .iter()
+                .zip(chunk.1)
+                .map(|(point, (server, metrics))| StrategyRun {
+                    label: if point.label.is_empty() {
+                        format!("point {}", point.point)
+                    } else {
+                        point.label.clone()
+                    },
+                    windows: &metrics.windows,
+                    workers: server.workers,
+                    rate_per_s: server.load.rate_per_s().unwrap_or(f64::NAN),
+                })
+                .collect(),
+            window_ns: first.window,
+            end_s: first.duration as f64 / 1e9,
+            triggers: first
+                .triggers
+                .iter()
+                .map(|t| (t.from as f64 / 1e9, t.to as f64 / 1e9))
+                .collect(),
+        };
+        figures.push((
+            format!("Replicate 0 of each point over time{which}"),
+            strategies_series(&picture)?,
+        ));
+    }
+    Ok(figures)
 }
 
 /// Each point's label: what sets it apart, its reference row's key values
@@ -385,7 +521,7 @@ fn comparison_timelines(comparison: &Comparison<'_>) -> Result<Figure, CliError>
 }
 
 /// This process's command line as a user would type it again.
-fn command_line() -> String {
+pub fn command_line() -> String {
     let mut words = vec!["herdsim".to_string()];
     for arg in std::env::args().skip(1) {
         if arg.is_empty() || arg.contains(|c: char| c.is_whitespace() || "'\"$`\\".contains(c)) {

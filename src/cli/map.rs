@@ -34,11 +34,11 @@ pub struct MapArgs {
 
     /// The parameter along x (its scenario key): refined, between its
     /// values, where the boundary is
-    #[arg(long, value_name = "KEY", value_parser = parse_key)]
+    #[arg(long, value_name = "KEY", value_parser = parse_key, allow_hyphen_values = true)]
     x: &'static Param,
 
     /// The parameter along y (its scenario key): one row per value
-    #[arg(long, value_name = "KEY", value_parser = parse_key)]
+    #[arg(long, value_name = "KEY", value_parser = parse_key, allow_hyphen_values = true)]
     y: &'static Param,
 
     /// Output CSV file: one row per cell
@@ -50,7 +50,7 @@ pub struct MapArgs {
     svg: Option<PathBuf>,
 
     /// The heatmap's title [default: the scenario's description]
-    #[arg(long, value_name = "TEXT")]
+    #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
     title: Option<String>,
 
     #[command(flatten)]
@@ -59,16 +59,16 @@ pub struct MapArgs {
     /// Refinement rounds after the coarse grid (0 to 10): each halves the
     /// steps along x the boundary lies in and doubles the seeds of the
     /// uncertain cells beside it
-    #[arg(long, value_name = "ROUNDS", default_value_t = 3, value_parser = parse_rounds)]
+    #[arg(long, value_name = "ROUNDS", default_value_t = 3, value_parser = parse_rounds, allow_hyphen_values = true)]
     refine: u32,
 
     /// The most seeds one cell gets by refinement [default: 4 × --seeds]
-    #[arg(long, value_name = "N", value_parser = spec::parse_replicates)]
+    #[arg(long, value_name = "N", value_parser = spec::parse_replicates, allow_hyphen_values = true)]
     max_seeds: Option<u32>,
 
     /// The run budget of the whole map: refinement stops where the next
     /// step would pass it [default: 4 × the coarse grid's runs]
-    #[arg(long, value_name = "N", value_parser = parse_max_runs)]
+    #[arg(long, value_name = "N", value_parser = parse_max_runs, allow_hyphen_values = true)]
     max_runs: Option<u64>,
 
     /// Continue an interrupted map from its run journal (FILE.runs)

@@ -14,6 +14,7 @@ mod params;
 mod plot;
 mod policy;
 mod progress;
+mod report;
 mod run;
 mod sweep;
 
@@ -82,6 +83,10 @@ enum Command {
     Compare(compare::CompareArgs),
     /// Draw a sweep's curves, with their 95% CI bands, as SVG
     Plot(plot::PlotArgs),
+    /// Write a scenario's comparison as one self-contained HTML report:
+    /// the workload in words, the table with CIs and verdicts, the pictures
+    /// inline, and the command that reproduces it
+    Report(report::ReportArgs),
     /// Map where a server-model service tips over as two parameters vary:
     /// storm probability per cell, refined along the boundary, to CSV and SVG
     #[command(after_long_help = map::map_help())]
@@ -119,6 +124,7 @@ where
         Command::Sweep(args) => sweep::sweep(&args),
         Command::Merge(args) => sweep::merge(&args),
         Command::Map(args) => map::map(&args),
+        Command::Report(args) => report::report(&args),
         Command::Compare(args) => compare::compare(&args),
         Command::Plot(args) => plot::plot(&args),
         Command::Policy(args) => policy::policy(&args),

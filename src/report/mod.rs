@@ -3,6 +3,7 @@
 
 pub mod csv;
 pub mod error;
+pub mod html;
 mod json;
 pub mod map_csv;
 pub mod map_svg;

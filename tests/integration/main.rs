@@ -13,6 +13,7 @@ mod map;
 mod outputs;
 mod plots;
 mod reference_figures;
+mod report;
 mod seed_claims;
 mod server;
 mod server_controls;

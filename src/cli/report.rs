@@ -1,0 +1,130 @@
+//! `herdsim report`: a scenario's comparison as one self-contained HTML
+//! file, to share in a postmortem or a design review.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::CliError;
+use super::compare::{command_line, compared_scenario, run_comparison};
+use super::output::{check_distinct, check_output, write_whole};
+use super::sweep::GridArgs;
+use crate::base::format::group_thousands;
+use crate::experiment::scenario::Scenario;
+use crate::report::WorkloadSummary;
+use crate::report::html::{ReportPage, report_html};
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Scenario file [default: scenarios/four-strategies.toml, built in]
+    #[arg(value_name = "SCENARIO")]
+    scenario: Option<PathBuf>,
+
+    /// The HTML file to write
+    #[arg(long, short, value_name = "FILE.html", allow_hyphen_values = true)]
+    out: PathBuf,
+
+    #[command(flatten)]
+    grid: GridArgs,
+
+    /// Also write the table's figures as CSV (`compare --csv`'s long format)
+    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
+    csv: Option<PathBuf>,
+
+    /// Judge a study scenario against this reference file instead of the
+    /// built-in one (as `compare --reference`)
+    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
+    reference: Option<PathBuf>,
+
+    /// Replace the output files if they exist
+    #[arg(long)]
+    force: bool,
+
+    /// Hide the progress bar
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+/// The workload in words: point 0's, then what varies and the seeds.
+fn workload_lines(scenario: &Scenario) -> Vec<String> {
+    let grid = &scenario.grid;
+    let mut lines = WorkloadSummary::lines(&grid.point(0));
+    if let Some(first) = lines.first_mut() {
+        *first = format!("Point 0: {first}");
+    }
+    for param in grid.varying() {
+        if let Some(values) = grid.values(param.key).filter(|v| v.len() > 1) {
+            lines.push(format!(
+                "Varies: `{}` over {}",
+                param.key,
+                values.join(", ")
+            ));
+        }
+    }
+    if grid.variants() > 0 {
+        lines.push(format!(
+            "{} variants (each a few settings together; each row's label names them)",
+            grid.variants()
+        ));
+    }
+    lines.push(format!(
+        "{} point{} × {} replicate seed{} from master seed {}",
+        group_thousands(grid.len() as u64),
+        if grid.len() == 1 { "" } else { "s" },
+        group_thousands(u64::from(scenario.replicates)),
+        if scenario.replicates == 1 { "" } else { "s" },
+        scenario.master_seed
+    ));
+    lines
+}
+
+pub fn report(args: &ReportArgs) -> Result<(), CliError> {
+    check_output(&args.out, args.force)?;
+    let mut outputs = vec![("--out", args.out.as_path())];
+    if let Some(csv) = &args.csv {
+        check_output(csv, args.force)?;
+        outputs.push(("--csv", csv));
+    }
+    if let Some(path) = &args.scenario {
+        outputs.push(("the scenario", path));
+    }
+    check_distinct(&outputs)?;
+    let scenario = compared_scenario(args.scenario.as_deref(), &args.grid)?;
+    let command = command_line();
+    let compared = run_comparison(
+        &scenario,
+        args.reference.as_deref(),
+        args.grid.max_events().unwrap_or(u64::MAX),
+        args.quiet,
+        true,
+        &command,
+    )?;
+    // The Markdown's first paragraph names the command; the report says it
+    // at its end.
+    let markdown = compared
+        .markdown
+        .split_once("\n\n")
+        .map_or(compared.markdown.as_str(), |(_, rest)| rest);
+    let figures: Vec<(&str, &str)> = compared
+        .figures
+        .iter()
+        .map(|(caption, figure)| (caption.as_str(), figure.svg.as_str()))
+        .collect();
+    let page = ReportPage {
+        title: &scenario.name,
+        description: scenario.description.as_deref(),
+        workload: workload_lines(&scenario),
+        markdown,
+        figures,
+        command: &command,
+        version: env!("CARGO_PKG_VERSION"),
+    };
+    if let Some(csv) = &args.csv {
+        write_whole(csv, args.force, &compared.csv)?;
+    }
+    write_whole(&args.out, args.force, &report_html(&page))?;
+    if !args.quiet {
+        eprintln!("report → {}", args.out.display());
+    }
+    Ok(())
+}

@@ -14,10 +14,15 @@ use super::progress::runs_bar;
 use super::sweep::{GridArgs, read_scenario};
 use super::{CliError, write_stdout};
 use crate::base::format::group_thousands;
-use crate::experiment::map::{Map, MapAxis, MapSettings, MapStop, RunOutcome, run_map};
+use crate::experiment::map::{
+    CellCounts, Map, MapAxis, MapSettings, MapStop, RunOutcome, boundaries_of, run_map,
+};
 use crate::experiment::scenario::Scenario;
+use crate::experiment::sweep::Shard;
 use crate::model::ResourceKind;
-use crate::report::map_csv::{journal_header, journal_line, map_csv, read_journal_line};
+use crate::report::map_csv::{
+    journal_header, journal_line, map_csv, read_journal_line, read_map_csv,
+};
 use crate::report::map_svg::map_svg;
 use crate::spec::params::{PARAMS, Param, param};
 use crate::spec::{self, ParamError};
@@ -42,8 +47,28 @@ pub struct MapArgs {
     y: &'static Param,
 
     /// Output CSV file: one row per cell
-    #[arg(long, short, value_name = "FILE", allow_hyphen_values = true)]
-    out: PathBuf,
+    #[arg(
+        long,
+        short,
+        value_name = "FILE",
+        allow_hyphen_values = true,
+        required_unless_present = "from",
+        conflicts_with = "from"
+    )]
+    out: Option<PathBuf>,
+
+    /// Draw the heatmap (--svg) and print the boundaries of a map already
+    /// made, such as its shards merged (`herdsim merge`), instead of running
+    /// it; the scenario and flags must be the map's
+    #[arg(long, value_name = "FILE.csv", allow_hyphen_values = true,
+          conflicts_with_all = ["resume", "shard", "force"])]
+    from: Option<PathBuf>,
+
+    /// Map only the K-th of N slices of the rows (y values), such as 2/4;
+    /// rows are refined on their own, so `herdsim merge` joins the shards'
+    /// files into the whole map's
+    #[arg(long, value_name = "K/N", allow_hyphen_values = true)]
+    shard: Option<Shard>,
 
     /// Also draw the heatmap of storm probability to this SVG file
     #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
@@ -66,8 +91,8 @@ pub struct MapArgs {
     #[arg(long, value_name = "N", value_parser = spec::parse_replicates, allow_hyphen_values = true)]
     max_seeds: Option<u32>,
 
-    /// The run budget of the whole map: refinement stops where the next
-    /// step would pass it [default: 4 × the coarse grid's runs]
+    /// The run budget of each row: a row's refinement stops where its next
+    /// step would pass it [default: 4 × a row's coarse runs]
     #[arg(long, value_name = "N", value_parser = parse_max_runs, allow_hyphen_values = true)]
     max_runs: Option<u64>,
 
@@ -112,13 +137,17 @@ pub fn map_help() -> String {
      --max-seeds), so\nafter R rounds the boundary's place along x is known to the coarse \
      step / 2^R, unless\n--max-runs stops it first. x values between two of yours are made \
      by halving: numbers,\ndurations, and text whose values differ in numbers only \
-     (outage@2s..2.1s).\n\nColumns: cell, the sweep file's parameter columns, map_x (the \
-     cell's place on x), map_row,\nround (0: the coarse grid), runs, stuck, storm_probability, \
-     storm_low, storm_high (Wilson\n95%), side (below, uncertain or above 50%), recovered, \
-     recovery_median_ms (over the runs\nthat recovered), amplification_mean, master_seed, map_id \
-     and row_checksum. Each run is\nappended to FILE.runs as it completes; --resume continues \
-     from it to the same bytes, and\nthe journal is removed when the map is written. The same \
-     command gives the same bytes at\nany RAYON_NUM_THREADS."
+     (outage@2s..2.1s).\n\nColumns: map_row (the cell's row, from 0), map_x (its place on x), the \
+     sweep file's\nparameter columns, map_value (its x value), round (0: the coarse grid), runs, \
+     stuck,\nstorm_probability, storm_low, storm_high (Wilson 95%), side (below, uncertain or \
+     above\n50%), recovered, recovery_median_ms (over the runs that recovered), \
+     amplification_mean,\nmap_rows, master_seed, map_id and row_checksum. Each run is appended \
+     to FILE.runs as it\ncompletes; --resume continues from it to the same bytes, and the \
+     journal is removed when\nthe map is written. The same command gives the same bytes at any \
+     RAYON_NUM_THREADS.\n\nRows are refined on their own (--max-runs is a row's budget), so \
+     --shard K/N maps the K-th\nslice of the rows, `herdsim merge` joins the shards' files \
+     into the whole map's, byte for\nbyte, and --from FILE draws its heatmap (--svg) and \
+     prints its boundaries."
         .to_string()
 }
 
@@ -181,19 +210,19 @@ fn settings(args: &MapArgs, scenario: &Scenario) -> Result<MapSettings, CliError
             "--max-seeds {max_seeds} is below --seeds {seeds}: give at least {seeds}"
         )));
     }
-    let coarse = (x.values.len() * y.values.len()) as u64 * u64::from(seeds);
+    let coarse = x.values.len() as u64 * u64::from(seeds);
     let max_runs = args.max_runs.unwrap_or(coarse.saturating_mul(4));
     if max_runs < coarse {
         return Err(usage(format!(
-            "--max-runs {} is below the coarse grid's {} runs ({} × {} cells × {seeds} seeds): \
-             give at least {}",
+            "--max-runs {} is below a row's coarse {} runs ({} cells × {seeds} seeds): give at \
+             least {}",
             group_thousands(max_runs),
             group_thousands(coarse),
             x.values.len(),
-            y.values.len(),
             group_thousands(coarse)
         )));
     }
+    let rows = args.shard.unwrap_or(Shard::WHOLE).points(y.values.len());
     Ok(MapSettings {
         base,
         x,
@@ -202,6 +231,7 @@ fn settings(args: &MapArgs, scenario: &Scenario) -> Result<MapSettings, CliError
         max_seeds,
         rounds: args.refine,
         max_runs,
+        rows,
         master_seed: scenario.master_seed,
     })
 }
@@ -259,25 +289,89 @@ fn read_journal(
     Ok(known)
 }
 
+/// The heatmap's title: `--title`, or the scenario's description.
+fn title(args: &MapArgs, scenario: &Scenario) -> String {
+    args.title.clone().unwrap_or_else(|| {
+        scenario
+            .description
+            .clone()
+            .unwrap_or_else(|| format!("{}: storm probability", scenario.name))
+    })
+}
+
 pub fn map(args: &MapArgs) -> Result<(), CliError> {
-    let started = Instant::now();
-    let journal = journal_path(&args.out);
-    let mut outputs = vec![("--out", args.out.as_path()), ("its journal", &journal)];
+    let scenario_path = args.scenario.as_deref();
+    let mut outputs: Vec<(&str, &Path)> = Vec::new();
     if let Some(svg) = &args.svg {
         outputs.push(("--svg", svg));
     }
-    if let Some(path) = &args.scenario {
+    if let Some(path) = scenario_path {
         outputs.push(("the scenario", path));
     }
-    check_distinct(&outputs)?;
+    match (&args.out, &args.from) {
+        (_, Some(from)) => {
+            outputs.push(("--from", from));
+            check_distinct(&outputs)?;
+            draw(args, from)
+        }
+        (Some(out), None) => {
+            let journal = journal_path(out);
+            outputs.push(("--out", out));
+            outputs.push(("its journal", &journal));
+            check_distinct(&outputs)?;
+            make(args, out, &journal)
+        }
+        (None, None) => unreachable!("clap requires --out or --from"),
+    }
+}
+
+/// The scenario with the flags applied, and the map's settings.
+fn read(args: &MapArgs) -> Result<(Scenario, MapSettings), CliError> {
     let scenario = match &args.scenario {
         Some(path) => read_scenario(path)?,
         None => Scenario::default(),
     };
     let scenario = args.grid.apply(scenario)?;
     let settings = settings(args, &scenario)?;
+    Ok((scenario, settings))
+}
+
+/// `--from`: a made map's heatmap and boundaries, from its CSV.
+fn draw(args: &MapArgs, from: &Path) -> Result<(), CliError> {
+    let (scenario, settings) = read(args)?;
+    if let Some(svg) = &args.svg
+        && is_regular_file(svg)
+    {
+        return Err(CliError::Usage(format!(
+            "'{}' (--svg) exists: remove it first (--from never replaces a file)",
+            svg.display()
+        )));
+    }
+    let text = read_input(from, "map file", MAX_TABLE_BYTES)?;
+    let shown = from.display().to_string();
+    let cells = read_map_csv(
+        &shown,
+        &text,
+        &settings.fingerprint(),
+        settings.y.values.len(),
+    )?;
+    if let Some(svg) = &args.svg {
+        write_whole(
+            svg,
+            false,
+            &map_svg(&settings, &cells, &title(args, &scenario)),
+        )?;
+    }
+    write_stdout(&boundary_table(&settings, &cells, None))
+}
+
+/// Makes the map: each round's runs journaled as they complete, then the
+/// CSV and SVG written whole.
+fn make(args: &MapArgs, out: &Path, journal: &Path) -> Result<(), CliError> {
+    let started = Instant::now();
+    let (scenario, settings) = read(args)?;
     let id = settings.fingerprint();
-    for (flag, path) in [("--out", Some(&args.out)), ("--svg", args.svg.as_ref())] {
+    for (flag, path) in [("--out", Some(out)), ("--svg", args.svg.as_deref())] {
         if let Some(path) = path
             && is_regular_file(path)
             && !args.force
@@ -289,8 +383,8 @@ pub fn map(args: &MapArgs) -> Result<(), CliError> {
             )));
         }
     }
-    let resuming = args.resume && is_regular_file(&journal);
-    if is_regular_file(&journal) && !args.resume && !args.force {
+    let resuming = args.resume && is_regular_file(journal);
+    if is_regular_file(journal) && !args.resume && !args.force {
         return Err(CliError::Usage(format!(
             "'{}' holds the runs of an interrupted map: pass --resume to continue it or --force \
              to start over",
@@ -298,7 +392,7 @@ pub fn map(args: &MapArgs) -> Result<(), CliError> {
         )));
     }
     let known = if resuming {
-        read_journal(&journal, &id)?
+        read_journal(journal, &id)?
     } else {
         HashMap::new()
     };
@@ -307,10 +401,10 @@ pub fn map(args: &MapArgs) -> Result<(), CliError> {
     let mut file = if resuming {
         OpenOptions::new()
             .append(true)
-            .open(&journal)
+            .open(journal)
             .map_err(cannot)?
     } else {
-        let mut file = fs::File::create(&journal).map_err(cannot)?;
+        let mut file = fs::File::create(journal).map_err(cannot)?;
         file.write_all(journal_header().as_bytes())
             .map_err(cannot)?;
         file
@@ -363,20 +457,23 @@ pub fn map(args: &MapArgs) -> Result<(), CliError> {
         }
     }
     drop(file);
-    let title = args.title.clone().unwrap_or_else(|| {
-        scenario
-            .description
-            .clone()
-            .unwrap_or_else(|| format!("{}: storm probability", scenario.name))
-    });
     // The outputs are whole files, each written at once; the journal goes
     // only when both are in place.
-    write_whole(&args.out, true, &map_csv(&map))?;
+    let counts = map.counts();
+    write_whole(out, true, &map_csv(&map))?;
     if let Some(svg) = &args.svg {
-        write_whole(svg, true, &map_svg(&map, &title))?;
+        write_whole(
+            svg,
+            true,
+            &map_svg(&map.settings, &counts, &title(args, &scenario)),
+        )?;
     }
-    let _ = fs::remove_file(&journal);
-    write_stdout(&boundary_table(&map))?;
+    let _ = fs::remove_file(journal);
+    write_stdout(&boundary_table(
+        &map.settings,
+        &counts,
+        Some(map.budget_spent()),
+    ))?;
     if !args.quiet {
         eprintln!(
             "{} cells, {} runs{} in {:.2} s → {}",
@@ -391,7 +488,7 @@ pub fn map(args: &MapArgs) -> Result<(), CliError> {
                 )
             },
             started.elapsed().as_secs_f64(),
-            args.out.display()
+            out.display()
         );
     }
     Ok(())
@@ -399,8 +496,7 @@ pub fn map(args: &MapArgs) -> Result<(), CliError> {
 
 /// Each row's boundary, for people: where the storm probability crosses
 /// one half, and the surely-below and surely-above cells either side.
-fn boundary_table(map: &Map) -> String {
-    let s = &map.settings;
+fn boundary_table(s: &MapSettings, cells: &[CellCounts], budget_spent: Option<bool>) -> String {
     let number = |v: f64| {
         let text = format!("{v:.4}");
         text.trim_end_matches('0').trim_end_matches('.').to_string()
@@ -413,13 +509,11 @@ fn boundary_table(map: &Map) -> String {
         "runs".to_string(),
     ]];
     let last = s.x.position(&s.x.values[s.x.values.len() - 1]);
-    for (b, row) in map.boundaries().iter().zip(map.rows()) {
-        let first = &map.cells[row[0]];
+    let first = s.x.position(&s.x.values[0]);
+    for b in boundaries_of(cells, s.y.values.len()) {
         let crossing = match b.crossing {
             Some(x) => number(x),
-            None if first.storm().probability() >= 0.5 => {
-                format!("at or before {}", number(first.x_at))
-            }
+            None if b.first_probability >= 0.5 => format!("at or before {}", number(first)),
             None => format!("beyond {}", number(last)),
         };
         rows.push([
@@ -437,10 +531,10 @@ fn boundary_table(map: &Map) -> String {
         "storm probability over {} (x) by {} (y): {} cells, {} runs{}\n",
         s.x.title(),
         s.y.param.key,
-        group_thousands(map.cells.len() as u64),
-        group_thousands(map.runs()),
-        if map.budget_spent {
-            "; the run budget stopped refinement"
+        group_thousands(cells.len() as u64),
+        group_thousands(cells.iter().map(|c| c.runs).sum()),
+        if budget_spent == Some(true) {
+            "; the run budget stopped the refinement of some rows"
         } else {
             ""
         }

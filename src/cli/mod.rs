@@ -91,7 +91,8 @@ enum Command {
     /// storm probability per cell, refined along the boundary, to CSV and SVG
     #[command(after_long_help = map::map_help())]
     Map(map::MapArgs),
-    /// Combine the shard files of a sweep into the file the whole sweep writes
+    /// Combine the shard files of a sweep (or a map) into the file the whole
+    /// sweep (or map) writes
     Merge(sweep::MergeArgs),
     /// Show policies' delays retry by retry, without contention
     Policy(policy::PolicyArgs),

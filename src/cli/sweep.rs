@@ -20,6 +20,7 @@ use crate::experiment::scenario::Scenario;
 use crate::experiment::sweep::{Shard, SweepPlan, run_sweep};
 use crate::model::ResourceKind;
 use crate::report::csv::{self as sweep_csv, SweepColumns};
+use crate::report::map_csv::merge_map_shards;
 use crate::report::sweep_file::{check_finished_rows, merge_shards};
 use crate::spec::params::{PARAMS, parameter_columns};
 use crate::spec::{self, ParamError};
@@ -430,6 +431,12 @@ pub fn merge(args: &MergeArgs) -> Result<(), CliError> {
             read_input(path, "shard", MAX_TABLE_BYTES).map(|text| (shown.clone(), text))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let text = merge_shards(&files)?;
+    // A map's shards (`herdsim map --shard`) or a sweep's.
+    let is_map = files.iter().any(|(_, text)| text.starts_with("map_row,"));
+    let text = if is_map {
+        merge_map_shards(&files)?
+    } else {
+        merge_shards(&files)?
+    };
     write_whole(&args.out, args.force, &text)
 }

@@ -275,29 +275,25 @@ pub struct Cell {
 }
 
 impl Cell {
+    /// Its storm counts.
+    pub fn counts(&self) -> CellCounts {
+        CellCounts {
+            x: self.x.clone(),
+            y: self.y,
+            x_at: self.x_at,
+            stuck: self.runs.iter().filter(|r| r.stuck).count() as u64,
+            runs: self.runs.len() as u64,
+        }
+    }
+
     /// Its storm probability and interval.
     pub fn storm(&self) -> Storm {
-        let runs = self.runs.len() as u64;
-        let stuck = self.runs.iter().filter(|r| r.stuck).count() as u64;
-        let (low, high) = wilson_interval(stuck, runs);
-        Storm {
-            stuck,
-            runs,
-            low,
-            high,
-        }
+        self.counts().storm()
     }
 
     /// Which side of one half it is on.
     pub fn side(&self) -> Side {
-        let storm = self.storm();
-        if storm.high < 0.5 {
-            Side::Below
-        } else if storm.low > 0.5 {
-            Side::Above
-        } else {
-            Side::Uncertain
-        }
+        self.counts().side()
     }
 
     /// The median recovery time of the runs that recovered, ms.
@@ -326,6 +322,107 @@ impl Cell {
     }
 }
 
+/// A cell as its storm counts: all a picture or a boundary needs (a map
+/// read back from its CSV has these, not its runs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CellCounts {
+    /// The x value (as the CSV shows it, for a map read back).
+    pub x: String,
+    /// The row.
+    pub y: usize,
+    /// Where it sits on the x axis.
+    pub x_at: f64,
+    /// Runs that ended stuck.
+    pub stuck: u64,
+    /// Runs.
+    pub runs: u64,
+}
+
+impl CellCounts {
+    /// Its storm probability and Wilson interval.
+    pub fn storm(&self) -> Storm {
+        let (low, high) = wilson_interval(self.stuck, self.runs);
+        Storm {
+            stuck: self.stuck,
+            runs: self.runs,
+            low,
+            high,
+        }
+    }
+
+    /// Which side of one half it is on.
+    pub fn side(&self) -> Side {
+        let storm = self.storm();
+        if storm.high < 0.5 {
+            Side::Below
+        } else if storm.low > 0.5 {
+            Side::Above
+        } else {
+            Side::Uncertain
+        }
+    }
+}
+
+/// Each of `rows` rows' cells in x order, as indices into `cells`.
+pub fn rows_of(cells: &[CellCounts], rows: usize) -> Vec<Vec<usize>> {
+    let mut by_row = vec![Vec::new(); rows];
+    for (i, cell) in cells.iter().enumerate() {
+        by_row[cell.y].push(i);
+    }
+    for row in &mut by_row {
+        row.sort_by(|&a, &b| {
+            cells[a]
+                .x_at
+                .partial_cmp(&cells[b].x_at)
+                .unwrap_or(Ordering::Equal)
+        });
+    }
+    by_row
+}
+
+/// Where each row's boundary lies (rows without cells, such as another
+/// shard's, left out).
+pub fn boundaries_of(cells: &[CellCounts], rows: usize) -> Vec<RowBoundary> {
+    rows_of(cells, rows)
+        .into_iter()
+        .enumerate()
+        .filter(|(_, row)| !row.is_empty())
+        .map(|(y, row)| {
+            let cells: Vec<&CellCounts> = row.iter().map(|&i| &cells[i]).collect();
+            let p: Vec<f64> = cells.iter().map(|c| c.storm().probability()).collect();
+            let crossing = (0..cells.len().saturating_sub(1))
+                .find(|&i| p[i] < 0.5 && p[i + 1] >= 0.5)
+                .map(|i| {
+                    let (x0, x1) = (cells[i].x_at, cells[i + 1].x_at);
+                    x0 + (0.5 - p[i]) / (p[i + 1] - p[i]) * (x1 - x0)
+                });
+            let (below, above) = match crossing {
+                Some(at) => (
+                    cells
+                        .iter()
+                        .filter(|c| c.x_at <= at && c.side() == Side::Below)
+                        .map(|c| c.x_at)
+                        .reduce(f64::max),
+                    cells
+                        .iter()
+                        .filter(|c| c.x_at >= at && c.side() == Side::Above)
+                        .map(|c| c.x_at)
+                        .reduce(f64::min),
+                ),
+                None => (None, None),
+            };
+            RowBoundary {
+                y,
+                crossing,
+                below,
+                above,
+                first_probability: p[0],
+                runs: cells.iter().map(|c| c.runs as usize).sum(),
+            }
+        })
+        .collect()
+}
+
 /// What a map covers and how far it refines.
 #[derive(Debug, Clone)]
 pub struct MapSettings {
@@ -341,8 +438,11 @@ pub struct MapSettings {
     pub max_seeds: u32,
     /// Refinement rounds after the coarse grid.
     pub rounds: u32,
-    /// The most runs in the whole map.
+    /// The most runs in each row (rows are refined on their own, so a
+    /// shard of rows makes the same cells as the whole map).
     pub max_runs: u64,
+    /// The rows this map makes (a shard's, or all).
+    pub rows: std::ops::Range<usize>,
     /// The master seed.
     pub master_seed: u64,
 }
@@ -412,8 +512,9 @@ pub struct Map {
     pub cells: Vec<Cell>,
     /// The rounds planned so far (the coarse grid is round 0).
     pub rounds_done: u32,
-    /// True if the run budget cut a round's plan short.
-    pub budget_spent: bool,
+    /// Per row: true once the run budget cut its plan short (it is then
+    /// refined no further).
+    pub spent: Vec<bool>,
 }
 
 /// Where one row's boundary lies.
@@ -429,6 +530,9 @@ pub struct RowBoundary {
     pub below: Option<f64>,
     /// See `below`.
     pub above: Option<f64>,
+    /// The storm probability of the row's first cell (the boundary is at
+    /// or before it when it is one half or more and nothing crosses).
+    pub first_probability: f64,
     /// Runs in the row.
     pub runs: usize,
 }
@@ -436,7 +540,9 @@ pub struct RowBoundary {
 impl Map {
     /// The coarse grid's cells, none run yet.
     pub fn new(settings: MapSettings) -> Map {
-        let cells = (0..settings.y.values.len())
+        let cells = settings
+            .rows
+            .clone()
             .flat_map(|y| settings.x.values.iter().map(move |x| (x.clone(), y)))
             .map(|(x, y)| Cell {
                 x_at: settings.x.position(&x),
@@ -446,12 +552,23 @@ impl Map {
                 runs: Vec::new(),
             })
             .collect();
+        let rows = settings.y.values.len();
         Map {
             settings,
             cells,
             rounds_done: 0,
-            budget_spent: false,
+            spent: vec![false; rows],
         }
+    }
+
+    /// True if the run budget stopped the refinement of some row.
+    pub fn budget_spent(&self) -> bool {
+        self.spent.iter().any(|&s| s)
+    }
+
+    /// Every cell's storm counts, in the order made.
+    pub fn counts(&self) -> Vec<CellCounts> {
+        self.cells.iter().map(Cell::counts).collect()
     }
 
     /// Runs made so far.
@@ -461,19 +578,7 @@ impl Map {
 
     /// Each row's cells in x order, as indices into [`Map::cells`].
     pub fn rows(&self) -> Vec<Vec<usize>> {
-        let mut rows = vec![Vec::new(); self.settings.y.values.len()];
-        for (i, cell) in self.cells.iter().enumerate() {
-            rows[cell.y].push(i);
-        }
-        for row in &mut rows {
-            row.sort_by(|&a, &b| {
-                self.cells[a]
-                    .x_at
-                    .partial_cmp(&self.cells[b].x_at)
-                    .unwrap_or(Ordering::Equal)
-            });
-        }
-        rows
+        rows_of(&self.counts(), self.settings.y.values.len())
     }
 
     /// The next round's runs (new cells added, none of them run), or none
@@ -485,28 +590,31 @@ impl Map {
     /// pass it.
     pub fn plan_round(&mut self) -> Vec<Job> {
         let s = &self.settings;
-        let mut budget = s.max_runs.saturating_sub(self.runs());
+        let mut budgets = vec![s.max_runs; s.y.values.len()];
+        for cell in &self.cells {
+            budgets[cell.y] = budgets[cell.y].saturating_sub(cell.runs.len() as u64);
+        }
         let mut jobs = Vec::new();
-        let mut take = |jobs: &mut Vec<Job>, cell: usize, from: u32, to: u32| -> bool {
+        // Takes runs `from..to` of `cell` in row `y`, if its budget allows.
+        let mut take = |jobs: &mut Vec<Job>, y: usize, cell: usize, from: u32, to: u32| {
             let n = u64::from(to - from);
-            if n > budget {
+            if n > budgets[y] {
                 return false;
             }
-            budget -= n;
+            budgets[y] -= n;
             jobs.extend((from..to).map(|replicate| Job { cell, replicate }));
             true
         };
         if self.rounds_done == 0 && self.cells.iter().all(|c| c.runs.is_empty()) {
             self.rounds_done = 1;
-            for cell in 0..self.cells.len() {
-                if !take(&mut jobs, cell, 0, s.seeds) {
-                    self.budget_spent = true;
-                    break;
+            for (i, cell) in self.cells.iter().enumerate() {
+                if !self.spent[cell.y] && !take(&mut jobs, cell.y, i, 0, s.seeds) {
+                    self.spent[cell.y] = true;
                 }
             }
             return jobs;
         }
-        if self.rounds_done > s.rounds || self.budget_spent {
+        if self.rounds_done > s.rounds {
             return jobs;
         }
         let round = self.rounds_done;
@@ -514,6 +622,11 @@ impl Map {
         let mut doubled = vec![false; self.cells.len()];
         let mut new_cells = Vec::new();
         'rows: for row in self.rows() {
+            let Some(&first) = row.first() else { continue };
+            let y = self.cells[first].y;
+            if self.spent[y] {
+                continue;
+            }
             for pair in row.windows(2) {
                 let (a, b) = (&self.cells[pair[0]], &self.cells[pair[1]]);
                 let (side_a, side_b) = (a.side(), b.side());
@@ -524,23 +637,22 @@ impl Map {
                     let runs = self.cells[i].runs.len() as u32;
                     if side == Side::Uncertain && !doubled[i] && runs < s.max_seeds {
                         doubled[i] = true;
-                        if !take(&mut jobs, i, runs, (2 * runs).min(s.max_seeds)) {
-                            self.budget_spent = true;
-                            break 'rows;
+                        if !take(&mut jobs, y, i, runs, (2 * runs).min(s.max_seeds)) {
+                            self.spent[y] = true;
+                            continue 'rows;
                         }
                     }
                 }
                 let Some(x) = s.x.midpoint(&a.x, &b.x) else {
                     continue;
                 };
-                let y = a.y;
                 if s.spec(&x, y).is_err() {
                     continue;
                 }
                 let cell = self.cells.len() + new_cells.len();
-                if !take(&mut jobs, cell, 0, s.seeds) {
-                    self.budget_spent = true;
-                    break 'rows;
+                if !take(&mut jobs, y, cell, 0, s.seeds) {
+                    self.spent[y] = true;
+                    continue 'rows;
                 }
                 new_cells.push(Cell {
                     x_at: s.x.position(&x),
@@ -563,44 +675,9 @@ impl Map {
         cell.runs.push(outcome);
     }
 
-    /// Where each row's boundary lies.
+    /// Where each of its rows' boundary lies.
     pub fn boundaries(&self) -> Vec<RowBoundary> {
-        self.rows()
-            .into_iter()
-            .enumerate()
-            .map(|(y, row)| {
-                let cells: Vec<&Cell> = row.iter().map(|&i| &self.cells[i]).collect();
-                let p: Vec<f64> = cells.iter().map(|c| c.storm().probability()).collect();
-                let crossing = (0..cells.len().saturating_sub(1))
-                    .find(|&i| p[i] < 0.5 && p[i + 1] >= 0.5)
-                    .map(|i| {
-                        let (x0, x1) = (cells[i].x_at, cells[i + 1].x_at);
-                        x0 + (0.5 - p[i]) / (p[i + 1] - p[i]) * (x1 - x0)
-                    });
-                let (below, above) = match crossing {
-                    Some(at) => (
-                        cells
-                            .iter()
-                            .filter(|c| c.x_at <= at && c.side() == Side::Below)
-                            .map(|c| c.x_at)
-                            .reduce(f64::max),
-                        cells
-                            .iter()
-                            .filter(|c| c.x_at >= at && c.side() == Side::Above)
-                            .map(|c| c.x_at)
-                            .reduce(f64::min),
-                    ),
-                    None => (None, None),
-                };
-                RowBoundary {
-                    y,
-                    crossing,
-                    below,
-                    above,
-                    runs: cells.iter().map(|c| c.runs.len()).sum(),
-                }
-            })
-            .collect()
+        boundaries_of(&self.counts(), self.settings.y.values.len())
     }
 }
 
@@ -766,6 +843,7 @@ mod tests {
             max_seeds,
             rounds,
             max_runs,
+            rows: 0..2,
             master_seed: 42,
         }
     }
@@ -833,18 +911,23 @@ mod tests {
     }
 
     #[test]
-    fn the_run_budget_cuts_a_round_in_its_order() {
+    fn the_run_budget_cuts_a_rows_round_in_its_order() {
         let mut whole = Map::new(settings(20, 80, 3, u64::MAX));
         run(&mut whole);
-        let budget = 8 * 20 + 50;
+        // Each row's coarse cells take 4 × 20 runs; 25 more are left.
+        let budget = 4 * 20 + 25;
         let mut cut = Map::new(settings(20, 80, 3, budget));
         run(&mut cut);
-        assert!(cut.budget_spent && !whole.budget_spent);
-        assert!(
-            cut.runs() <= budget && cut.runs() > 8 * 20,
-            "{}",
-            cut.runs()
-        );
+        assert!(cut.budget_spent() && !whole.budget_spent());
+        for y in 0..2 {
+            let runs: u64 = cut
+                .cells
+                .iter()
+                .filter(|c| c.y == y)
+                .map(|c| c.runs.len() as u64)
+                .sum();
+            assert!(runs <= budget && runs > 4 * 20, "row {y}: {runs}");
+        }
         // What the cut map ran is what the whole one ran first.
         for cell in &cut.cells {
             let same = whole
@@ -853,6 +936,29 @@ mod tests {
                 .find(|c| c.x == cell.x && c.y == cell.y)
                 .unwrap();
             assert_eq!(cell.runs[..], same.runs[..cell.runs.len()]);
+        }
+    }
+
+    #[test]
+    fn a_shard_of_rows_makes_the_same_cells_as_the_whole_map() {
+        let mut whole = Map::new(settings(20, 80, 3, 4 * 20 + 25));
+        run(&mut whole);
+        for rows in [0..1, 1..2] {
+            let mut shard = Map::new(MapSettings {
+                rows: rows.clone(),
+                ..settings(20, 80, 3, 4 * 20 + 25)
+            });
+            run(&mut shard);
+            let mine: Vec<_> = whole
+                .counts()
+                .into_iter()
+                .filter(|c| rows.contains(&c.y))
+                .collect();
+            let mut theirs = shard.counts();
+            theirs.sort_by(|a, b| (a.y, a.x_at).partial_cmp(&(b.y, b.x_at)).unwrap());
+            let mut mine = mine;
+            mine.sort_by(|a, b| (a.y, a.x_at).partial_cmp(&(b.y, b.x_at)).unwrap());
+            assert_eq!(mine, theirs, "rows {rows:?}");
         }
     }
 

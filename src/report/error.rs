@@ -38,6 +38,9 @@ pub enum ReportError {
         /// What is wrong.
         why: String,
     },
+    /// Map shard files that do not make one whole map.
+    #[error("{0}")]
+    MapShards(String),
     /// An empty shard file.
     #[error("'{file}' is empty: not a sweep file")]
     EmptyShard {

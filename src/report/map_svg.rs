@@ -8,7 +8,7 @@
 use std::fmt::Write;
 
 use crate::base::format::group_thousands;
-use crate::experiment::map::{Map, Side};
+use crate::experiment::map::{CellCounts, MapSettings, Side, boundaries_of, rows_of};
 
 const WIDTH: f64 = 760.0;
 const LEFT: f64 = 150.0;
@@ -46,10 +46,10 @@ fn tick(v: f64) -> String {
     text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
-/// The heatmap of `map`, titled `title`.
-pub fn map_svg(map: &Map, title: &str) -> String {
-    let s = &map.settings;
-    let rows = map.rows();
+/// The heatmap of the map `s` whose cells are `cells` (a map's own, or
+/// read back from its CSV), titled `title`.
+pub fn map_svg(s: &MapSettings, cells: &[CellCounts], title: &str) -> String {
+    let rows = rows_of(cells, s.y.values.len());
     let row_height = (360.0 / rows.len() as f64).clamp(22.0, 60.0);
     let height = TOP + BOTTOM + row_height * rows.len() as f64;
     let plot_width = WIDTH - LEFT - RIGHT;
@@ -82,13 +82,13 @@ pub fn map_svg(map: &Map, title: &str) -> String {
     for (y, row) in rows.iter().enumerate() {
         let top = row_top(y);
         for (k, &i) in row.iter().enumerate() {
-            let cell = &map.cells[i];
+            let cell = &cells[i];
             let left = k
                 .checked_sub(1)
-                .map_or(x0, |j| (map.cells[row[j]].x_at + cell.x_at) / 2.0);
+                .map_or(x0, |j| (cells[row[j]].x_at + cell.x_at) / 2.0);
             let right = row
                 .get(k + 1)
-                .map_or(x1, |&j| (map.cells[j].x_at + cell.x_at) / 2.0);
+                .map_or(x1, |&j| (cells[j].x_at + cell.x_at) / 2.0);
             let storm = cell.storm();
             let (r, g, b) = storm_colour(storm.probability());
             let (l, w) = (px(left), px(right) - px(left));
@@ -149,7 +149,7 @@ pub fn map_svg(map: &Map, title: &str) -> String {
         escape(&s.y.title())
     );
     // The 50% contour: each row's crossing, joined between neighbouring rows.
-    let boundaries = map.boundaries();
+    let boundaries = boundaries_of(cells, rows.len());
     let mut segment: Vec<String> = Vec::new();
     let mut segments = Vec::new();
     for b in &boundaries {
@@ -217,7 +217,7 @@ pub fn map_svg(map: &Map, title: &str) -> String {
         lx + 19.0,
         TOP + bar + 40.0,
         height - 6.0,
-        group_thousands(map.runs())
+        group_thousands(cells.iter().map(|c| c.runs).sum())
     );
     svg
 }

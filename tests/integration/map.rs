@@ -274,11 +274,9 @@ fn bad_map_input_is_refused_in_one_line() {
             &["--max-seeds", "10"],
             "--max-seeds 10 is below --seeds 20",
         ),
-        (
-            &[],
-            &["--max-runs", "100"],
-            "below the coarse grid's 120 runs",
-        ),
+        (&[], &["--max-runs", "50"], "below a row's coarse 60 runs"),
+        (&[], &["--shard", "3/2"], "--shard"),
+        (&[], &["--from", "x.csv"], "--from"),
     ] {
         let err = with(changes, extra);
         assert!(err.contains(says), "{changes:?} {extra:?}: {err}");
@@ -288,4 +286,69 @@ fn bad_map_input_is_refused_in_one_line() {
     let err = with(&[], &[]);
     assert!(err.contains("--force"), "{err}");
     assert_eq!(fs::read_to_string(&out).unwrap(), "precious\n");
+}
+
+#[test]
+fn a_maps_shards_merge_into_the_whole_map_and_draw_it_again() {
+    let dir = workdir("map-shards");
+    let path = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    let run = |extra: &[&str]| {
+        let mut args = MAP.to_vec();
+        args.extend(extra);
+        succeed(cargo_bin_cmd!("herdsim").args(&args))
+    };
+    let table = run(&["--out", &path("whole.csv"), "--svg", &path("whole.svg")]);
+    run(&["--out", &path("a.csv"), "--shard", "1/2"]);
+    run(&["--out", &path("b.csv"), "--shard", "2/2"]);
+    let a = fs::read_to_string(path("a.csv")).unwrap();
+    assert!(
+        a.lines().skip(1).all(|l| l.starts_with("0,")),
+        "shard 1 holds row 0 only"
+    );
+    succeed(cargo_bin_cmd!("herdsim").args([
+        "merge",
+        &path("b.csv"),
+        &path("a.csv"),
+        "--out",
+        &path("m.csv"),
+    ]));
+    assert_eq!(
+        fs::read(path("m.csv")).unwrap(),
+        fs::read(path("whole.csv")).unwrap()
+    );
+    // The merged file draws the whole map's picture and prints its table.
+    let (merged, again) = (path("m.csv"), path("again.svg"));
+    let mut from = MAP.to_vec();
+    from.extend(["--from", &merged, "--svg", &again]);
+    let drawn = succeed(cargo_bin_cmd!("herdsim").args(&from));
+    assert_eq!(drawn, table);
+    assert_eq!(
+        fs::read(path("again.svg")).unwrap(),
+        fs::read(path("whole.svg")).unwrap()
+    );
+
+    // A shard missing, a shard twice, a changed line, another map's file.
+    let merge = |files: &[String]| {
+        let mut args = vec!["merge".to_string()];
+        args.extend(files.iter().cloned());
+        args.extend(["--out".to_string(), path("bad.csv")]);
+        usage_error(&args.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    assert!(merge(&[path("a.csv")]).contains("lack rows 1"));
+    assert!(merge(&[path("a.csv"), path("a.csv"), path("b.csv")]).contains("row 0 is in both"));
+    fs::write(path("edited.csv"), a.replacen(",below,", ",above,", 1)).unwrap();
+    assert!(merge(&[path("edited.csv"), path("b.csv")]).contains("changed since"));
+    let mut other = MAP.to_vec();
+    let seeds = other.iter().position(|a| *a == "20").unwrap();
+    other[seeds] = "10";
+    let c = path("c.csv");
+    other.extend(["--out", &c, "--shard", "2/2"]);
+    succeed(cargo_bin_cmd!("herdsim").args(&other));
+    assert!(merge(&[path("a.csv"), path("c.csv")]).contains("another map"));
+    assert!(!dir.join("bad.csv").exists());
+    let shard = path("a.csv");
+    let mut wrong = MAP.to_vec();
+    wrong.extend(["--from", &shard]);
+    let err = usage_error(&wrong);
+    assert!(err.contains("no cells in row 1"), "{err}");
 }

@@ -17,8 +17,10 @@ use crate::experiment::server_runs::server_parts;
 use crate::experiment::sweep::{SweepPlan, sweep_rows};
 use crate::experiment::timelines::{LabelledRun, shared_timelines};
 use crate::measure::observer::Watch;
+use crate::measure::server_metrics::Window;
 use crate::measure::timeline::Timeline;
 use crate::model::ResourceKind;
+use crate::model::server::ServerSpec;
 use crate::report::server_compare::{server_compare_markdown, server_compare_table};
 use crate::report::strategies_svg::{StrategiesPicture, StrategyRun, strategies_series};
 use crate::report::study_series_svg::{
@@ -326,7 +328,6 @@ fn server_series(
         .chunks(POINTS_A_PICTURE)
         .zip(runs.chunks(POINTS_A_PICTURE))
     {
-        let (first, _) = &chunk.1[0];
         let which = if groups > 1 {
             format!(
                 " (points {} to {})",
@@ -336,38 +337,22 @@ fn server_series(
         } else {
             String::new()
         };
-        let picture = StrategiesPicture {
-            title: format!(
-                "{}: replicate 0 of each point{which}, {} windows",
-                scenario.name,
-                format_duration(first.window / 1_000)
-            ),
-            runs: chunk
-                .0
-                .iter()
-                .zip(chunk.1)
-                .map(|(point, (server, metrics))| StrategyRun {
-                    label: if point.label.is_empty() {
-                        format!("point {}", point.point)
-                    } else {
-                        point.label.clone()
-                    },
-                    windows: &metrics.windows,
-                    workers: server.workers,
-                    rate_per_s: server.load.rate_per_s().unwrap_or(f64::NAN),
-                })
-                .collect(),
-            window_ns: first.window,
-            end_s: first.duration as f64 / 1e9,
-            triggers: first
-                .triggers
-                .iter()
-                .map(|t| (t.from as f64 / 1e9, t.to as f64 / 1e9))
-                .collect(),
-        };
+        let runs = chunk
+            .0
+            .iter()
+            .zip(chunk.1)
+            .map(|(point, (server, metrics))| {
+                let label = if point.label.is_empty() {
+                    format!("point {}", point.point)
+                } else {
+                    point.label.clone()
+                };
+                (label, server, metrics.windows.as_slice())
+            })
+            .collect();
         figures.push((
             format!("Replicate 0 of each point over time{which}"),
-            strategies_series(&picture)?,
+            replicate_zero_series(&scenario.name, &which, runs)?,
         ));
     }
     Ok(figures)
@@ -403,31 +388,25 @@ fn point_labels(comparison: &StudyComparison<'_>) -> Vec<String> {
     keys.iter().map(label).collect()
 }
 
-/// Each point's replicate 0 (kept from the comparison's runs), its time
-/// series one line per point: a study's strategies side by side.
-fn study_series(comparison: &StudyComparison<'_>) -> Result<Figure, CliError> {
-    let scenario = comparison.scenario;
-    let parts: Vec<_> = comparison
-        .points
-        .iter()
-        .map(|p| server_parts(&p.spec))
-        .collect();
-    let labels = point_labels(comparison);
-    let (first, _) = &parts[0];
+/// Points' replicate-0 windows side by side, one line each: `runs` as
+/// (label, its server, its windows), the time axis and triggers from the
+/// first's server; titled after `scenario` (with `which` points).
+fn replicate_zero_series(
+    scenario: &str,
+    which: &str,
+    runs: Vec<(String, &ServerSpec, &[Window])>,
+) -> Result<Figure, CliError> {
+    let first = runs[0].1;
     let picture = StrategiesPicture {
         title: format!(
-            "{}: replicate 0 of each point, {} windows",
-            scenario.name,
+            "{scenario}: replicate 0 of each point{which}, {} windows",
             format_duration(first.window / 1_000)
         ),
-        runs: comparison
-            .points
+        runs: runs
             .iter()
-            .zip(&parts)
-            .zip(labels)
-            .map(|((point, (server, _)), label)| StrategyRun {
-                label,
-                windows: &point.replicate_zero.windows,
+            .map(|(label, server, windows)| StrategyRun {
+                label: label.clone(),
+                windows,
                 workers: server.workers,
                 rate_per_s: server.load.rate_per_s().unwrap_or(f64::NAN),
             })
@@ -441,6 +420,27 @@ fn study_series(comparison: &StudyComparison<'_>) -> Result<Figure, CliError> {
             .collect(),
     };
     Ok(strategies_series(&picture)?)
+}
+
+/// Each point's replicate 0 (kept from the comparison's runs), its time
+/// series one line per point: a study's strategies side by side.
+fn study_series(comparison: &StudyComparison<'_>) -> Result<Figure, CliError> {
+    let scenario = comparison.scenario;
+    let parts: Vec<_> = comparison
+        .points
+        .iter()
+        .map(|p| server_parts(&p.spec))
+        .collect();
+    let runs = comparison
+        .points
+        .iter()
+        .zip(&parts)
+        .zip(point_labels(comparison))
+        .map(|((point, (server, _)), label)| {
+            (label, server, point.replicate_zero.windows.as_slice())
+        })
+        .collect();
+    replicate_zero_series(&scenario.name, "", runs)
 }
 
 /// A study judged window by window: each metric's mean over the replicates

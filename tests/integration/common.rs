@@ -88,3 +88,20 @@ pub fn sweep_shards_and_resumes(name: &str, args: &[&str], kept: usize) -> Strin
     assert_eq!(sweep(&partial, &["--resume"]), whole, "resumed");
     whole
 }
+
+/// A CSV text's rows as maps from column to field.
+pub fn csv_rows(text: &str) -> Vec<std::collections::HashMap<String, String>> {
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let header = reader.headers().unwrap().clone();
+    reader
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            header
+                .iter()
+                .map(str::to_string)
+                .zip(r.iter().map(str::to_string))
+                .collect()
+        })
+        .collect()
+}

@@ -2,14 +2,13 @@
 //! refined, the same bytes at any thread count, a killed map resumed, and
 //! bad input refused.
 
-use std::collections::HashMap;
 use std::fs;
 use std::time::Duration;
 
 use assert_cmd::cargo::cargo_bin_cmd;
 use herdsim::measure::server_metrics::wilson_interval;
 
-use crate::common::{succeed, usage_error, workdir};
+use crate::common::{csv_rows as rows, succeed, usage_error, workdir};
 
 /// The metastable case of `scenarios/metastable.toml` (50% utilisation at
 /// 500 requests/s, 100 ms timeout, 4 attempts with immediate retries) at
@@ -49,23 +48,6 @@ fn map_args<'a>(out: &'a str, svg: &'a str) -> Vec<&'a str> {
     let mut args = MAP.to_vec();
     args.extend(["--out", out, "--svg", svg]);
     args
-}
-
-/// The CSV's rows as maps from column to value.
-fn rows(text: &str) -> Vec<HashMap<String, String>> {
-    let mut reader = csv::Reader::from_reader(text.as_bytes());
-    let header = reader.headers().unwrap().clone();
-    reader
-        .records()
-        .map(|r| {
-            let r = r.unwrap();
-            header
-                .iter()
-                .zip(r.iter())
-                .map(|(h, v)| (h.to_string(), v.to_string()))
-                .collect()
-        })
-        .collect()
 }
 
 #[test]

@@ -24,21 +24,9 @@ fn compare(args: &[&str]) -> String {
     )
 }
 
-/// The CSV's rows as maps from column to field.
+/// The CSV file's rows as maps from column to field.
 fn rows(path: &PathBuf) -> Vec<std::collections::HashMap<String, String>> {
-    let mut reader = csv::Reader::from_path(path).unwrap();
-    let header = reader.headers().unwrap().clone();
-    reader
-        .records()
-        .map(|r| {
-            let r = r.unwrap();
-            header
-                .iter()
-                .map(str::to_string)
-                .zip(r.iter().map(str::to_string))
-                .collect()
-        })
-        .collect()
+    crate::common::csv_rows(&std::fs::read_to_string(path).unwrap())
 }
 
 #[test]

@@ -399,10 +399,16 @@ fn make(args: &MapArgs, out: &Path, journal: &Path) -> Result<(), CliError> {
     let shown = journal.display().to_string();
     let cannot = |e: std::io::Error| CliError::Usage(format!("cannot write '{shown}': {e}"));
     let mut file = if resuming {
-        OpenOptions::new()
+        let mut file = OpenOptions::new()
             .append(true)
             .open(journal)
-            .map_err(cannot)?
+            .map_err(cannot)?;
+        // Killed before its header was whole: it starts again.
+        if file.metadata().map_err(cannot)?.len() == 0 {
+            file.write_all(journal_header().as_bytes())
+                .map_err(cannot)?;
+        }
+        file
     } else {
         let mut file = fs::File::create(journal).map_err(cannot)?;
         file.write_all(journal_header().as_bytes())

@@ -1,17 +1,18 @@
 //! `herdsim report`: a scenario's comparison as one self-contained HTML
 //! file, to share in a postmortem or a design review.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 
 use super::CliError;
 use super::compare::{command_line, compared_scenario, run_comparison};
-use super::output::{check_distinct, check_output, write_whole};
+use super::output::{MAX_TABLE_BYTES, check_distinct, check_output, read_input, write_whole};
 use super::sweep::GridArgs;
 use crate::base::format::group_thousands;
 use crate::experiment::scenario::Scenario;
 use crate::report::WorkloadSummary;
+use crate::report::compare_file::read_compare_file;
 use crate::report::html::{ReportPage, report_html};
 
 #[derive(Debug, Args)]
@@ -19,6 +20,12 @@ pub struct ReportArgs {
     /// Scenario file [default: scenarios/four-strategies.toml, built in]
     #[arg(value_name = "SCENARIO")]
     scenario: Option<PathBuf>,
+
+    /// Report on an existing `herdsim compare --csv` file instead of running
+    /// a scenario (its table; no time series, since its runs are not redone)
+    #[arg(long, value_name = "FILE.csv", allow_hyphen_values = true,
+          conflicts_with_all = ["scenario", "csv", "reference"])]
+    from: Option<PathBuf>,
 
     /// The HTML file to write
     #[arg(long, short, value_name = "FILE.html", allow_hyphen_values = true)]
@@ -88,6 +95,11 @@ pub fn report(args: &ReportArgs) -> Result<(), CliError> {
     if let Some(path) = &args.scenario {
         outputs.push(("the scenario", path));
     }
+    if let Some(from) = &args.from {
+        outputs.push(("--from", from));
+        check_distinct(&outputs)?;
+        return report_from(args, from);
+    }
     check_distinct(&outputs)?;
     let scenario = compared_scenario(args.scenario.as_deref(), &args.grid)?;
     let command = command_line();
@@ -122,6 +134,42 @@ pub fn report(args: &ReportArgs) -> Result<(), CliError> {
     if let Some(csv) = &args.csv {
         write_whole(csv, args.force, &compared.csv)?;
     }
+    write_whole(&args.out, args.force, &report_html(&page))?;
+    if !args.quiet {
+        eprintln!("report → {}", args.out.display());
+    }
+    Ok(())
+}
+
+/// `--from`: a report of a compare file made earlier.
+fn report_from(args: &ReportArgs, from: &Path) -> Result<(), CliError> {
+    if !args.grid.is_empty() {
+        return Err(CliError::Usage(
+            "--from reports a compare file as it is: workload flags, --seeds and --seed cannot \
+             change it (run the scenario instead)"
+                .to_string(),
+        ));
+    }
+    let shown = from.display().to_string();
+    let text = read_input(from, "compare file", MAX_TABLE_BYTES)?;
+    let read = read_compare_file(&shown, &text)?;
+    let title = from
+        .file_stem()
+        .map_or_else(|| shown.clone(), |s| s.to_string_lossy().into_owned());
+    let description = format!(
+        "{} points from the comparison in {shown}",
+        group_thousands(read.points as u64)
+    );
+    let command = command_line();
+    let page = ReportPage {
+        title: &title,
+        description: Some(&description),
+        workload: read.workload,
+        markdown: &read.markdown,
+        figures: Vec::new(),
+        command: &command,
+        version: env!("CARGO_PKG_VERSION"),
+    };
     write_whole(&args.out, args.force, &report_html(&page))?;
     if !args.quiet {
         eprintln!("report → {}", args.out.display());

@@ -209,6 +209,14 @@ pub fn read_scenario(path: &Path) -> Result<Scenario, CliError> {
 }
 
 impl GridArgs {
+    /// True if no flag of the grid was given.
+    pub fn is_empty(&self) -> bool {
+        self.params.keys().is_empty()
+            && self.seeds.is_none()
+            && self.seed.is_none()
+            && self.max_events.is_none()
+    }
+
     /// The call limit of every run, if given.
     pub fn max_events(&self) -> Option<u64> {
         self.max_events

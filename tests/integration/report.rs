@@ -115,3 +115,50 @@ fn bad_report_input_leaves_no_file() {
     assert!(err.contains("--force"), "{err}");
     assert_eq!(fs::read_to_string(&out).unwrap(), "precious\n");
 }
+
+#[test]
+fn a_report_of_an_existing_compare_file_holds_its_figures() {
+    let dir = workdir("report-from");
+    let (csv, out) = (dir.join("c.csv"), dir.join("r.html"));
+    let (csv, out) = (csv.to_str().unwrap(), out.to_str().unwrap());
+    succeed(
+        cargo_bin_cmd!("herdsim")
+            .arg("compare")
+            .args(HERD)
+            .args(["--csv", csv, "--quiet"]),
+    );
+    succeed(cargo_bin_cmd!("herdsim").args(["report", "--from", csv, "--out", out, "--quiet"]));
+    let page = fs::read_to_string(out).unwrap();
+    // Every row of the file is a row of the table, with its mean.
+    let rows = crate::common::csv_rows(&fs::read_to_string(csv).unwrap());
+    assert_eq!(page.matches("<tr><td>policy=").count(), rows.len());
+    for row in &rows {
+        let mean: f64 = row["mean"].parse().unwrap();
+        let decimals = if mean.abs() >= 100.0 {
+            1
+        } else if mean.abs() >= 1.0 {
+            3
+        } else {
+            4
+        };
+        let shown = format!("{mean:.decimals$}");
+        let whole = shown.split('.').next().unwrap().parse::<i64>().unwrap();
+        let grouped = herdsim::base::format::group_thousands(whole.unsigned_abs());
+        let fraction = shown.split('.').nth(1).unwrap();
+        assert!(
+            page.contains(&format!("{grouped}.{fraction}")),
+            "{} {}: {shown}",
+            row["policy"],
+            row["metric"]
+        );
+    }
+    assert!(!page.contains("<svg"), "no runs, no pictures");
+    assert!(page.contains("Varies: <code>policy</code> over none, full"));
+    // Flags cannot change a file's figures.
+    let err = usage_error(&[
+        "report", "--from", csv, "--seeds", "3", "--out", out, "--force",
+    ]);
+    assert!(err.contains("--from"), "{err}");
+    let err = usage_error(&["report", "--from", out, "--out", &format!("{out}2")]);
+    assert!(err.contains("not a `herdsim compare --csv` file"), "{err}");
+}

@@ -514,8 +514,9 @@ fn boundary_table(s: &MapSettings, cells: &[CellCounts], budget_spent: Option<bo
         "surely above".to_string(),
         "runs".to_string(),
     ]];
-    let last = s.x.position(&s.x.values[s.x.values.len() - 1]);
-    let first = s.x.position(&s.x.values[0]);
+    let positions = s.x.values.iter().map(|v| s.x.position(v));
+    let first = positions.clone().fold(f64::INFINITY, f64::min);
+    let last = positions.fold(f64::NEG_INFINITY, f64::max);
     for b in boundaries_of(cells, s.y.values.len()) {
         let crossing = match b.crossing {
             Some(x) => number(x),

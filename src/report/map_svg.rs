@@ -54,7 +54,8 @@ pub fn map_svg(s: &MapSettings, cells: &[CellCounts], title: &str) -> String {
     let height = TOP + BOTTOM + row_height * rows.len() as f64;
     let plot_width = WIDTH - LEFT - RIGHT;
     // The x range: the coarse values, with half a step beyond each end.
-    let coarse: Vec<f64> = s.x.values.iter().map(|v| s.x.position(v)).collect();
+    let mut coarse: Vec<f64> = s.x.values.iter().map(|v| s.x.position(v)).collect();
+    coarse.sort_by(f64::total_cmp);
     let half_step = |a: f64, b: f64| (b - a).abs() / 2.0;
     let (first, last) = (coarse[0], coarse[coarse.len() - 1]);
     let (x0, x1) = if coarse.len() > 1 {

@@ -334,3 +334,32 @@ fn a_maps_shards_merge_into_the_whole_map_and_draw_it_again() {
     let err = usage_error(&wrong);
     assert!(err.contains("no cells in row 1"), "{err}");
 }
+
+#[test]
+fn values_given_out_of_order_draw_the_same_cells() {
+    let dir = workdir("map-order");
+    let path = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    let mut reversed = MAP.to_vec();
+    let i = reversed.iter().position(|a| *a == "--trigger").unwrap();
+    reversed[i + 1] = "outage@2s..2.5s;outage@2s..2.1s;outage@2s..2.3s";
+    let (a, b) = (path("a.svg"), path("b.svg"));
+    let mut sorted = MAP.to_vec();
+    sorted.extend(["--out", "a.csv", "--svg", &a]);
+    reversed.extend(["--out", "b.csv", "--svg", &b]);
+    let left = succeed(cargo_bin_cmd!("herdsim").current_dir(&dir).args(&sorted));
+    let right = succeed(cargo_bin_cmd!("herdsim").current_dir(&dir).args(&reversed));
+    assert_eq!(left, right, "the same boundaries");
+    // The same rectangles (the title aside), every one of positive width.
+    let cells = |file: &str| {
+        let text = fs::read_to_string(file).unwrap();
+        let doc = roxmltree::Document::parse(&text).unwrap();
+        doc.descendants()
+            .filter(|n| n.attribute("class") == Some("cell"))
+            .map(|n| ["x", "y", "width", "data-p"].map(|k| n.attribute(k).unwrap().to_string()))
+            .collect::<Vec<_>>()
+    };
+    let (one, two) = (cells(&a), cells(&b));
+    assert!(!one.is_empty());
+    assert_eq!(one, two);
+    assert!(one.iter().all(|c| c[2].parse::<f64>().unwrap() > 0.0));
+}

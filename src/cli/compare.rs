@@ -116,21 +116,36 @@ pub fn compared_scenario(path: Option<&Path>, grid: &GridArgs) -> Result<Scenari
     Ok(scenario)
 }
 
+/// How a comparison is run: what judges it, its limit, what it shows.
+pub struct CompareOptions<'a> {
+    /// A study's reference file in place of the built-in one.
+    pub reference: Option<&'a Path>,
+    /// Each run's event limit.
+    pub max_events: u64,
+    /// No progress bar.
+    pub quiet: bool,
+    /// Draw replicate 0 of the points.
+    pub figures: bool,
+    /// The command line that made it, for the Markdown.
+    pub command: &'a str,
+}
+
 /// Runs `scenario`'s comparison (judged against its study's reference, or
-/// `reference`, if it names a study), with pictures of replicate 0 if
-/// `figures`; `command` is the line that made it, for the Markdown.
+/// the options' file, if it names a study), with pictures of replicate 0
+/// if asked.
 pub fn run_comparison(
     scenario: &Scenario,
-    reference: Option<&Path>,
-    max_events: u64,
-    quiet: bool,
-    figures: bool,
-    command: &str,
+    options: &CompareOptions<'_>,
 ) -> Result<Compared, CliError> {
+    let &CompareOptions {
+        reference,
+        max_events,
+        quiet,
+        figures,
+        command,
+    } = options;
     if let Some(study) = scenario.study.as_ref().and_then(|(name, _)| study(name)) {
-        return compare_study(
-            study, scenario, reference, max_events, quiet, figures, command,
-        );
+        return compare_study(study, scenario, options);
     }
     if reference.is_some() {
         return Err(CliError::Usage(
@@ -198,11 +213,13 @@ pub fn compare(args: &CompareArgs) -> Result<(), CliError> {
     }
     let compared = run_comparison(
         &scenario,
-        args.reference.as_deref(),
-        args.grid.max_events().unwrap_or(u64::MAX),
-        args.quiet,
-        args.plot.is_some(),
-        &command_line(),
+        &CompareOptions {
+            reference: args.reference.as_deref(),
+            max_events: args.grid.max_events().unwrap_or(u64::MAX),
+            quiet: args.quiet,
+            figures: args.plot.is_some(),
+            command: &command_line(),
+        },
     )?;
     if let Some(path) = &args.csv {
         write_whole(path, args.force, &compared.csv)?;
@@ -222,12 +239,15 @@ pub fn compare(args: &CompareArgs) -> Result<(), CliError> {
 fn compare_study(
     study: &'static Study,
     scenario: &Scenario,
-    reference: Option<&Path>,
-    max_events: u64,
-    quiet: bool,
-    figures: bool,
-    command: &str,
+    options: &CompareOptions<'_>,
 ) -> Result<Compared, CliError> {
+    let &CompareOptions {
+        reference,
+        max_events,
+        quiet,
+        figures,
+        command,
+    } = options;
     let (rows, reference_name) = match reference {
         Some(path) => {
             let text = std::fs::read_to_string(path)

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::CliError;
-use super::compare::{command_line, compared_scenario, run_comparison};
+use super::compare::{CompareOptions, command_line, compared_scenario, run_comparison};
 use super::output::{MAX_TABLE_BYTES, check_distinct, check_output, read_input, write_whole};
 use super::sweep::GridArgs;
 use crate::base::format::group_thousands;
@@ -105,11 +105,13 @@ pub fn report(args: &ReportArgs) -> Result<(), CliError> {
     let command = command_line();
     let compared = run_comparison(
         &scenario,
-        args.reference.as_deref(),
-        args.grid.max_events().unwrap_or(u64::MAX),
-        args.quiet,
-        true,
-        &command,
+        &CompareOptions {
+            reference: args.reference.as_deref(),
+            max_events: args.grid.max_events().unwrap_or(u64::MAX),
+            quiet: args.quiet,
+            figures: true,
+            command: &command,
+        },
     )?;
     // The Markdown's first paragraph names the command; the report says it
     // at its end.

@@ -33,6 +33,18 @@ pub fn format_number(v: f64, decimals: usize) -> String {
     out
 }
 
+/// `v` with at most `decimals` decimals, trailing zeros (and a bare point)
+/// dropped, thousands not grouped, so it reads back as a value: `2.15`,
+/// `512.5`, `4`.
+pub fn trimmed(v: f64, decimals: usize) -> String {
+    let text = format!("{v:.decimals$}");
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    }
+}
+
 /// A number as CSV text: whole numbers without a fraction (`5050`), others in
 /// the shortest form that reads back to the same `f64` (`0.02`), very small or
 /// large ones in exponent form (`1.5e-9`). Deterministic on every machine.
@@ -49,6 +61,15 @@ pub fn csv_number(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn trimmed_numbers_read_back_without_trailing_zeros() {
+        assert_eq!(trimmed(2.15, 9), "2.15");
+        assert_eq!(trimmed(512.5, 4), "512.5");
+        assert_eq!(trimmed(4.0, 4), "4");
+        assert_eq!(trimmed(1000.0, 0), "1000");
+        assert_eq!(trimmed(0.333_333_33, 4), "0.3333");
+    }
 
     #[test]
     fn thousands_are_grouped() {

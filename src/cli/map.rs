@@ -13,13 +13,14 @@ use super::output::{MAX_TABLE_BYTES, check_distinct, is_regular_file, read_input
 use super::progress::runs_bar;
 use super::sweep::{GridArgs, read_scenario};
 use super::{CliError, write_stdout};
-use crate::base::format::group_thousands;
+use crate::base::format::{group_thousands, trimmed};
 use crate::experiment::map::{
     CellCounts, Map, MapAxis, MapSettings, MapStop, RunOutcome, boundaries_of, run_map,
 };
 use crate::experiment::scenario::Scenario;
 use crate::experiment::sweep::Shard;
 use crate::model::ResourceKind;
+use crate::report::aligned_text_first;
 use crate::report::map_csv::{
     journal_header, journal_line, map_csv, read_journal_line, read_map_csv,
 };
@@ -503,39 +504,36 @@ fn make(args: &MapArgs, out: &Path, journal: &Path) -> Result<(), CliError> {
 /// Each row's boundary, for people: where the storm probability crosses
 /// one half, and the surely-below and surely-above cells either side.
 fn boundary_table(s: &MapSettings, cells: &[CellCounts], budget_spent: Option<bool>) -> String {
-    let number = |v: f64| {
-        let text = format!("{v:.4}");
-        text.trim_end_matches('0').trim_end_matches('.').to_string()
-    };
-    let mut rows = vec![[
-        s.y.param.key.to_string(),
-        "50% crossing".to_string(),
-        "surely below".to_string(),
-        "surely above".to_string(),
-        "runs".to_string(),
-    ]];
+    let number = |v: f64| trimmed(v, 4);
     let positions = s.x.values.iter().map(|v| s.x.position(v));
     let first = positions.clone().fold(f64::INFINITY, f64::min);
     let last = positions.fold(f64::NEG_INFINITY, f64::max);
-    for b in boundaries_of(cells, s.y.values.len()) {
-        let crossing = match b.crossing {
-            Some(x) => number(x),
-            None if b.first_probability >= 0.5 => format!("at or before {}", number(first)),
-            None => format!("beyond {}", number(last)),
-        };
-        rows.push([
-            s.y.values[b.y].clone(),
-            crossing,
-            b.below.map_or_else(|| "-".to_string(), number),
-            b.above.map_or_else(|| "-".to_string(), number),
-            group_thousands(b.runs as u64),
-        ]);
-    }
-    let widths: Vec<usize> = (0..5)
-        .map(|k| rows.iter().map(|r| r[k].chars().count()).max().unwrap_or(0))
+    let rows: Vec<Vec<String>> = boundaries_of(cells, s.y.values.len())
+        .into_iter()
+        .map(|b| {
+            let crossing = match b.crossing {
+                Some(x) => number(x),
+                None if b.first_probability >= 0.5 => format!("at or before {}", number(first)),
+                None => format!("beyond {}", number(last)),
+            };
+            vec![
+                s.y.values[b.y].clone(),
+                crossing,
+                b.below.map_or_else(|| "-".to_string(), number),
+                b.above.map_or_else(|| "-".to_string(), number),
+                group_thousands(b.runs as u64),
+            ]
+        })
         .collect();
-    let mut text = format!(
-        "storm probability over {} (x) by {} (y): {} cells, {} runs{}\n",
+    let header = [
+        s.y.param.key,
+        "50% crossing",
+        "surely below",
+        "surely above",
+        "runs",
+    ];
+    format!(
+        "storm probability over {} (x) by {} (y): {} cells, {} runs{}\n{}",
         s.x.title(),
         s.y.param.key,
         group_thousands(cells.len() as u64),
@@ -544,16 +542,7 @@ fn boundary_table(s: &MapSettings, cells: &[CellCounts], budget_spent: Option<bo
             "; the run budget stopped the refinement of some rows"
         } else {
             ""
-        }
-    );
-    for row in rows {
-        let cells: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .map(|(c, &w)| format!("{c:<w$}"))
-            .collect();
-        text.push_str(cells.join("  ").trim_end());
-        text.push('\n');
-    }
-    text
+        },
+        aligned_text_first(&header, &rows, 1)
+    )
 }

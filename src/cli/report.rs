@@ -136,7 +136,12 @@ pub fn report(args: &ReportArgs) -> Result<(), CliError> {
     if let Some(csv) = &args.csv {
         write_whole(csv, args.force, &compared.csv)?;
     }
-    write_whole(&args.out, args.force, &report_html(&page))?;
+    write_page(args, &page)
+}
+
+/// Writes the page to `--out` and says where.
+fn write_page(args: &ReportArgs, page: &ReportPage<'_>) -> Result<(), CliError> {
+    write_whole(&args.out, args.force, &report_html(page))?;
     if !args.quiet {
         eprintln!("report → {}", args.out.display());
     }
@@ -172,9 +177,5 @@ fn report_from(args: &ReportArgs, from: &Path) -> Result<(), CliError> {
         command: &command,
         version: env!("CARGO_PKG_VERSION"),
     };
-    write_whole(&args.out, args.force, &report_html(&page))?;
-    if !args.quiet {
-        eprintln!("report → {}", args.out.display());
-    }
-    Ok(())
+    write_page(args, &page)
 }

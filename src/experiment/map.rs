@@ -21,12 +21,13 @@
 use std::cmp::Ordering;
 
 use crate::base::fingerprint::Fingerprint;
+use crate::base::format::trimmed;
 use crate::base::seeding::Seeds;
 use crate::base::time::{Micros, format_duration, parse_duration};
 use crate::experiment::server_runs::server_parts;
 use crate::experiment::sweep::for_each_ordered;
 use crate::measure::observer::Watch;
-use crate::measure::server_metrics::{ServerMetric, ServerMetrics, Storm, wilson_interval};
+use crate::measure::server_metrics::{ServerMetric, ServerMetrics, Storm};
 use crate::sim::queue::QueueKind;
 use crate::sim::server_loop::simulate_server_watched;
 use crate::spec::RunSpec;
@@ -83,13 +84,6 @@ fn pieces(text: &str) -> (Vec<&str>, Vec<&str>) {
     }
     words.push(&text[word_start..]);
     (words, numbers)
-}
-
-/// A number shown with the fewest decimals that keep it (at most 9).
-fn short_number(v: f64) -> String {
-    let text = format!("{v:.9}");
-    let text = text.trim_end_matches('0').trim_end_matches('.');
-    text.to_string()
 }
 
 impl MapAxis {
@@ -173,7 +167,7 @@ impl MapAxis {
             }
             Scale::Number { integer: false } => {
                 let (x, y): (f64, f64) = (a.parse().ok()?, b.parse().ok()?);
-                short_number((x + y) / 2.0)
+                trimmed((x + y) / 2.0, 9)
             }
             Scale::Template { .. } => {
                 let ((words_a, numbers_a), (words_b, numbers_b)) = (pieces(a), pieces(b));
@@ -188,7 +182,7 @@ impl MapAxis {
                             value.push_str(x);
                         } else {
                             let (x, y): (f64, f64) = (x.parse().ok()?, y.parse().ok()?);
-                            value.push_str(&short_number((x + y) / 2.0));
+                            value.push_str(&trimmed((x + y) / 2.0, 9));
                         }
                     }
                 }
@@ -249,6 +243,17 @@ pub enum Side {
 }
 
 impl Side {
+    /// The side `storm`'s interval is on.
+    pub fn of(storm: &Storm) -> Side {
+        if storm.high < 0.5 {
+            Side::Below
+        } else if storm.low > 0.5 {
+            Side::Above
+        } else {
+            Side::Uncertain
+        }
+    }
+
     /// The name in the CSV.
     pub fn name(self) -> &'static str {
         match self {
@@ -281,19 +286,20 @@ impl Cell {
             x: self.x.clone(),
             y: self.y,
             x_at: self.x_at,
-            stuck: self.runs.iter().filter(|r| r.stuck).count() as u64,
+            stuck: self.storm().stuck,
             runs: self.runs.len() as u64,
         }
     }
 
     /// Its storm probability and interval.
     pub fn storm(&self) -> Storm {
-        self.counts().storm()
+        let stuck = self.runs.iter().filter(|r| r.stuck).count() as u64;
+        Storm::of_counts(stuck, self.runs.len() as u64)
     }
 
     /// Which side of one half it is on.
     pub fn side(&self) -> Side {
-        self.counts().side()
+        Side::of(&self.storm())
     }
 
     /// The median recovery time of the runs that recovered, ms.
@@ -341,49 +347,40 @@ pub struct CellCounts {
 impl CellCounts {
     /// Its storm probability and Wilson interval.
     pub fn storm(&self) -> Storm {
-        let (low, high) = wilson_interval(self.stuck, self.runs);
-        Storm {
-            stuck: self.stuck,
-            runs: self.runs,
-            low,
-            high,
-        }
+        Storm::of_counts(self.stuck, self.runs)
     }
 
     /// Which side of one half it is on.
     pub fn side(&self) -> Side {
-        let storm = self.storm();
-        if storm.high < 0.5 {
-            Side::Below
-        } else if storm.low > 0.5 {
-            Side::Above
-        } else {
-            Side::Uncertain
-        }
+        Side::of(&self.storm())
     }
 }
 
-/// Each of `rows` rows' cells in x order, as indices into `cells`.
-pub fn rows_of(cells: &[CellCounts], rows: usize) -> Vec<Vec<usize>> {
-    let mut by_row = vec![Vec::new(); rows];
-    for (i, cell) in cells.iter().enumerate() {
-        by_row[cell.y].push(i);
-    }
-    for row in &mut by_row {
-        row.sort_by(|&a, &b| {
-            cells[a]
-                .x_at
-                .partial_cmp(&cells[b].x_at)
-                .unwrap_or(Ordering::Equal)
-        });
+/// Each of `rows` rows' cells in x order, as indices into the cells whose
+/// places (row, x) are `places`.
+pub fn rows_of(places: impl Iterator<Item = (usize, f64)>, rows: usize) -> Vec<Vec<usize>> {
+    let mut by_row: Vec<Vec<(usize, f64)>> = vec![Vec::new(); rows];
+    for (i, (y, x_at)) in places.enumerate() {
+        by_row[y].push((i, x_at));
     }
     by_row
+        .into_iter()
+        .map(|mut row| {
+            row.sort_by(|a, b| a.1.partial_cmp(&b.1).unwrap_or(Ordering::Equal));
+            row.into_iter().map(|(i, _)| i).collect()
+        })
+        .collect()
+}
+
+/// The places (row, x) of `cells`, for [`rows_of`].
+pub fn places(cells: &[CellCounts]) -> impl Iterator<Item = (usize, f64)> + '_ {
+    cells.iter().map(|c| (c.y, c.x_at))
 }
 
 /// Where each row's boundary lies (rows without cells, such as another
 /// shard's, left out).
 pub fn boundaries_of(cells: &[CellCounts], rows: usize) -> Vec<RowBoundary> {
-    rows_of(cells, rows)
+    rows_of(places(cells), rows)
         .into_iter()
         .enumerate()
         .filter(|(_, row)| !row.is_empty())
@@ -578,7 +575,8 @@ impl Map {
 
     /// Each row's cells in x order, as indices into [`Map::cells`].
     pub fn rows(&self) -> Vec<Vec<usize>> {
-        rows_of(&self.counts(), self.settings.y.values.len())
+        let places = self.cells.iter().map(|c| (c.y, c.x_at));
+        rows_of(places, self.settings.y.values.len())
     }
 
     /// The next round's runs (new cells added, none of them run), or none

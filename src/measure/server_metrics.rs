@@ -512,7 +512,11 @@ impl Storm {
     /// report already has: its mean times its count is the stuck runs.
     pub fn of(stuck: &crate::measure::stats::Summary) -> Storm {
         let runs = stuck.n as u64;
-        let stuck = (stuck.mean * runs as f64).round() as u64;
+        Storm::of_counts((stuck.mean * runs as f64).round() as u64, runs)
+    }
+
+    /// `stuck` of `runs`, with its interval.
+    pub fn of_counts(stuck: u64, runs: u64) -> Storm {
         let (low, high) = wilson_interval(stuck, runs);
         Storm {
             stuck,

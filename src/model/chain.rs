@@ -43,7 +43,7 @@ named!(RetryScope, "retry scope", {
 
 /// One upper service's own settings where it differs from the chain's
 /// (`None`: the chain's).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LayerSpec {
     /// Its workers (`Some(None)`: unbounded).
     pub workers: Option<Option<u32>>,
@@ -77,6 +77,13 @@ impl LayerSpec {
         cap_us: None,
         controls: [None; 3],
     };
+}
+
+/// No setting of its own ([`LayerSpec::NONE`]).
+impl Default for LayerSpec {
+    fn default() -> Self {
+        LayerSpec::NONE
+    }
 }
 
 /// The controls' families in [`LayerSpec::controls`] order.

@@ -27,7 +27,7 @@ pub struct ReportPage<'a> {
     pub version: &'a str,
 }
 
-/// Text safe in HTML.
+/// Text safe in HTML and SVG (text and attribute values).
 pub fn escape(text: &str) -> String {
     text.replace('&', "&amp;")
         .replace('<', "&lt;")

@@ -7,8 +7,9 @@
 
 use std::fmt::Write;
 
-use crate::base::format::group_thousands;
-use crate::experiment::map::{CellCounts, MapSettings, Side, boundaries_of, rows_of};
+use crate::base::format::{group_thousands, trimmed};
+use crate::experiment::map::{CellCounts, MapSettings, Side, boundaries_of, places, rows_of};
+use crate::report::html::escape;
 
 const WIDTH: f64 = 760.0;
 const LEFT: f64 = 150.0;
@@ -32,24 +33,10 @@ pub fn storm_colour(p: f64) -> (u8, u8, u8) {
     (mix(0), mix(1), mix(2))
 }
 
-/// Text safe inside SVG.
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-/// A number for a tick or tooltip: at most 4 significant decimals.
-fn tick(v: f64) -> String {
-    let text = format!("{v:.4}");
-    text.trim_end_matches('0').trim_end_matches('.').to_string()
-}
-
 /// The heatmap of the map `s` whose cells are `cells` (a map's own, or
 /// read back from its CSV), titled `title`.
 pub fn map_svg(s: &MapSettings, cells: &[CellCounts], title: &str) -> String {
-    let rows = rows_of(cells, s.y.values.len());
+    let rows = rows_of(places(cells), s.y.values.len());
     let row_height = (360.0 / rows.len() as f64).clamp(22.0, 60.0);
     let height = TOP + BOTTOM + row_height * rows.len() as f64;
     let plot_width = WIDTH - LEFT - RIGHT;
@@ -96,15 +83,15 @@ pub fn map_svg(s: &MapSettings, cells: &[CellCounts], title: &str) -> String {
             let _ = writeln!(
                 svg,
                 r##"<rect class="cell" x="{l:.2}" y="{top:.2}" width="{w:.2}" height="{row_height:.2}" fill="rgb({r},{g},{b})" data-p="{}"><title>{} = {}, {} = {}: {} of {} runs stuck ({} to {})</title></rect>"##,
-                tick(storm.probability()),
+                trimmed(storm.probability(), 4),
                 s.x.param.key,
                 escape(&cell.x),
                 s.y.param.key,
                 escape(&s.y.values[cell.y]),
                 storm.stuck,
                 group_thousands(storm.runs),
-                tick(storm.low),
-                tick(storm.high),
+                trimmed(storm.low, 4),
+                trimmed(storm.high, 4),
             );
             if cell.side() == Side::Uncertain {
                 let _ = writeln!(
@@ -136,7 +123,7 @@ pub fn map_svg(s: &MapSettings, cells: &[CellCounts], title: &str) -> String {
             px(x),
             bottom + 5.0,
             bottom + 18.0,
-            escape(&tick(x))
+            trimmed(x, 4)
         );
     }
     let _ = writeln!(

@@ -94,15 +94,11 @@ pub fn bench(args: &BenchArgs) -> Result<(), CliError> {
         .copied()
         .filter(|&n| n > 0)
         .collect();
-    let server_timings = time_server_runs(
-        &server_sizes,
-        &args.queue,
-        Duration::from_micros(args.min_time),
-        &progress,
-    );
+    let min_time = Duration::from_micros(args.min_time);
+    let server_timings = time_server_runs(&server_sizes, &args.queue, min_time, &progress);
     let server = (!server_timings.is_empty()).then(|| {
-        server_section(&server_timings, !args.no_reference, &progress)
-            + &chain_section(Duration::from_micros(args.min_time), &progress)
+        server_section(&server_timings, !args.no_reference, min_time, &progress)
+            + &chain_section(min_time, &progress)
     });
     progress.finish_and_clear();
 

@@ -12,6 +12,7 @@ use indicatif::ProgressBar;
 use crate::base::format::group_thousands;
 use crate::base::seeding::Seeds;
 use crate::base::time::human_seconds;
+use crate::cli::bench_minimal::minimal_mmc;
 use crate::measure::observer::Watch;
 use crate::model::server::{Dist, Load, NS_PER_MS, ServerSpec, Service};
 use crate::policy::PolicyKind;
@@ -25,9 +26,9 @@ use crate::spec::RunSpec;
 const REFERENCE: &str = include_str!("../../benches/reference/heapq_server.py");
 
 /// Workers of the benchmark's M/M/c server.
-const WORKERS: u32 = 4;
+pub const WORKERS: u32 = 4;
 /// Its arrival rate, per ms (ρ = 0.875 on 4 workers of 1 ms mean service).
-const RATE_PER_MS: f64 = 3.5;
+pub const RATE_PER_MS: f64 = 3.5;
 
 /// The benchmark's workload: `requests` expected over the load's duration.
 pub fn mmc_spec(requests: u64) -> ServerSpec {
@@ -192,6 +193,33 @@ pub fn time_server_runs(
     timings
 }
 
+/// The fastest queue's events per second at `requests`.
+fn best_rate(timings: &[ServerTiming], requests: u64) -> f64 {
+    timings
+        .iter()
+        .filter(|t| t.requests == requests)
+        .map(ServerTiming::events_per_second)
+        .fold(0.0, f64::max)
+}
+
+/// Times [`minimal_mmc`] at `requests` for at least `min_time` (the same
+/// seed as herdsim's timed runs, so it makes the same run): its events per
+/// second over the median run, and the runs timed.
+fn time_minimal(requests: u64, min_time: Duration) -> (f64, usize) {
+    let seeds = Seeds::for_job(1, 0, 0);
+    let mut times = Vec::new();
+    let started = Instant::now();
+    let mut events = 0;
+    while times.is_empty() || started.elapsed() < min_time {
+        let run_started = Instant::now();
+        events = minimal_mmc(requests, seeds).events;
+        times.push(run_started.elapsed());
+    }
+    times.sort();
+    let median = times[times.len() / 2];
+    (events as f64 / median.as_secs_f64(), times.len())
+}
+
 /// The Python reference's events per second over `runs` runs of `requests`,
 /// and its mean sojourn (ms); `None` without python3.
 fn python_reference(requests: u64, runs: u32) -> Option<(f64, f64)> {
@@ -220,10 +248,16 @@ fn python_reference(requests: u64, runs: u32) -> Option<(f64, f64)> {
     ))
 }
 
-/// The server section of the report: the timings, the reference beside the
-/// radix queue's rate at each size (unless `reference` is false), and the
-/// state per request in flight.
-pub fn server_section(timings: &[ServerTiming], reference: bool, progress: &ProgressBar) -> String {
+/// The server section of the report: the timings, the state per request in
+/// flight, the minimal Rust loop of the same run timed for `min_time` at
+/// each size, and the Python reference beside the fastest queue's rate
+/// (unless `reference` is false).
+pub fn server_section(
+    timings: &[ServerTiming],
+    reference: bool,
+    min_time: Duration,
+    progress: &ProgressBar,
+) -> String {
     let mut text = format!(
         "\nserver model: open-loop M/M/{WORKERS} at ρ = 0.875 ({} requests/s, exponential 1 ms \
          service, unbounded FIFO queue, no timeout, no retries; 4 events a request), one thread \
@@ -267,11 +301,26 @@ pub fn server_section(timings: &[ServerTiming], reference: bool, progress: &Prog
             t.queue.name()
         );
     }
+    let mut sizes: Vec<u64> = timings.iter().map(|t| t.requests).collect();
+    sizes.dedup();
+    for &requests in &sizes {
+        progress.set_message(format!(
+            "minimal Rust loop, {} requests",
+            group_thousands(requests)
+        ));
+        let (minimal, runs) = time_minimal(requests, min_time);
+        text += &format!(
+            "minimal Rust loop of the same run, {} requests ({} runs): {:.2} M events/s: \
+             herdsim's loop at {:.0}% of its speed\n",
+            group_thousands(requests),
+            group_thousands(runs as u64),
+            minimal / 1e6,
+            100.0 * best_rate(timings, requests) / minimal
+        );
+    }
     if !reference {
         return text;
     }
-    let mut sizes: Vec<u64> = timings.iter().map(|t| t.requests).collect();
-    sizes.dedup();
     for requests in sizes {
         let runs = (1_000_000 / requests.max(1)).clamp(1, 20) as u32;
         progress.set_message(format!(
@@ -282,11 +331,7 @@ pub fn server_section(timings: &[ServerTiming], reference: bool, progress: &Prog
             text += "python heapq reference: python3 not available, skipped\n";
             break;
         };
-        let ours = timings
-            .iter()
-            .filter(|t| t.requests == requests)
-            .map(ServerTiming::events_per_second)
-            .fold(0.0, f64::max);
+        let ours = best_rate(timings, requests);
         text += &format!(
             "python heapq reference, {} requests ({runs} run{}): {:.2} M events/s (W {sojourn:.2} \
              ms; Erlang C 2.48): herdsim {:.1}× per event\n",

@@ -5,8 +5,10 @@
 //! (`benches/reference/heapq_slot.py`) on the same machine in the same run.
 //!
 //! The server model's loop is timed the same way on an open-loop M/M/4
-//! workload at about 10,000 and 1,000,000 requests a run, beside
-//! `benches/reference/heapq_server.py`, the same model and events in Python.
+//! workload at about 10,000 and 1,000,000 requests a run, beside a minimal
+//! Rust loop of the same run (`server-mm4/minimal-rust/…`,
+//! `src/cli/bench_minimal.rs`) and `benches/reference/heapq_server.py`, the
+//! same model and events in Python.
 //!
 //! criterion reports throughput in elements per second; an element is one
 //! call. Each call is one event but under `none`, whose clients move in
@@ -18,6 +20,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput};
+use herdsim::cli::bench_minimal::minimal_mmc;
 use herdsim::cli::bench_server::{CHAIN_REQUESTS, chain_retry, chain_spec, mmc_spec, no_retry};
 use herdsim::measure::observer::{NoObserver, Watch};
 use herdsim::sim::engine::{simulate_each_call, simulate_with};
@@ -109,6 +112,13 @@ fn bench_server(c: &mut Criterion) {
                 .sample_size(30)
                 .measurement_time(Duration::from_secs(3));
         }
+        // The minimal Rust loop of the same run: what the model's
+        // generality costs per event.
+        group.bench_with_input(
+            BenchmarkId::new("minimal-rust", requests),
+            &requests,
+            |b, &requests| b.iter(|| minimal_mmc(black_box(requests), black_box(seeds))),
+        );
         for queue in QueueKind::ALL {
             let id = BenchmarkId::new(queue.name(), requests);
             group.bench_with_input(id, &spec, |b, spec| {

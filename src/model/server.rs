@@ -78,11 +78,23 @@ pub fn round_ns(x: f64) -> Nanos {
 }
 
 impl Dist {
-    /// One draw, in whole ns (rounded to nearest).
+    /// One draw, in whole ns (rounded to nearest). The constant and the
+    /// exponential, a server run's usual draws, are inline; the shaped
+    /// distributions are a call away.
+    #[inline(always)]
     pub fn sample<D: Draws + ?Sized>(&self, draws: &mut D) -> Nanos {
         match *self {
             Dist::Const(d) => d,
             Dist::Exp { mean } => round_ns(-(mean as f64) * draws.unit_above_zero().ln()),
+            _ => self.sample_shaped(draws),
+        }
+    }
+
+    /// [`Self::sample`] of the distributions with a shape.
+    #[inline(never)]
+    fn sample_shaped<D: Draws + ?Sized>(&self, draws: &mut D) -> Nanos {
+        match *self {
+            Dist::Const(_) | Dist::Exp { .. } => self.sample(draws),
             Dist::LogNormal { median, sigma } => {
                 let z = standard_normal(draws);
                 round_ns((median as f64 * (sigma * z).exp()).min(u64::MAX as f64 / 4.0))
@@ -172,6 +184,7 @@ pub enum Service {
 
 impl Service {
     /// One service time, ns.
+    #[inline]
     pub fn sample<D: Draws + ?Sized>(&self, draws: &mut D) -> Nanos {
         match self {
             Service::One(d) => d.sample(draws),

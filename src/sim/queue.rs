@@ -304,6 +304,9 @@ impl<T: ClientItem> RadixQueue<T> {
         }
     }
 
+    /// Schedules `item` at `time`. The paths of a run with few events
+    /// pending (due now, or a sorted insert into `small`) are inline and
+    /// short; the buckets' are a call away, so every caller can inline this.
     #[inline(always)]
     fn push(&mut self, time: Micros, item: T) {
         debug_assert!(time >= self.last, "a radix heap takes times in order");
@@ -314,20 +317,28 @@ impl<T: ClientItem> RadixQueue<T> {
             } else {
                 self.after_herd.push(item);
             }
-            return;
-        }
-        if self.occupied == 0 {
-            if self.small.len() < SMALL {
-                // In front of every event due at or before `time`: an equal
-                // time scheduled earlier stays nearer the end, so leaves first.
-                let at = self
-                    .small
-                    .iter()
-                    .position(|&(t, _)| t <= time)
-                    .unwrap_or(self.small.len());
-                self.small.insert(at, (time, item));
-                return;
+        } else if self.occupied == 0 && self.small.len() < SMALL {
+            // In front of every event due at or before `time`: an equal time
+            // scheduled earlier stays nearer the end, so leaves first. One
+            // insertion-sort step from the end (inline, where `Vec::insert`
+            // calls memmove).
+            let mut at = self.small.len();
+            self.small.push((time, item));
+            while at > 0 && self.small[at - 1].0 <= time {
+                self.small[at] = self.small[at - 1];
+                at -= 1;
             }
+            self.small[at] = (time, item);
+        } else {
+            self.push_later(time, item);
+        }
+    }
+
+    /// [`Self::push`] to the buckets, spilling `small` into them first if
+    /// they are not in use yet (not cold: a herd's pushes mostly come here).
+    #[inline(never)]
+    fn push_later(&mut self, time: Micros, item: T) {
+        if self.occupied == 0 {
             self.spill_small();
         }
         self.push_to_bucket(time, item);
@@ -376,10 +387,43 @@ impl<T: ClientItem> RadixQueue<T> {
     }
 
     /// Refills `now`: with the herd's next chunk, then what was scheduled at 0
-    /// meanwhile, then from the lowest non-empty bucket; false if the queue is
-    /// empty.
-    #[cold]
+    /// meanwhile, then from `small` or the lowest non-empty bucket; false if
+    /// the queue is empty. Taking the earliest instant of `small` is inline:
+    /// a server run with a handful of events pending does it for nearly
+    /// every event.
+    #[inline(always)]
     fn refill(&mut self) -> bool {
+        if let Some(&(earliest, _)) = self.small.last()
+            && self.herd.is_empty()
+            && self.after_herd.is_empty()
+            && self.now.capacity() <= KEEP_NOW
+        {
+            self.now.clear();
+            self.head = 0;
+            self.take_small_instant(earliest);
+            return true;
+        }
+        self.refill_otherwise()
+    }
+
+    /// Moves `small`'s events at `earliest`, its earliest time, into `now`
+    /// (the buckets are empty while `small` is in use).
+    #[inline(always)]
+    fn take_small_instant(&mut self, earliest: Micros) {
+        self.last = earliest;
+        while let Some(&(time, item)) = self.small.last()
+            && time == earliest
+        {
+            self.now.push(item);
+            self.small.pop();
+        }
+    }
+
+    /// [`Self::refill`] from the herd, the events behind it, the buckets,
+    /// or `small` after `now` grew past [`KEEP_NOW`].
+    #[cold]
+    #[inline(never)]
+    fn refill_otherwise(&mut self) -> bool {
         if self.now.capacity() > KEEP_NOW {
             self.now = Vec::new();
         }
@@ -398,14 +442,7 @@ impl<T: ClientItem> RadixQueue<T> {
             return true;
         }
         if let Some(&(earliest, _)) = self.small.last() {
-            // The buckets are empty while `small` is in use.
-            self.last = earliest;
-            while let Some(&(time, item)) = self.small.last()
-                && time == earliest
-            {
-                self.now.push(item);
-                self.small.pop();
-            }
+            self.take_small_instant(earliest);
             return true;
         }
         if self.occupied == 0 {
@@ -462,7 +499,7 @@ impl<T: ClientItem> EventQueue<T> for RadixQueue<T> {
         queue
     }
 
-    #[inline]
+    #[inline(always)]
     fn first(&mut self) -> Option<(Micros, T)> {
         if self.head == self.now.len() && !self.refill() {
             return None;
@@ -470,7 +507,7 @@ impl<T: ClientItem> EventQueue<T> for RadixQueue<T> {
         Some((self.last, self.now[self.head]))
     }
 
-    #[inline]
+    #[inline(always)]
     fn reschedule_first(&mut self, next: Option<(Micros, T)>) {
         if self.head == self.now.len() {
             return;
@@ -481,7 +518,7 @@ impl<T: ClientItem> EventQueue<T> for RadixQueue<T> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, time: Micros, item: T) {
         RadixQueue::push(self, time, item);
     }

@@ -310,10 +310,11 @@ pub fn server_section(
         ));
         let (minimal, runs) = time_minimal(requests, min_time);
         text += &format!(
-            "minimal Rust loop of the same run, {} requests ({} runs): {:.2} M events/s: \
+            "minimal Rust loop of the same run, {} requests ({} run{}): {:.2} M events/s: \
              herdsim's loop at {:.0}% of its speed\n",
             group_thousands(requests),
             group_thousands(runs as u64),
+            if runs == 1 { "" } else { "s" },
             minimal / 1e6,
             100.0 * best_rate(timings, requests) / minimal
         );

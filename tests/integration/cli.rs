@@ -375,6 +375,21 @@ fn bench_times_the_server_model_beside_the_python_reference() {
         .collect();
     assert_eq!(rows.len(), 2, "one row per size: {text}");
     assert!(text.contains("bytes per request in flight"), "{text}");
+    // The minimal Rust loop of the same run is timed at every size, and
+    // herdsim's loop given as a share of its speed.
+    let minimal: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("minimal Rust loop of the same run"))
+        .collect();
+    assert_eq!(minimal.len(), 2, "one line per size: {text}");
+    assert!(
+        minimal[0].contains("2,0") && minimal[1].contains("5,0"),
+        "{text}"
+    );
+    assert!(
+        minimal.iter().all(|l| l.ends_with("% of its speed")),
+        "{text}"
+    );
     // The reference runs where python3 is, and says so where it is not.
     let has_python = std::process::Command::new("python3")
         .arg("--version")

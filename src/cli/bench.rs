@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use indicatif::ProgressBar;
 
-use super::bench_server::{chain_section, server_section, time_server_runs};
+use super::bench_server::{chain_section, repeat_for, server_section, time_server_runs};
 use super::progress::events_spinner;
 use super::{CliError, policy_parser, spec_error, write_stdout};
 use crate::base::error::BaseError;
@@ -135,27 +135,21 @@ fn time_runs(args: &BenchArgs, progress: &ProgressBar) -> Result<Vec<Timing>, Cl
         let spec = RunSpec::seed_002(args.policy, clients);
         spec.validate().map_err(spec_error)?;
         for queue in args.queue.iter().map(|q| q.for_resource(spec.resource)) {
-            let mut times = Vec::new();
-            let started = Instant::now();
-            let mut calls = 0;
-            while times.is_empty() || started.elapsed() < min_time {
+            let timed = repeat_for(min_time, |run| {
                 progress.set_message(format!(
                     "{} clients, {} queue, run {}",
                     group_thousands(u64::from(clients)),
                     queue.name(),
-                    times.len() + 1
+                    run + 1
                 ));
-                let run_started = Instant::now();
-                calls = simulate_with(&spec, seeds, &mut NoObserver, queue).calls;
-                times.push(run_started.elapsed());
-            }
-            times.sort();
+                simulate_with(&spec, seeds, &mut NoObserver, queue).calls
+            });
             timings.push(Timing {
                 clients,
                 queue,
-                calls,
-                runs: times.len(),
-                median: times[times.len() / 2],
+                calls: timed.last,
+                runs: timed.runs,
+                median: timed.median,
             });
         }
     }

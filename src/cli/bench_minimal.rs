@@ -5,18 +5,18 @@
 //!
 //! It handles the same four events a request as herdsim's loop and the
 //! Python reference, in the same order (time, then first scheduled first),
-//! and takes the same draws from the same generator: an arrival's gap when
-//! the arrival is handled, a service time when a worker takes an attempt.
-//! So with the same seed it makes herdsim's run exactly: the same events and
-//! the same total sojourn (tested). It keeps only what that needs: pending
-//! events in a sorted list (the radix queue's few-pending mode), the
-//! arrival time of each waiting attempt, and no metrics but the sojourn.
+//! on herdsim's own event queue, and takes the same draws from the same
+//! generator: an arrival's gap when the arrival is handled, a service time
+//! when a worker takes an attempt. So with the same seed it makes herdsim's
+//! run exactly: the same events and the same total sojourn (tested). What it
+//! leaves out is the model: no request slab, no metrics but the sojourn.
 
 use std::collections::VecDeque;
 
 use crate::base::draws::Draws;
 use crate::base::seeding::{Seeds, job_rng};
 use crate::model::server::{NS_PER_MS, Nanos, round_ns};
+use crate::sim::queue::{ClientItem, EventQueue, RadixQueue};
 
 /// What a pending event does: the events herdsim and the Python reference
 /// handle for every request.
@@ -24,12 +24,19 @@ use crate::model::server::{NS_PER_MS, Nanos, round_ns};
 enum Step {
     /// The next arrival: its request goes to the server at once.
     Arrival,
-    /// The attempt reaches the server (`arrived` is now).
+    /// The attempt reaches the server.
     AtServer,
     /// A worker finishes an attempt.
     ServiceDone,
     /// The reply reaches the client.
     Reply,
+}
+
+impl ClientItem for Step {
+    /// Never made for a herd of clients.
+    fn for_client(self, _id: u32) -> Self {
+        self
+    }
 }
 
 /// A run's totals: what the test compares with herdsim's run.
@@ -53,20 +60,8 @@ pub fn simulate_minimal(
 ) -> MinimalRun {
     let mut draws = job_rng(seeds.environment);
     let mut exp = move |mean: f64| round_ns(-mean * draws.unit_above_zero().ln());
-    // Future events, latest first; `due` holds the events of the instant
-    // being handled, in schedule order.
-    let mut future: Vec<(Nanos, Step)> = Vec::new();
-    let mut due: VecDeque<Step> = VecDeque::new();
-    let mut now: Nanos = 0;
-    let schedule = |future: &mut Vec<(Nanos, Step)>, due: &mut VecDeque<Step>, now, t, step| {
-        if t == now {
-            due.push_back(step);
-        } else {
-            // Behind every pending event at or before `t`.
-            let at = future.iter().position(|&(u, _)| u <= t);
-            future.insert(at.unwrap_or(future.len()), (t, step));
-        }
-    };
+    let mut events = RadixQueue::<Step>::with_events(Vec::new());
+    // Arrival times of the attempts waiting for a worker.
     let mut waiting: VecDeque<Nanos> = VecDeque::new();
     let mut busy = 0;
     let mut run = MinimalRun {
@@ -76,51 +71,35 @@ pub fn simulate_minimal(
     };
     let first = exp(mean_gap);
     if first < duration {
-        schedule(&mut future, &mut due, now, first, Step::Arrival);
+        events.push(first, Step::Arrival);
     }
-    loop {
-        let step = match due.pop_front() {
-            Some(step) => step,
-            None => match future.pop() {
-                Some((t, step)) => {
-                    now = t;
-                    step
-                }
-                None => break,
-            },
-        };
-        // Events of the new instant still in `future` go first.
-        while let Some(&(t, _)) = future.last()
-            && t == now
-        {
-            let (_, later) = future.pop().expect("just seen");
-            due.push_back(later);
-        }
+    while let Some((now, step)) = events.first() {
+        events.reschedule_first(None);
         run.events += 1;
         match step {
             Step::Arrival => {
                 run.requests += 1;
-                schedule(&mut future, &mut due, now, now, Step::AtServer);
+                events.push(now, Step::AtServer);
                 let next = now.saturating_add(exp(mean_gap));
                 if next < duration {
-                    schedule(&mut future, &mut due, now, next, Step::Arrival);
+                    events.push(next, Step::Arrival);
                 }
             }
             Step::AtServer if busy < workers => {
                 busy += 1;
                 let done = now + exp(mean_service);
                 run.sojourn_ns += u128::from(done - now);
-                schedule(&mut future, &mut due, now, done, Step::ServiceDone);
+                events.push(done, Step::ServiceDone);
             }
             Step::AtServer => waiting.push_back(now),
             Step::ServiceDone => {
                 busy -= 1;
-                schedule(&mut future, &mut due, now, now, Step::Reply);
+                events.push(now, Step::Reply);
                 if let Some(arrived) = waiting.pop_front() {
                     busy += 1;
                     let done = now + exp(mean_service);
                     run.sojourn_ns += u128::from(done - arrived);
-                    schedule(&mut future, &mut due, now, done, Step::ServiceDone);
+                    events.push(done, Step::ServiceDone);
                 }
             }
             Step::Reply => {}

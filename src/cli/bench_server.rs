@@ -97,23 +97,10 @@ pub fn chain_section(min_time: Duration, progress: &ProgressBar) -> String {
         "a chain of {CHAIN_DEPTH} services, {} user requests",
         group_thousands(CHAIN_REQUESTS)
     ));
-    let mut times = Vec::new();
-    let started = Instant::now();
-    let mut last = None;
-    while times.is_empty() || started.elapsed() < min_time {
-        let run_started = Instant::now();
-        last = Some(simulate_server_watched(
-            &spec,
-            &retry,
-            seeds,
-            &watch,
-            QueueKind::Auto,
-        ));
-        times.push(run_started.elapsed());
-    }
-    times.sort();
-    let median = times[times.len() / 2];
-    let m = last.expect("one run at least");
+    let timed = repeat_for(min_time, |_| {
+        simulate_server_watched(&spec, &retry, seeds, &watch, QueueKind::Auto)
+    });
+    let (m, median) = (timed.last, timed.median);
     format!(
         "a chain of {CHAIN_DEPTH} services over that server failing 10% of attempts, 3 attempts at \
          every caller (unbounded upper workers): {} user requests, {} server attempts per \
@@ -122,9 +109,38 @@ pub fn chain_section(min_time: Duration, progress: &ProgressBar) -> String {
         format_args!("{:.2}", m.arrived_at_server as f64 / m.requests as f64),
         group_thousands(m.events),
         human_seconds(median.as_secs_f64(), 2),
-        group_thousands(times.len() as u64),
+        group_thousands(timed.runs as u64),
         m.events as f64 / median.as_secs_f64() / 1e6
     )
+}
+
+/// Runs that [`repeat_for`] timed.
+pub struct Repeated<R> {
+    /// The last run's result (every run does the same work).
+    pub last: R,
+    /// The median run's time: steadier than the mean on a shared machine.
+    pub median: Duration,
+    pub runs: usize,
+}
+
+/// Runs `run` (given the run's number, from 0) again and again until
+/// `min_time` has passed, at least once.
+pub fn repeat_for<R>(min_time: Duration, mut run: impl FnMut(usize) -> R) -> Repeated<R> {
+    let mut times = Vec::new();
+    let started = Instant::now();
+    loop {
+        let run_started = Instant::now();
+        let last = run(times.len());
+        times.push(run_started.elapsed());
+        if started.elapsed() >= min_time {
+            times.sort();
+            return Repeated {
+                last,
+                median: times[times.len() / 2],
+                runs: times.len(),
+            };
+        }
+    }
 }
 
 /// One size's timing.
@@ -163,28 +179,22 @@ pub fn time_server_runs(
         let spec = mmc_spec(requests);
         for &queue in queues {
             let queue = queue.for_resource(crate::model::ResourceKind::Server);
-            let mut times = Vec::new();
-            let started = Instant::now();
-            let mut last = None;
-            while times.is_empty() || started.elapsed() < min_time {
+            let timed = repeat_for(min_time, |run| {
                 progress.set_message(format!(
                     "server, {} requests, {} queue, run {}",
                     group_thousands(requests),
                     queue.name(),
-                    times.len() + 1
+                    run + 1
                 ));
-                let run_started = Instant::now();
-                last = Some(simulate_server_watched(&spec, &retry, seeds, &watch, queue));
-                times.push(run_started.elapsed());
-            }
-            times.sort();
-            let m = last.expect("one run at least");
+                simulate_server_watched(&spec, &retry, seeds, &watch, queue)
+            });
+            let m = timed.last;
             timings.push(ServerTiming {
                 requests: m.requests,
                 queue,
                 events: m.events,
-                runs: times.len(),
-                median: times[times.len() / 2],
+                runs: timed.runs,
+                median: timed.median,
                 peak_in_flight: m.peak_in_flight,
                 state_bytes: m.state_bytes,
             });
@@ -207,17 +217,9 @@ fn best_rate(timings: &[ServerTiming], requests: u64) -> f64 {
 /// second over the median run, and the runs timed.
 fn time_minimal(requests: u64, min_time: Duration) -> (f64, usize) {
     let seeds = Seeds::for_job(1, 0, 0);
-    let mut times = Vec::new();
-    let started = Instant::now();
-    let mut events = 0;
-    while times.is_empty() || started.elapsed() < min_time {
-        let run_started = Instant::now();
-        events = minimal_mmc(requests, seeds).events;
-        times.push(run_started.elapsed());
-    }
-    times.sort();
-    let median = times[times.len() / 2];
-    (events as f64 / median.as_secs_f64(), times.len())
+    let timed = repeat_for(min_time, |_| minimal_mmc(requests, seeds));
+    let events_per_second = timed.last.events as f64 / timed.median.as_secs_f64();
+    (events_per_second, timed.runs)
 }
 
 /// The Python reference's events per second over `runs` runs of `requests`,

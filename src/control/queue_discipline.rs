@@ -126,7 +126,7 @@ impl Discipline {
 impl Server {
     /// The attempt a free worker takes from `queue` at `now`, if any;
     /// attempts the discipline drops on the way go to `dropped`.
-    #[inline]
+    #[inline(always)]
     pub fn take<T: Waiting>(
         &mut self,
         queue: &mut VecDeque<T>,

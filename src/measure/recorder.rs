@@ -1,7 +1,7 @@
 //! Counts what a run measures as it happens, in one place for every model.
 
 use crate::base::time::Micros;
-use crate::measure::metrics::{RunMetrics, nearest_rank};
+use crate::measure::metrics::{RunMetrics, nearest_ranks};
 use crate::measure::observer::{Observer, PROGRESS_EVERY};
 
 /// Counts what a run measures as it happens.
@@ -121,6 +121,8 @@ impl Recorder {
         let successes = self.completions.len() as u64;
         let completion_total_us = self.completions.iter().map(|&c| u128::from(c)).sum();
         let completion_max_us = self.completions.iter().copied().max().unwrap_or(0);
+        let [completion_p50_us, completion_p99_us] =
+            nearest_ranks(&mut self.completions, [50.0, 99.0]);
         RunMetrics {
             clients: u64::from(self.clients),
             calls: self.calls,
@@ -129,8 +131,8 @@ impl Recorder {
             gave_up: self.gave_up,
             last_success_us: self.last_success_us,
             completion_total_us,
-            completion_p50_us: nearest_rank(&mut self.completions, 50.0),
-            completion_p99_us: nearest_rank(&mut self.completions, 99.0),
+            completion_p50_us,
+            completion_p99_us,
             completion_max_us,
             peak_retries,
             complete: !self.stopped,

@@ -69,6 +69,13 @@ pub enum Dist {
 /// whole already.
 #[inline]
 pub fn round_ns(x: f64) -> Nanos {
+    // Every draw of a run is far below 2^62, where the conversions through
+    // i64 are one instruction each way (through u64 they are a dozen) and
+    // give the same whole part.
+    if (0.0..ROUND_FAST_BELOW).contains(&x) {
+        let whole = x as i64;
+        return whole as Nanos + Nanos::from(x - whole as f64 >= 0.5);
+    }
     let whole = x as Nanos;
     if x - whole as f64 >= 0.5 {
         whole.saturating_add(1)
@@ -76,6 +83,9 @@ pub fn round_ns(x: f64) -> Nanos {
         whole
     }
 }
+
+/// 2^62: [`round_ns`] takes its short path below.
+const ROUND_FAST_BELOW: f64 = (1u64 << 62) as f64;
 
 impl Dist {
     /// One draw, in whole ns (rounded to nearest). The constant and the
@@ -183,9 +193,19 @@ pub enum Service {
 }
 
 impl Service {
-    /// One service time, ns.
-    #[inline]
+    /// One service time, ns: one distribution's draw inline (a draw a
+    /// served attempt), the mixture's a call away.
+    #[inline(always)]
     pub fn sample<D: Draws + ?Sized>(&self, draws: &mut D) -> Nanos {
+        match self {
+            Service::One(d) => d.sample(draws),
+            Service::Mixture { .. } => self.sample_mixture(draws),
+        }
+    }
+
+    /// [`Self::sample`] of the mixture: which part, then its draw.
+    #[inline(never)]
+    fn sample_mixture<D: Draws + ?Sized>(&self, draws: &mut D) -> Nanos {
         match self {
             Service::One(d) => d.sample(draws),
             Service::Mixture {
@@ -287,6 +307,19 @@ pub enum TriggerKind {
     Slowdown(f64),
     /// The workers drop to this many (busy workers finish what they hold).
     CapacityDrop(u32),
+}
+
+/// Which effects a spec's triggers have ([`ServerSpec::trigger_effects`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TriggerEffects {
+    /// Some trigger fails attempts (outage, partial or per-user failure).
+    pub failures: bool,
+    /// Some trigger changes the arrival rate (load spike, ramp).
+    pub load: bool,
+    /// Some trigger slows service down.
+    pub slowdown: bool,
+    /// Some trigger drops the workers.
+    pub capacity: bool,
 }
 
 /// When a failure trigger (outage, partial or per-user failure) stops
@@ -504,6 +537,23 @@ impl ServerSpec {
                 _ => None,
             })
             .product()
+    }
+
+    /// What the spec's triggers act on, so a loop can skip the checks of
+    /// effects no trigger has (a run without triggers pays none per event).
+    pub fn trigger_effects(&self) -> TriggerEffects {
+        let mut effects = TriggerEffects::default();
+        for trigger in &self.triggers {
+            match trigger.kind {
+                TriggerKind::Outage
+                | TriggerKind::PartialFailure(_)
+                | TriggerKind::PerUserFailure(_) => effects.failures = true,
+                TriggerKind::LoadSpike(_) | TriggerKind::Ramp { .. } => effects.load = true,
+                TriggerKind::Slowdown(_) => effects.slowdown = true,
+                TriggerKind::CapacityDrop(_) => effects.capacity = true,
+            }
+        }
+        effects
     }
 
     /// The highest arrival-rate factor at any time (for thinning).
@@ -1046,6 +1096,12 @@ mod tests {
             -3.0,
             f64::NAN,
             f64::INFINITY,
+            f64::NEG_INFINITY,
+            -0.0,
+            // Either side of the short path's bound.
+            ROUND_FAST_BELOW,
+            ROUND_FAST_BELOW.next_down(),
+            ROUND_FAST_BELOW.next_up(),
         ];
         for x in cases {
             assert_eq!(round_ns(x), x.round() as Nanos, "{x}");
@@ -1053,6 +1109,9 @@ mod tests {
         let mut rng = job_rng(3);
         for _ in 0..100_000 {
             let x = -1e6 * rng.unit_above_zero().ln();
+            assert_eq!(round_ns(x), x.round() as Nanos, "{x}");
+            // Every scale from 1 to 2^66, through both paths.
+            let x = (46.0 * rng.unit_above_zero()).exp();
             assert_eq!(round_ns(x), x.round() as Nanos, "{x}");
         }
     }

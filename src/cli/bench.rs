@@ -50,8 +50,9 @@ pub struct BenchArgs {
     #[arg(long, value_name = "LIST", value_delimiter = ',', default_value = "10000,1000000", value_parser = parse_server_requests, allow_hyphen_values = true)]
     server_requests: Vec<u64>,
 
-    /// Skip the plain Python heapq reference of the server model (it takes
-    /// a few seconds; skipped anyway without python3)
+    /// Skip the plain Python heapq reference of the server model (run in
+    /// turns with herdsim for as long again: about 25 s at the default
+    /// sizes; skipped anyway without python3)
     #[arg(long)]
     no_reference: bool,
 

@@ -53,8 +53,8 @@ fn midpoint(index: usize) -> f64 {
 }
 
 impl Histogram {
-    /// Counts one value.
-    #[inline]
+    /// Counts one value (inline: the server loop records every success).
+    #[inline(always)]
     pub fn record(&mut self, v: u64) {
         self.counts[bucket(v)] += 1;
         self.total += 1;

@@ -66,8 +66,8 @@ pub enum Dist {
 /// `x.round() as Nanos` (half away from zero, saturating, NaN to 0) without
 /// a call into libm's `round` (a tenth of the event loop's time on an M/M/c
 /// run): below 2^52 the fraction `x − trunc(x)` is exact, above it `x` is
-/// whole already.
-#[inline]
+/// whole already. Inline: every draw of a run ends here.
+#[inline(always)]
 pub fn round_ns(x: f64) -> Nanos {
     // Every draw of a run is far below 2^62, where the conversions through
     // i64 are one instruction each way (through u64 they are a dozen) and

@@ -94,10 +94,7 @@ fn bench_engine(c: &mut Criterion) {
 fn bench_server(c: &mut Criterion) {
     let mut group = c.benchmark_group("server-mm4");
     let retry = no_retry();
-    let watch = Watch {
-        max_events: u64::MAX,
-        on_progress: &|_, _| {},
-    };
+    let watch = Watch::UNLIMITED;
     let seeds = Seeds::for_job(1, 0, 0);
     for requests in [10_000, 1_000_000] {
         let spec = mmc_spec(requests);

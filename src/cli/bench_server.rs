@@ -89,10 +89,7 @@ pub fn chain_retry() -> ServerRetry {
 pub fn chain_section(min_time: Duration, progress: &ProgressBar) -> String {
     let (spec, retry) = (chain_spec(), chain_retry());
     let seeds = Seeds::for_job(1, 0, 0);
-    let watch = Watch {
-        max_events: u64::MAX,
-        on_progress: &|_, _| {},
-    };
+    let watch = Watch::UNLIMITED;
     progress.set_message(format!(
         "a chain of {CHAIN_DEPTH} services, {} user requests",
         group_thousands(CHAIN_REQUESTS)
@@ -170,10 +167,7 @@ pub fn time_server_runs(
 ) -> Vec<ServerTiming> {
     let seeds = Seeds::for_job(1, 0, 0);
     let retry = no_retry();
-    let watch = Watch {
-        max_events: u64::MAX,
-        on_progress: &|_, _| {},
-    };
+    let watch = Watch::UNLIMITED;
     let mut timings = Vec::new();
     for &requests in sizes {
         let spec = mmc_spec(requests);
@@ -201,6 +195,14 @@ pub fn time_server_runs(
         }
     }
     timings
+}
+
+/// A run of the benchmark's workload at `requests` on `queue` (the same
+/// seed every time, so every run does the same work): its events.
+fn benchmark_run(requests: u64, queue: QueueKind) -> impl FnMut() -> u64 {
+    let (spec, retry) = (mmc_spec(requests), no_retry());
+    let seeds = Seeds::for_job(1, 0, 0);
+    move || simulate_server_watched(&spec, &retry, seeds, &Watch::UNLIMITED, queue).events
 }
 
 /// Events per second over one span of `run`s lasting at least `span` (at
@@ -251,12 +253,7 @@ fn paired_reference(
 ) -> Option<PairedReference> {
     let runs = (1_000_000 / requests.max(1)).clamp(1, 20) as u32;
     let (rounds, runs_per_round) = if runs >= 5 { (5, runs / 5) } else { (3, 1) };
-    let (spec, retry) = (mmc_spec(requests), no_retry());
-    let seeds = Seeds::for_job(1, 0, 0);
-    let watch = Watch {
-        max_events: u64::MAX,
-        on_progress: &|_, _| {},
-    };
+    let mut herdsim = benchmark_run(requests, queue);
     let mut paired = PairedReference {
         python: 0.0,
         herdsim: 0.0,
@@ -273,10 +270,7 @@ fn paired_reference(
         paired.sojourn_ms += python.sojourn_ms / f64::from(rounds);
         let span = Duration::from_secs_f64(python.seconds / f64::from(runs_per_round));
         for _ in 0..runs_per_round {
-            let rate = span_rate(span, || {
-                simulate_server_watched(&spec, &retry, seeds, &watch, queue).events
-            });
-            paired.herdsim = paired.herdsim.max(rate);
+            paired.herdsim = paired.herdsim.max(span_rate(span, &mut herdsim));
         }
     }
     Some(paired)
@@ -290,19 +284,13 @@ const MINIMAL_SPANS: u32 = 5;
 /// at `requests` on `queue`, taken in turns (as [`PairedReference`]'s, for
 /// the same reason), together lasting about `min_time`: events per second.
 fn paired_minimal(requests: u64, queue: QueueKind, min_time: Duration) -> (f64, f64) {
-    let (spec, retry) = (mmc_spec(requests), no_retry());
     let seeds = Seeds::for_job(1, 0, 0);
-    let watch = Watch {
-        max_events: u64::MAX,
-        on_progress: &|_, _| {},
-    };
+    let mut herdsim_run = benchmark_run(requests, queue);
     let span = min_time / (2 * MINIMAL_SPANS);
     let (mut minimal, mut herdsim) = (0.0_f64, 0.0_f64);
     for _ in 0..MINIMAL_SPANS {
         minimal = minimal.max(span_rate(span, || minimal_mmc(requests, seeds).events));
-        herdsim = herdsim.max(span_rate(span, || {
-            simulate_server_watched(&spec, &retry, seeds, &watch, queue).events
-        }));
+        herdsim = herdsim.max(span_rate(span, &mut herdsim_run));
     }
     (minimal, herdsim)
 }
@@ -401,14 +389,16 @@ pub fn server_section(
     }
     let mut sizes: Vec<u64> = timings.iter().map(|t| t.requests).collect();
     sizes.dedup();
-    for &requests in &sizes {
+    // Each size's comparisons run herdsim on its fastest queue.
+    let sizes: Vec<(u64, QueueKind)> = sizes
+        .into_iter()
+        .filter_map(|requests| Some((requests, fastest_queue(timings, requests)?)))
+        .collect();
+    for &(requests, queue) in &sizes {
         progress.set_message(format!(
             "minimal Rust loop, {} requests",
             group_thousands(requests)
         ));
-        let Some(queue) = fastest_queue(timings, requests) else {
-            continue;
-        };
         let (minimal, herdsim) = paired_minimal(requests, queue, min_time);
         text += &format!(
             "minimal Rust loop of the same run, {} requests, fastest of {MINIMAL_SPANS} spans \
@@ -423,10 +413,7 @@ pub fn server_section(
     if !reference {
         return text;
     }
-    for requests in sizes {
-        let Some(queue) = fastest_queue(timings, requests) else {
-            continue;
-        };
+    for (requests, queue) in sizes {
         let Some(paired) = paired_reference(requests, queue, progress) else {
             text += "python heapq reference: python3 not available, skipped\n";
             break;

@@ -268,9 +268,14 @@ pub fn nearest_rank(values: &mut [Micros], p: f64) -> Micros {
     if values.is_empty() {
         return 0;
     }
-    let rank = (p / 100.0 * values.len() as f64).ceil() as usize;
-    let index = rank.clamp(1, values.len()) - 1;
-    *values.select_nth_unstable(index).1
+    *values.select_nth_unstable(rank_index(values.len(), p)).1
+}
+
+/// The index of the nearest-rank percentile `p` among `len > 0` sorted
+/// values.
+fn rank_index(len: usize, p: f64) -> usize {
+    let rank = (p / 100.0 * len as f64).ceil() as usize;
+    rank.clamp(1, len) - 1
 }
 
 /// [`nearest_rank`] at each of `percentiles`, in ascending order, reordering
@@ -287,8 +292,7 @@ pub fn nearest_ranks<const N: usize>(values: &mut [Micros], percentiles: [f64; N
         if len == 0 {
             return 0;
         }
-        let rank = (p / 100.0 * len as f64).ceil() as usize;
-        let index = (rank.clamp(1, len) - 1).max(from);
+        let index = rank_index(len, p).max(from);
         let value = *values[from..].select_nth_unstable(index - from).1;
         from = index;
         value

@@ -57,6 +57,14 @@ pub struct Watch<'a> {
     pub on_progress: &'a (dyn Fn(Micros, u64) + Sync),
 }
 
+impl Watch<'static> {
+    /// No event limit and no progress to tell (timed runs, tests).
+    pub const UNLIMITED: Watch<'static> = Watch {
+        max_events: u64::MAX,
+        on_progress: &|_, _| {},
+    };
+}
+
 impl Observer for Watch<'_> {
     fn progress(&mut self, time: Micros, calls: u64) -> bool {
         (self.on_progress)(time, calls);

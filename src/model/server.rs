@@ -192,6 +192,22 @@ pub enum Service {
     },
 }
 
+/// [`Service::sample`] of a mixture: which part, then its draw (a call
+/// away, so the one-distribution draw stays short inline).
+#[inline(never)]
+fn sample_mixture<D: Draws + ?Sized>(
+    first: &Dist,
+    second: &Dist,
+    share_second: f64,
+    draws: &mut D,
+) -> Nanos {
+    if draws.unit_above_zero() <= share_second {
+        second.sample(draws)
+    } else {
+        first.sample(draws)
+    }
+}
+
 impl Service {
     /// One service time, ns: one distribution's draw inline (a draw a
     /// served attempt), the mixture's a call away.
@@ -199,26 +215,11 @@ impl Service {
     pub fn sample<D: Draws + ?Sized>(&self, draws: &mut D) -> Nanos {
         match self {
             Service::One(d) => d.sample(draws),
-            Service::Mixture { .. } => self.sample_mixture(draws),
-        }
-    }
-
-    /// [`Self::sample`] of the mixture: which part, then its draw.
-    #[inline(never)]
-    fn sample_mixture<D: Draws + ?Sized>(&self, draws: &mut D) -> Nanos {
-        match self {
-            Service::One(d) => d.sample(draws),
             Service::Mixture {
                 first,
                 second,
                 share_second,
-            } => {
-                if draws.unit_above_zero() <= *share_second {
-                    second.sample(draws)
-                } else {
-                    first.sample(draws)
-                }
-            }
+            } => sample_mixture(first, second, *share_second, draws),
         }
     }
 

@@ -367,6 +367,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
     fn new(spec: &'a ServerSpec, retry: &ServerRetry, policies: &'a [P], seeds: Seeds) -> Self {
         let sources = spec.load.sources();
         let controls = Controls::new(&retry.controls, sources, retry.fleet, seeds.controls());
+        let peak_load = spec.peak_load_factor();
         let mut state = State {
             spec,
             policies,
@@ -384,11 +385,9 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             mean_service: spec.service.mean(),
             busy: 0,
             controls,
-            peak_load: spec.peak_load_factor(),
+            peak_load,
             peak_gap: match spec.load {
-                Load::Open { rate_per_s, .. } => {
-                    NS_PER_S as f64 / (rate_per_s * spec.peak_load_factor())
-                }
+                Load::Open { rate_per_s, .. } => NS_PER_S as f64 / (rate_per_s * peak_load),
                 Load::Closed { .. } => f64::INFINITY,
             },
             effects: spec.trigger_effects(),
@@ -1086,13 +1085,25 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
     /// Does the attempt of `req` completing at `t` succeed?
     #[inline(always)]
     fn succeeds(&mut self, req: u32, generation: u32, t: Nanos) -> bool {
+        let fail_p = if self.effects.failures {
+            match self.failure_share(req, generation, t) {
+                Some(p) => p,
+                None => return false,
+            }
+        } else {
+            self.spec.fail_rate
+        };
+        fail_p <= 0.0 || self.environment.unit_above_zero() > fail_p
+    }
+
+    /// The failure probability of the attempt of `req` completing at `t`
+    /// under the spec's failure triggers; `None` if it fails for certain
+    /// (an outage, or its user's fate).
+    fn failure_share(&self, req: u32, generation: u32, t: Nanos) -> Option<f64> {
         // A failure trigger's share is the failure rate inside its window,
         // in place of the base rate (the Yandex study's injected failures
         // replace its baseline); overlapping partial failures compound.
         let mut fail_p = self.spec.fail_rate;
-        if !self.effects.failures {
-            return fail_p <= 0.0 || self.environment.unit_above_zero() > fail_p;
-        }
         let mut replaced = false;
         let lingers = self.spec.failure_end == FailureEnd::NextStart;
         for trigger in &self.spec.triggers {
@@ -1113,20 +1124,20 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                 replaced = true;
             }
             match trigger.kind {
-                TriggerKind::Outage => return false,
+                TriggerKind::Outage => return None,
                 TriggerKind::PartialFailure(p) => fail_p = 1.0 - (1.0 - fail_p) * (1.0 - p),
                 TriggerKind::PerUserFailure(p) => {
                     let r = &self.requests[req as usize];
                     // A request that ended since keeps no fate: its reply is
                     // ignored anyway.
                     if r.generation == generation && r.fate <= p {
-                        return false;
+                        return None;
                     }
                 }
                 _ => {}
             }
         }
-        fail_p <= 0.0 || self.environment.unit_above_zero() > fail_p
+        Some(fail_p)
     }
 
     #[inline(always)]
@@ -1956,10 +1967,7 @@ mod tests {
         // arrival at the server, and a reply, at the instant of the event
         // that made them, behind whatever else is due then. Only the storage
         // figures may differ.
-        let watch = Watch {
-            max_events: u64::MAX,
-            on_progress: &|_, _| {},
-        };
+        let watch = Watch::UNLIMITED;
         let tied = ServerSpec {
             service: Service::One(Dist::Const(NS_PER_MS)),
             request_delay: Dist::Const(NS_PER_MS),

@@ -471,7 +471,7 @@ proptest! {
         // event queues give the same run.
         let (spec, retry) = chain;
         let seeds = Seeds::for_job(master, 0, 0);
-        let watch = Watch { max_events: u64::MAX, on_progress: &|_, _| {} };
+        let watch = Watch::UNLIMITED;
         let m = simulate_server_watched(&spec, &retry, seeds, &watch, QueueKind::Radix);
         prop_assert!(m.complete);
         prop_assert_eq!(m.successes + m.gave_up, m.requests);

@@ -365,10 +365,7 @@ fn a_watched_run_stops_at_its_event_limit_and_says_so() {
     );
     assert!(seen[0].0 <= seen[1].0, "simulated time moves forward");
 
-    let mut unlimited = Watch {
-        max_events: u64::MAX,
-        on_progress: &|_, _| {},
-    };
+    let mut unlimited = Watch::UNLIMITED;
     let full = simulate_observed(&spec, Seeds::for_job(1, 0, 0), &mut unlimited);
     assert!(full.complete);
     assert_eq!(full.calls, 3_000 * 3_001 / 2);

@@ -21,6 +21,13 @@ pub trait Draws {
     fn unit_above_zero(&mut self) -> f64 {
         (self.uniform(0, u64::MAX >> 11) as f64 + 1.0) / (1u64 << 53) as f64
     }
+
+    /// A standard exponential draw, −ln U of [`Self::unit_above_zero`]
+    /// (inverse transform): every exponential time a run draws.
+    #[inline]
+    fn exp1(&mut self) -> f64 {
+        -self.unit_above_zero().ln()
+    }
 }
 
 /// The fraction in [0, 1) that the top 53 of `bits` make.
@@ -45,8 +52,15 @@ impl Draws for Pcg64Mcg {
     /// the draw is `next_u64() >> 11`, bit for bit (tested).
     #[inline]
     fn unit_above_zero(&mut self) -> f64 {
-        ((self.next_u64() >> 11) as f64 + 1.0) / (1u64 << 53) as f64
+        unit_above_zero_of(self.next_u64())
     }
+}
+
+/// The fraction in (0, 1] that the top 53 bits of a generator's `word` make
+/// ([`Draws::unit_above_zero`]).
+#[inline(always)]
+pub fn unit_above_zero_of(word: u64) -> f64 {
+    ((word >> 11) as f64 + 1.0) / (1u64 << 53) as f64
 }
 
 /// Draws given in advance as fractions of the range, for tests and worked

@@ -5,6 +5,7 @@ pub mod draws;
 pub mod error;
 pub mod fingerprint;
 pub mod format;
+pub mod lookahead;
 pub mod names;
 pub mod seeding;
 pub mod special;

@@ -14,6 +14,7 @@
 use std::collections::VecDeque;
 
 use crate::base::draws::Draws;
+use crate::base::lookahead::Lookahead;
 use crate::base::seeding::{Seeds, job_rng};
 use crate::model::server::{NS_PER_MS, Nanos, round_ns};
 use crate::sim::queue::{ClientItem, EventQueue, RadixQueue};
@@ -58,8 +59,8 @@ pub fn simulate_minimal(
     workers: u32,
     seeds: Seeds,
 ) -> MinimalRun {
-    let mut draws = job_rng(seeds.environment);
-    let mut exp = move |mean: f64| round_ns(-mean * draws.unit_above_zero().ln());
+    let mut draws = Lookahead::new(job_rng(seeds.environment));
+    let mut exp = move |mean: f64| round_ns(mean * draws.exp1());
     let mut events = RadixQueue::<Step>::with_events(Vec::new());
     // Arrival times of the attempts waiting for a worker.
     let mut waiting: VecDeque<Nanos> = VecDeque::new();

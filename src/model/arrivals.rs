@@ -76,9 +76,7 @@ impl Arrivals {
                 (0..clients)
                     .map(|i| {
                         if i > 0 {
-                            // Inverse transform of a uniform in (0, 1].
-                            let u = draws.unit_above_zero();
-                            t += -u.ln() * mean_gap_us;
+                            t += draws.exp1() * mean_gap_us;
                         }
                         t.round() as Micros
                     })

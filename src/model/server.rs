@@ -95,7 +95,7 @@ impl Dist {
     pub fn sample<D: Draws + ?Sized>(&self, draws: &mut D) -> Nanos {
         match *self {
             Dist::Const(d) => d,
-            Dist::Exp { mean } => round_ns(-(mean as f64) * draws.unit_above_zero().ln()),
+            Dist::Exp { mean } => round_ns(mean as f64 * draws.exp1()),
             _ => self.sample_shaped(draws),
         }
     }
@@ -119,7 +119,7 @@ impl Dist {
             }
             Dist::Weibull { scale, shape, .. } => {
                 // Inverse transform: scale · (−ln U)^(1/k).
-                let e = -draws.unit_above_zero().ln();
+                let e = draws.exp1();
                 round_ns((scale * e.powf(1.0 / shape)).min(u64::MAX as f64 / 4.0))
             }
         }

@@ -24,6 +24,7 @@ use std::collections::VecDeque;
 use rand_pcg::Pcg64Mcg;
 
 use crate::base::draws::Draws;
+use crate::base::lookahead::Lookahead;
 use crate::base::seeding::{Seeds, job_rng};
 use crate::control::deadline_propagation::{self, DeadlinePropagation};
 use crate::control::queue_discipline::{self, Waiting};
@@ -302,7 +303,7 @@ struct State<'a, P: Backoff, Q: EventQueue<Event>> {
     /// The backoff of calls to each service, top first (the users' first;
     /// one for all when there is one).
     policies: &'a [P],
-    environment: Pcg64Mcg,
+    environment: Lookahead,
     backoff: Pcg64Mcg,
     events: Q,
     now: Nanos,
@@ -371,7 +372,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         let mut state = State {
             spec,
             policies,
-            environment: job_rng(seeds.environment),
+            environment: Lookahead::new(job_rng(seeds.environment)),
             backoff: job_rng(seeds.policy),
             events: Q::with_events(Vec::new()),
             now: 0,
@@ -553,7 +554,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             if rate <= 0.0 {
                 return None;
             }
-            let gap = round_ns(-(NS_PER_S as f64 / rate) * self.environment.unit_above_zero().ln());
+            let gap = round_ns(NS_PER_S as f64 / rate * self.environment.exp1());
             t = t.saturating_add(gap);
             if self.spec.requests.is_none() && t >= self.spec.duration {
                 return None;
@@ -563,7 +564,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         }
         let (peak, mean_gap) = (self.peak_load, self.peak_gap);
         loop {
-            let gap = round_ns(-mean_gap * self.environment.unit_above_zero().ln());
+            let gap = round_ns(mean_gap * self.environment.exp1());
             t = t.saturating_add(gap);
             if self.spec.requests.is_none() && t >= self.spec.duration {
                 return None;
@@ -720,7 +721,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                         sheds(self.queue.len() + 1, workers, self.mean_service, bound)
                     })
                 {
-                    self.reject(queued);
+                    self.reject(queued.req, queued.generation, queued.attempt);
                 } else {
                     self.queue.push_back(queued);
                     self.m.queue_peak = self.m.queue_peak.max(self.queue.len() as u64);
@@ -1056,7 +1057,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             if !self.dropped.is_empty() {
                 let mut dropped = std::mem::take(&mut self.dropped);
                 for attempt in dropped.drain(..) {
-                    self.reject(attempt);
+                    self.reject(attempt.req, attempt.generation, attempt.attempt);
                 }
                 self.dropped = dropped;
             }
@@ -1068,18 +1069,11 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
 
     /// The server refuses `attempt` now (a full queue, shedding, or its
     /// discipline's drop): its rejection travels back to the client.
-    fn reject(&mut self, attempt: Queued) {
+    fn reject(&mut self, req: u32, generation: u32, attempt: u32) {
         self.m.rejected += 1;
         self.window().rejected += 1;
         let back = self.now + self.spec.reply_delay.sample(&mut self.environment);
-        self.schedule(
-            back,
-            Kind::Reply,
-            attempt.req,
-            attempt.generation,
-            attempt.attempt,
-            REPLY_REJECTED,
-        );
+        self.schedule(back, Kind::Reply, req, generation, attempt, REPLY_REJECTED);
     }
 
     /// Does the attempt of `req` completing at `t` succeed?

@@ -32,6 +32,16 @@ pub struct Window {
 }
 
 impl Window {
+    /// Adds `other`'s counts (arrivals to rejections) to this window's.
+    pub fn add_counts(&mut self, other: &Window) {
+        self.arrivals += other.arrivals;
+        self.attempts += other.attempts;
+        self.successes += other.successes;
+        self.gave_up += other.gave_up;
+        self.timeouts += other.timeouts;
+        self.rejected += other.rejected;
+    }
+
     /// Successes among the requests that ended in the window, if any did.
     pub fn success_rate(&self) -> Option<f64> {
         let ended = self.successes + self.gave_up;

@@ -331,7 +331,10 @@ impl<T: ClientItem> RadixQueue<T> {
             let mut at = self.small_times.len();
             self.small_times.push(time);
             self.small_items.push(item);
-            let (times, items) = (&mut self.small_times, &mut self.small_items);
+            // Slices of the new length: the loop's indices are then known to
+            // be in range (no bounds checks, no reloads of the lengths).
+            let times = &mut self.small_times[..=at];
+            let items = &mut self.small_items[..=at];
             while at > 0 && times[at - 1] <= time {
                 times[at] = times[at - 1];
                 items[at] = items[at - 1];
@@ -346,7 +349,7 @@ impl<T: ClientItem> RadixQueue<T> {
 
     /// [`Self::push`] to the buckets, spilling `small` into them first if
     /// they are not in use yet (not cold: a herd's pushes mostly come here).
-    #[inline(never)]
+    #[inline(always)]
     fn push_later(&mut self, time: Micros, item: T) {
         if self.occupied == 0 {
             self.spill_small();

@@ -349,6 +349,10 @@ struct State<'a, P: Backoff, Q: EventQueue<Event>> {
     window_latencies: Vec<Nanos>,
     /// The window of the event being handled.
     current_window: usize,
+    /// Its counts so far, added to its entry in the series when the next
+    /// window is entered: counting here is no index into the series (a
+    /// bounds check and reloads an event, with four counts a request).
+    window_counts: Window,
     /// The services above the server, top first (empty for the server
     /// alone), and the server's index in the chain.
     uppers: Vec<Upper>,
@@ -402,6 +406,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             areas_at: 0,
             window_latencies: Vec::new(),
             current_window: 0,
+            window_counts: Window::default(),
             uppers: (1..spec.chain.depth)
                 .map(|layer| Upper {
                     busy: 0,
@@ -582,18 +587,18 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         }
     }
 
-    /// The window of the event being handled.
+    /// The counts of the window of the event being handled.
     #[inline]
     fn window(&mut self) -> &mut Window {
-        &mut self.m.windows[self.current_window]
+        &mut self.window_counts
     }
 
     /// Makes the window holding `t` current, growing the series to it (one
     /// division per window entered, not per count), once the current one's
-    /// latencies are written.
+    /// counts and latencies are written.
     #[cold]
     fn enter_window(&mut self, t: Nanos) {
-        self.close_latency_window();
+        self.close_window();
         let i = (t / self.spec.window) as usize;
         self.current_window = i;
         if i >= self.m.windows.len() {
@@ -1247,7 +1252,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         }
     }
 
-    /// An attempt reaches service `e.layer`, above the server: a free
+    /// An attempt reaches service `at`, above the server: a free
     /// worker takes it, or it waits (the upper services' queues are
     /// unbounded FIFO).
     #[cold]
@@ -1355,9 +1360,13 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         }
     }
 
-    /// Writes the current window's latency quantiles, if it had successes,
-    /// and empties the list for the next.
-    fn close_latency_window(&mut self) {
+    /// Writes the current window's counts and its latency quantiles, if it
+    /// had successes, and empties both for the next.
+    fn close_window(&mut self) {
+        let counts = std::mem::take(&mut self.window_counts);
+        if let Some(w) = self.m.windows.get_mut(self.current_window) {
+            w.add_counts(&counts);
+        }
         if self.window_latencies.is_empty() {
             return;
         }

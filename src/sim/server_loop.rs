@@ -271,6 +271,14 @@ struct Request<W> {
     walk: W,
 }
 
+impl<W> Request<W> {
+    /// True if its client still waits for the reply of this attempt.
+    #[inline(always)]
+    fn awaits(&self, generation: u32, attempt: u32) -> bool {
+        self.generation == generation && self.awaiting && self.attempts == attempt + 1
+    }
+}
+
 /// A request's timeout when attempts have none.
 const NO_TIMEOUT: Nanos = Nanos::MAX;
 
@@ -752,18 +760,22 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                 self.take_next();
             }
             Kind::Reply => {
-                if !self.is_awaited(e.req, e.generation, e.attempt) {
+                // One look at the request for the whole reply: what the
+                // controls, the latency and the timeout need of it.
+                let r = &mut self.requests[e.req as usize];
+                if !r.awaits(e.generation, e.attempt) {
                     return;
                 }
-                self.requests[e.req as usize].awaiting = false;
-                let r = &self.requests[e.req as usize];
+                r.awaiting = false;
+                let (layer, source, retry_of, started) = (r.layer, r.source, r.retry_of, r.started);
+                let (sent, timeout_choice) = (r.sent, r.timeout_choice);
                 if self.spec.timeout_noticed == TimeoutNoticed::Reply
-                    && self.now - r.sent > self.timeout_of(r.timeout_choice)
+                    && self.now - sent > self.timeout_of(timeout_choice)
                 {
                     // Late: a timeout, whatever the reply says.
                     self.m.timeouts += 1;
                     self.window().timeouts += 1;
-                    self.attempt_ended(e.req, Outcome::Timeout);
+                    self.tell_controls(layer, source, retry_of, Outcome::Timeout);
                     self.attempt_failed(e.req, Outcome::Timeout);
                     return;
                 }
@@ -772,9 +784,9 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                     REPLY_REJECTED => Outcome::Rejected,
                     _ => Outcome::Failure,
                 };
-                self.attempt_ended(e.req, outcome);
+                self.tell_controls(layer, source, retry_of, outcome);
                 if outcome == Outcome::Success {
-                    self.succeed(e.req);
+                    self.succeed(e.req, layer, started);
                 } else {
                     self.attempt_failed_from(e.req, outcome, e.arg == REPLY_FAILED_BELOW);
                 }
@@ -968,7 +980,21 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
     #[inline(always)]
     fn attempt_ended(&mut self, req: u32, outcome: Outcome) {
         let r = &self.requests[req as usize];
-        let (now, layer, source, retry_of) = (self.now, r.layer, r.source, r.retry_of);
+        let (layer, source, retry_of) = (r.layer, r.source, r.retry_of);
+        self.tell_controls(layer, source, retry_of, outcome);
+    }
+
+    /// Tells the controls of service `layer` how an attempt of `source`'s
+    /// request (retrying `retry_of`) ended.
+    #[inline(always)]
+    fn tell_controls(
+        &mut self,
+        layer: u8,
+        source: u32,
+        retry_of: Option<Outcome>,
+        outcome: Outcome,
+    ) {
+        let now = self.now;
         if let Some(controls) = self.controls_of(layer) {
             controls.attempt_ended(source, now, outcome, retry_of);
         }
@@ -999,8 +1025,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
     /// True if the client still waits for this attempt's reply.
     #[inline]
     fn is_awaited(&self, req: u32, generation: u32, attempt: u32) -> bool {
-        let r = &self.requests[req as usize];
-        r.generation == generation && r.awaiting && r.attempts == attempt + 1
+        self.requests[req as usize].awaits(generation, attempt)
     }
 
     /// A worker takes `queued` now. Its service time and reply delay are
@@ -1139,21 +1164,22 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         Some(fail_p)
     }
 
+    /// The request in slot `req`, to service `layer` and started at
+    /// `started`, succeeded now.
     #[inline(always)]
-    fn succeed(&mut self, req: u32) {
+    fn succeed(&mut self, req: u32, layer: u8, started: Nanos) {
         let now = self.now;
-        let r = self.requests[req as usize];
-        if let Some(l) = self.m.layers.get_mut(usize::from(r.layer)) {
+        if let Some(l) = self.m.layers.get_mut(usize::from(layer)) {
             l.successes += 1;
-            l.latency.record(now - r.started);
+            l.latency.record(now - started);
         }
-        if r.layer > 0 {
+        if layer > 0 {
             self.end_call(req, true);
             return;
         }
         self.m.successes += 1;
         self.window().successes += 1;
-        let latency = now - r.started;
+        let latency = now - started;
         self.m.latency.record(latency);
         self.m.latency_total_ns += u128::from(latency);
         self.window_latencies.push(latency);

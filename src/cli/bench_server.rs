@@ -244,15 +244,17 @@ struct PairedReference {
 }
 
 /// Runs [`PairedReference`]'s rounds at `requests` on `queue`: five rounds
-/// of four runs each at 10,000 requests (the reference's 20 runs), three of
-/// one each at a million. `None` without python3.
+/// of four runs each at 10,000 requests (the reference's 20 runs), five of
+/// one each at a million (with three, one slow spell over herdsim's three
+/// spans there gave 22× where the rest of the bench gave 30× to 33×).
+/// `None` without python3.
 fn paired_reference(
     requests: u64,
     queue: QueueKind,
     progress: &ProgressBar,
 ) -> Option<PairedReference> {
     let runs = (1_000_000 / requests.max(1)).clamp(1, 20) as u32;
-    let (rounds, runs_per_round) = if runs >= 5 { (5, runs / 5) } else { (3, 1) };
+    let (rounds, runs_per_round) = if runs >= 5 { (5, runs / 5) } else { (5, 1) };
     let mut herdsim = benchmark_run(requests, queue);
     let mut paired = PairedReference {
         python: 0.0,

@@ -51,7 +51,7 @@ pub struct BenchArgs {
     server_requests: Vec<u64>,
 
     /// Skip the plain Python heapq reference of the server model (run in
-    /// turns with herdsim for as long again: about 25 s at the default
+    /// turns with herdsim for as long again: about 40 s at the default
     /// sizes; skipped anyway without python3)
     #[arg(long)]
     no_reference: bool,

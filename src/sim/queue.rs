@@ -310,9 +310,11 @@ impl<T: ClientItem> RadixQueue<T> {
         }
     }
 
-    /// Schedules `item` at `time`. The paths of a run with few events
-    /// pending (due now, or a sorted insert into `small`) are inline and
-    /// short; the buckets' are a call away, so every caller can inline this.
+    /// Schedules `item` at `time`, inline with all its paths (due now, a
+    /// sorted insert into `small`, or a bucket); only spilling `small` and
+    /// sealing a full chunk are calls. With the bucket path a call, the item
+    /// went to it by reference, so every caller built its item on the stack
+    /// and the server loop read events back across narrower stores.
     #[inline(always)]
     fn push(&mut self, time: Micros, item: T) {
         debug_assert!(time >= self.last, "a radix heap takes times in order");
@@ -348,7 +350,7 @@ impl<T: ClientItem> RadixQueue<T> {
     }
 
     /// [`Self::push`] to the buckets, spilling `small` into them first if
-    /// they are not in use yet (not cold: a herd's pushes mostly come here).
+    /// they are not in use yet (a herd's pushes mostly come here).
     #[inline(always)]
     fn push_later(&mut self, time: Micros, item: T) {
         if self.occupied == 0 {

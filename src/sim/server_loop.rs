@@ -358,8 +358,8 @@ struct State<'a, P: Backoff, Q: EventQueue<Event>> {
     /// The window of the event being handled.
     current_window: usize,
     /// Its counts so far, added to its entry in the series when the next
-    /// window is entered: counting here is no index into the series (a
-    /// bounds check and reloads an event, with four counts a request).
+    /// window is entered: counting here indexes nothing (into the series,
+    /// each of a request's four counts was a bounds check and reloads).
     window_counts: Window,
     /// The services above the server, top first (empty for the server
     /// alone), and the server's index in the chain.
@@ -1097,8 +1097,11 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         }
     }
 
-    /// The server refuses `attempt` now (a full queue, shedding, or its
-    /// discipline's drop): its rejection travels back to the client.
+    /// The server refuses attempt `attempt` of the request in slot `req`
+    /// now (a full queue, shedding, or its discipline's drop): its rejection
+    /// travels back to the client. (The numbers, not the queued attempt: a
+    /// struct passed to a call is built on the stack, and the loop then read
+    /// it back across narrower stores.)
     fn reject(&mut self, req: u32, generation: u32, attempt: u32) {
         self.m.rejected += 1;
         self.window().rejected += 1;
@@ -1278,7 +1281,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         }
     }
 
-    /// An attempt reaches service `at`, above the server: a free
+    /// An attempt reaches service `e.layer`, above the server: a free
     /// worker takes it, or it waits (the upper services' queues are
     /// unbounded FIFO).
     #[cold]

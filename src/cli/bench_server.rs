@@ -253,8 +253,8 @@ fn paired_reference(
     queue: QueueKind,
     progress: &ProgressBar,
 ) -> Option<PairedReference> {
-    let runs = (1_000_000 / requests.max(1)).clamp(1, 20) as u32;
-    let (rounds, runs_per_round) = if runs >= 5 { (5, runs / 5) } else { (5, 1) };
+    let rounds = 5;
+    let runs_per_round = ((1_000_000 / requests.max(1)).clamp(1, 20) as u32 / rounds).max(1);
     let mut herdsim = benchmark_run(requests, queue);
     let mut paired = PairedReference {
         python: 0.0,

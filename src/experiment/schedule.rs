@@ -6,7 +6,7 @@
 
 use crate::base::seeding::job_rng;
 use crate::base::time::Micros;
-use crate::measure::metrics::nearest_rank;
+use crate::measure::metrics::{nearest_rank, nearest_ranks};
 use crate::policy::{Backoff, CapWalk, DecorrelatedJitter, PolicyKind, PolicySpec, PolicyVisitor};
 
 /// One retry number's delays over all samples.
@@ -77,11 +77,12 @@ pub fn schedule(policy: &PolicySpec, retries: u32, samples: u32, seed: u64) -> S
         let at_cap =
             column.iter().filter(|&&d| d == policy.cap_us).count() as f64 / f64::from(samples);
         let mut wait_copy = waits.clone();
+        let [p1, p50, p99] = nearest_ranks(column, [1.0, 50.0, 99.0]);
         table.push(RetryDelays {
             retry: k as u32 + 1,
-            p1: nearest_rank(column, 1.0),
-            p50: nearest_rank(column, 50.0),
-            p99: nearest_rank(column, 99.0),
+            p1,
+            p50,
+            p99,
             at_cap,
             wait_p50: nearest_rank(&mut wait_copy, 50.0),
         });
@@ -119,10 +120,11 @@ fn walk_to_cap(policy: &PolicySpec, samples: u32, seed: u64) -> WalkToCap {
         .into_iter()
         .reduce(CapWalk::pool)
         .expect("at least one walk");
+    let [p1, median, p99] = nearest_ranks(&mut counts, [1.0, 50.0, 99.0]);
     WalkToCap {
-        median: nearest_rank(&mut counts, 50.0) as u32,
-        p1: nearest_rank(&mut counts, 1.0) as u32,
-        p99: nearest_rank(&mut counts, 99.0) as u32,
+        median: median as u32,
+        p1: p1 as u32,
+        p99: p99 as u32,
         max: counts.iter().copied().max().unwrap_or(0) as u32,
         step_ratio: pooled.step_ratio(),
     }

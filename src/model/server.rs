@@ -315,6 +315,9 @@ pub enum TriggerKind {
 pub struct TriggerEffects {
     /// Some trigger fails attempts (outage, partial or per-user failure).
     pub failures: bool,
+    /// Some trigger fails the same users' requests (each request then
+    /// draws its fate).
+    pub per_user_failures: bool,
     /// Some trigger changes the arrival rate (load spike, ramp).
     pub load: bool,
     /// Some trigger slows service down.
@@ -546,9 +549,11 @@ impl ServerSpec {
         let mut effects = TriggerEffects::default();
         for trigger in &self.triggers {
             match trigger.kind {
-                TriggerKind::Outage
-                | TriggerKind::PartialFailure(_)
-                | TriggerKind::PerUserFailure(_) => effects.failures = true,
+                TriggerKind::Outage | TriggerKind::PartialFailure(_) => effects.failures = true,
+                TriggerKind::PerUserFailure(_) => {
+                    effects.failures = true;
+                    effects.per_user_failures = true;
+                }
                 TriggerKind::LoadSpike(_) | TriggerKind::Ramp { .. } => effects.load = true,
                 TriggerKind::Slowdown(_) => effects.slowdown = true,
                 TriggerKind::CapacityDrop(_) => effects.capacity = true,

@@ -279,6 +279,20 @@ impl<W> Request<W> {
     }
 }
 
+/// What the end of an awaited attempt (its reply or its timeout) needs of
+/// its request ([`State::stop_awaiting`]).
+#[derive(Debug, Clone, Copy)]
+struct Awaited {
+    layer: u8,
+    source: u32,
+    retry_of: Option<Outcome>,
+    /// When the request started (latency counts from here).
+    started: Nanos,
+    /// When the attempt was sent.
+    sent: Nanos,
+    timeout_choice: u8,
+}
+
 /// A request's timeout when attempts have none.
 const NO_TIMEOUT: Nanos = Nanos::MAX;
 
@@ -346,8 +360,6 @@ struct State<'a, P: Backoff, Q: EventQueue<Event>> {
     /// When a worker last started on an attempt (a failure that ends at the
     /// next start lasts while this is inside its window).
     latest_start: Nanos,
-    /// True if a per-user failure trigger needs each request's fate drawn.
-    draws_fates: bool,
     /// When the areas were last brought up to date.
     areas_at: Nanos,
     /// Latencies of the current window's successes, the only window that
@@ -407,10 +419,6 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             base_workers: spec.workers.unwrap_or(u32::MAX),
             arrivals_made: 0,
             latest_start: 0,
-            draws_fates: spec
-                .triggers
-                .iter()
-                .any(|t| matches!(t.kind, TriggerKind::PerUserFailure(_))),
             areas_at: 0,
             window_latencies: Vec::new(),
             current_window: 0,
@@ -760,22 +768,16 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                 self.take_next();
             }
             Kind::Reply => {
-                // One look at the request for the whole reply: what the
-                // controls, the latency and the timeout need of it.
-                let r = &mut self.requests[e.req as usize];
-                if !r.awaits(e.generation, e.attempt) {
+                let Some(awaited) = self.stop_awaiting(e.req, e.generation, e.attempt) else {
                     return;
-                }
-                r.awaiting = false;
-                let (layer, source, retry_of, started) = (r.layer, r.source, r.retry_of, r.started);
-                let (sent, timeout_choice) = (r.sent, r.timeout_choice);
+                };
                 if self.spec.timeout_noticed == TimeoutNoticed::Reply
-                    && self.now - sent > self.timeout_of(timeout_choice)
+                    && self.now - awaited.sent > self.timeout_of(awaited.timeout_choice)
                 {
                     // Late: a timeout, whatever the reply says.
                     self.m.timeouts += 1;
                     self.window().timeouts += 1;
-                    self.tell_controls(layer, source, retry_of, Outcome::Timeout);
+                    self.attempt_ended(&awaited, Outcome::Timeout);
                     self.attempt_failed(e.req, Outcome::Timeout);
                     return;
                 }
@@ -784,27 +786,25 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                     REPLY_REJECTED => Outcome::Rejected,
                     _ => Outcome::Failure,
                 };
-                self.tell_controls(layer, source, retry_of, outcome);
+                self.attempt_ended(&awaited, outcome);
                 if outcome == Outcome::Success {
-                    self.succeed(e.req, layer, started);
+                    self.succeed(e.req, awaited.layer, awaited.started);
                 } else {
                     self.attempt_failed_from(e.req, outcome, e.arg == REPLY_FAILED_BELOW);
                 }
             }
             Kind::Timeout => {
-                if !self.is_awaited(e.req, e.generation, e.attempt) {
+                let Some(awaited) = self.stop_awaiting(e.req, e.generation, e.attempt) else {
                     return;
-                }
-                self.requests[e.req as usize].awaiting = false;
-                let layer = usize::from(self.requests[e.req as usize].layer);
-                if let Some(l) = self.m.layers.get_mut(layer) {
+                };
+                if let Some(l) = self.m.layers.get_mut(usize::from(awaited.layer)) {
                     l.timeouts += 1;
                 }
-                if layer == 0 {
+                if awaited.layer == 0 {
                     self.m.timeouts += 1;
                     self.window().timeouts += 1;
                 }
-                self.attempt_ended(e.req, Outcome::Timeout);
+                self.attempt_ended(&awaited, Outcome::Timeout);
                 self.attempt_failed(e.req, Outcome::Timeout);
             }
             Kind::Resend => {
@@ -851,7 +851,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
     #[inline(always)]
     fn new_request(&mut self, source: u32) -> (u32, u32) {
         self.m.requests += 1;
-        let fate = if self.draws_fates {
+        let fate = if self.effects.per_user_failures {
             self.environment.unit_above_zero()
         } else {
             1.0
@@ -976,27 +976,32 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         true
     }
 
-    /// Tells the controls how the request's awaited attempt ended.
+    /// If the client of the request in slot `req` still waits for this
+    /// attempt's reply, it stops waiting: what a reply or a timeout needs of
+    /// the request, read with one look at the slab.
     #[inline(always)]
-    fn attempt_ended(&mut self, req: u32, outcome: Outcome) {
-        let r = &self.requests[req as usize];
-        let (layer, source, retry_of) = (r.layer, r.source, r.retry_of);
-        self.tell_controls(layer, source, retry_of, outcome);
+    fn stop_awaiting(&mut self, req: u32, generation: u32, attempt: u32) -> Option<Awaited> {
+        let r = &mut self.requests[req as usize];
+        if !r.awaits(generation, attempt) {
+            return None;
+        }
+        r.awaiting = false;
+        Some(Awaited {
+            layer: r.layer,
+            source: r.source,
+            retry_of: r.retry_of,
+            started: r.started,
+            sent: r.sent,
+            timeout_choice: r.timeout_choice,
+        })
     }
 
-    /// Tells the controls of service `layer` how an attempt of `source`'s
-    /// request (retrying `retry_of`) ended.
+    /// Tells the controls how the awaited attempt ended.
     #[inline(always)]
-    fn tell_controls(
-        &mut self,
-        layer: u8,
-        source: u32,
-        retry_of: Option<Outcome>,
-        outcome: Outcome,
-    ) {
+    fn attempt_ended(&mut self, awaited: &Awaited, outcome: Outcome) {
         let now = self.now;
-        if let Some(controls) = self.controls_of(layer) {
-            controls.attempt_ended(source, now, outcome, retry_of);
+        if let Some(controls) = self.controls_of(awaited.layer) {
+            controls.attempt_ended(awaited.source, now, outcome, awaited.retry_of);
         }
     }
 
@@ -1016,16 +1021,8 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
     /// the tie).
     #[inline]
     fn reply_ignored(&self, req: u32, generation: u32, attempt: u32, back: Nanos) -> bool {
-        !self.is_awaited(req, generation, attempt) || {
-            let r = &self.requests[req as usize];
-            back >= r.sent.saturating_add(self.timeout_of_request(r))
-        }
-    }
-
-    /// True if the client still waits for this attempt's reply.
-    #[inline]
-    fn is_awaited(&self, req: u32, generation: u32, attempt: u32) -> bool {
-        self.requests[req as usize].awaits(generation, attempt)
+        let r = &self.requests[req as usize];
+        !r.awaits(generation, attempt) || back >= r.sent.saturating_add(self.timeout_of_request(r))
     }
 
     /// A worker takes `queued` now. Its service time and reply delay are

@@ -276,6 +276,8 @@ fn compare_study(
     let watch = Watch {
         max_events,
         on_progress: &|_, _| {},
+        // Replicate 0's latency over time is in the figures.
+        window_latencies: figures,
     };
     let progress = runs_bar(scenario.jobs(), quiet);
     let comparison = run_study(study, scenario, rows, reference_name, &watch, || {
@@ -329,6 +331,7 @@ fn server_series(
     let watch = Watch {
         max_events,
         on_progress: &|_, _| {},
+        window_latencies: true,
     };
     let runs: Vec<_> = comparison
         .points

@@ -128,6 +128,7 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
     let watch = Watch {
         max_events,
         on_progress: &on_progress,
+        window_latencies: false,
     };
     let on_done = || progress.inc(1);
     let (timeline, runs) = replicates_with_timeline(
@@ -175,6 +176,8 @@ fn run_server(args: &RunArgs, spec: &RunSpec) -> Result<(), CliError> {
     let watch = Watch {
         max_events,
         on_progress: &on_progress,
+        // Read by the series and the plot only.
+        window_latencies: args.series.is_some() || args.plot.is_some(),
     };
     let runs = run_server_replicates(spec, args.seed, 0, args.seeds, &watch, args.queue, || {
         progress.inc(1)

@@ -713,6 +713,7 @@ pub fn run_map<E: Send>(
     let watch = Watch {
         max_events,
         on_progress: &|_: Micros, _: u64| {},
+        window_latencies: false,
     };
     loop {
         let jobs = map.plan_round();

@@ -29,6 +29,7 @@ pub fn run_replicates(
     let watch = Watch {
         max_events: u64::MAX,
         on_progress: &|_: Micros, _: u64| {},
+        window_latencies: false,
     };
     run_replicates_watched(
         spec,
@@ -122,6 +123,7 @@ mod tests {
         let watch = Watch {
             max_events: u64::MAX,
             on_progress: &|_: Micros, _: u64| {},
+            window_latencies: false,
         };
         let on_done = || {
             done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

@@ -37,7 +37,7 @@ use crate::model::ResourceKind;
 use crate::model::chain::MAX_DEPTH;
 use crate::sim::engine::simulate_with;
 use crate::sim::queue::QueueKind;
-use crate::sim::server_loop::simulate_server;
+use crate::sim::server_loop::simulate_server_watched;
 use crate::spec::RunSpec;
 use crate::spec::server::parse_depth;
 
@@ -412,9 +412,16 @@ pub fn run_sweep<E: Send>(
         let spec = scenario.grid.point(point);
         let outcome = if spec.resource == ResourceKind::Server {
             // Reduced to its metrics' values here: a run's latency histogram
-            // and time series stay with the worker.
+            // and time series stay with the worker (and no row reads a
+            // window's latency quantiles).
             let (server, retry) = server_parts(&spec);
-            let metrics = simulate_server(&server, &retry, seeds, plan.max_events);
+            let watch = Watch {
+                max_events: plan.max_events,
+                on_progress: &|_: Micros, _: u64| {},
+                window_latencies: false,
+            };
+            let metrics =
+                simulate_server_watched(&server, &retry, seeds, &watch, QueueKind::default());
             Outcome::Server {
                 values: server_values(&metrics, services),
                 complete: !metrics.hit_event_limit,
@@ -423,6 +430,7 @@ pub fn run_sweep<E: Send>(
             let mut watch = Watch {
                 max_events: plan.max_events,
                 on_progress: &|_: Micros, _: u64| {},
+                window_latencies: false,
             };
             Outcome::Herd(simulate_with(
                 &spec,

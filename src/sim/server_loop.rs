@@ -67,7 +67,8 @@ impl ServerRetry {
 /// Runs one replicate of the server model: `spec`'s load and server, clients
 /// retrying by `retry`, draws from `seeds` (the environment's stream for
 /// arrivals, service, delays and failures; the policy's for backoff). Stops
-/// after `max_events` events, marking the run incomplete.
+/// after `max_events` events, marking the run incomplete. Measures
+/// everything, each window's latency quantiles included.
 pub fn simulate_server(
     spec: &ServerSpec,
     retry: &ServerRetry,
@@ -77,13 +78,15 @@ pub fn simulate_server(
     let watch = Watch {
         max_events,
         on_progress: &|_, _| {},
+        window_latencies: true,
     };
     simulate_server_watched(spec, retry, seeds, &watch, QueueKind::Auto)
 }
 
 /// [`simulate_server`] on the event queue `queue` (every queue gives the
 /// same run), telling `watch` the simulated time (µs) and the requests ended
-/// so far every [`PROGRESS_EVERY`] events, and stopping at its `max_events`.
+/// so far every [`PROGRESS_EVERY`] events, stopping at its `max_events`, and
+/// with each window's latency quantiles if it wants them.
 pub fn simulate_server_watched(
     spec: &ServerSpec,
     retry: &ServerRetry,
@@ -138,6 +141,7 @@ impl ServerRun<'_> {
 
     fn run<P: Backoff, Q: EventQueue<Event>>(&self, policies: &[P]) -> ServerMetrics {
         let mut state = State::<P, Q>::new(self.spec, self.retry, policies, self.seeds);
+        state.window_quantiles = self.watch.window_latencies;
         state.run(self.watch);
         state.finish()
     }
@@ -365,8 +369,10 @@ struct State<'a, P: Backoff, Q: EventQueue<Event>> {
     /// Latencies of the current window's successes, the only window that
     /// can still gain one (successes come in time order): its quantiles are
     /// exact, written when the next window is entered, and memory is one
-    /// window's successes.
+    /// window's successes. Kept only if `window_quantiles`.
     window_latencies: Vec<Nanos>,
+    /// True if the caller wants each window's latency quantiles.
+    window_quantiles: bool,
     /// The window of the event being handled.
     current_window: usize,
     /// Its counts so far, added to its entry in the series when the next
@@ -421,6 +427,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             latest_start: 0,
             areas_at: 0,
             window_latencies: Vec::new(),
+            window_quantiles: true,
             current_window: 0,
             window_counts: Window::default(),
             uppers: (1..spec.chain.depth)
@@ -662,14 +669,33 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         }
     }
 
+    /// Handles events in order until none is left, the horizon, or the
+    /// watch's event limit. The event count is a local, and one mark says
+    /// when it next needs a look (the limit, or the next progress report):
+    /// one comparison an event, where the limit and the report were two,
+    /// each reading memory.
     fn run(&mut self, watch: &Watch<'_>) {
         let horizon = self.spec.horizon.unwrap_or(Nanos::MAX);
         let mut next_window_at = 0;
+        let mut events = self.m.events;
+        // A report comes once the count reaches a multiple of
+        // PROGRESS_EVERY: at the mark one before it.
+        let mut next_report = (events / PROGRESS_EVERY + 1) * PROGRESS_EVERY;
+        let mut mark = watch.max_events.min(next_report - 1);
         while let Some((time, event)) = self.events.first() {
-            if time > horizon || self.m.events >= watch.max_events {
+            if time > horizon {
                 self.m.complete = false;
-                self.m.hit_event_limit = time <= horizon;
                 break;
+            }
+            if events >= mark {
+                if events >= watch.max_events {
+                    self.m.complete = false;
+                    self.m.hit_event_limit = true;
+                    break;
+                }
+                (watch.on_progress)(time / NS_PER_US, self.m.successes + self.m.gave_up);
+                next_report += PROGRESS_EVERY;
+                mark = watch.max_events.min(next_report - 1);
             }
             self.events.reschedule_first(None);
             // Every window an event falls in exists before the event changes
@@ -680,13 +706,11 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                 self.enter_window(time);
                 next_window_at = (time / self.spec.window + 1) * self.spec.window;
             }
-            self.m.events += 1;
-            if self.m.events.is_multiple_of(PROGRESS_EVERY) {
-                (watch.on_progress)(time / NS_PER_US, self.m.successes + self.m.gave_up);
-            }
+            events += 1;
             self.now = time;
             self.handle(event);
         }
+        self.m.events = events;
     }
 
     /// Inline: the loop's one call site (as a call, its register saves
@@ -1182,7 +1206,9 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         let latency = now - started;
         self.m.latency.record(latency);
         self.m.latency_total_ns += u128::from(latency);
-        self.window_latencies.push(latency);
+        if self.window_quantiles {
+            self.window_latencies.push(latency);
+        }
         self.end(req);
     }
 
@@ -1988,6 +2014,97 @@ mod tests {
             (dark.successes, dark.latency_p50_ns, dark.latency_p99_ns),
             (0, None, None)
         );
+    }
+
+    /// A run that does not want the windows' latency quantiles is the same
+    /// run without them: every other count and sum alike.
+    #[test]
+    fn window_latencies_left_out_change_nothing_else() {
+        let mut spec = mm_spec(0.9, Some(1), Some(10));
+        spec.timeout = Some(3 * NS_PER_MS);
+        let r = retry(PolicyKind::Full, Some(4));
+        let seeds = Seeds::for_job(5, 0, 0);
+        let with = simulate_server(&spec, &r, seeds, u64::MAX);
+        let watch = Watch {
+            window_latencies: false,
+            ..Watch::UNLIMITED
+        };
+        let without = simulate_server_watched(&spec, &r, seeds, &watch, QueueKind::Auto);
+        assert!(
+            with.windows
+                .iter()
+                .all(|w| w.latency_p99_ns.is_some() == (w.successes > 0))
+        );
+        assert!(
+            without
+                .windows
+                .iter()
+                .all(|w| (w.latency_p50_ns, w.latency_p99_ns) == (None, None))
+        );
+        let mut stripped = with.clone();
+        for w in &mut stripped.windows {
+            (w.latency_p50_ns, w.latency_p99_ns) = (None, None);
+        }
+        assert_eq!(stripped, without);
+    }
+
+    /// The event limit stops a run after exactly that many events (marked
+    /// incomplete and hit), the horizon without hitting it, and progress is
+    /// told each time the count reaches a multiple of [`PROGRESS_EVERY`],
+    /// with the requests ended so far and the simulated time moving on.
+    #[test]
+    fn the_event_limit_and_progress_reports_come_when_the_count_says() {
+        let spec = mm_spec(0.5, Some(1), None);
+        let r = retry(PolicyKind::None, Some(1));
+        let seeds = Seeds::for_job(6, 0, 0);
+        let whole = simulate_server(&spec, &r, seeds, u64::MAX);
+        assert!(whole.complete && !whole.hit_event_limit);
+        for limit in [1, 999, whole.events - 1] {
+            let m = simulate_server(&spec, &r, seeds, limit);
+            assert_eq!(m.events, limit);
+            assert!(!m.complete && m.hit_event_limit, "{limit}");
+        }
+        let m = simulate_server(&spec, &r, seeds, whole.events);
+        assert_eq!((m.events, m.complete), (whole.events, true));
+        let cut = ServerSpec {
+            horizon: Some(spec.duration / 2),
+            ..spec.clone()
+        };
+        let m = simulate_server(&cut, &r, seeds, u64::MAX);
+        assert!(!m.complete && !m.hit_event_limit && m.events < whole.events);
+
+        // 3.5 requests per ms for 100 s: about 1.4 million events, so one
+        // report; then twice as long, stopped at the second multiple: two.
+        let long = |seconds| ServerSpec {
+            duration: seconds * NS_PER_S,
+            ..mm_spec(3.5, Some(4), None)
+        };
+        let reports = std::sync::Mutex::new(Vec::new());
+        let on_progress = |time, ended| reports.lock().unwrap().push((time, ended));
+        let watch = Watch {
+            on_progress: &on_progress,
+            ..Watch::UNLIMITED
+        };
+        let m = simulate_server_watched(&long(100), &r, seeds, &watch, QueueKind::Auto);
+        assert!(m.complete && m.events > PROGRESS_EVERY && m.events < 2 * PROGRESS_EVERY);
+        let first = reports.lock().unwrap().clone();
+        assert_eq!(first.len(), 1, "{first:?}");
+        let (time, ended) = first[0];
+        // Four events a request: about a quarter of the events have ended.
+        assert!(
+            ended > PROGRESS_EVERY / 5 && ended < PROGRESS_EVERY / 4,
+            "{ended}"
+        );
+        assert!(time > 0 && time * NS_PER_US < 100 * NS_PER_S, "{time}");
+        let watch = Watch {
+            max_events: 2 * PROGRESS_EVERY,
+            ..watch
+        };
+        let m = simulate_server_watched(&long(200), &r, seeds, &watch, QueueKind::Auto);
+        assert_eq!((m.events, m.hit_event_limit), (2 * PROGRESS_EVERY, true));
+        let all = reports.lock().unwrap().clone();
+        assert_eq!(all.len(), 3, "{all:?}");
+        assert!(all[2].0 > all[1].0 && all[2].1 > all[1].1, "{all:?}");
     }
 
     #[test]

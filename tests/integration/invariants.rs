@@ -352,6 +352,7 @@ fn a_run_stopped_inside_a_wave_stops_where_one_call_at_a_time_stops() {
             let mut watch = Watch {
                 max_events,
                 on_progress: &|_, _| {},
+                window_latencies: false,
             };
             let seeds = Seeds::for_job(1, 0, 0);
             runs.push(if waves {

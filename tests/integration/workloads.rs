@@ -349,6 +349,7 @@ fn a_watched_run_stops_at_its_event_limit_and_says_so() {
     let mut watch = Watch {
         max_events: 2_000_000,
         on_progress: &on_progress,
+        window_latencies: false,
     };
     let m = simulate_observed(&spec, Seeds::for_job(1, 0, 0), &mut watch);
     assert!(!m.complete);

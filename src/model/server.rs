@@ -65,16 +65,24 @@ pub enum Dist {
 
 /// `x.round() as Nanos` (half away from zero, saturating, NaN to 0) without
 /// a call into libm's `round` (a tenth of the event loop's time on an M/M/c
-/// run): below 2^52 the fraction `x − trunc(x)` is exact, above it `x` is
-/// whole already. Inline: every draw of a run ends here.
+/// run). Inline: every draw of a run ends here.
+///
+/// Every draw of a run is far below 2^52, where truncating `x + 0.5` is
+/// the rounding: from 0.5 up, 0.5 is a whole number of `x`'s units in the
+/// last place, so the sum is exact, or, where it crosses a power of two,
+/// rounds to a neighbour with the same whole part (the units are at most
+/// 1/8 there, and the power itself is whole). That is an addition and one
+/// conversion between a draw and the event's time, where taking the
+/// fraction `x − trunc(x)` and comparing it was four steps, one after the
+/// other, on the path to the queue. Elsewhere (below 0.5, where the sum
+/// can round up to 1; from 2^52, where `x` is whole and the sum a tie;
+/// negative, huge, NaN) the fraction decides, exact there since `x` is
+/// whole or below 2^52.
 #[inline(always)]
 pub fn round_ns(x: f64) -> Nanos {
-    // Every draw of a run is far below 2^62, where the conversions through
-    // i64 are one instruction each way (through u64 they are a dozen) and
-    // give the same whole part.
-    if (0.0..ROUND_FAST_BELOW).contains(&x) {
-        let whole = x as i64;
-        return whole as Nanos + Nanos::from(x - whole as f64 >= 0.5);
+    if (0.5..ROUND_FAST_BELOW).contains(&x) {
+        // Through i64: one instruction (through u64, a dozen).
+        return (x + 0.5) as i64 as Nanos;
     }
     let whole = x as Nanos;
     if x - whole as f64 >= 0.5 {
@@ -84,8 +92,8 @@ pub fn round_ns(x: f64) -> Nanos {
     }
 }
 
-/// 2^62: [`round_ns`] takes its short path below.
-const ROUND_FAST_BELOW: f64 = (1u64 << 62) as f64;
+/// 2^52: [`round_ns`] takes its short path from 0.5 to below it.
+const ROUND_FAST_BELOW: f64 = (1u64 << 52) as f64;
 
 impl Dist {
     /// One draw, in whole ns (rounded to nearest). The constant and the
@@ -1111,6 +1119,27 @@ mod tests {
         ];
         for x in cases {
             assert_eq!(round_ns(x), x.round() as Nanos, "{x}");
+        }
+        // Where the short path's sum could go wrong: at and beside every
+        // power of two, every half between whole numbers at every scale,
+        // and the first and last halves and wholes of each binade.
+        let mut rng = job_rng(4);
+        for k in -3..64 {
+            let power = 2f64.powi(k);
+            let whole = (power * (1.0 + rng.unit_above_zero())).floor();
+            for x in [
+                power,
+                power + 0.5,
+                power - 0.5,
+                2.0 * power - 0.5,
+                whole + 0.5,
+                whole - 0.5,
+                whole,
+            ] {
+                for y in [x.next_down().next_down(), x.next_down(), x, x.next_up()] {
+                    assert_eq!(round_ns(y), y.round() as Nanos, "{y} (2^{k})");
+                }
+            }
         }
         let mut rng = job_rng(3);
         for _ in 0..100_000 {

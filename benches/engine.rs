@@ -142,7 +142,15 @@ fn bench_server(c: &mut Criterion) {
         .sample_size(30)
         .measurement_time(Duration::from_secs(3));
     group.bench_function(BenchmarkId::new("depth-5", CHAIN_REQUESTS), |b| {
-        b.iter(|| simulate_server(black_box(&spec), &retry, black_box(seeds), u64::MAX))
+        b.iter(|| {
+            simulate_server_watched(
+                black_box(&spec),
+                &retry,
+                black_box(seeds),
+                &watch,
+                QueueKind::Auto,
+            )
+        })
     });
     group.finish();
 }

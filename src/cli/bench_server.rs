@@ -243,18 +243,20 @@ struct PairedReference {
     sojourn_ms: f64,
 }
 
-/// Runs [`PairedReference`]'s rounds at `requests` on `queue`: five rounds
-/// of four runs each at 10,000 requests (the reference's 20 runs), five of
-/// one each at a million (with three, one slow spell over herdsim's three
-/// spans there gave 22× where the rest of the bench gave 30× to 33×).
-/// `None` without python3.
+/// Runs [`PairedReference`]'s rounds at `requests` on `queue`: ten rounds
+/// of four runs each at 10,000 requests (40 runs of the reference, 1.5 s
+/// of Python: with 20 in five rounds, one slow spell of either side still
+/// moved the ratio from 33× to 27× or 54×), five of one each at a million
+/// (with three, one slow spell over herdsim's three spans there gave 22×
+/// where the rest of the bench gave 30× to 33×). `None` without python3.
 fn paired_reference(
     requests: u64,
     queue: QueueKind,
     progress: &ProgressBar,
 ) -> Option<PairedReference> {
-    let rounds = 5;
-    let runs_per_round = ((1_000_000 / requests.max(1)).clamp(1, 20) as u32 / rounds).max(1);
+    let runs = (4_000_000 / requests.max(1)).clamp(5, 40) as u32;
+    let rounds = runs.min(10);
+    let runs_per_round = runs / rounds;
     let mut herdsim = benchmark_run(requests, queue);
     let mut paired = PairedReference {
         python: 0.0,

@@ -63,7 +63,8 @@ pub struct Watch<'a> {
 }
 
 impl Watch<'static> {
-    /// No event limit and no progress to tell (timed runs, tests).
+    /// No event limit, no progress to tell and no window latencies (timed
+    /// runs, tests): what `herdsim run` does without a series or a plot.
     pub const UNLIMITED: Watch<'static> = Watch {
         max_events: u64::MAX,
         on_progress: &|_, _| {},

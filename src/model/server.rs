@@ -68,14 +68,15 @@ pub enum Dist {
 /// run). Inline: every draw of a run ends here.
 ///
 /// Every draw of a run is far below 2^52, where truncating `x + 0.5` is
-/// the rounding: from 0.5 up, 0.5 is a whole number of `x`'s units in the
-/// last place, so the sum is exact, or, where it crosses a power of two,
-/// rounds to a neighbour with the same whole part (the units are at most
-/// 1/8 there, and the power itself is whole). That is an addition and one
-/// conversion between a draw and the event's time, where taking the
-/// fraction `x − trunc(x)` and comparing it was four steps, one after the
-/// other, on the path to the queue. Elsewhere (below 0.5, where the sum
-/// can round up to 1; from 2^52, where `x` is whole and the sum a tie;
+/// the rounding. From 0.5 up, 0.5 is a whole number of `x`'s units in the
+/// last place (at most 1/2), so the sum is exact, unless it crosses a power
+/// of two: then it lies below the power plus 1/2 and is rounded by at most
+/// one unit, staying between the power (whole) and the next whole number,
+/// so it truncates to the power, as the exact sum does. That is an addition
+/// and one conversion between a draw and its event's time, where taking
+/// the fraction `x − trunc(x)` and comparing it were four steps, one after
+/// the other, on the path to the queue. Elsewhere (below 0.5, where the
+/// sum can round up to 1; from 2^52, where `x` is whole and the sum a tie;
 /// negative, huge, NaN) the fraction decides, exact there since `x` is
 /// whole or below 2^52.
 #[inline(always)]

@@ -140,8 +140,13 @@ impl ServerRun<'_> {
     }
 
     fn run<P: Backoff, Q: EventQueue<Event>>(&self, policies: &[P]) -> ServerMetrics {
-        let mut state = State::<P, Q>::new(self.spec, self.retry, policies, self.seeds);
-        state.window_quantiles = self.watch.window_latencies;
+        let mut state = State::<P, Q>::new(
+            self.spec,
+            self.retry,
+            policies,
+            self.seeds,
+            self.watch.window_latencies,
+        );
         state.run(self.watch);
         state.finish()
     }
@@ -395,7 +400,13 @@ struct State<'a, P: Backoff, Q: EventQueue<Event>> {
 }
 
 impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
-    fn new(spec: &'a ServerSpec, retry: &ServerRetry, policies: &'a [P], seeds: Seeds) -> Self {
+    fn new(
+        spec: &'a ServerSpec,
+        retry: &ServerRetry,
+        policies: &'a [P],
+        seeds: Seeds,
+        window_quantiles: bool,
+    ) -> Self {
         let sources = spec.load.sources();
         let controls = Controls::new(&retry.controls, sources, retry.fleet, seeds.controls());
         let peak_load = spec.peak_load_factor();
@@ -427,7 +438,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             latest_start: 0,
             areas_at: 0,
             window_latencies: Vec::new(),
-            window_quantiles: true,
+            window_quantiles,
             current_window: 0,
             window_counts: Window::default(),
             uppers: (1..spec.chain.depth)

@@ -19,7 +19,8 @@ pub trait Draws {
     /// normal deviates).
     #[inline]
     fn unit_above_zero(&mut self) -> f64 {
-        (self.uniform(0, u64::MAX >> 11) as f64 + 1.0) / (1u64 << 53) as f64
+        // 53 uniform bits, placed where a generator's word has them.
+        unit_above_zero_of(self.uniform(0, u64::MAX >> 11) << 11)
     }
 
     /// A standard exponential draw, −ln U of [`Self::unit_above_zero`]

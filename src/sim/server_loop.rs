@@ -374,10 +374,8 @@ struct State<'a, P: Backoff, Q: EventQueue<Event>> {
     /// Latencies of the current window's successes, the only window that
     /// can still gain one (successes come in time order): its quantiles are
     /// exact, written when the next window is entered, and memory is one
-    /// window's successes. Kept only if `window_quantiles`.
-    window_latencies: Vec<Nanos>,
-    /// True if the caller wants each window's latency quantiles.
-    window_quantiles: bool,
+    /// window's successes. `None` if the caller does not want them.
+    window_latencies: Option<Vec<Nanos>>,
     /// The window of the event being handled.
     current_window: usize,
     /// Its counts so far, added to its entry in the series when the next
@@ -437,8 +435,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             arrivals_made: 0,
             latest_start: 0,
             areas_at: 0,
-            window_latencies: Vec::new(),
-            window_quantiles,
+            window_latencies: window_quantiles.then(Vec::new),
             current_window: 0,
             window_counts: Window::default(),
             uppers: (1..spec.chain.depth)
@@ -621,12 +618,6 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         }
     }
 
-    /// The counts of the window of the event being handled.
-    #[inline]
-    fn window(&mut self) -> &mut Window {
-        &mut self.window_counts
-    }
-
     /// Makes the window holding `t` current, growing the series to it (one
     /// division per window entered, not per count), once the current one's
     /// counts and latencies are written.
@@ -745,7 +736,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             Kind::ThinkDone => {
                 if self.now < self.spec.duration {
                     let (req, _) = self.new_request(e.req);
-                    self.window().arrivals += 1;
+                    self.window_counts.arrivals += 1;
                     if !self.start(req) {
                         self.end(req);
                     }
@@ -811,7 +802,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                 {
                     // Late: a timeout, whatever the reply says.
                     self.m.timeouts += 1;
-                    self.window().timeouts += 1;
+                    self.window_counts.timeouts += 1;
                     self.attempt_ended(&awaited, Outcome::Timeout);
                     self.attempt_failed(e.req, Outcome::Timeout);
                     return;
@@ -837,7 +828,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                 }
                 if awaited.layer == 0 {
                     self.m.timeouts += 1;
-                    self.window().timeouts += 1;
+                    self.window_counts.timeouts += 1;
                 }
                 self.attempt_ended(&awaited, Outcome::Timeout);
                 self.attempt_failed(e.req, Outcome::Timeout);
@@ -866,7 +857,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             unreachable!("arrivals are open-loop")
         };
         let (req, generation) = self.new_request(source);
-        self.window().arrivals += 1;
+        self.window_counts.arrivals += 1;
         match concurrency {
             Some(k) if self.holding_slot >= k => {
                 self.waiting_for_slot.push_back((req, generation));
@@ -987,7 +978,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         r.sent = now;
         if layer == 0 {
             self.m.attempts += 1;
-            self.window().attempts += 1;
+            self.window_counts.attempts += 1;
         }
         let deadline = match self.spec.deadline_propagation {
             _ if timeout == NO_TIMEOUT => Nanos::MAX,
@@ -1136,7 +1127,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
     /// it back across narrower stores.)
     fn reject(&mut self, req: u32, generation: u32, attempt: u32) {
         self.m.rejected += 1;
-        self.window().rejected += 1;
+        self.window_counts.rejected += 1;
         let back = self.now + self.spec.reply_delay.sample(&mut self.environment);
         self.schedule(back, Kind::Reply, req, generation, attempt, REPLY_REJECTED);
     }
@@ -1213,12 +1204,12 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             return;
         }
         self.m.successes += 1;
-        self.window().successes += 1;
+        self.window_counts.successes += 1;
         let latency = now - started;
         self.m.latency.record(latency);
         self.m.latency_total_ns += u128::from(latency);
-        if self.window_quantiles {
-            self.window_latencies.push(latency);
+        if let Some(latencies) = &mut self.window_latencies {
+            latencies.push(latency);
         }
         self.end(req);
     }
@@ -1311,7 +1302,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         }
         if layer == 0 {
             self.m.gave_up += 1;
-            self.window().gave_up += 1;
+            self.window_counts.gave_up += 1;
         }
     }
 
@@ -1430,10 +1421,9 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         if let Some(w) = self.m.windows.get_mut(self.current_window) {
             w.add_counts(&counts);
         }
-        if self.window_latencies.is_empty() {
+        let Some(latencies) = self.window_latencies.as_mut().filter(|l| !l.is_empty()) else {
             return;
-        }
-        let latencies = &mut self.window_latencies;
+        };
         let w = &mut self.m.windows[self.current_window];
         let [p50, p99] = nearest_ranks(latencies, [50.0, 99.0]);
         w.latency_p50_ns = Some(p50);

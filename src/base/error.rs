@@ -27,6 +27,16 @@ pub enum BaseError {
         /// The duration given.
         text: String,
     },
+    /// A name retired because it could mean two things.
+    #[error("{what} '{text}' is ambiguous: choose {instead}")]
+    AmbiguousName {
+        /// What kind of name (`policy`).
+        what: &'static str,
+        /// The name given.
+        text: &'static str,
+        /// The names to choose from, each with what it means.
+        instead: &'static str,
+    },
     /// A name that is none of the accepted ones.
     #[error("unknown {what} '{text}': expected {expected}")]
     UnknownName {

@@ -24,7 +24,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::report::{ParamNames, controls_table, params_markdown, params_table, policies_table};
+use crate::report::{
+    ParamNames, controls_table, params_markdown, params_table, policies_table, triggers_table,
+};
 
 /// `herdsim params`'s options.
 #[derive(Debug, clap::Args)]
@@ -102,6 +104,9 @@ enum Command {
     /// List the retry controls (budgets, breakers, throttles) with their
     /// sources, rules and syntax
     Controls,
+    /// List the server model's triggers (outage, failures, spikes, ramps,
+    /// slowdowns, capacity drops) with their exact meaning and syntax
+    Triggers,
     /// List every workload parameter: flag, scenario key, default, accepted
     /// values and CSV columns
     Params(ParamsArgs),
@@ -132,6 +137,7 @@ where
         Command::Policy(args) => policy::policy(&args),
         Command::Policies => write_stdout(&policies_table()),
         Command::Controls => write_stdout(&controls_table()),
+        Command::Triggers => write_stdout(&triggers_table()),
         Command::Params(args) => write_stdout(&params_text(&args)),
         Command::Bench(args) => bench::bench(&args),
     };
@@ -263,10 +269,14 @@ fn write_stdout(text: &str) -> Result<(), CliError> {
     Ok(())
 }
 
-/// clap parser for a policy name, listing the names in `--help`.
+/// clap parser for a policy name, listing the names in `--help`; an
+/// ambiguous name (`grpc`) says which it could mean.
 fn policy_parser() -> impl clap::builder::TypedValueParser<Value = crate::PolicyKind> {
     use clap::builder::TypedValueParser;
-    clap::builder::PossibleValuesParser::new(crate::PolicyKind::names()).map(|name| {
+    params::Names::new(crate::PolicyKind::names(), |text: &str| {
+        params::ambiguous(text.parse::<crate::PolicyKind>())
+    })
+    .map(|name| {
         name.parse::<crate::PolicyKind>()
             .expect("a listed policy name")
     })

@@ -7,11 +7,69 @@
 
 use std::marker::PhantomData;
 
-use clap::builder::PossibleValuesParser;
+use std::ffi::OsStr;
+
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
 
+use crate::base::error::BaseError;
 use crate::experiment::grid::Grid;
+use crate::spec::ParamError;
 use crate::spec::params::{Group, PARAMS, Param};
+
+/// A value that takes one of a few names: clap's list of them (in `--help`,
+/// and its message for an unknown name), except that a name refused with a
+/// reason of its own (an ambiguous one, such as the policy `grpc`) gets
+/// that reason, in one line naming the flag.
+#[derive(Clone)]
+pub struct Names<F> {
+    names: PossibleValuesParser,
+    refuse: F,
+}
+
+impl<F: Fn(&str) -> Option<String> + Clone + Send + Sync + 'static> Names<F> {
+    /// `names`, with `refuse` saying why a name is refused, if it is.
+    pub fn new(names: Vec<&'static str>, refuse: F) -> Self {
+        Names {
+            names: PossibleValuesParser::new(names),
+            refuse,
+        }
+    }
+}
+
+/// Why `result`'s name is refused, if it is an ambiguous name.
+pub fn ambiguous<T>(result: Result<T, BaseError>) -> Option<String> {
+    match result {
+        Err(e @ BaseError::AmbiguousName { .. }) => Some(e.to_string()),
+        _ => None,
+    }
+}
+
+impl<F: Fn(&str) -> Option<String> + Clone + Send + Sync + 'static> TypedValueParser for Names<F> {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &Command,
+        arg: Option<&Arg>,
+        value: &OsStr,
+    ) -> Result<String, clap::Error> {
+        if let Some(reason) = value.to_str().and_then(|text| (self.refuse)(text)) {
+            let name = arg.map_or_else(|| "...".to_string(), ToString::to_string);
+            let text = value.to_string_lossy();
+            return Err(clap::Error::raw(
+                clap::error::ErrorKind::InvalidValue,
+                format!("invalid value '{text}' for '{name}': {reason}\n"),
+            )
+            .with_cmd(cmd));
+        }
+        self.names.parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        self.names.possible_values()
+    }
+}
 
 /// Which parameters a command takes, and how many values each.
 pub trait FlagSet {
@@ -95,7 +153,12 @@ fn flag_of<S: FlagSet>(param: &'static Param) -> Arg {
         .help(help)
         .allow_hyphen_values(true);
     let arg = match param.choices {
-        Some(names) => arg.value_parser(PossibleValuesParser::new(names())),
+        Some(names) => arg.value_parser(Names::new(names(), move |text: &str| {
+            match param.check(text) {
+                Err(ParamError::Base(e)) => ambiguous::<()>(Err(e)),
+                _ => None,
+            }
+        })),
         None => arg.value_parser(move |text: &str| param.check(text).map(|()| text.to_string())),
     };
     if S::LIST {

@@ -319,6 +319,106 @@ pub enum TriggerKind {
     CapacityDrop(u32),
 }
 
+/// What `herdsim triggers` says of a trigger kind: its syntax, what the
+/// server loop (`crate::sim::server_loop`) does with it, and an example.
+#[derive(Debug, Clone, Copy)]
+pub struct TriggerAbout {
+    /// The kind's syntax.
+    pub syntax: &'static str,
+    /// What it does, exactly as the loop does it.
+    pub meaning: &'static str,
+    /// A trigger of the kind, which parses.
+    pub example: &'static str,
+}
+
+/// Every trigger kind, in the order `herdsim triggers` lists them
+/// ([`TriggerKind::about`]).
+pub static TRIGGERS: [TriggerAbout; 7] = [
+    TriggerAbout {
+        syntax: "outage@FROM..TO",
+        meaning: "Every attempt whose service ends at the server inside [FROM, TO) fails, \
+                  whatever --fail-rate says; its failure travels back as a reply. The server \
+                  keeps working: attempts still arrive, queue and hold a worker for their whole \
+                  service time, so an outage wastes work rather than stopping it. An attempt in \
+                  service at FROM that ends inside fails; one ending at TO or later does not. \
+                  With --failure-end next-start it keeps failing attempts that end after TO \
+                  until a worker starts an attempt after TO.",
+        example: "outage@2s..2.5s",
+    },
+    TriggerAbout {
+        syntax: "fail:P@FROM..TO",
+        meaning: "Each attempt whose service ends inside [FROM, TO) fails with probability P \
+                  (0 to 1) in place of --fail-rate (the base rate is replaced, not added to); \
+                  overlapping fail triggers compound, 1 − ∏(1 − P), and an overlapping outage \
+                  fails every attempt. --failure-end next-start prolongs it as for outage.",
+        example: "fail:0.3@2s..5s",
+    },
+    TriggerAbout {
+        syntax: "user-fail:P@FROM..TO",
+        meaning: "Each request draws one fate, uniform on (0, 1], when it is made (a call \
+                  below carries its request's); every attempt of a request whose fate is at \
+                  most P, ending inside [FROM, TO), fails, whichever retry it is, and the other \
+                  requests' attempts do not fail there (--fail-rate is replaced by 0, or by an \
+                  overlapping fail:P). The same share P of requests fail throughout: retrying \
+                  them does not help. --failure-end next-start prolongs it as for outage.",
+        example: "user-fail:0.1@2s..4s",
+    },
+    TriggerAbout {
+        syntax: "spike:K@FROM..TO",
+        meaning: "The open loop's rate of new requests (--rate) is multiplied by K (above 0, at \
+                  most 1000) during [FROM, TO); retries are not multiplied, only new requests. \
+                  With --rate-changes exact (the default) the arrivals are a non-homogeneous \
+                  Poisson process (thinning), so the rate changes exactly at FROM and TO; with \
+                  at-arrival each gap is drawn at the rate in force at the arrival before it, \
+                  so the spike starts at the first arrival at or after FROM and ends at the \
+                  first at or after TO. \
+                  Overlapping spikes and ramps multiply. Needs the open loop (not --users).",
+        example: "spike:2@5s..6s",
+    },
+    TriggerAbout {
+        syntax: "ramp:A/B@FROM..TO",
+        meaning: "The open loop's rate of new requests is multiplied by a factor that goes in \
+                  a straight line from A at FROM to B at TO (each 0 to 1000): at t it is \
+                  A + (B − A)·(t − FROM)/(TO − FROM), and 1 again from TO. Arrivals follow it \
+                  as for spike (exactly, or at arrivals; with at-arrival, an arrival where the \
+                  rate is 0 is the last one of the run). Needs the open loop.",
+        example: "ramp:1/3@2s..8s",
+    },
+    TriggerAbout {
+        syntax: "slow:K@FROM..TO",
+        meaning: "An attempt a worker starts inside [FROM, TO) takes K times its drawn service \
+                  time (with --service-per-busy's addition; rounded to whole ns; K above 0, at \
+                  most 1000, below 1 a speed-up). Attempts in service at FROM keep their times, \
+                  and one started just before TO keeps its longer time past TO. Overlapping \
+                  slowdowns multiply.",
+        example: "slow:3@2s..4s",
+    },
+    TriggerAbout {
+        syntax: "capacity:C@FROM..TO",
+        meaning: "During [FROM, TO) the server has min(--workers, C) workers (unbounded workers \
+                  become C; overlapping drops: the lowest). Busy workers are not preempted: \
+                  they finish what they hold, and no waiting attempt starts until fewer than C \
+                  are busy. At TO the workers come back and take waiting attempts at once. \
+                  C = 0 stops service: attempts queue (or are rejected by --queue-limit).",
+        example: "capacity:1@2s..3s",
+    },
+];
+
+impl TriggerKind {
+    /// What `herdsim triggers` says of this kind.
+    pub fn about(self) -> &'static TriggerAbout {
+        &TRIGGERS[match self {
+            TriggerKind::Outage => 0,
+            TriggerKind::PartialFailure(_) => 1,
+            TriggerKind::PerUserFailure(_) => 2,
+            TriggerKind::LoadSpike(_) => 3,
+            TriggerKind::Ramp { .. } => 4,
+            TriggerKind::Slowdown(_) => 5,
+            TriggerKind::CapacityDrop(_) => 6,
+        }]
+    }
+}
+
 /// Which effects a spec's triggers have ([`ServerSpec::trigger_effects`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct TriggerEffects {
@@ -794,6 +894,12 @@ impl std::str::FromStr for Triggers {
         if text.trim() == "none" {
             return Ok(Triggers(Vec::new()));
         }
+        if text.contains(',') {
+            return Err(ModelError::Trigger {
+                text: text.trim().to_string(),
+                why: "join triggers with +, not commas".to_string(),
+            });
+        }
         text.split('+')
             .map(parse_trigger)
             .collect::<Result<_, _>>()
@@ -1050,6 +1156,7 @@ mod tests {
             ("slow:0@1s..2s", "above 0"),
             ("fail:1.5@1s..2s", "0 to 1"),
             ("meteor@1s..2s", "unknown kind"),
+            ("outage@1s..2s,spike:2@3s..4s", "join triggers with +"),
         ] {
             let e = text.parse::<Triggers>().unwrap_err().to_string();
             assert!(
@@ -1062,6 +1169,22 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("0 to 1"), "{e}");
+    }
+
+    #[test]
+    fn every_trigger_kind_is_described_and_its_example_parses_to_it() {
+        for (i, about) in TRIGGERS.iter().enumerate() {
+            let parsed: Triggers = about.example.parse().unwrap();
+            assert_eq!(parsed.0.len(), 1, "{}", about.example);
+            let kind = parsed.0[0].kind;
+            assert!(
+                std::ptr::eq(kind.about(), &TRIGGERS[i]),
+                "{}",
+                about.example
+            );
+            let name = about.syntax.split(['@', ':']).next().unwrap();
+            assert!(about.example.starts_with(name), "{}", about.syntax);
+        }
     }
 
     #[test]

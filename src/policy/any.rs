@@ -142,6 +142,7 @@ mod tests {
                     step_us: None,
                     jitter_factor,
                     first_exponent: 0,
+                    multiplier: 1.5,
                     cap_mode: CapMode::Before,
                 };
                 let concrete = spec.visit(Concrete {

@@ -7,7 +7,7 @@ use crate::base::time::Micros;
 /// `d = U[⌊c_k/2⌋, c_k]`: half the ceiling is a guaranteed wait, the other half
 /// is drawn (seed 004: `ceiling/2 + rand·ceiling/2`). One draw per retry. With
 /// [`CapMode::After`] the draw uses the uncapped ceiling and is then clamped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct EqualJitter {
     /// First retry's ceiling, µs.
     pub base: Micros,
@@ -16,6 +16,8 @@ pub struct EqualJitter {
     /// Added to every retry's exponent: 1 makes the first ceiling `2·base`,
     /// as the AWS Architecture Blog simulator does.
     pub first_exponent: u32,
+    /// The ceiling's growth per retry (2: doubling).
+    pub multiplier: f64,
     /// Cap the ceiling before the draw, or clamp the draw after.
     pub cap_mode: CapMode,
 }
@@ -28,7 +30,7 @@ impl Backoff for EqualJitter {
     #[inline]
     fn delay<D: Draws + ?Sized>(&self, retry: u32, _: &mut (), draws: &mut D) -> Micros {
         let retry = retry.saturating_add(self.first_exponent);
-        let ceiling = ceiling_for(self.base, self.cap, retry, self.cap_mode);
+        let ceiling = ceiling_for(self.base, self.cap, self.multiplier, retry, self.cap_mode);
         // With the cap after the draw, the clamp puts every draw above the cap
         // on it.
         draws.uniform(ceiling / 2, ceiling).min(self.cap)
@@ -44,6 +46,7 @@ mod tests {
         base: 1_000,
         cap: 10_000,
         first_exponent: 0,
+        multiplier: 2.0,
         cap_mode: CapMode::Before,
     };
 

@@ -9,7 +9,15 @@ use crate::base::time::Micros;
 /// delay is allowed: full jitter may retry at once. [`CapMode::After`] is seed
 /// 004's brute-force draft, `min(cap, U[0, base·2^(k−1)])`, kept to measure
 /// the bunching it causes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+///
+/// With a multiplier m, `c_k = min(cap, base·m^(k−1))`: then this is gRFC
+/// A6's retry backoff as written before its 2024-08-23 update,
+/// `random(0, min(initialBackoff·backoffMultiplier^(n−1), maxBackoff))`, as
+/// grpc-go ran it before v1.69.0 (`rand.Int64N(int64(cur))`, `stream.go`)
+/// and grpc-java before v1.71.0 (`(long)(interval·random.nextDouble())`,
+/// `RetriableStream.java`); gRPC's retry policy now is
+/// [`super::GrpcRetry`].
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FullJitter {
     /// First retry's ceiling, µs.
     pub base: Micros,
@@ -18,6 +26,8 @@ pub struct FullJitter {
     /// Added to every retry's exponent: 1 makes the first ceiling `2·base`,
     /// as the AWS Architecture Blog simulator does.
     pub first_exponent: u32,
+    /// The ceiling's growth per retry (2: doubling).
+    pub multiplier: f64,
     /// Cap the ceiling before the draw, or clamp the draw after.
     pub cap_mode: CapMode,
 }
@@ -30,7 +40,7 @@ impl Backoff for FullJitter {
     #[inline]
     fn delay<D: Draws + ?Sized>(&self, retry: u32, _: &mut (), draws: &mut D) -> Micros {
         let retry = retry.saturating_add(self.first_exponent);
-        let ceiling = ceiling_for(self.base, self.cap, retry, self.cap_mode);
+        let ceiling = ceiling_for(self.base, self.cap, self.multiplier, retry, self.cap_mode);
         draws.uniform(0, ceiling).min(self.cap)
     }
 }
@@ -47,6 +57,7 @@ mod tests {
             base: (base_ms * 1e3) as Micros,
             cap: (cap_ms * 1e3) as Micros,
             first_exponent: 0,
+            multiplier: 2.0,
             cap_mode: CapMode::Before,
         };
         let mut d = ScriptedDraws::new(draws);
@@ -88,6 +99,7 @@ mod tests {
             base: 1_000,
             cap: 10_000,
             first_exponent: 0,
+            multiplier: 2.0,
             cap_mode: CapMode::Before,
         };
         for k in [10_000, 100_000] {
@@ -104,6 +116,7 @@ mod tests {
             base: 1_000,
             cap: 10_000,
             first_exponent: 0,
+            multiplier: 2.0,
             cap_mode: CapMode::Before,
         };
         let mut d = ScriptedDraws::new(&[0.5]);
@@ -118,6 +131,7 @@ mod tests {
             base: 1_000,
             cap: 10_000,
             first_exponent: 0,
+            multiplier: 2.0,
             cap_mode: CapMode::After,
         };
         let mut d = ScriptedDraws::new(&[0.5, 0.1]);
@@ -130,5 +144,71 @@ mod tests {
         // P(U[0, 64 ms] > 10 ms) = 54,000/64,001 = 0.8437; SE 0.0011; 4 SE.
         let expected = 54_000.0 / 64_001.0;
         assert!((at_cap as f64 / 1e5 - expected).abs() < 0.0046, "{at_cap}");
+    }
+
+    #[test]
+    fn a_multiplier_grows_the_window_by_it() {
+        // base 1 ms, cap 10 ms, multiplier 1.5: ceilings 1, 1.5, 2.25,
+        // 3.375, 5.0625 (floored to 5.062), 7.59375 (7.593) ms, then the cap
+        // (11.39 ms).
+        let p = FullJitter {
+            base: 1_000,
+            cap: 10_000,
+            first_exponent: 0,
+            multiplier: 1.5,
+            cap_mode: CapMode::Before,
+        };
+        let mut d = ScriptedDraws::new(&[1.0, 1.0, 0.5, 1.0, 1.0, 1.0, 1.0, 0.0]);
+        let got: Vec<_> = (1..=8).map(|k| p.delay(k, &mut (), &mut d)).collect();
+        assert_eq!(got, [1_000, 1_500, 1_125, 3_375, 5_062, 7_593, 10_000, 0]);
+        // Capped after the draw, retry 7's uncapped ceiling (11.390 ms) is
+        // drawn from and clamped.
+        let after = FullJitter {
+            cap_mode: CapMode::After,
+            ..p
+        };
+        let mut d = ScriptedDraws::new(&[1.0, 0.5]);
+        assert_eq!(after.delay(7, &mut (), &mut d), 10_000);
+        assert_eq!(after.delay(7, &mut (), &mut d), 5_695);
+    }
+
+    #[test]
+    fn multiplier_2_is_the_doubling_before_the_multiplier_bit_for_bit() {
+        // The delay as it was computed before the multiplier existed, drawn
+        // from the same stream: equal at every retry, both cap modes.
+        fn before(p: &FullJitter, retry: u32, rng: &mut impl Draws) -> Micros {
+            let retry = retry.saturating_add(p.first_exponent);
+            let cap = match p.cap_mode {
+                CapMode::Before => p.cap,
+                CapMode::After => Micros::MAX,
+            };
+            let ceiling = crate::policy::exponential_ceiling(p.base, cap, retry);
+            rng.uniform(0, ceiling).min(p.cap)
+        }
+        for (base, cap, first_exponent, cap_mode) in [
+            (100_000, 20_000_000, 0, CapMode::Before),
+            (1, 1 << 40, 1, CapMode::Before),
+            (5_000, 2_000_000, 1, CapMode::After),
+            (3, 7, 0, CapMode::After),
+        ] {
+            let p = FullJitter {
+                base,
+                cap,
+                first_exponent,
+                multiplier: 2.0,
+                cap_mode,
+            };
+            let (mut a, mut b) = (
+                crate::base::seeding::job_rng(5),
+                crate::base::seeding::job_rng(5),
+            );
+            for k in (1..=80).chain([1_000, u32::MAX]) {
+                assert_eq!(
+                    p.delay(k, &mut (), &mut a),
+                    before(&p, k, &mut b),
+                    "retry {k}"
+                );
+            }
+        }
     }
 }

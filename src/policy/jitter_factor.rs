@@ -86,6 +86,7 @@ mod tests {
                 base: 1_000_000,
                 cap: 30_000_000,
                 first_exponent: 0,
+                multiplier: 2.0,
             },
             0.3,
         );

@@ -7,8 +7,8 @@
 //! carried in each client's pending event, so stateless policies cost no
 //! memory and the event loop reads no array indexed by client.
 //!
-//! Every policy's delay lies in `[0, cap]` but gRPC's, whose ±20% jitter is
-//! applied after its cap, as gRPC specifies (up to `1.2·cap`). The
+//! Every policy's delay lies in `[0, cap]` but gRPC's two, whose ±20% jitter
+//! is applied after their cap, as gRPC specifies (up to `1.2·cap`). The
 //! proportional jitter factor of seed 003 ([`ProportionalJitter`]) wraps any
 //! policy and is applied after the cap, so it may overshoot by `factor·max/2`.
 
@@ -21,7 +21,8 @@ mod decorrelated_v2;
 mod equal;
 mod fibonacci;
 mod full;
-mod grpc;
+mod grpc_connection;
+mod grpc_retry;
 mod jitter_factor;
 mod linear;
 mod no_backoff;
@@ -36,7 +37,8 @@ pub use decorrelated_v2::DecorrelatedV2;
 pub use equal::EqualJitter;
 pub use fibonacci::Fibonacci;
 pub use full::FullJitter;
-pub use grpc::Grpc;
+pub use grpc_connection::GrpcConnection;
+pub use grpc_retry::GrpcRetry;
 pub use jitter_factor::ProportionalJitter;
 pub use linear::Linear;
 pub use no_backoff::NoBackoff;
@@ -82,6 +84,41 @@ pub fn exponential_ceiling(base: Micros, cap: Micros, retry: u32) -> Micros {
     }
 }
 
+/// The capped ceiling of retry `retry` (≥ 1) growing by `multiplier`:
+/// `min(cap, ⌊base·m^(retry−1)⌋)`. A multiplier of 2 is
+/// [`exponential_ceiling`]'s integer doubling, bit for bit the ceiling
+/// before the multiplier existed; any other computes `m^(retry−1)` by
+/// repeated squaring, as Go's `math.Pow` takes a whole exponent (IEEE
+/// products, each correctly rounded, so the same on every machine), and an
+/// overflow to infinity is the cap.
+#[inline]
+pub fn multiplied_ceiling(base: Micros, cap: Micros, multiplier: f64, retry: u32) -> Micros {
+    if multiplier == 2.0 {
+        return exponential_ceiling(base, cap, retry);
+    }
+    let mut exponent = retry.saturating_sub(1);
+    let (mut growth, mut square) = (1.0f64, multiplier);
+    while exponent != 0 {
+        if exponent & 1 == 1 {
+            growth *= square;
+        }
+        square *= square;
+        exponent >>= 1;
+    }
+    let ceiling = base as f64 * growth;
+    if ceiling >= cap as f64 {
+        cap
+    } else {
+        ceiling as Micros
+    }
+}
+
+/// A name that once meant one policy and could mean two: what to choose.
+const AMBIGUOUS: [(&str, &str); 1] = [(
+    "grpc",
+    "grpc-connection (gRPC's connection backoff) or grpc-retry (gRPC's retry policy, gRFC A6)",
+)];
+
 /// The policies herdsim knows, by their command-line names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PolicyKind {
@@ -101,7 +138,9 @@ pub enum PolicyKind {
     /// attempt number where the previous delay belongs.
     DecorrelatedAttempt,
     /// gRPC's connection backoff.
-    Grpc,
+    GrpcConnection,
+    /// gRPC's retry policy (gRFC A6).
+    GrpcRetry,
     /// Fibonacci backoff.
     Fibonacci,
     /// No delay at all (the AWS simulator's baseline).
@@ -122,27 +161,28 @@ struct PolicyInfo {
 }
 
 /// Every policy's description, in [`PolicyKind::ALL`] order.
-const POLICIES: [PolicyInfo; 12] = [
+const POLICIES: [PolicyInfo; 13] = [
     PolicyInfo {
         kind: PolicyKind::None,
         name: "none",
         formula: "d = c_k",
-        parameters: "base, cap, first-exponent",
+        parameters: "base, cap, multiplier, first-exponent",
         summary: "plain capped exponential; every client that failed together retries together",
     },
     PolicyInfo {
         kind: PolicyKind::Equal,
         name: "equal",
         formula: "d = U[c_k/2, c_k]  (c_k/2 fixed, c_k/2 drawn)",
-        parameters: "base, cap, first-exponent, cap-mode",
+        parameters: "base, cap, multiplier, first-exponent, cap-mode",
         summary: "equal jitter: a guaranteed wait of half the ceiling, half the spread of full",
     },
     PolicyInfo {
         kind: PolicyKind::Full,
         name: "full",
         formula: "d = U[0, c_k]",
-        parameters: "base, cap, first-exponent, cap-mode",
-        summary: "full jitter: uniform over the whole window (the AWS SDK default)",
+        parameters: "base, cap, multiplier, first-exponent, cap-mode",
+        summary: "full jitter: uniform over the whole window (the AWS SDK default; with \
+                  --multiplier, gRFC A6's retry policy before 2024)",
     },
     PolicyInfo {
         kind: PolicyKind::Decorrelated,
@@ -173,11 +213,19 @@ const POLICIES: [PolicyInfo; 12] = [
         summary: "seed 002's simulate() as written: decorrelated jitter handed the attempt number, not the previous delay",
     },
     PolicyInfo {
-        kind: PolicyKind::Grpc,
-        name: "grpc",
+        kind: PolicyKind::GrpcConnection,
+        name: "grpc-connection",
         formula: "k = 1: d = b = min(base, cap); then b = min(b·1.6, cap), d = b·U[0.8, 1.2]",
         parameters: "base, cap",
-        summary: "gRPC connection backoff (defaults base 1s, cap 120s)",
+        summary: "gRPC's connection backoff (defaults base 1s, cap 120s); the first retry is not \
+                  jittered",
+    },
+    PolicyInfo {
+        kind: PolicyKind::GrpcRetry,
+        name: "grpc-retry",
+        formula: "d = c_k·U[0.8, 1.2], the first retry too",
+        parameters: "base (initialBackoff), cap (maxBackoff), multiplier (backoffMultiplier)",
+        summary: "gRPC's retry policy (gRFC A6 since 2024, grpc-go 1.69+, grpc-java 1.80+)",
     },
     PolicyInfo {
         kind: PolicyKind::Fibonacci,
@@ -211,7 +259,7 @@ const POLICIES: [PolicyInfo; 12] = [
 
 impl PolicyKind {
     /// Every policy, in the order `herdsim policies` lists them.
-    pub const ALL: [PolicyKind; 12] = [
+    pub const ALL: [PolicyKind; 13] = [
         PolicyKind::None,
         PolicyKind::Equal,
         PolicyKind::Full,
@@ -219,7 +267,8 @@ impl PolicyKind {
         PolicyKind::DecorrelatedCeiling,
         PolicyKind::DecorrelatedV2,
         PolicyKind::DecorrelatedAttempt,
-        PolicyKind::Grpc,
+        PolicyKind::GrpcConnection,
+        PolicyKind::GrpcRetry,
         PolicyKind::Fibonacci,
         PolicyKind::NoBackoff,
         PolicyKind::Constant,
@@ -237,9 +286,14 @@ impl PolicyKind {
         self.info().name
     }
 
-    /// The delay formula for retry k, with c_k = min(cap, base·2^(k−1)).
+    /// The delay formula for retry k, with c_k = min(cap, base·m^(k−1)).
     pub fn formula(self) -> &'static str {
         self.info().formula
+    }
+
+    /// True if the policy reads `--multiplier` (its `c_k` grows by it).
+    pub fn uses_multiplier(self) -> bool {
+        self.parameters().contains("multiplier")
     }
 
     /// The parameters the policy reads.
@@ -268,6 +322,13 @@ impl FromStr for PolicyKind {
     type Err = BaseError;
 
     fn from_str(name: &str) -> Result<Self, BaseError> {
+        if let Some(&(text, instead)) = AMBIGUOUS.iter().find(|(old, _)| *old == name.trim()) {
+            return Err(BaseError::AmbiguousName {
+                what: "policy",
+                text,
+                instead,
+            });
+        }
         parse_name(name, "policy", &Self::ALL, Self::name)
     }
 }
@@ -286,8 +347,11 @@ pub struct PolicySpec {
     /// Seed 003's proportional jitter factor in `[0, 1]`; 0 is off.
     pub jitter_factor: f64,
     /// Added to the exponent of every retry of the exponential family
-    /// (none, equal, full): `c_k = min(cap, base·2^(k−1+first_exponent))`.
+    /// (none, equal, full): `c_k = min(cap, base·m^(k−1+first_exponent))`.
     pub first_exponent: u32,
+    /// The growth m of the ceiling per retry in none, equal, full and
+    /// grpc-retry, above 1: `c_k = min(cap, base·m^(k−1))`; 2 by default.
+    pub multiplier: f64,
     /// Where equal and full jitter apply the cap.
     pub cap_mode: CapMode,
 }
@@ -308,13 +372,19 @@ named!(CapMode, "cap mode", {
     CapMode::After => "after",
 });
 
-/// `min(cap, base·2^(retry−1))`, or with [`CapMode::After`] the uncapped
-/// `base·2^(retry−1)` (saturating at `u64::MAX`).
+/// `min(cap, base·m^(retry−1))`, or with [`CapMode::After`] the uncapped
+/// `base·m^(retry−1)` (saturating at `u64::MAX`).
 #[inline]
-pub(crate) fn ceiling_for(base: Micros, cap: Micros, retry: u32, mode: CapMode) -> Micros {
+pub(crate) fn ceiling_for(
+    base: Micros,
+    cap: Micros,
+    multiplier: f64,
+    retry: u32,
+    mode: CapMode,
+) -> Micros {
     match mode {
-        CapMode::Before => exponential_ceiling(base, cap, retry),
-        CapMode::After => exponential_ceiling(base, Micros::MAX, retry),
+        CapMode::Before => multiplied_ceiling(base, cap, multiplier, retry),
+        CapMode::After => multiplied_ceiling(base, Micros::MAX, multiplier, retry),
     }
 }
 
@@ -353,13 +423,14 @@ impl PolicySpec {
     /// the proportional jitter when the factor is not zero.
     pub fn visit<V: PolicyVisitor>(&self, visitor: V) -> V::Output {
         let (base, cap, step) = (self.base_us, self.cap_us, self.step());
-        let first_exponent = self.first_exponent;
+        let (first_exponent, multiplier) = (self.first_exponent, self.multiplier);
         match self.kind {
             PolicyKind::None => self.with_factor(
                 NoJitter {
                     base,
                     cap,
                     first_exponent,
+                    multiplier,
                 },
                 visitor,
             ),
@@ -368,6 +439,7 @@ impl PolicySpec {
                     base,
                     cap,
                     first_exponent,
+                    multiplier,
                     cap_mode: self.cap_mode,
                 },
                 visitor,
@@ -377,6 +449,7 @@ impl PolicySpec {
                     base,
                     cap,
                     first_exponent,
+                    multiplier,
                     cap_mode: self.cap_mode,
                 },
                 visitor,
@@ -385,7 +458,15 @@ impl PolicySpec {
                 self.with_factor(DecorrelatedCeiling { base, cap }, visitor)
             }
             PolicyKind::DecorrelatedV2 => self.with_factor(DecorrelatedV2 { base, cap }, visitor),
-            PolicyKind::Grpc => self.with_factor(Grpc { base, cap }, visitor),
+            PolicyKind::GrpcConnection => self.with_factor(GrpcConnection { base, cap }, visitor),
+            PolicyKind::GrpcRetry => self.with_factor(
+                GrpcRetry {
+                    base,
+                    cap,
+                    multiplier,
+                },
+                visitor,
+            ),
             PolicyKind::Fibonacci => self.with_factor(Fibonacci { base, cap }, visitor),
             PolicyKind::Decorrelated => self.with_factor(DecorrelatedJitter { base, cap }, visitor),
             PolicyKind::DecorrelatedAttempt => {
@@ -409,7 +490,7 @@ impl PolicySpec {
     /// plus the jitter factor's documented overshoot.
     pub fn max_delay_us(&self) -> Micros {
         let policy_max = match self.kind {
-            PolicyKind::Grpc => self.cap_us.saturating_mul(6) / 5,
+            PolicyKind::GrpcConnection | PolicyKind::GrpcRetry => self.cap_us.saturating_mul(6) / 5,
             _ => self.cap_us,
         };
         policy_max + jitter_factor::half_width(policy_max, self.jitter_factor)
@@ -517,7 +598,48 @@ mod tests {
         }
         let err = "jittery".parse::<PolicyKind>().unwrap_err().to_string();
         assert!(err.contains(
-            "none, equal, full, decorrelated, decorrelated-ceiling, decorrelated-v2, decorrelated-attempt, grpc, fibonacci, no-backoff, constant, linear"
+            "none, equal, full, decorrelated, decorrelated-ceiling, decorrelated-v2, decorrelated-attempt, grpc-connection, grpc-retry, fibonacci, no-backoff, constant, linear"
         ));
+    }
+
+    #[test]
+    fn the_bare_grpc_name_says_which_two_it_could_mean() {
+        let err = " grpc ".parse::<PolicyKind>().unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "policy 'grpc' is ambiguous: choose grpc-connection (gRPC's connection backoff) or \
+             grpc-retry (gRPC's retry policy, gRFC A6)"
+        );
+        assert!("grpc-connection".parse::<PolicyKind>().is_ok());
+    }
+
+    #[test]
+    fn a_multiplier_of_2_is_the_integer_doubling_and_others_are_powers() {
+        for (base, cap) in [(100, 20_000), (1, u64::MAX), (7, 3), (100_000, 20_000_000)] {
+            for k in (0..=70).chain([1_000, u32::MAX]) {
+                assert_eq!(
+                    multiplied_ceiling(base, cap, 2.0, k),
+                    exponential_ceiling(base, cap, k)
+                );
+            }
+        }
+        // 1.5^(k−1) exactly (dyadic), floored to whole µs, then the cap.
+        let got: Vec<_> = (1..=9)
+            .map(|k| multiplied_ceiling(1_000, 20_000, 1.5, k))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                1_000, 1_500, 2_250, 3_375, 5_062, 7_593, 11_390, 17_085, 20_000
+            ]
+        );
+        // Huge retry numbers overflow to infinity, which is the cap; the
+        // uncapped ceiling saturates.
+        assert_eq!(multiplied_ceiling(1, 5_000, 1.01, u32::MAX), 5_000);
+        assert_eq!(multiplied_ceiling(1, u64::MAX, 100.0, 20), u64::MAX);
+        // Retry 0 and 1 are the base.
+        assert_eq!(multiplied_ceiling(300, 5_000, 3.0, 0), 300);
+        assert_eq!(multiplied_ceiling(300, 5_000, 3.0, 1), 300);
+        assert_eq!(multiplied_ceiling(300, 5_000, 3.0, 3), 2_700);
     }
 }

@@ -24,7 +24,7 @@ pub use json::{run_json, server_run_json};
 pub use markdown::{ParamNames, compare_markdown, params_markdown};
 pub use table::{
     aligned_text_first, compare_table, controls_table, params_table, policies_table, run_table,
-    schedule_table, server_run_table,
+    schedule_table, server_run_table, triggers_table,
 };
 
 use serde::Serialize;
@@ -116,6 +116,9 @@ pub struct WorkloadSummary {
     pub jitter_factor: f64,
     /// Exponent offset of the exponential family.
     pub first_exponent: u32,
+    /// The ceiling's growth per retry (policies that read it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub multiplier: Option<f64>,
     /// Where equal and full jitter apply the cap.
     pub cap_mode: &'static str,
     /// How clients' generators are seeded.
@@ -157,6 +160,7 @@ impl WorkloadSummary {
             step_ms: (p.kind == crate::PolicyKind::Linear).then(|| us_to_ms(p.step())),
             jitter_factor: p.jitter_factor,
             first_exponent: p.first_exponent,
+            multiplier: p.kind.uses_multiplier().then_some(p.multiplier),
             cap_mode: p.cap_mode.name(),
             seeding: spec.seeding.name(),
             budget: spec.budget.map(|b| b.to_string()),
@@ -214,6 +218,14 @@ impl WorkloadSummary {
         if p.kind == crate::PolicyKind::Linear {
             policy += &format!(", step {}", format_duration(p.step()));
         }
+        // The default doubling is not shown, so the exponential family
+        // reads as it did before the multiplier; gRPC's retry policy always
+        // names its multiplier.
+        let multiplied = p.kind.uses_multiplier()
+            && (p.multiplier != 2.0 || p.kind == crate::PolicyKind::GrpcRetry);
+        if multiplied {
+            policy += &format!(", multiplier {}", p.multiplier);
+        }
         if p.first_exponent > 0 {
             policy += &format!(", first exponent {}", p.first_exponent);
         }
@@ -229,7 +241,17 @@ impl WorkloadSummary {
         } else {
             format!("{clients} clients, {arrivals}, against {resource}")
         };
-        let mut lines = vec![first, format!("policy {policy}: {}", p.kind.formula())];
+        let mut formula = p.kind.formula().to_string();
+        if multiplied {
+            let exponent = match p.first_exponent {
+                e if e > 0 && p.kind.parameters().contains("first-exponent") => {
+                    format!("k−1+{e}")
+                }
+                _ => "k−1".to_string(),
+            };
+            formula += &format!("; c_k = min(cap, base·{}^({exponent}))", p.multiplier);
+        }
+        let mut lines = vec![first, format!("policy {policy}: {formula}")];
         let mut stops = Vec::new();
         if let Some(n) = spec.max_attempts {
             stops.push(format!("at most {n} attempts"));

@@ -298,8 +298,10 @@ pub fn policies_table() -> String {
         out.push('\n');
     }
     out.push_str(
-        "For retry k ≥ 1, c_k = min(cap, base·2^(k−1)). U[a, b] is a uniform whole number of\n\
-         microseconds, both ends included. Every delay lies in [0, cap] but grpc's (up to 1.2·cap).\n\
+        "For retry k ≥ 1, c_k = min(cap, base·m^(k−1)), m the --multiplier (default 2: doubling).\n\
+         U[a, b] is a uniform whole number of microseconds, both ends included. Every delay lies\n\
+         in [0, cap] but grpc-connection's and grpc-retry's (up to 1.2·cap). The bare name grpc\n\
+         is refused: it could mean either.\n\
          --jitter-factor f (any policy; seed 003): d' = d + U[−f·d/2, +f·d/2], applied after\n\
          the cap, so a delay may exceed the cap by at most f·cap/2.\n",
     );
@@ -338,6 +340,56 @@ pub fn controls_table() -> String {
     out
 }
 
+/// `text` broken at spaces into lines of at most `width` characters (a word
+/// longer than that stands alone), each after `indent`.
+fn wrapped(text: &str, indent: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            let _ = writeln!(out, "{indent}{line}");
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        let _ = writeln!(out, "{indent}{line}");
+    }
+    out
+}
+
+/// `herdsim triggers`: every trigger kind of the server model, with its
+/// syntax, what the server loop does with it, and an example; then what
+/// every trigger shares and the keys that change them.
+pub fn triggers_table() -> String {
+    use crate::model::server::TRIGGERS;
+    let mut out = String::from(
+        "--trigger (scenario key trigger, server model): KIND@FROM..TO, several joined by +\n\
+         (not commas), or none. FROM..TO takes durations (2s..2.5s); the window is [FROM, TO).\n\n",
+    );
+    for about in &TRIGGERS {
+        let _ = writeln!(out, "  {}", about.syntax);
+        out += &wrapped(about.meaning, "      ", 84);
+        let _ = writeln!(out, "      example: --trigger {}\n", about.example);
+    }
+    out += &wrapped(
+        "Every trigger acts on the server (with --depth, the last service of the chain), \
+         from FROM, included, to TO, excluded; FROM must lie inside --duration. Triggers \
+         may overlap, of any kinds. --failure-end (window, next-start) says when the \
+         failure triggers (outage, fail, user-fail) stop failing attempts; --rate-changes \
+         (exact, at-arrival) how arrivals follow spikes and ramps. A sweep takes several \
+         trigger lists separated by ';'.",
+        "",
+        88,
+    );
+    out += "\nFor example:\n  herdsim run --resource server --rate 500 --timeout 100ms --policy no-backoff \\\n      \
+            --max-attempts 4 --trigger outage@2s..2.5s+spike:2@5s..6s\n";
+    out
+}
+
 /// `herdsim params`: every registry parameter, one block each.
 pub fn params_table(names: super::ParamNames) -> String {
     let mut out = String::new();
@@ -365,6 +417,42 @@ pub fn params_table(names: super::ParamNames) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_trigger_listing_has_every_kind_with_its_syntax_meaning_and_example() {
+        use crate::model::server::{TriggerKind, Triggers};
+        let text = super::triggers_table();
+        // One trigger of every kind (the match fails to compile when a kind
+        // is added, until it is added here).
+        let every: Triggers = "outage@1s..2s+fail:0.5@1s..2s+user-fail:0.5@1s..2s+spike:2@1s..2s\
+                               +ramp:1/2@1s..2s+slow:2@1s..2s+capacity:0@1s..2s"
+            .parse()
+            .unwrap();
+        let mut seen = [false; 7];
+        for trigger in &every.0 {
+            let i = match trigger.kind {
+                TriggerKind::Outage => 0,
+                TriggerKind::PartialFailure(_) => 1,
+                TriggerKind::PerUserFailure(_) => 2,
+                TriggerKind::LoadSpike(_) => 3,
+                TriggerKind::Ramp { .. } => 4,
+                TriggerKind::Slowdown(_) => 5,
+                TriggerKind::CapacityDrop(_) => 6,
+            };
+            seen[i] = true;
+            let about = trigger.kind.about();
+            assert!(
+                text.contains(&format!("\n  {}\n", about.syntax)),
+                "{}",
+                about.syntax
+            );
+            assert!(text.contains(&format!("example: --trigger {}\n", about.example)));
+            // The meaning is there word for word, wrapped.
+            let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert!(flat.contains(about.meaning), "{}", about.syntax);
+        }
+        assert!(seen.iter().all(|&s| s));
+        assert!(text.lines().all(|l| l.chars().count() <= 92), "{text}");
+    }
     use super::*;
     use crate::measure::server_metrics::ServerMetric;
 

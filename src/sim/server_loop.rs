@@ -1494,6 +1494,7 @@ mod tests {
                 step_us: None,
                 jitter_factor: 0.0,
                 first_exponent: 0,
+                multiplier: 2.0,
                 cap_mode: CapMode::Before,
             },
             max_attempts,

@@ -41,6 +41,9 @@ pub enum ParamError {
     /// A jitter factor out of `[0, 1]`.
     #[error("expected a number from 0 to 1 (0 is off)")]
     JitterFactor,
+    /// A backoff multiplier out of `(1, 100]`.
+    #[error("expected a number above 1 and at most 100 (2 doubles the ceiling each retry)")]
+    Multiplier,
     /// A duration of zero where one is needed.
     #[error("expected a duration of at least 1us, such as 100ms or 20s")]
     ZeroDuration,

@@ -126,6 +126,7 @@ impl RunSpec {
                 step_us: None,
                 jitter_factor: 0.0,
                 first_exponent: 0,
+                multiplier: 2.0,
                 cap_mode: CapMode::Before,
             },
             max_attempts: None,
@@ -243,7 +244,7 @@ impl RunSpec {
             .iter()
             .filter_map(|&key| {
                 let why = match key {
-                    "step" | "first_exponent" | "cap_mode"
+                    "step" | "first_exponent" | "cap_mode" | "multiplier"
                         if !kind.parameters().contains(&key.replace('_', "-")) =>
                     {
                         format!("the {kind} policy does not use it")
@@ -493,14 +494,24 @@ mod tests {
     #[test]
     fn parameters_a_workload_does_not_use_are_named() {
         let mut s = spec();
-        assert_eq!(s.unused(&["cap_mode", "first_exponent", "clients"]), vec![]);
+        assert_eq!(
+            s.unused(&["cap_mode", "first_exponent", "multiplier", "clients"]),
+            vec![]
+        );
+        s.policy.kind = PolicyKind::GrpcRetry;
+        assert_eq!(s.unused(&["multiplier"]), vec![]);
+        s.policy.kind = PolicyKind::GrpcConnection;
+        assert_eq!(s.unused(&["multiplier"]).len(), 1);
         s.policy.kind = PolicyKind::Decorrelated;
         let unused: Vec<_> = s
-            .unused(&["step", "cap_mode", "first_exponent", "fleet"])
+            .unused(&["step", "cap_mode", "first_exponent", "multiplier", "fleet"])
             .into_iter()
             .map(|(key, _)| key)
             .collect();
-        assert_eq!(unused, ["step", "cap_mode", "first_exponent", "fleet"]);
+        assert_eq!(
+            unused,
+            ["step", "cap_mode", "first_exponent", "multiplier", "fleet"]
+        );
         s.policy.kind = PolicyKind::Linear;
         s.budget = parse_control(crate::control::Family::Budget, "ratio:0.1,min:1").unwrap();
         s.fleet = Some(5_000);

@@ -174,7 +174,7 @@ impl Param {
 /// Every parameter, in grid-axis and CSV-column order. Adding one here (and
 /// to [`RunSpec`] and the model that reads it) adds its flag, scenario key,
 /// axis, columns and doc rows.
-pub static PARAMS: [Param; 56] = [
+pub static PARAMS: [Param; 57] = [
     Param {
         key: "policy",
         value_name: "POLICY",
@@ -440,6 +440,25 @@ pub static PARAMS: [Param; 56] = [
         },
         show: |s| Some(s.policy.first_exponent.to_string()),
         fields: |s| vec![s.policy.first_exponent.to_string()],
+    },
+    Param {
+        key: "multiplier",
+        value_name: "M",
+        doc: "Growth of the ceiling per retry in none, equal, full and grpc-retry: c_k = \
+              min(cap, base·M^(k−1)) (gRPC's backoffMultiplier)",
+        accepts: "above 1, at most 100",
+        absent: None,
+        kind: Kind::Number,
+        group: Group::Policy,
+        list_separator: ',',
+        choices: None,
+        columns: &["multiplier"],
+        set: |s, t| {
+            s.policy.multiplier = spec::parse_multiplier(t)?;
+            Ok(())
+        },
+        show: |s| Some(s.policy.multiplier.to_string()),
+        fields: |s| vec![n(s.policy.multiplier)],
     },
     Param {
         key: "cap_mode",

@@ -78,6 +78,20 @@ pub fn parse_first_exponent(text: &str) -> Result<u32, ParamError> {
     parse_count(text, 0, u64::from(MAX_FIRST_EXPONENT)).map(|n| n as u32)
 }
 
+/// The largest backoff multiplier (`--multiplier`).
+pub const MAX_MULTIPLIER: f64 = 100.0;
+
+/// Parses a backoff multiplier: above 1 (1 would not back off) and at most
+/// [`MAX_MULTIPLIER`].
+pub fn parse_multiplier(text: &str) -> Result<f64, ParamError> {
+    let m: f64 = text.trim().parse().unwrap_or(f64::NAN);
+    if m > 1.0 && m <= MAX_MULTIPLIER {
+        Ok(m)
+    } else {
+        Err(ParamError::Multiplier)
+    }
+}
+
 /// A whole number in `min..=max`.
 pub fn check_count(n: u64, min: u64, max: u64) -> Result<u64, ParamError> {
     if (min..=max).contains(&n) {

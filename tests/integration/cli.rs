@@ -252,7 +252,38 @@ fn bad_input_gets_one_line_naming_the_flag_and_exit_code_2() {
         (
             &["--policy", "jittery"],
             "--policy",
-            "none, equal, full, decorrelated, decorrelated-ceiling, decorrelated-v2, decorrelated-attempt, grpc, fibonacci, no-backoff, constant, linear",
+            "none, equal, full, decorrelated, decorrelated-ceiling, decorrelated-v2, decorrelated-attempt, grpc-connection, grpc-retry, fibonacci, no-backoff, constant, linear",
+        ),
+        (
+            &["--policy", "grpc"],
+            "--policy",
+            "policy 'grpc' is ambiguous: choose grpc-connection (gRPC's connection backoff) or \
+             grpc-retry (gRPC's retry policy, gRFC A6)",
+        ),
+        (
+            &["--multiplier", "1"],
+            "--multiplier",
+            "above 1 and at most 100",
+        ),
+        (
+            &["--multiplier", "100.5"],
+            "--multiplier",
+            "above 1 and at most 100",
+        ),
+        (
+            &["--multiplier", "NaN"],
+            "--multiplier",
+            "above 1 and at most 100",
+        ),
+        (
+            &[
+                "--resource",
+                "server",
+                "--trigger",
+                "outage@1s..2s,spike:2@3s..4s",
+            ],
+            "--trigger",
+            "join triggers with +, not commas",
         ),
         (&["--seeds", "0"], "--seeds", "1 to 1,000,000"),
         (&["--seed", "-1"], "--seed", "whole number"),
@@ -314,6 +345,135 @@ fn bad_queue_and_bench_flags_get_one_line_and_exit_code_2() {
         assert!(stderr.contains(flag), "{args:?}: {stderr}");
         assert!(stderr.contains(accepted), "{args:?}: {stderr}");
     }
+}
+
+#[test]
+fn the_bare_grpc_name_is_refused_everywhere_a_policy_is_named() {
+    let says = "choose grpc-connection (gRPC's connection backoff) or grpc-retry";
+    for args in [
+        &["policy", "grpc"][..],
+        &["policy", "full,grpc", "--retries", "3"][..],
+        &[
+            "sweep",
+            "--policy",
+            "full,grpc",
+            "--out",
+            "never-written.csv",
+        ][..],
+        &["compare", "--policy", "grpc", "--clients", "10"][..],
+    ] {
+        let err = usage_error(args);
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(err.contains("'grpc'"), "{args:?}: {err}");
+    }
+    assert!(!std::path::Path::new("never-written.csv").exists());
+    // A scenario file's key gets the same reason, with its file and key.
+    let dir = crate::common::workdir("grpc-scenario");
+    let scenario = dir.join("s.toml");
+    fs::write(&scenario, "policy = \"grpc\"\n").unwrap();
+    let err = usage_error(&["compare", scenario.to_str().unwrap()]);
+    assert!(err.contains(says) && err.contains("policy"), "{err}");
+}
+
+#[test]
+fn grpc_retry_shows_its_multiplier_and_jitters_the_first_retry() {
+    // The README's example: the formula with the multiplier in it.
+    let out = stdout_of(
+        &[
+            "policy",
+            "grpc-retry",
+            "--multiplier",
+            "1.5",
+            "--base",
+            "100ms",
+            "--cap",
+            "10s",
+            "--retries",
+            "4",
+        ],
+        "1",
+    );
+    assert!(
+        out.starts_with(
+            "policy grpc-retry (base 100ms, cap 10s, multiplier 1.5): d = c_k·U[0.8, 1.2], the \
+             first retry too; c_k = min(cap, base·1.5^(k−1))\n"
+        ),
+        "{out}"
+    );
+    // Retry 3's ceiling is 225 ms: its delays lie in [180, 270] ms.
+    let row: Vec<f64> = out
+        .lines()
+        .find(|l| l.starts_with("3 "))
+        .unwrap()
+        .split_whitespace()
+        .skip(1)
+        .take(3)
+        .map(|v| v.replace(',', "").parse().unwrap())
+        .collect();
+    assert!(
+        row[0] >= 180.0 && row[2] <= 270.0 && (row[1] - 225.0).abs() < 3.0,
+        "{row:?}"
+    );
+    // Full jitter's schedule names a multiplier other than 2, and only then.
+    let full = stdout_of(
+        &["policy", "full", "--multiplier", "3", "--retries", "2"],
+        "1",
+    );
+    assert!(full.contains("multiplier 3): d = U[0, c_k]; c_k = min(cap, base·3^(k−1))"));
+    let doubling = stdout_of(&["policy", "full", "--retries", "2"], "1");
+    assert!(doubling.starts_with("policy full (base 100ms, cap 20s): d = U[0, c_k]\n"));
+    // The README's herd: gRPC's connection backoff puts 9,999 of 10,000 first
+    // retries in one window; its retry policy spreads them.
+    let peak = |policy: &[&str]| -> f64 {
+        let json = json_of(
+            &[
+                &["run", "--clients", "10000", "--base", "1s", "--cap", "120s"][..],
+                policy,
+            ]
+            .concat(),
+        );
+        json["metrics"]["peak_retries"]["mean"].as_f64().unwrap()
+    };
+    assert_eq!(peak(&["--policy", "grpc-connection"]), 9_999.0);
+    assert_eq!(
+        peak(&["--policy", "grpc-retry", "--multiplier", "1.6"]),
+        38.0
+    );
+}
+
+#[test]
+fn a_multiplier_given_to_a_policy_without_one_is_a_warning() {
+    let out = cargo_bin_cmd!("herdsim")
+        .args([
+            "run",
+            "--policy",
+            "decorrelated",
+            "--multiplier",
+            "1.5",
+            "--clients",
+            "10",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "warning: --multiplier has no effect: the decorrelated policy does not use it\n"
+    );
+}
+
+#[test]
+fn triggers_lists_every_kind_with_its_meaning() {
+    let out = stdout_of(&["triggers"], "1");
+    for about in &herdsim::model::server::TRIGGERS {
+        assert!(
+            out.contains(&format!("  {}\n", about.syntax)),
+            "{}",
+            about.syntax
+        );
+        assert!(out.contains(&format!("example: --trigger {}\n", about.example)));
+    }
+    assert!(out.contains("joined by +"), "{out}");
 }
 
 #[test]

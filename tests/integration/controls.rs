@@ -254,13 +254,19 @@ fn herdsim_policy_writes_csv_and_rejects_bad_input() {
     let csv = dir.join("p.csv");
     let _ = std::fs::remove_file(&csv);
     let out = cargo_bin_cmd!("herdsim")
-        .args(["policy", "full,grpc,fibonacci", "--retries", "5", "--csv"])
+        .args([
+            "policy",
+            "full,grpc-connection,grpc-retry,fibonacci",
+            "--retries",
+            "5",
+            "--csv",
+        ])
         .arg(&csv)
         .output()
         .unwrap();
     assert!(out.status.success());
     let text = std::fs::read_to_string(&csv).unwrap();
-    assert_eq!(text.lines().count(), 1 + 3 * 5);
+    assert_eq!(text.lines().count(), 1 + 4 * 5);
     assert!(text.starts_with(
         "policy,retry,delay_p1_ms,delay_p50_ms,delay_p99_ms,at_cap_share,wait_p50_ms\n"
     ));

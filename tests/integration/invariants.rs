@@ -78,6 +78,7 @@ fn spec_strategy() -> impl Strategy<Value = RunSpec> {
         prop::option::of(1u64..50_000),
         0u32..3,
         prop_oneof![Just(CapMode::Before), Just(CapMode::After)],
+        prop_oneof![Just(2.0), 1.2f64..4.0],
     );
     let environment = (
         // The herd models: the server model's runs and metrics are its own.
@@ -146,6 +147,7 @@ fn spec_strategy() -> impl Strategy<Value = RunSpec> {
                 window_us,
                 first_exponent,
                 cap_mode,
+                multiplier,
             ),
             (resource, arrivals, down, max_attempts, deadline_us),
             (seeding, budget, breaker, throttle, fleet, retry_after),
@@ -163,6 +165,7 @@ fn spec_strategy() -> impl Strategy<Value = RunSpec> {
                     step_us: Some(step_us),
                     jitter_factor,
                     first_exponent,
+                    multiplier,
                     cap_mode,
                 },
                 max_attempts,
@@ -245,7 +248,10 @@ proptest! {
         };
         prop_assert!(trace.delays.iter().all(|&d| d <= max_delay));
         if spec.policy.jitter_factor == 0.0
-            && spec.policy.kind != PolicyKind::Grpc
+            && !matches!(
+                spec.policy.kind,
+                PolicyKind::GrpcConnection | PolicyKind::GrpcRetry
+            )
             && spec.retry_after == RetryAfter::Ignore
         {
             prop_assert!(trace.delays.iter().all(|&d| d <= spec.policy.cap_us));

@@ -45,6 +45,7 @@ fn plain_exponential_reaches_a_10s_cap_at_retry_8() {
         base: 100 * MS,
         cap: 10_000 * MS,
         first_exponent: 0,
+        multiplier: 2.0,
     };
     let mut rng = job_rng(1);
     let first_at_cap = (1..).find(|&k| policy.delay(k, &mut (), &mut rng) == policy.cap);
@@ -88,6 +89,7 @@ fn full_jitter_is_uniform_on_zero_to_the_ceiling() {
         base: 100 * MS,
         cap: 20_000 * MS,
         first_exponent: 0,
+        multiplier: 2.0,
         cap_mode: CapMode::Before,
     };
     let ceiling = exponential_ceiling(policy.base, policy.cap, 4);
@@ -103,6 +105,7 @@ fn equal_jitter_is_uniform_on_the_upper_half() {
         base: 100 * MS,
         cap: 20_000 * MS,
         first_exponent: 0,
+        multiplier: 2.0,
         cap_mode: CapMode::Before,
     };
     for retry in [1, 5, 12] {
@@ -155,6 +158,7 @@ fn the_jitter_factor_is_centred_on_the_delay() {
         base: 10_000 * MS,
         cap: 30_000 * MS,
         first_exponent: 0,
+        multiplier: 2.0,
     };
     let policy = ProportionalJitter::new(inner, 0.3);
     let (mean, lo, hi) = sample(&policy, 1, N, 11);

@@ -1,29 +1,33 @@
-//! `grpc`: gRPC's connection backoff.
+//! `grpc-connection`: gRPC's connection backoff.
 
 use super::Backoff;
 use crate::base::draws::Draws;
 use crate::base::time::Micros;
 
-/// gRPC's connection backoff (its "Connection Backoff" protocol document):
+/// gRPC's connection backoff (its "Connection Backoff" protocol document,
+/// `doc/connection-backoff.md` in grpc/grpc; not its retry policy, which is
+/// [`super::GrpcRetry`]):
 /// the first retry waits the initial backoff `min(base, cap)`; after that
 /// `b = min(b·1.6, cap)` and `d = b·U[0.8, 1.2]`, drawn as the whole µs
 /// `U[⌊0.8·b⌋, ⌊1.2·b⌋]`. gRPC's defaults are base 1 s, cap 120 s. As in
 /// gRPC, the cap bounds the backoff before its jitter, so a delay may reach
-/// 1.2·cap.
+/// 1.2·cap. The first retry is not jittered: a herd that failed together
+/// makes its first retry together (99.99% of a 10,000-client herd in one
+/// window).
 ///
 /// `b` is kept as gRPC keeps it, a float multiplied by 1.6 at each retry:
 /// in whole µs, `⌊8b/5⌋` stays at 1 µs forever from a 1 µs base. A float
 /// product is correctly rounded (IEEE 754), so the walk is the same on every
 /// machine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Grpc {
+pub struct GrpcConnection {
     /// The initial backoff, µs.
     pub base: Micros,
     /// The largest backoff before jitter, µs.
     pub cap: Micros,
 }
 
-impl Backoff for Grpc {
+impl Backoff for GrpcConnection {
     /// The current backoff `b`, µs (fractions kept).
     type Walk = f64;
 
@@ -47,7 +51,7 @@ mod tests {
     use crate::base::draws::ScriptedDraws;
     use crate::base::seeding::job_rng;
 
-    const P: Grpc = Grpc {
+    const P: GrpcConnection = GrpcConnection {
         base: 1_000_000,
         cap: 120_000_000,
     };
@@ -69,7 +73,7 @@ mod tests {
         // (1.6^29 = 8.5·10^5 µs, 1.6^30 = 1.36·10^6 µs, capped), where whole-µs
         // arithmetic (⌊8b/5⌋) stayed at 1 µs for ever.
         for base in [1, 2, 3] {
-            let p = Grpc {
+            let p = GrpcConnection {
                 base,
                 cap: 1_000_000,
             };

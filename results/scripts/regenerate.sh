@@ -88,6 +88,25 @@ for f in scenarios/yandex-2024/*.toml; do
   else tail -n +2 results/yandex-2024.part.csv >> results/yandex-2024.csv; fi
 done > results/yandex-2024.md
 rm results/yandex-2024.part.csv
+# Yandex 2024 at 10,000 calls/s (the study's scaling: CPUs and static clients
+# grow with the rate, the budget and the breaker's minimum calls do not),
+# against 40 seeds of the study's code at that rate
+# (results/yandex-2024-10000rps-reference.csv; results/README.md says how).
+first=1
+for name in retry-cb-budget-global-vs-local circuit-breaker-vs-retry-budget-cb10pct \
+    circuit-breaker-vs-retry-budget-cb50pct; do
+  case $name in
+    retry-cb-budget-global-vs-local) at=(--workers 412 --sources 50) ;;
+    *) at=(--workers 206 --requests 15000) ;;
+  esac
+  herdsim compare "scenarios/yandex-2024/$name.toml" --rate 10000 "${at[@]}" --seeds 400 \
+      --reference results/yandex-2024-10000rps-reference.csv \
+      --markdown --csv results/yandex-2024-10000rps.part.csv --force --quiet
+  echo
+  if [ $first = 1 ]; then cp results/yandex-2024-10000rps.part.csv results/yandex-2024-10000rps.csv; first=0
+  else tail -n +2 results/yandex-2024-10000rps.part.csv >> results/yandex-2024-10000rps.csv; fi
+done > results/yandex-2024-10000rps.md
+rm results/yandex-2024-10000rps.part.csv
 herdsim compare scenarios/brooker-2023-omission.toml \
     --markdown --csv results/brooker-2023-omission.csv --force --quiet > results/brooker-2023-omission.md
 herdsim compare scenarios/brooker-2023-omission-queue.toml \

@@ -23,7 +23,7 @@
 //! still fails, and one failed call in a 50 ms bucket of fifty holds its
 //! success under the 99% that recovery needs), exactly `int(rps · D)` calls (`requests`), the last ones
 //! landing up to a few tens of ms either side of D (its static clients call
-//! while the clock is under D instead). Not kept: the shared SimPy clock
+//! at t = 0 and then while the clock is under D instead). Not kept: the shared SimPy clock
 //! that breaks runs sharing a process (the reference avoids it too),
 //! unseeded numpy. A call's timeout drawn from {100, 200, 300} ms
 //! (`any_retries_are_slowing_down_recovery`) is `timeout_choices`.
@@ -182,7 +182,8 @@ enum Calls {
     Open,
     /// The same, each call holding one of `share × rps` client slots.
     Limited(f64),
-    /// `rps / 200` static clients, each with its own Poisson calls.
+    /// `rps / 200` static clients, each calling at t = 0 and then at its own
+    /// Poisson gaps while the clock is under D.
     Static,
 }
 
@@ -461,7 +462,8 @@ pub fn settings(name: &str, label: &str, rps: f64) -> Option<Vec<(&'static str, 
         ("workers", workers.max(1).to_string()),
     ]);
     // The code makes exactly int(rps · D) calls, but its static clients call
-    // while the clock is under D.
+    // while the clock is under D, each first at t = 0 (`Client.run` calls
+    // before its first sleep), then at Poisson gaps.
     let calls = (rps * seconds(scenario.duration)) as u64;
     match scenario.calls {
         Calls::Open => settings.push(("requests", calls.to_string())),
@@ -469,7 +471,10 @@ pub fn settings(name: &str, label: &str, rps: f64) -> Option<Vec<(&'static str, 
             ("requests", calls.to_string()),
             ("concurrency", ((share * rps) as u64).to_string()),
         ]),
-        Calls::Static => settings.push(("sources", ((rps as u64) / 200).max(1).to_string())),
+        Calls::Static => settings.extend([
+            ("sources", ((rps as u64) / 200).max(1).to_string()),
+            ("first_call", "const:0".to_string()),
+        ]),
     }
     for (k, v) in strategy(name, label)? {
         match settings.iter_mut().find(|(key, _)| *key == k) {
@@ -592,6 +597,43 @@ mod tests {
             .unwrap();
         assert_eq!(dp.spec.server.workers, Some(23));
         assert_eq!(dp.spec.policy.kind.name(), "full");
+    }
+
+    #[test]
+    fn each_static_client_calls_at_t_0_before_its_first_gap() {
+        use crate::experiment::server_runs::run_server_replicates;
+        use crate::measure::observer::Watch;
+        use crate::sim::queue::QueueKind;
+        // retry_cb_budget_global_vs_local: the code's rps/200 static clients
+        // each call at t = 0, then at their own Poisson gaps while the clock
+        // is under D (Client.run). At 1,000 calls/s that is 5 calls at t = 0
+        // on top of the Poisson ones; at 0.001 calls/s a run of 1.5 s draws
+        // a Poisson call with probability 0.0015, so these runs make exactly
+        // the 5 calls at t = 0, all in the first window (0 without them).
+        for label in ["retry-cb-10%-global", "retry-budget-10%-local"] {
+            let mut pairs = settings("retry_cb_budget_global_vs_local", label, 1000.0).unwrap();
+            assert!(pairs.contains(&("sources", "5".to_string())), "{pairs:?}");
+            assert!(pairs.contains(&("first_call", "const:0".to_string())));
+            pairs.iter_mut().find(|(k, _)| *k == "rate").unwrap().1 = "0.001".into();
+            let pairs: Vec<(&str, &str)> = pairs.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            let runs = run_server_replicates(
+                &spec_of(&pairs),
+                42,
+                0,
+                8,
+                &Watch::UNLIMITED,
+                QueueKind::Auto,
+                || {},
+            );
+            for run in runs {
+                assert_eq!(run.requests, 5, "{label}");
+                assert_eq!(run.windows[0].arrivals, 5, "{label}");
+                assert_eq!(run.successes + run.gave_up, 5, "{label}");
+            }
+        }
+        // Open-loop scenarios make exactly int(rps · D) calls, none extra.
+        let open = settings("mfs", "retry-3x", 1000.0).unwrap();
+        assert!(!open.iter().any(|(k, _)| *k == "first_call"));
     }
 
     #[test]

@@ -110,7 +110,10 @@ pub fn compared_scenario(path: Option<&Path>, grid: &GridArgs) -> Result<Scenari
         scenario.name = "server".to_string();
         scenario.description = Some(format!(
             "{} (as point 0 has it; what varies is in each row's label)",
-            scenario.grid.point(0).server.describe()
+            {
+                let p = scenario.grid.point(0);
+                p.server.describe(p.patience_us())
+            }
         ));
     }
     Ok(scenario)

@@ -25,7 +25,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use crate::report::{
-    ParamNames, controls_table, params_markdown, params_table, policies_table, triggers_table,
+    ParamNames, controls_table, metrics_table, params_markdown, params_table, policies_table,
+    triggers_table,
 };
 
 /// `herdsim params`'s options.
@@ -107,6 +108,9 @@ enum Command {
     /// List the server model's triggers (outage, failures, spikes, ramps,
     /// slowdowns, capacity drops) with their exact meaning and syntax
     Triggers,
+    /// Define every metric (herd, server, each service of a chain) and the
+    /// server model's verdict: recovered, stuck or unresolved
+    Metrics,
     /// List every workload parameter: flag, scenario key, default, accepted
     /// values and CSV columns
     Params(ParamsArgs),
@@ -138,6 +142,7 @@ where
         Command::Policies => write_stdout(&policies_table()),
         Command::Controls => write_stdout(&controls_table()),
         Command::Triggers => write_stdout(&triggers_table()),
+        Command::Metrics => write_stdout(&metrics_table()),
         Command::Params(args) => write_stdout(&params_text(&args)),
         Command::Bench(args) => bench::bench(&args),
     };

@@ -84,6 +84,11 @@ pub struct RunArgs {
     #[arg(long)]
     json: bool,
 
+    /// With --json: also every replicate's value of every metric (and, on
+    /// the server model, its verdict), under "runs"
+    #[arg(long, requires = "json")]
+    per_run: bool,
+
     /// Hide the progress bar (it is hidden anyway when stderr is not a terminal)
     #[arg(long, short)]
     quiet: bool,
@@ -100,6 +105,8 @@ pub fn metrics_help() -> String {
     for metric in Metric::ALL {
         text += &format!("  {:<width$}  {}\n", metric.name(), metric.description());
     }
+    text += "\nThe server model's metrics and its verdict (recovered, stuck or unresolved, \
+             judged over --patience after the last trigger): herdsim metrics.\n";
     text += "\nDurations take a unit: 250us, 100ms, 1.5s, 2m, 1h; a bare number is ms.";
     text
 }
@@ -147,7 +154,7 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         summaries: summarize(&runs),
     };
     let text = if args.json {
-        run_json(&report)
+        run_json(&report, args.per_run.then_some(&runs[..]))
     } else {
         let end = timeline.bin_us * timeline.retries.len() as u64;
         format!(
@@ -216,7 +223,11 @@ fn run_server(args: &RunArgs, spec: &RunSpec) -> Result<(), CliError> {
         } else {
             &runs[..1]
         };
-        write_whole(path, args.force, &series_csv(shown, server.window))?;
+        write_whole(
+            path,
+            args.force,
+            &series_csv(shown, server.window, server.first_trigger_start()),
+        )?;
     }
     if let Some(path) = &args.plot {
         plot_server_series(path, args.force, spec, &server, args.seed, &runs[0])?;
@@ -229,7 +240,7 @@ fn run_server(args: &RunArgs, spec: &RunSpec) -> Result<(), CliError> {
         layers: summarize_layers(&runs),
     };
     let text = if args.json {
-        server_run_json(&report)
+        server_run_json(&report, args.per_run.then_some(&runs[..]))
     } else {
         server_run_table(&report)
     };

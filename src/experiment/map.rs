@@ -211,8 +211,10 @@ fn template_index(values: &[String]) -> Option<usize> {
 /// What a map keeps of one run.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RunOutcome {
-    /// The run never recovered.
+    /// The run ended stuck.
     pub stuck: bool,
+    /// The run's load ended too soon after its trigger to tell.
+    pub unresolved: bool,
     /// Its recovery time, ms, if it recovered from a trigger.
     pub recovery_ms: Option<f64>,
     /// Attempts per request.
@@ -223,7 +225,8 @@ impl RunOutcome {
     /// What a map keeps of `metrics`.
     pub fn of(metrics: &ServerMetrics) -> RunOutcome {
         RunOutcome {
-            stuck: metrics.stuck,
+            stuck: metrics.stuck(),
+            unresolved: metrics.verdict == Some(crate::measure::verdict::Verdict::Unresolved),
             recovery_ms: ServerMetric::RecoveryMs.value(metrics),
             amplification: metrics.amplification(),
         }
@@ -287,14 +290,16 @@ impl Cell {
             y: self.y,
             x_at: self.x_at,
             stuck: self.storm().stuck,
-            runs: self.runs.len() as u64,
+            runs: self.storm().runs,
+            unresolved: self.storm().unresolved,
         }
     }
 
-    /// Its storm probability and interval.
+    /// Its storm probability and interval, over its decided runs.
     pub fn storm(&self) -> Storm {
         let stuck = self.runs.iter().filter(|r| r.stuck).count() as u64;
-        Storm::of_counts(stuck, self.runs.len() as u64)
+        let unresolved = self.runs.iter().filter(|r| r.unresolved).count() as u64;
+        Storm::of_counts(stuck, self.runs.len() as u64 - unresolved, unresolved)
     }
 
     /// Which side of one half it is on.
@@ -340,14 +345,16 @@ pub struct CellCounts {
     pub x_at: f64,
     /// Runs that ended stuck.
     pub stuck: u64,
-    /// Runs.
+    /// Runs decided (stuck or recovered).
     pub runs: u64,
+    /// Runs unresolved (not in `runs`).
+    pub unresolved: u64,
 }
 
 impl CellCounts {
     /// Its storm probability and Wilson interval.
     pub fn storm(&self) -> Storm {
-        Storm::of_counts(self.stuck, self.runs)
+        Storm::of_counts(self.stuck, self.runs, self.unresolved)
     }
 
     /// Which side of one half it is on.
@@ -859,6 +866,7 @@ mod tests {
         };
         RunOutcome {
             stuck,
+            unresolved: false,
             recovery_ms: (!stuck).then_some(100.0 + f64::from(job.replicate)),
             amplification: 1.0,
         }

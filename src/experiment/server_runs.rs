@@ -23,7 +23,7 @@ pub fn server_parts(spec: &RunSpec) -> (crate::model::server::ServerSpec, Server
         controls: spec.controls(),
         fleet: spec.fleet,
     };
-    (spec.server.server_spec(window), retry)
+    (spec.server.server_spec(window, spec.patience_us()), retry)
 }
 
 /// Runs replicates `0..replicates` of `spec` (as point `point` under master

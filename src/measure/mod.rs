@@ -9,3 +9,4 @@ pub mod recorder;
 pub mod server_metrics;
 pub mod stats;
 pub mod timeline;
+pub mod verdict;

@@ -3,6 +3,7 @@
 
 use crate::measure::histogram::Histogram;
 use crate::measure::layer_metrics::LayerMetrics;
+use crate::measure::verdict::Verdict;
 use crate::model::server::{NS_PER_MS, Nanos};
 
 /// One window of the time series.
@@ -29,6 +30,19 @@ pub struct Window {
     pub latency_p50_ns: Option<Nanos>,
     /// Their 99th percentile, ns.
     pub latency_p99_ns: Option<Nanos>,
+    /// The sum of those requests' latencies, ns (the window's mean).
+    pub latency_sum_ns: u64,
+    /// Of the requests that succeeded, those the verdict judges: every one
+    /// before the first trigger starts, and after it only those made after
+    /// the last trigger ended (the service's fresh traffic; an incident's
+    /// stragglers, finishing late from their backoff, are not its health).
+    pub judged_successes: u64,
+    /// Of the requests that gave up, those the verdict judges.
+    pub judged_gave_up: u64,
+    /// The sum of the judged successes' latencies, ns.
+    pub judged_latency_sum_ns: u64,
+    /// The sum of their squares, ms² (the baseline's spread).
+    pub judged_latency_squares_ms2: f64,
 }
 
 impl Window {
@@ -40,6 +54,23 @@ impl Window {
         self.gave_up += other.gave_up;
         self.timeouts += other.timeouts;
         self.rejected += other.rejected;
+        self.latency_sum_ns += other.latency_sum_ns;
+        self.judged_successes += other.judged_successes;
+        self.judged_gave_up += other.judged_gave_up;
+        self.judged_latency_sum_ns += other.judged_latency_sum_ns;
+        self.judged_latency_squares_ms2 += other.judged_latency_squares_ms2;
+    }
+
+    /// The mean latency of the window's judged successes, ms, if it had
+    /// any.
+    pub fn judged_latency_mean_ms(&self) -> Option<f64> {
+        (self.judged_successes > 0)
+            .then(|| self.judged_latency_sum_ns as f64 / 1e6 / self.judged_successes as f64)
+    }
+
+    /// The mean latency of the window's successes, ms, if it had any.
+    pub fn latency_mean_ms(&self) -> Option<f64> {
+        (self.successes > 0).then(|| self.latency_sum_ns as f64 / 1e6 / self.successes as f64)
     }
 
     /// Successes among the requests that ended in the window, if any did.
@@ -97,18 +128,24 @@ pub struct ServerMetrics {
     pub end_ns: Nanos,
     /// Workers (`u32::MAX` when unbounded).
     pub workers: u32,
-    /// Time from the end of the last trigger to recovery, ns; `None` with no
-    /// trigger ending inside the load, or when stuck.
-    pub recovery_ns: Option<Nanos>,
+    /// How the run ended after its triggers ([`crate::measure::verdict`]);
+    /// `None` without a trigger.
+    pub verdict: Option<Verdict>,
+    /// When new requests stopped, ns: the duration, or with a fixed request
+    /// count the last one's arrival (the verdict needs the load on through
+    /// its patience window).
+    pub load_end_ns: Nanos,
+    /// Requests that ended (succeeded or gave up) in the windows the
+    /// triggers span; `None` without a trigger.
+    pub ended_during_trigger: Option<u64>,
     /// Successes per request ended in the windows the triggers span (from
-    /// the first's start to the last's end); `None` without a trigger.
+    /// the first's start to the last's end); `None` without a trigger, or
+    /// when fewer than [`MIN_ENDED_FOR_A_RATE`] requests ended there.
     pub success_during_trigger: Option<f64>,
-    /// Successes per request ended in the windows after the last trigger,
-    /// until the load's end; `None` without a trigger or such a window.
+    /// Successes per request ended in the patience window after the last
+    /// trigger; `None` without a trigger, when the load ended before the
+    /// window did, or when fewer than [`MIN_ENDED_FOR_A_RATE`] ended there.
     pub success_after_trigger: Option<f64>,
-    /// The run ended metastable: after the last trigger, the success rate
-    /// never stayed within 1% of its level before the first trigger.
-    pub stuck: bool,
     /// False if the run was cut at its horizon or event limit with requests
     /// still in flight.
     pub complete: bool,
@@ -133,6 +170,27 @@ pub struct ServerMetrics {
 }
 
 impl ServerMetrics {
+    /// Time from the end of the last trigger to recovery, ns; `None`
+    /// without a trigger, or when the run did not recover.
+    pub fn recovery_ns(&self) -> Option<Nanos> {
+        match self.verdict {
+            Some(Verdict::Recovered(ns)) => Some(ns),
+            _ => None,
+        }
+    }
+
+    /// True if the run ended stuck.
+    pub fn stuck(&self) -> bool {
+        self.verdict == Some(Verdict::Stuck)
+    }
+
+    /// Mean end-to-end latency of successful requests, ms; `None` without
+    /// one.
+    pub fn latency_mean_ms(&self) -> Option<f64> {
+        (self.successes > 0)
+            .then(|| self.latency_total_ns as f64 / self.successes as f64 / NS_PER_MS as f64)
+    }
+
     /// Attempts per request.
     pub fn amplification(&self) -> f64 {
         ratio(self.attempts as f64, self.requests as f64)
@@ -195,95 +253,24 @@ fn ratio(a: f64, b: f64) -> f64 {
     if b > 0.0 { a / b } else { 0.0 }
 }
 
-/// Successes per request ended in windows `from..to` (indices), if any
-/// request ended there.
-pub fn success_over(windows: &[Window], from: usize, to: usize) -> Option<f64> {
-    let span = windows.get(from..to.min(windows.len()))?;
+/// The fewest requests a success rate is reported over: below it the share
+/// is too coarse to read (1 of 1 would say 1.000 of a stuck run).
+pub const MIN_ENDED_FOR_A_RATE: u64 = 10;
+
+/// Successes per request ended in windows `from..to` (indices), and how many
+/// ended there; the rate is `None` when fewer than [`MIN_ENDED_FOR_A_RATE`]
+/// did.
+pub fn success_over(windows: &[Window], from: usize, to: usize) -> (Option<f64>, u64) {
+    let span = windows
+        .get(from.min(windows.len())..to.min(windows.len()))
+        .unwrap_or(&[]);
     let (ok, ended) = span.iter().fold((0, 0), |(ok, ended), w| {
         (ok + w.successes, ended + w.successes + w.gave_up)
     });
-    (ended > 0).then(|| ok as f64 / ended as f64)
-}
-
-/// Recovery from the windows: the first window starting at or after
-/// `last_trigger_end` from which every window up to the load's end has a
-/// success rate at least `level − 0.01` (windows where no request ended are
-/// passed over). Returns (recovery, stuck); `level` is the rate before the
-/// first trigger.
-pub fn recovery(
-    windows: &[Window],
-    window: Nanos,
-    level: f64,
-    last_trigger_end: Nanos,
-    load_end: Nanos,
-) -> (Option<Nanos>, bool) {
-    if last_trigger_end >= load_end {
-        return (None, false);
-    }
-    let first = last_trigger_end.div_ceil(window) as usize;
-    let last = (load_end.div_ceil(window) as usize).min(windows.len());
-    let mut recovered_from = None;
-    for (i, w) in windows.iter().enumerate().take(last).skip(first) {
-        match w.success_rate() {
-            Some(rate) if rate < level - 0.01 => recovered_from = None,
-            Some(_) => {
-                recovered_from.get_or_insert(i);
-            }
-            None => {}
-        }
-    }
-    match recovered_from {
-        Some(i) => (Some(i as Nanos * window - last_trigger_end), false),
-        None => (None, true),
-    }
-}
-
-/// The success rate over the windows wholly before `first_trigger` (1 if no
-/// request ended there).
-pub fn level_before(windows: &[Window], window: Nanos, first_trigger: Nanos) -> f64 {
-    let whole = (first_trigger / window) as usize;
-    let (ok, ended) = windows.iter().take(whole).fold((0, 0), |(s, e), w| {
-        (s + w.successes, e + w.successes + w.gave_up)
-    });
-    if ended == 0 {
-        1.0
-    } else {
-        ok as f64 / ended as f64
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn w(successes: u64, gave_up: u64) -> Window {
-        Window {
-            successes,
-            gave_up,
-            ..Window::default()
-        }
-    }
-
-    #[test]
-    fn recovery_is_the_first_window_after_which_every_window_holds_the_level() {
-        // Windows of 10 ns; the trigger ends at 25; the load at 80.
-        let windows = [
-            w(10, 0),
-            w(10, 0),
-            w(2, 8),
-            w(5, 5),
-            w(10, 0),
-            w(8, 2),
-            w(10, 0),
-            w(0, 0),
-        ];
-        assert_eq!(level_before(&windows, 10, 20), 1.0);
-        // Window 5 falls short, so recovery starts at window 6 (t = 60).
-        assert_eq!(recovery(&windows, 10, 1.0, 25, 80), (Some(35), false));
-        let stuck = [w(10, 0), w(1, 9), w(1, 9), w(2, 8)];
-        assert_eq!(recovery(&stuck, 10, 1.0, 10, 40), (None, true));
-        assert_eq!(recovery(&stuck, 10, 1.0, 40, 40), (None, false));
-    }
+    (
+        (ended >= MIN_ENDED_FOR_A_RATE).then(|| ok as f64 / ended as f64),
+        ended,
+    )
 }
 
 /// One reported metric of the server model: name with unit (CSV headers,
@@ -310,12 +297,16 @@ pub enum ServerMetric {
     GaveUp,
     /// Attempts a breaker or throttle refused to send.
     Refused,
+    /// Requests ended while the triggers ran.
+    EndedDuringTrigger,
     /// Success rate of the requests ended while the triggers ran.
     SuccessDuringTrigger,
     /// Success rate of the requests ended after the last trigger.
     SuccessAfterTrigger,
     /// Share of worker time spent on attempts whose client had timed out.
     WastedWork,
+    /// Mean end-to-end latency of successful requests.
+    LatencyMeanMs,
     /// Median end-to-end latency of successful requests.
     LatencyP50Ms,
     /// 99th percentile of the same.
@@ -330,13 +321,15 @@ pub enum ServerMetric {
     QueuePeak,
     /// From the end of the last trigger to recovery.
     RecoveryMs,
-    /// 1 if the run ended metastable.
+    /// 1 if the run ended stuck, 0 if it recovered (empty if unresolved).
     Stuck,
+    /// 1 if the load ended too soon after the triggers to tell.
+    Unresolved,
 }
 
 impl ServerMetric {
     /// Every metric, in report order.
-    pub const ALL: [ServerMetric; 21] = [
+    pub const ALL: [ServerMetric; 24] = [
         ServerMetric::Requests,
         ServerMetric::Attempts,
         ServerMetric::Amplification,
@@ -348,16 +341,19 @@ impl ServerMetric {
         ServerMetric::GaveUp,
         ServerMetric::Refused,
         ServerMetric::WastedWork,
+        ServerMetric::LatencyMeanMs,
         ServerMetric::LatencyP50Ms,
         ServerMetric::LatencyP99Ms,
         ServerMetric::LatencyP999Ms,
         ServerMetric::Utilisation,
         ServerMetric::QueueMean,
         ServerMetric::QueuePeak,
+        ServerMetric::EndedDuringTrigger,
         ServerMetric::SuccessDuringTrigger,
         ServerMetric::SuccessAfterTrigger,
         ServerMetric::RecoveryMs,
         ServerMetric::Stuck,
+        ServerMetric::Unresolved,
     ];
 
     /// (name, decimals, description, value).
@@ -414,6 +410,13 @@ impl ServerMetric {
                 "share of worker time spent on attempts whose client had timed out",
                 |m| Some(m.wasted_work()),
             ),
+            ServerMetric::LatencyMeanMs => (
+                "latency_mean_ms",
+                2,
+                "mean end-to-end latency of successful requests (retries and backoff included; \
+                 empty without a success)",
+                ServerMetrics::latency_mean_ms,
+            ),
             ServerMetric::LatencyP50Ms => (
                 "latency_p50_ms",
                 2,
@@ -448,34 +451,58 @@ impl ServerMetric {
             ServerMetric::QueuePeak => ("queue_peak", 0, "most attempts ever waiting", |m| {
                 Some(m.queue_peak as f64)
             }),
+            ServerMetric::EndedDuringTrigger => (
+                "ended_during_trigger",
+                0,
+                "requests that ended (succeeded or gave up) in the windows the triggers span \
+                 (empty without a trigger): what success_during_trigger is over",
+                |m| m.ended_during_trigger.map(|n| n as f64),
+            ),
             ServerMetric::SuccessDuringTrigger => (
                 "success_during_trigger",
                 4,
-                "successes per request ended in the windows the triggers span (empty without \
-                 a trigger)",
+                "successes per request ended in the windows the triggers span, from the first's \
+                 start to the last's end (empty without a trigger, or when fewer than 10 ended \
+                 there)",
                 |m| m.success_during_trigger,
             ),
             ServerMetric::SuccessAfterTrigger => (
                 "success_after_trigger",
                 4,
-                "successes per request ended in the windows after the last trigger, until \
-                 the load ends",
+                "successes per request ended in the patience window after the last trigger \
+                 (empty when unresolved, or when fewer than 10 ended there)",
                 |m| m.success_after_trigger,
             ),
             ServerMetric::RecoveryMs => (
                 "recovery_ms",
                 1,
-                "from the end of the last trigger until every later window's success rate \
-                 stays within 1% of its level before the first trigger; empty without a \
-                 trigger or when stuck, so its mean is over the runs that recovered",
-                |m| m.recovery_ns.map(|ns| ns as f64 / NS_PER_MS as f64),
+                "from the end of the last trigger until every later window of the patience \
+                 window is healthy (success rate, goodput and mean latency back at their levels \
+                 before the first trigger); empty unless recovered, so its mean is over the runs \
+                 that recovered",
+                |m| m.recovery_ns().map(|ns| ns as f64 / NS_PER_MS as f64),
             ),
             ServerMetric::Stuck => (
                 "stuck",
                 0,
-                "1 if the run never recovered (metastable); its mean over replicates is the \
-                 storm probability",
-                |m| Some(f64::from(u8::from(m.stuck))),
+                "1 if the run was still (or again) unhealthy in the last quarter of the patience \
+                 window with the load on, 0 if it recovered, empty if unresolved or without a \
+                 trigger; its mean is the storm probability over decided runs",
+                |m| match m.verdict {
+                    Some(Verdict::Stuck) => Some(1.0),
+                    Some(Verdict::Recovered(_)) => Some(0.0),
+                    _ => None,
+                },
+            ),
+            ServerMetric::Unresolved => (
+                "unresolved",
+                0,
+                "1 if the load (or the horizon) ended before the patience window after the last \
+                 trigger did, so the run cannot tell (empty without a trigger)",
+                |m| {
+                    m.verdict
+                        .map(|v| f64::from(u8::from(v == Verdict::Unresolved)))
+                },
             ),
         }
     }
@@ -503,14 +530,17 @@ impl ServerMetric {
     }
 }
 
-/// The storm probability of some runs: how many ended stuck, of how many,
-/// and the Wilson 95% interval of their share.
+/// The storm probability of some runs: how many ended stuck, of how many
+/// decided (stuck or recovered), the Wilson 95% interval of their share, and
+/// how many were left unresolved beside them.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Storm {
     /// Runs that ended stuck.
     pub stuck: u64,
-    /// Runs.
+    /// Runs decided: stuck or recovered.
     pub runs: u64,
+    /// Runs unresolved (not in `runs`).
+    pub unresolved: u64,
     /// The interval's low end.
     pub low: f64,
     /// The interval's high end.
@@ -518,22 +548,66 @@ pub struct Storm {
 }
 
 impl Storm {
-    /// From the summary of the `stuck` metric (0 or 1 a run), which every
-    /// report already has: its mean times its count is the stuck runs.
-    pub fn of(stuck: &crate::measure::stats::Summary) -> Storm {
-        let runs = stuck.n as u64;
-        Storm::of_counts((stuck.mean * runs as f64).round() as u64, runs)
+    /// From the summaries of the `stuck` and `unresolved` metrics (0 or 1 a
+    /// run, `stuck` empty for unresolved runs), which every report already
+    /// has: a mean times its count is the runs it counts.
+    pub fn of(summaries: &[(ServerMetric, crate::measure::stats::Summary)]) -> Storm {
+        let count = |metric: ServerMetric| {
+            summaries
+                .iter()
+                .find(|(m, _)| *m == metric)
+                .map_or(0, |(_, s)| {
+                    if s.n == 0 {
+                        0
+                    } else {
+                        (s.mean * s.n as f64).round() as u64
+                    }
+                })
+        };
+        let runs = summaries
+            .iter()
+            .find(|(m, _)| *m == ServerMetric::Stuck)
+            .map_or(0, |(_, s)| s.n as u64);
+        Storm::of_counts(
+            count(ServerMetric::Stuck),
+            runs,
+            count(ServerMetric::Unresolved),
+        )
     }
 
-    /// `stuck` of `runs`, with its interval.
-    pub fn of_counts(stuck: u64, runs: u64) -> Storm {
+    /// `stuck` of `runs` decided, with its interval, and `unresolved` more.
+    pub fn of_counts(stuck: u64, runs: u64, unresolved: u64) -> Storm {
         let (low, high) = wilson_interval(stuck, runs);
         Storm {
             stuck,
             runs,
+            unresolved,
             low,
             high,
         }
+    }
+
+    /// "3 of 10 (95% CI 0.11–0.60), 2 unresolved": what every table says.
+    pub fn describe(&self) -> String {
+        let mut text = if self.runs == 0 {
+            "no run decided".to_string()
+        } else {
+            format!(
+                "{} of {} ({:.3}, 95% CI {:.3}–{:.3})",
+                self.stuck,
+                self.runs,
+                self.probability(),
+                self.low,
+                self.high
+            )
+        };
+        if self.unresolved > 0 {
+            text += &format!(
+                ", {} unresolved (the load ended before the patience window did)",
+                self.unresolved
+            );
+        }
+        text
     }
 
     /// The share of runs stuck (0 with no runs).

@@ -559,6 +559,10 @@ pub struct ServerSpec {
     pub failure_end: FailureEnd,
     /// The window of the time series and of recovery.
     pub window: Nanos,
+    /// How long after the last trigger's end the verdict watches the run
+    /// (its load must last that long for a verdict; see
+    /// [`crate::measure::verdict`]).
+    pub patience: Nanos,
     /// Stop the run here even if requests are still in flight.
     pub horizon: Option<Nanos>,
     /// Whose deadline attempts carry to the server, if any.
@@ -599,6 +603,7 @@ impl Default for ServerSpec {
             rate_changes: RateChanges::Exact,
             failure_end: FailureEnd::Window,
             window: 100 * NS_PER_MS,
+            patience: 10 * NS_PER_S,
             horizon: None,
             deadline_propagation: DeadlinePropagation::Off,
             discipline: Discipline::Fifo,

@@ -107,6 +107,7 @@ pub fn read_compare_file(file: &str, text: &str) -> Result<CompareFile, ReportEr
     }
     let parameters: Vec<(usize, &str)> = parameter_columns()
         .into_iter()
+        .filter(|c| !crate::spec::params::DERIVED_COLUMNS.contains(c))
         .filter_map(|c| at(c).map(|i| (i, c)))
         .collect();
     // Each point's parameters, from its first row.

@@ -10,6 +10,7 @@ use crate::base::format::csv_number as number;
 use crate::base::seeding::Seeds;
 use crate::base::time::us_to_ms;
 use crate::experiment::sweep::{MetricColumns, SweepPlan, SweepRow};
+use crate::measure::server_metrics::ServerMetric;
 use crate::measure::stats::Summary;
 use crate::spec::RunSpec;
 use crate::spec::params::{parameter_columns, parameter_fields};
@@ -44,6 +45,34 @@ pub const SWEEP_COLUMNS: [&str; 2] = ["sweep_id", "sweep_points"];
 /// it, which shows a row changed since herdsim wrote it.
 pub const CHECKSUM_COLUMN: &str = "row_checksum";
 
+/// The storm columns of a server sweep's per-point rows, after the
+/// metrics': runs stuck, runs decided (stuck or recovered), runs unresolved,
+/// and the storm probability over the decided with its Wilson 95% bounds.
+pub const STORM_COLUMNS: [&str; 6] = [
+    "storm_stuck",
+    "storm_decided",
+    "storm_unresolved",
+    "storm_probability",
+    "storm_low",
+    "storm_high",
+];
+
+/// The fields under [`STORM_COLUMNS`].
+pub fn storm_fields(storm: &crate::measure::server_metrics::Storm) -> Vec<String> {
+    vec![
+        storm.stuck.to_string(),
+        storm.runs.to_string(),
+        storm.unresolved.to_string(),
+        if storm.runs == 0 {
+            String::new()
+        } else {
+            number(storm.probability())
+        },
+        number(storm.low),
+        number(storm.high),
+    ]
+}
+
 /// The header of a sweep file whose metrics are `metrics`.
 pub fn header(per_run: bool, metrics: MetricColumns) -> Vec<String> {
     let mut columns: Vec<String> = identity_columns(per_run)
@@ -51,12 +80,20 @@ pub fn header(per_run: bool, metrics: MetricColumns) -> Vec<String> {
         .chain(&SWEEP_COLUMNS)
         .map(|c| c.to_string())
         .collect();
-    for name in metrics.names() {
+    let server_point = !per_run && matches!(metrics, MetricColumns::Server { .. });
+    for (i, name) in metrics.names().into_iter().enumerate() {
+        if server_point && i == ServerMetric::ALL.len() {
+            // The storm columns end the server's own, before any service's.
+            columns.extend(STORM_COLUMNS.iter().map(|c| c.to_string()));
+        }
         if per_run {
             columns.push(name);
         } else {
             columns.extend(STATISTICS.iter().map(|s| format!("{name}_{s}")));
         }
+    }
+    if server_point && metrics.names().len() == ServerMetric::ALL.len() {
+        columns.extend(STORM_COLUMNS.iter().map(|c| c.to_string()));
     }
     columns.push(CHECKSUM_COLUMN.to_string());
     columns
@@ -174,9 +211,25 @@ pub fn row_line(row: &SweepRow, sweep: &SweepColumns) -> String {
             fields.extend(values.iter().map(|v| v.map_or_else(String::new, number)));
             fields
         }
-        SweepRow::Point { point, spec, .. } | SweepRow::ServerPoint { point, spec, .. } => {
+        SweepRow::Point { point, spec, .. } => {
             let mut fields = row_start(*point, None, spec, sweep);
             fields.extend(summary_fields(row.summaries().into_iter()));
+            fields
+        }
+        SweepRow::ServerPoint {
+            point,
+            spec,
+            summaries,
+            ..
+        } => {
+            let mut fields = row_start(*point, None, spec, sweep);
+            let all = row.summaries();
+            let (own, services) = all.split_at(ServerMetric::ALL.len());
+            fields.extend(summary_fields(own.iter().copied()));
+            fields.extend(storm_fields(&crate::measure::server_metrics::Storm::of(
+                summaries,
+            )));
+            fields.extend(summary_fields(services.iter().copied()));
             fields
         }
     };
@@ -256,6 +309,23 @@ pub fn server_comparison_csv(
             fields.push(metric.name().to_string());
             fields.extend(summary_fields(std::iter::once(summary)));
             fields.extend(std::iter::repeat_n(String::new(), 6));
+            text += &line(&fields);
+        }
+        // The storm figures, each a row whose mean is its value (a share of
+        // runs or a count, not a mean over runs: sd and ci95 stay empty).
+        let storm = p.storm();
+        let decided = storm.runs > 0;
+        for (name, value) in [
+            ("storm_probability", decided.then(|| storm.probability())),
+            ("storm_low", Some(storm.low)),
+            ("storm_high", Some(storm.high)),
+            ("storm_decided", Some(storm.runs as f64)),
+            ("storm_unresolved", Some(storm.unresolved as f64)),
+        ] {
+            let mut fields = id.clone();
+            fields.push(name.to_string());
+            fields.push(value.map_or_else(String::new, number));
+            fields.extend(std::iter::repeat_n(String::new(), 4 + 6));
             text += &line(&fields);
         }
     }
@@ -392,6 +462,8 @@ mod tests {
         assert_eq!(chains[..shared], server[..shared]);
         let per_service = LayerMetric::IN_SWEEPS.len() * STATISTICS.len();
         assert_eq!(chains.len(), server.len() + 3 * per_service);
+        // The storm columns close the server's, before any service's.
+        assert_eq!(chains[shared - 1], "storm_high");
         assert_eq!(chains[shared], "service1_attempts_mean");
         assert_eq!(chains[chains.len() - 2], "service3_latency_p99_ms_max");
         let per_run = header(true, MetricColumns::Server { services: 2 });

@@ -16,21 +16,113 @@ struct RunJson<'a> {
     master_seed: u64,
     replicates: usize,
     metrics: MetricsJson<'a, Metric>,
+    /// With `--per-run`: each replicate's value of every metric.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    runs: Option<Vec<PerRunJson>>,
 }
 
 #[derive(Serialize)]
 struct StormJson {
+    /// Runs that ended stuck.
     stuck: u64,
+    /// Runs decided: stuck or recovered.
     runs: u64,
-    probability: f64,
+    /// Runs the load ended too soon to judge (not in `runs`).
+    unresolved: u64,
+    /// `stuck / runs`; null when no run was decided.
+    probability: Option<f64>,
     wilson_low: f64,
     wilson_high: f64,
+}
+
+/// One trigger in numbers.
+#[derive(Serialize)]
+struct TriggerJson {
+    /// As `--trigger` reads it.
+    spec: String,
+    from_ms: f64,
+    to_ms: f64,
+    length_ms: f64,
+}
+
+/// The server model's workload: what the run is, before its numbers.
+#[derive(Serialize)]
+struct ServerWorkloadJson {
+    resource: &'static str,
+    /// The load and server in words.
+    description: String,
+    /// Requests per second the load offers (a closed loop's most).
+    offered_rate_per_s: f64,
+    /// ρ = λ·E[S]/c of each service, top first (null: unbounded workers).
+    offered_load: Vec<Option<f64>>,
+    /// Services in the chain, the server included.
+    depth: u32,
+    /// The load's duration, ms, and whether it is the default.
+    duration_ms: f64,
+    duration_is_default: bool,
+    /// The verdict's patience window, ms, and whether it is the default.
+    patience_ms: f64,
+    patience_is_default: bool,
+    triggers: Vec<TriggerJson>,
+    /// Every parameter the run reads, by CSV column, in reported units.
+    parameters: serde_json::Map<String, serde_json::Value>,
+}
+
+impl ServerWorkloadJson {
+    fn of(spec: &crate::spec::RunSpec) -> Self {
+        use crate::spec::params::PARAMS;
+        let keys: Vec<&'static str> = PARAMS.iter().map(|p| p.key).collect();
+        let unused: Vec<&'static str> = spec.unused(&keys).into_iter().map(|(k, _)| k).collect();
+        let mut parameters = serde_json::Map::new();
+        for p in PARAMS
+            .iter()
+            .filter(|p| p.applies_to(spec.resource) && !unused.contains(&p.key))
+        {
+            for (column, field) in p.columns.iter().zip((p.fields)(spec)) {
+                let value = if field.is_empty() {
+                    serde_json::Value::Null
+                } else {
+                    field
+                        .parse::<f64>()
+                        .ok()
+                        .and_then(serde_json::Number::from_f64)
+                        .map_or(serde_json::Value::String(field), serde_json::Value::Number)
+                };
+                parameters.insert(column.to_string(), value);
+            }
+        }
+        let ms = |ns: u64| ns as f64 / 1e6;
+        let server = &spec.server;
+        ServerWorkloadJson {
+            resource: "server",
+            description: server.describe(spec.patience_us()),
+            offered_rate_per_s: server.offered_rate_per_s(),
+            offered_load: server.offered_loads(),
+            depth: server.chain.depth,
+            duration_ms: spec.duration_us() as f64 / 1e3,
+            duration_is_default: server.duration_us.is_none(),
+            patience_ms: spec.patience_us() as f64 / 1e3,
+            patience_is_default: server.patience_us.is_none(),
+            triggers: server
+                .triggers
+                .0
+                .iter()
+                .map(|t| TriggerJson {
+                    spec: t.to_string(),
+                    from_ms: ms(t.from),
+                    to_ms: ms(t.to),
+                    length_ms: ms(t.to - t.from),
+                })
+                .collect(),
+            parameters,
+        }
+    }
 }
 
 #[derive(Serialize)]
 struct ServerRunJson<'a> {
     herdsim: &'static str,
-    workload: WorkloadSummary,
+    workload: ServerWorkloadJson,
     master_seed: u64,
     replicates: usize,
     window_ms: f64,
@@ -39,15 +131,49 @@ struct ServerRunJson<'a> {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     services: Vec<MetricsJson<'a, crate::measure::layer_metrics::LayerMetric>>,
     storm_probability: StormJson,
+    /// With `--per-run`: each replicate's value of every metric.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    runs: Option<Vec<PerRunJson>>,
+}
+
+/// One replicate's values, keyed by metric name (null where the run has
+/// none, such as the recovery time of a stuck run).
+#[derive(Serialize)]
+struct PerRunJson {
+    replicate: usize,
+    /// recovered, stuck or unresolved; absent without a trigger.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    verdict: Option<&'static str>,
+    metrics: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Metric names and a run's values as a JSON object.
+fn values_object<'a>(
+    names: impl Iterator<Item = &'a str>,
+    values: impl Iterator<Item = Option<f64>>,
+) -> serde_json::Map<String, serde_json::Value> {
+    names
+        .zip(values)
+        .map(|(name, v)| {
+            let value = v
+                .and_then(serde_json::Number::from_f64)
+                .map_or(serde_json::Value::Null, serde_json::Value::Number);
+            (name.to_string(), value)
+        })
+        .collect()
 }
 
 /// `herdsim run --resource server --json`: workload, seed, every server
-/// metric's summary and the storm probability with its Wilson interval.
-pub fn server_run_json(report: &ServerRunReport<'_>) -> String {
+/// metric's summary and the storm probability with its Wilson interval;
+/// with `per_run`, each replicate's values too.
+pub fn server_run_json(
+    report: &ServerRunReport<'_>,
+    per_run: Option<&[crate::measure::server_metrics::ServerMetrics]>,
+) -> String {
     let storm = report.storm();
     let value = ServerRunJson {
         herdsim: env!("CARGO_PKG_VERSION"),
-        workload: WorkloadSummary::of(report.spec),
+        workload: ServerWorkloadJson::of(report.spec),
         master_seed: report.master_seed,
         replicates: report.summaries.first().map_or(0, |(_, s)| s.n),
         window_ms: report.window_us as f64 / 1e3,
@@ -56,10 +182,24 @@ pub fn server_run_json(report: &ServerRunReport<'_>) -> String {
         storm_probability: StormJson {
             stuck: storm.stuck,
             runs: storm.runs,
-            probability: storm.probability(),
+            unresolved: storm.unresolved,
+            probability: (storm.runs > 0).then(|| storm.probability()),
             wilson_low: storm.low,
             wilson_high: storm.high,
         },
+        runs: per_run.map(|runs| {
+            runs.iter()
+                .enumerate()
+                .map(|(replicate, run)| PerRunJson {
+                    replicate,
+                    verdict: run.verdict.map(|v| v.name()),
+                    metrics: values_object(
+                        ServerMetric::ALL.iter().map(|m| m.name()),
+                        ServerMetric::ALL.iter().map(|m| m.value(run)),
+                    ),
+                })
+                .collect()
+        }),
     };
     let mut text = serde_json::to_string_pretty(&value).expect("plain data serialises");
     text.push('\n');
@@ -80,14 +220,31 @@ impl<M: ReportedMetric> Serialize for MetricsJson<'_, M> {
 }
 
 /// `herdsim run --json`: workload, seed and every metric's summary (mean, sd,
-/// ci95, min, max; sd and ci95 are null for one replicate), pretty-printed.
-pub fn run_json(report: &RunReport<'_>) -> String {
+/// ci95, min, max; sd and ci95 are null for one replicate), pretty-printed;
+/// with `per_run`, each replicate's values too.
+pub fn run_json(
+    report: &RunReport<'_>,
+    per_run: Option<&[crate::measure::metrics::RunMetrics]>,
+) -> String {
     let value = RunJson {
         herdsim: env!("CARGO_PKG_VERSION"),
         workload: WorkloadSummary::of(report.spec),
         master_seed: report.master_seed,
         replicates: report.replicates(),
         metrics: MetricsJson(&report.summaries),
+        runs: per_run.map(|runs| {
+            runs.iter()
+                .enumerate()
+                .map(|(replicate, run)| PerRunJson {
+                    replicate,
+                    verdict: None,
+                    metrics: values_object(
+                        Metric::ALL.iter().map(|m| m.name()),
+                        run.values().into_iter().map(Some),
+                    ),
+                })
+                .collect()
+        }),
     };
     let mut text = serde_json::to_string_pretty(&value).expect("plain data serialises");
     text.push('\n');

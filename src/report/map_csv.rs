@@ -11,11 +11,12 @@ use crate::report::error::ReportError;
 use crate::spec::params::{parameter_columns, parameter_fields};
 
 /// The columns after the parameters.
-pub const MAP_COLUMNS: [&str; 15] = [
+pub const MAP_COLUMNS: [&str; 16] = [
     "map_value",
     "round",
     "runs",
     "stuck",
+    "unresolved",
     "storm_probability",
     "storm_low",
     "storm_high",
@@ -59,8 +60,9 @@ pub fn map_csv(map: &Map) -> String {
         fields.extend([
             cell.x.clone(),
             cell.round.to_string(),
-            storm.runs.to_string(),
+            (storm.runs + storm.unresolved).to_string(),
             storm.stuck.to_string(),
+            storm.unresolved.to_string(),
             csv_number(storm.probability()),
             csv_number(storm.low),
             csv_number(storm.high),
@@ -108,6 +110,7 @@ fn read_rows(file: &str, text: &str) -> Result<Vec<MapRow>, ReportError> {
             .expect("a map column")
     };
     let (value, runs, stuck) = (at("map_value"), at("runs"), at("stuck"));
+    let unresolved = at("unresolved");
     let (rows_at, id_at) = (at("map_rows"), at("map_id"));
     let mut out = Vec::new();
     for (n, text) in lines.enumerate() {
@@ -126,11 +129,12 @@ fn read_rows(file: &str, text: &str) -> Result<Vec<MapRow>, ReportError> {
             .and_then(Result::ok)
             .ok_or_else(|| bad(format!("line {line_no} is not CSV")))?;
         let number = |i: usize| record.get(i).and_then(|v| v.parse::<f64>().ok());
-        let (Some(row), Some(x_at), Some(runs), Some(stuck), Some(rows)) = (
+        let (Some(row), Some(x_at), Some(runs), Some(stuck), Some(unresolved), Some(rows)) = (
             number(0),
             number(1),
             number(runs),
             number(stuck),
+            number(unresolved),
             number(rows_at),
         ) else {
             return Err(bad(format!("line {line_no} lacks a number it needs")));
@@ -145,7 +149,8 @@ fn read_rows(file: &str, text: &str) -> Result<Vec<MapRow>, ReportError> {
                 y: row as usize,
                 x_at,
                 stuck: stuck as u64,
-                runs: runs as u64,
+                runs: (runs - unresolved).max(0.0) as u64,
+                unresolved: unresolved as u64,
             },
         });
     }
@@ -241,7 +246,7 @@ pub fn journal_header() -> String {
         "x",
         "y",
         "replicate",
-        "stuck",
+        "verdict",
         "recovery_ms",
         "amplification",
     ])
@@ -254,7 +259,12 @@ pub fn journal_line(id: &str, x: &str, y: &str, replicate: u32, outcome: &RunOut
         x.to_string(),
         y.to_string(),
         replicate.to_string(),
-        u8::from(outcome.stuck).to_string(),
+        match (outcome.stuck, outcome.unresolved) {
+            (true, _) => "stuck",
+            (false, true) => "unresolved",
+            (false, false) => "recovered",
+        }
+        .to_string(),
         outcome.recovery_ms.map_or_else(String::new, f64_exact),
         f64_exact(outcome.amplification),
     ])
@@ -274,9 +284,10 @@ pub fn read_journal_line(
     if record.len() != 7 || &record[0] != id {
         return None;
     }
-    let stuck = match &record[4] {
-        "0" => false,
-        "1" => true,
+    let (stuck, unresolved) = match &record[4] {
+        "recovered" => (false, false),
+        "stuck" => (true, false),
+        "unresolved" => (false, true),
         _ => return None,
     };
     let recovery_ms = match &record[5] {
@@ -289,6 +300,7 @@ pub fn read_journal_line(
         record[3].parse().ok()?,
         RunOutcome {
             stuck,
+            unresolved,
             recovery_ms,
             amplification: record[6].parse().ok()?,
         },

@@ -9,6 +9,7 @@ mod json;
 pub mod map_csv;
 pub mod map_svg;
 mod markdown;
+mod metric_docs;
 pub mod series;
 pub mod series_svg;
 pub mod server_compare;
@@ -22,6 +23,7 @@ pub mod table_curves;
 
 pub use json::{run_json, server_run_json};
 pub use markdown::{ParamNames, compare_markdown, params_markdown};
+pub use metric_docs::{metrics_table, verdict_rule_text};
 pub use table::{
     aligned_text_first, compare_table, controls_table, params_table, policies_table, run_table,
     schedule_table, server_run_table, triggers_table,
@@ -30,7 +32,7 @@ pub use table::{
 use serde::Serialize;
 
 use crate::base::format::{format_number, group_thousands};
-use crate::base::time::{format_duration, us_to_ms};
+use crate::base::time::{Micros, format_duration, us_to_ms};
 use crate::measure::metrics::Metric;
 use crate::measure::stats::Summary;
 use crate::spec::RunSpec;
@@ -62,15 +64,10 @@ pub struct ServerRunReport<'a> {
 }
 
 impl ServerRunReport<'_> {
-    /// The storm probability, from the summary of `stuck`.
+    /// The storm probability, from the summaries of `stuck` and
+    /// `unresolved`.
     pub fn storm(&self) -> crate::measure::server_metrics::Storm {
-        use crate::measure::server_metrics::{ServerMetric, Storm};
-        let (_, stuck) = self
-            .summaries
-            .iter()
-            .find(|(m, _)| *m == ServerMetric::Stuck)
-            .expect("every server metric is summarised");
-        Storm::of(stuck)
+        crate::measure::server_metrics::Storm::of(&self.summaries)
     }
 }
 
@@ -207,7 +204,7 @@ impl WorkloadSummary {
             crate::model::ResourceKind::Occ => {
                 "an optimistic-concurrency row (read, then write; hops |N(10ms, 2ms)|)".to_string()
             }
-            crate::model::ResourceKind::Server => spec.server.describe(),
+            crate::model::ResourceKind::Server => spec.server.describe(spec.patience_us()),
         };
         let mut policy = format!(
             "{} (base {}, cap {}",
@@ -251,7 +248,14 @@ impl WorkloadSummary {
             };
             formula += &format!("; c_k = min(cap, base·{}^({exponent}))", p.multiplier);
         }
-        let mut lines = vec![first, format!("policy {policy}: {formula}")];
+        let mut lines = vec![first];
+        if spec.resource == crate::model::ResourceKind::Server {
+            lines.push(spec.server.describe_offered_load());
+            if let Some(rule) = verdict_rule(spec) {
+                lines.push(rule);
+            }
+        }
+        lines.push(format!("policy {policy}: {formula}"));
         let mut stops = Vec::new();
         if let Some(n) = spec.max_attempts {
             stops.push(format!("at most {n} attempts"));
@@ -292,6 +296,56 @@ impl WorkloadSummary {
         }
         lines
     }
+}
+
+/// How a server run with triggers is judged, in one line: the patience
+/// window and where its length comes from; `None` without a trigger.
+pub fn verdict_rule(spec: &RunSpec) -> Option<String> {
+    let end = spec.server.last_trigger_end_us()?;
+    let patience = spec.patience_us();
+    let source = if spec.server.patience_us.is_some() {
+        "given".to_string()
+    } else {
+        let mut why = format!(
+            "the default: the longer of {} retry cycles of the longest timeout {} plus the longest \
+             retry delay {}",
+            crate::spec::server::PATIENCE_CYCLES,
+            format_duration(spec.server.longest_timeout_us()),
+            format_duration(spec.longest_retry_delay_us())
+        );
+        if let Some(drain) = spec.server.drain_estimate_us() {
+            why += &format!(
+                " and {} times the {} the backlog of a stall as long as the triggers takes to \
+                 drain at this load",
+                crate::spec::server::PATIENCE_DRAINS,
+                format_duration(drain)
+            );
+        }
+        why + ", within 10s to 10min"
+    };
+    let mut text = format!(
+        "verdict over the patience window {} to {} ({source}): recovered if every window is \
+         healthy (success rate, goodput and mean latency back at their levels before the first \
+         trigger, within sampling error) from some time in its first three quarters to its end; \
+         stuck if not; unresolved if the load ends before it does",
+        format_duration(end),
+        format_duration(end.saturating_add(patience)),
+    );
+    // A fixed request count ends the load at its last arrival, about
+    // N / rate; otherwise the duration does.
+    let load_end = match (spec.server.requests, spec.server.users) {
+        (Some(n), None) => (n as f64 * 1e6 / spec.server.offered_rate_per_s()) as Micros,
+        _ => spec.duration_us(),
+    };
+    if load_end < end.saturating_add(patience) {
+        text += &format!(
+            "; note: the load ends at about {}, before the window does, so runs are unresolved \
+             (leave --duration and --requests out, or load until {} at least)",
+            format_duration(load_end),
+            format_duration(end.saturating_add(patience))
+        );
+    }
+    Some(text)
 }
 
 /// A compared metric's heading, in the unit [`compared_value`] shows it in.

@@ -6,7 +6,7 @@ use crate::measure::server_metrics::ServerMetrics;
 use crate::report::csv::line;
 
 /// The columns of a series file.
-pub const SERIES_HEADER: [&str; 13] = [
+pub const SERIES_HEADER: [&str; 15] = [
     "replicate",
     "window_start_ms",
     "arrivals",
@@ -20,15 +20,22 @@ pub const SERIES_HEADER: [&str; 13] = [
     "busy_workers",
     "latency_p50_ms",
     "latency_p99_ms",
+    "latency_mean_ms",
+    "healthy",
 ];
 
 /// Every run's windows in replicate then time order (`success_rate` empty in
 /// a window where no request ended, the latencies where none succeeded;
 /// queue and busy workers as each window ends; latencies are of the requests
 /// that succeeded in the window, end to end, exact nearest-rank quantiles).
-pub fn series_csv(runs: &[ServerMetrics], window_ns: u64) -> String {
+/// With a trigger starting at `first_trigger`, `healthy` says whether each
+/// window passes the verdict's health test against the windows before it
+/// ([`crate::measure::verdict::Baseline::healthy`]); empty without one.
+pub fn series_csv(runs: &[ServerMetrics], window_ns: u64, first_trigger: Option<u64>) -> String {
     let mut text = line(&SERIES_HEADER);
     for (replicate, run) in runs.iter().enumerate() {
+        let baseline = first_trigger
+            .map(|t| crate::measure::verdict::Baseline::before(&run.windows, window_ns, t));
         for (i, w) in run.windows.iter().enumerate() {
             let start_ms = (i as u64 * window_ns) as f64 / 1e6;
             text += &line(&[
@@ -45,6 +52,8 @@ pub fn series_csv(runs: &[ServerMetrics], window_ns: u64) -> String {
                 w.busy.to_string(),
                 ms(w.latency_p50_ns),
                 ms(w.latency_p99_ns),
+                w.latency_mean_ms().map_or_else(String::new, csv_number),
+                baseline.map_or_else(String::new, |b| u8::from(b.healthy(w)).to_string()),
             ]);
         }
     }

@@ -120,15 +120,18 @@ pub fn server_run_table(report: &ServerRunReport<'_>) -> String {
         out += &layers_table(&report.layers);
     }
     let storm = report.storm();
-    let _ = writeln!(
-        out,
-        "\nstorm probability (runs that never recovered): {} of {} = {}, 95% CI {} to {} (Wilson)",
-        storm.stuck,
-        storm.runs,
-        format_number(storm.probability(), 3),
-        format_number(storm.low, 3),
-        format_number(storm.high, 3)
-    );
+    if storm.runs + storm.unresolved > 0 {
+        let _ = writeln!(
+            out,
+            "\nstorm probability (stuck of the runs decided, Wilson 95% CI): {}",
+            storm.describe()
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "\nno trigger, so no verdict: recovery and storm probability need one"
+        );
+    }
     out
 }
 
@@ -342,7 +345,7 @@ pub fn controls_table() -> String {
 
 /// `text` broken at spaces into lines of at most `width` characters (a word
 /// longer than that stands alone), each after `indent`.
-fn wrapped(text: &str, indent: &str, width: usize) -> String {
+pub(super) fn wrapped(text: &str, indent: &str, width: usize) -> String {
     let mut out = String::new();
     let mut line = String::new();
     for word in text.split_whitespace() {
@@ -453,6 +456,7 @@ mod tests {
         assert!(seen.iter().all(|&s| s));
         assert!(text.lines().all(|l| l.chars().count() <= 92), "{text}");
     }
+
     use super::*;
     use crate::measure::server_metrics::ServerMetric;
 

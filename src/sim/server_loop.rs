@@ -33,7 +33,8 @@ use crate::control::{ControlSpec, Controls, Outcome};
 use crate::measure::layer_metrics::LayerMetrics;
 use crate::measure::metrics::nearest_ranks;
 use crate::measure::observer::{PROGRESS_EVERY, Watch};
-use crate::measure::server_metrics::{ServerMetrics, Window, level_before, recovery, success_over};
+use crate::measure::server_metrics::{ServerMetrics, Window, success_over};
+use crate::measure::verdict::{judge, judged_windows};
 use crate::model::chain::{CONTROL_FAMILIES, RetryScope};
 use crate::model::server::{
     FailureEnd, Load, NS_PER_S, NS_PER_US, Nanos, RateChanges, ServerSpec, TimeoutNoticed,
@@ -382,6 +383,12 @@ struct State<'a, P: Backoff, Q: EventQueue<Event>> {
     /// window is entered: counting here indexes nothing (into the series,
     /// each of a request's four counts was a bounds check and reloads).
     window_counts: Window,
+    /// The latest open-loop arrival, ns (a fixed request count's load end).
+    last_arrival: Nanos,
+    /// Requests ending before this (the first trigger's start) are judged.
+    judged_before: Nanos,
+    /// Requests made from this (the last trigger's end) are judged.
+    judged_after: Nanos,
     /// The services above the server, top first (empty for the server
     /// alone), and the server's index in the chain.
     uppers: Vec<Upper>,
@@ -438,6 +445,9 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             window_latencies: window_quantiles.then(Vec::new),
             current_window: 0,
             window_counts: Window::default(),
+            last_arrival: 0,
+            judged_before: spec.first_trigger_start().unwrap_or(Nanos::MAX),
+            judged_after: spec.last_trigger_end().unwrap_or(0),
             uppers: (1..spec.chain.depth)
                 .map(|layer| Upper {
                     busy: 0,
@@ -858,6 +868,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         };
         let (req, generation) = self.new_request(source);
         self.window_counts.arrivals += 1;
+        self.last_arrival = self.now;
         match concurrency {
             Some(k) if self.holding_slot >= k => {
                 self.waiting_for_slot.push_back((req, generation));
@@ -958,7 +969,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                         if layer == 0 {
                             self.m.refused += 1;
                         }
-                        self.count_gave_up(layer);
+                        self.count_gave_up(layer, self.requests[req as usize].started);
                         return false;
                     }
                     Some(0) => {}
@@ -1206,6 +1217,14 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         self.m.successes += 1;
         self.window_counts.successes += 1;
         let latency = now - started;
+        self.window_counts.latency_sum_ns += latency;
+        if self.judged(started) {
+            let w = &mut self.window_counts;
+            w.judged_successes += 1;
+            w.judged_latency_sum_ns += latency;
+            let latency_ms = latency as f64 / 1e6;
+            w.judged_latency_squares_ms2 += latency_ms * latency_ms;
+        }
         self.m.latency.record(latency);
         self.m.latency_total_ns += u128::from(latency);
         if let Some(latencies) = &mut self.window_latencies {
@@ -1235,7 +1254,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                 .controls_of(r.layer)
                 .is_none_or(|controls| controls.allow_retry(r.source, now, cause));
         if !may_retry {
-            self.count_gave_up(r.layer);
+            self.count_gave_up(r.layer, r.started);
             self.end(req);
             return;
         }
@@ -1296,14 +1315,25 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
 
     /// A request to service `layer` gave up (counted as the users' when
     /// it is theirs).
-    fn count_gave_up(&mut self, layer: u8) {
+    fn count_gave_up(&mut self, layer: u8, started: Nanos) {
         if let Some(l) = self.m.layers.get_mut(usize::from(layer)) {
             l.gave_up += 1;
         }
         if layer == 0 {
             self.m.gave_up += 1;
             self.window_counts.gave_up += 1;
+            if self.judged(started) {
+                self.window_counts.judged_gave_up += 1;
+            }
         }
+    }
+
+    /// Does the verdict judge a users' request made at `started` that ends
+    /// now? Before the first trigger, all; after it, those made after the
+    /// last trigger's end ([`Window::judged_successes`]).
+    #[inline(always)]
+    fn judged(&self, started: Nanos) -> bool {
+        self.now < self.judged_before || started >= self.judged_after
     }
 
     /// An attempt reaches service `e.layer`, above the server: a free
@@ -1452,27 +1482,39 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             server.busy_ns = self.m.busy_ns;
             server.wasted_ns = self.m.wasted_ns;
         }
+        self.m.load_end_ns = match self.spec.requests {
+            Some(_) => self.last_arrival,
+            None => self.spec.duration,
+        };
         if let (Some(first), Some(last)) = (
             self.spec.first_trigger_start(),
             self.spec.last_trigger_end(),
         ) {
-            let level = level_before(&self.m.windows, self.spec.window, first);
-            let (recovered, stuck) = recovery(
-                &self.m.windows,
-                self.spec.window,
-                level,
-                last,
-                self.spec.duration,
-            );
-            self.m.recovery_ns = recovered;
-            self.m.stuck = stuck;
             let window = self.spec.window;
+            // A run cut short (its horizon) saw its load only until the cut.
+            let seen_until = if self.m.complete {
+                self.m.load_end_ns
+            } else {
+                self.m.load_end_ns.min(end)
+            };
+            let verdict = judge(
+                &self.m.windows,
+                window,
+                first,
+                last,
+                self.spec.patience,
+                seen_until,
+            );
+            self.m.verdict = Some(verdict);
             let (from, to) = (first / window, last.div_ceil(window));
-            let load_end = self.spec.duration.div_ceil(window);
-            self.m.success_during_trigger =
-                success_over(&self.m.windows, from as usize, to as usize);
-            self.m.success_after_trigger =
-                success_over(&self.m.windows, to as usize, load_end as usize);
+            let (during, ended) = success_over(&self.m.windows, from as usize, to as usize);
+            self.m.success_during_trigger = during;
+            self.m.ended_during_trigger = Some(ended);
+            if verdict != crate::measure::verdict::Verdict::Unresolved {
+                let (after_from, after_to) = judged_windows(window, last, self.spec.patience);
+                self.m.success_after_trigger =
+                    success_over(&self.m.windows, after_from, after_to).0;
+            }
         }
         self.m
     }

@@ -47,6 +47,9 @@ pub enum ParamError {
     /// A duration of zero where one is needed.
     #[error("expected a duration of at least 1us, such as 100ms or 20s")]
     ZeroDuration,
+    /// A patience window under 1 ms.
+    #[error("expected a duration of at least 1ms, such as 30s or 2min")]
+    Patience,
     /// An outage window that is not `<from>..<to>` with from before to.
     #[error("expected <from>..<to> with from before to, such as 5s..15s")]
     Window,

@@ -225,6 +225,47 @@ impl RunSpec {
         ))
     }
 
+    /// The longest delay a client can wait before a retry, µs: the policy's
+    /// largest ([`PolicySpec::max_delay_us`]), none for immediate retries,
+    /// and for the exponential family with an attempt limit the ceiling of
+    /// the last retry allowed. It sets the default patience window.
+    pub fn longest_retry_delay_us(&self) -> Micros {
+        let p = &self.policy;
+        let largest = p.max_delay_us();
+        match (p.kind, self.max_attempts) {
+            (PolicyKind::NoBackoff, _) => 0,
+            (PolicyKind::None | PolicyKind::Equal | PolicyKind::Full, Some(m)) => {
+                let retries = m.saturating_sub(1);
+                if retries == 0 {
+                    return 0;
+                }
+                let ceiling = crate::policy::exponential_ceiling(
+                    p.base_us,
+                    p.cap_us,
+                    retries.saturating_add(p.first_exponent),
+                );
+                // The jitter factor's overshoot, as in `max_delay_us`.
+                let overshoot = (ceiling as f64 * p.jitter_factor / 2.0).ceil() as Micros;
+                (ceiling + overshoot).min(largest)
+            }
+            _ => largest,
+        }
+    }
+
+    /// The server model's patience window, µs: the given one or the default
+    /// ([`server::ServerParams::default_patience_us`]).
+    pub fn patience_us(&self) -> Micros {
+        self.server.patience_us.unwrap_or_else(|| {
+            self.server
+                .default_patience_us(self.longest_retry_delay_us())
+        })
+    }
+
+    /// The server model's load duration, µs, defaults resolved.
+    pub fn duration_us(&self) -> Micros {
+        self.server.duration_with(self.patience_us())
+    }
+
     /// The run's retry controls: its budget, breaker and throttle, those
     /// given.
     pub fn controls(&self) -> Vec<ControlSpec> {

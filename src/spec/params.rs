@@ -174,7 +174,7 @@ impl Param {
 /// Every parameter, in grid-axis and CSV-column order. Adding one here (and
 /// to [`RunSpec`] and the model that reads it) adds its flag, scenario key,
 /// axis, columns and doc rows.
-pub static PARAMS: [Param; 57] = [
+pub static PARAMS: [Param; 58] = [
     Param {
         key: "policy",
         value_name: "POLICY",
@@ -704,20 +704,49 @@ pub static PARAMS: [Param; 57] = [
     Param {
         key: "duration",
         value_name: "DURATION",
-        doc: "New requests start during [0, DURATION); then the run drains",
+        doc: "New requests start during [0, DURATION); then the run drains. A run with \
+              triggers needs the load on until the last trigger's end plus the patience \
+              window, or it is unresolved",
         accepts: "a duration of at least 1us",
-        absent: None,
+        absent: Some("10s; with triggers, until the last trigger's end plus the patience window"),
         kind: Kind::Duration,
         group: Group::Server,
         list_separator: ',',
         choices: None,
         columns: &["duration_ms"],
         set: |s, t| {
-            s.server.duration_us = spec::parse_positive_duration(t)?;
+            s.server.duration_us = Some(spec::parse_positive_duration(t)?);
             Ok(())
         },
-        show: |s| Some(format_duration(s.server.duration_us)),
-        fields: |s| vec![ms(s.server.duration_us)],
+        show: |s| s.server.duration_us.map(format_duration),
+        fields: |s| vec![ms(s.duration_us())],
+    },
+    Param {
+        key: "patience",
+        value_name: "DURATION",
+        doc: "How long after the last trigger's end a run is watched for its verdict: \
+              recovered if healthy through the window's last quarter, stuck if not, \
+              unresolved if the load ends first (see `herdsim metrics`)",
+        accepts: "a duration of at least 1ms",
+        absent: Some(
+            "the longer of 10 retry cycles (the longest timeout plus the longest retry delay) and \
+             3 times the drain of a stall as long as the triggers, in whole seconds, 10s to 10min",
+        ),
+        kind: Kind::Duration,
+        group: Group::Server,
+        list_separator: ',',
+        choices: None,
+        columns: &["patience_ms"],
+        set: |s, t| {
+            let us = spec::parse_positive_duration(t)?;
+            if us < crate::base::time::US_PER_MS {
+                return Err(ParamError::Patience);
+            }
+            s.server.patience_us = Some(us);
+            Ok(())
+        },
+        show: |s| s.server.patience_us.map(format_duration),
+        fields: |s| vec![ms(s.patience_us())],
     },
     Param {
         key: "requests",
@@ -1340,12 +1369,25 @@ pub fn parameter_columns() -> Vec<&'static str> {
     PARAMS
         .iter()
         .flat_map(|p| p.columns.iter().copied())
+        .chain(DERIVED_COLUMNS)
         .collect()
 }
 
+/// Columns after the parameters' that say in numbers what they make
+/// (server model; empty elsewhere): the first trigger's start and length
+/// and the triggers' total length, ms, and the peak offered load
+/// ([`super::server::ServerParams::offered_loads`]). They label nothing:
+/// their parameters do.
+pub const DERIVED_COLUMNS: [&str; 4] = [
+    "trigger_start_ms",
+    "trigger_length_ms",
+    "triggers_total_ms",
+    "offered_load",
+];
+
 /// A spec's parameter fields, matching [`parameter_columns`].
 pub fn parameter_fields(spec: &RunSpec) -> Vec<String> {
-    PARAMS
+    let mut fields: Vec<String> = PARAMS
         .iter()
         .flat_map(|p| {
             if p.applies_to(spec.resource) {
@@ -1354,7 +1396,15 @@ pub fn parameter_fields(spec: &RunSpec) -> Vec<String> {
                 vec![String::new(); p.columns.len()]
             }
         })
-        .collect()
+        .collect();
+    if spec.resource == ResourceKind::Server {
+        let [start, length, total] = spec.server.trigger_fields();
+        let rho = spec.server.peak_offered_load();
+        fields.extend([start, length, total, rho].map(|v| v.map_or_else(String::new, n)));
+    } else {
+        fields.extend(DERIVED_COLUMNS.map(|_| String::new()));
+    }
+    fields
 }
 
 #[cfg(test)]
@@ -1409,6 +1459,8 @@ mod tests {
         server.concurrency = Some(4);
         server.requests = Some(1500);
         server.users = Some(3);
+        server.duration_us = Some(12_500_000);
+        server.patience_us = Some(45_000_000);
         server.queue_limit = Some(0);
         server.service = "mix:0.25/lognormal:1.5ms/0.3/exp:20ms".parse().unwrap();
         server.think = "lognormal:1s/1.25".parse().unwrap();

@@ -20,6 +20,22 @@ pub const MAX_RATE_PER_S: f64 = 1e9;
 pub const MAX_SERVER_COUNT: u64 = 10_000_000;
 /// The default time-series window of the server model, µs.
 pub const DEFAULT_SERVER_WINDOW_US: Micros = 100_000;
+/// The load's duration without triggers, and its least with them, µs.
+pub const DEFAULT_DURATION_US: Micros = 10_000_000;
+/// Retry cycles (the longest timeout plus the longest retry delay) the
+/// default patience window spans: enough for every request caught in a
+/// trigger to have made its last attempt several times over at the attempt
+/// limits clients ship (3 to 5), and for a backlog built of them to drain.
+pub const PATIENCE_CYCLES: u64 = 10;
+/// Drain estimates the default patience window spans at least, so that a
+/// service that works off its backlog at its spare capacity recovers well
+/// inside the first three quarters of the window.
+pub const PATIENCE_DRAINS: u64 = 3;
+/// The default patience window (rounded up to whole seconds): its least
+/// and most, µs: at least 10 s (100
+/// windows of the default series, enough to see a recovery hold), at most
+/// 10 min (a longer wait is a choice to state with `--patience`).
+pub const PATIENCE_RANGE_US: (Micros, Micros) = (10_000_000, 600_000_000);
 
 /// The server model's workload: its load and its server.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,8 +43,13 @@ pub struct ServerParams {
     /// Open-loop requests per second; `None` is the default (500/s), or no
     /// arrivals in a closed loop.
     pub rate_per_s: Option<f64>,
-    /// New requests start during `[0, duration)`, µs.
-    pub duration_us: Micros,
+    /// New requests start during `[0, duration)`, µs; `None` is the default:
+    /// 10 s, or with triggers until the last one's end plus the patience
+    /// window ([`ServerParams::duration_with`]).
+    pub duration_us: Option<Micros>,
+    /// How long after the last trigger's end the verdict watches, µs;
+    /// `None` is the default ([`ServerParams::default_patience_us`]).
+    pub patience_us: Option<Micros>,
     /// Independent sources the open-loop arrivals are split among.
     pub sources: u32,
     /// Exactly this many open-loop requests, not cut at the duration;
@@ -86,7 +107,8 @@ impl Default for ServerParams {
     fn default() -> Self {
         ServerParams {
             rate_per_s: None,
-            duration_us: 10_000_000,
+            duration_us: None,
+            patience_us: None,
             sources: 1,
             requests: None,
             concurrency: None,
@@ -118,8 +140,181 @@ impl Default for ServerParams {
 }
 
 impl ServerParams {
-    /// The model's run description, with the time-series window `window_us`.
-    pub fn server_spec(&self, window_us: Micros) -> ServerSpec {
+    /// The longest per-attempt timeout, µs (0 without one).
+    pub fn longest_timeout_us(&self) -> Micros {
+        self.timeout_us
+            .into_iter()
+            .chain(self.timeout_choices.iter().copied())
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The default patience window, µs, given the longest retry delay
+    /// clients can wait: the longer of [`PATIENCE_CYCLES`] retry cycles (the
+    /// longest timeout plus that delay) and [`PATIENCE_DRAINS`] times the
+    /// drain estimate ([`Self::drain_estimate_us`]), within
+    /// [`PATIENCE_RANGE_US`].
+    pub fn default_patience_us(&self, longest_delay_us: Micros) -> Micros {
+        let cycle = self.longest_timeout_us().saturating_add(longest_delay_us);
+        let cycles = cycle.saturating_mul(PATIENCE_CYCLES);
+        let drains = self
+            .drain_estimate_us()
+            .map_or(0, |d| d.saturating_mul(PATIENCE_DRAINS));
+        let (least, most) = PATIENCE_RANGE_US;
+        // Whole seconds, so that the default reads as it is.
+        cycles
+            .max(drains)
+            .div_ceil(1_000_000)
+            .saturating_mul(1_000_000)
+            .clamp(least, most)
+    }
+
+    /// How long the service needs, at its offered load ρ < 1, to work off
+    /// the backlog its triggers could leave, µs: as if every trigger
+    /// stopped service while arrivals kept coming (at a spike's factor k),
+    /// `Σ length × k × ρ / (1 − ρ)`, the time spare capacity `(1 − ρ)`
+    /// takes to serve `λ·k·length` queued requests. `None` without a
+    /// trigger, or at ρ ≥ 1 (no steady state) or unbounded workers.
+    pub fn drain_estimate_us(&self) -> Option<Micros> {
+        let rho = self.peak_offered_load().filter(|&r| r < 1.0)?;
+        let stalled: f64 = self
+            .triggers
+            .0
+            .iter()
+            .map(|t| {
+                let k = match t.kind {
+                    TriggerKind::LoadSpike(k) => k.max(1.0),
+                    TriggerKind::Ramp { start, end } => start.max(end).max(1.0),
+                    _ => 1.0,
+                };
+                (t.to - t.from) as f64 / NS_PER_US as f64 * k
+            })
+            .sum();
+        (stalled > 0.0).then(|| (stalled * rho / (1.0 - rho)).ceil() as Micros)
+    }
+
+    /// The requests per second the load offers each service: the open
+    /// loop's rate, or for a closed loop the most its users can make (each
+    /// thinks, then waits at least the mean service of every service in the
+    /// chain: `users / (think + Σ E[S])`). Triggers' spikes and ramps are
+    /// not in it: it is the load before and after them.
+    pub fn offered_rate_per_s(&self) -> f64 {
+        match self.users {
+            None => self.rate_per_s.unwrap_or(DEFAULT_RATE_PER_S),
+            Some(users) => {
+                let uppers = (0..self.chain.depth as usize - 1)
+                    .map(|i| self.chain.service_of(i).mean())
+                    .sum::<f64>();
+                let cycle_ns = self.think.mean() + uppers + self.service.mean();
+                if cycle_ns > 0.0 {
+                    f64::from(users) * 1e9 / cycle_ns
+                } else {
+                    f64::INFINITY
+                }
+            }
+        }
+    }
+
+    /// The offered load ρ = λ·E[S]/c of each service, top first (the
+    /// server last; one entry for the server alone): `λ` the offered rate,
+    /// `E[S]` the service's mean service time, `c` its workers. `None` for
+    /// unbounded workers, which never saturate. At ρ ≥ 1 the service has no
+    /// steady state: its queue grows without a trigger, so a verdict of
+    /// "stuck" says nothing about retries. Retries, failures and
+    /// `service_per_busy` add to it; it is the load of first tries.
+    pub fn offered_loads(&self) -> Vec<Option<f64>> {
+        let rate_per_ns = self.offered_rate_per_s() / 1e9;
+        let load = |service_ns: f64, workers: Option<u32>| {
+            workers.map(|c| rate_per_ns * service_ns / f64::from(c))
+        };
+        (0..self.chain.depth as usize - 1)
+            .map(|i| load(self.chain.service_of(i).mean(), self.chain.workers_of(i)))
+            .chain(std::iter::once(load(self.service.mean(), self.workers)))
+            .collect()
+    }
+
+    /// The highest offered load of the chain's services (`None` if every
+    /// one has unbounded workers).
+    pub fn peak_offered_load(&self) -> Option<f64> {
+        self.offered_loads().into_iter().flatten().reduce(f64::max)
+    }
+
+    /// The offered loads in words: "offered load ρ = 0.70" (or one per
+    /// service of a chain), with a warning at ρ ≥ 1.
+    pub fn describe_offered_load(&self) -> String {
+        let loads = self.offered_loads();
+        let show = |rho: Option<f64>| rho.map_or("unbounded".to_string(), |r| format!("{r:.3}"));
+        let mut text = if loads.len() == 1 {
+            format!(
+                "offered load ρ = λ·E[S]/c = {}{}",
+                show(loads[0]),
+                if self.users.is_some() {
+                    " (closed loop: λ = users / (think + mean service))"
+                } else {
+                    ""
+                }
+            )
+        } else {
+            let each: Vec<String> = loads
+                .iter()
+                .enumerate()
+                .map(|(i, &rho)| {
+                    let name = if i + 1 == loads.len() {
+                        format!("{} (server)", i + 1)
+                    } else {
+                        (i + 1).to_string()
+                    };
+                    format!("{name} {}", show(rho))
+                })
+                .collect();
+            format!(
+                "offered load ρ = λ·E[S]/c of each service: {}",
+                each.join(", ")
+            )
+        };
+        if self.peak_offered_load().is_some_and(|rho| rho >= 1.0) {
+            text += "; warning: at ρ ≥ 1 the queue grows without any trigger (no steady state), \
+                     so recovery and \"stuck\" mean nothing here";
+        }
+        text
+    }
+
+    /// The triggers in numbers for a CSV: the first's start and length and
+    /// the triggers' total length, ms (empty without a trigger).
+    pub fn trigger_fields(&self) -> [Option<f64>; 3] {
+        let Some(first) = self.triggers.0.iter().min_by_key(|t| t.from) else {
+            return [None; 3];
+        };
+        let ms = |ns: u64| ns as f64 / 1e6;
+        let total: u64 = self.triggers.0.iter().map(|t| t.to - t.from).sum();
+        [
+            Some(ms(first.from)),
+            Some(ms(first.to - first.from)),
+            Some(ms(total)),
+        ]
+    }
+
+    /// The end of the last trigger, µs, if any.
+    pub fn last_trigger_end_us(&self) -> Option<Micros> {
+        self.triggers.0.iter().map(|t| t.to / NS_PER_US).max()
+    }
+
+    /// The load's duration with patience window `patience_us`: the given
+    /// one, or the default: 10 s, and with triggers at least until the last
+    /// one's end plus the patience window, so that the default run always
+    /// reaches a verdict.
+    pub fn duration_with(&self, patience_us: Micros) -> Micros {
+        self.duration_us.unwrap_or_else(|| {
+            self.last_trigger_end_us()
+                .map_or(DEFAULT_DURATION_US, |end| {
+                    end.saturating_add(patience_us).max(DEFAULT_DURATION_US)
+                })
+        })
+    }
+
+    /// The model's run description, with the time-series window `window_us`
+    /// and the patience window `patience_us`.
+    pub fn server_spec(&self, window_us: Micros, patience_us: Micros) -> ServerSpec {
         let load = match self.users {
             Some(users) => Load::Closed {
                 users,
@@ -135,7 +330,7 @@ impl ServerParams {
             load,
             requests: self.requests,
             first_call: self.first_call,
-            duration: self.duration_us * NS_PER_US,
+            duration: self.duration_with(patience_us) * NS_PER_US,
             workers: self.workers,
             queue_limit: self.queue_limit,
             service: self.service,
@@ -154,6 +349,7 @@ impl ServerParams {
             rate_changes: self.rate_changes,
             failure_end: self.failure_end,
             window: window_us * NS_PER_US,
+            patience: patience_us * NS_PER_US,
             horizon: self.horizon_us.map(|us| us * NS_PER_US),
             deadline_propagation: self.deadline_propagation,
             discipline: self.discipline,
@@ -162,8 +358,9 @@ impl ServerParams {
         }
     }
 
-    /// The load and server in words, for human output.
-    pub fn describe(&self) -> String {
+    /// The load and server in words, for human output, with the patience
+    /// window `patience_us` that resolves a default duration.
+    pub fn describe(&self, patience_us: Micros) -> String {
         let load = match self.users {
             Some(users) => format!("{users} users thinking {} between requests", self.think),
             None => {
@@ -199,7 +396,7 @@ impl ServerParams {
             "a server of {workers} behind {queue}, service {}, failing {}; {load} for {}; {timeout}; triggers: {}",
             self.service,
             self.fail_rate,
-            format_duration(self.duration_us),
+            self.describe_duration(patience_us),
             self.triggers
         );
         if !self.chain.is_layered() {
@@ -230,6 +427,22 @@ impl ServerParams {
             String::new()
         } else {
             format!("; each service's own: {}", show_layer_specs(&c.layers))
+        }
+    }
+
+    /// The load's duration in words: the given one, or the default with
+    /// where it comes from.
+    fn describe_duration(&self, patience_us: Micros) -> String {
+        let duration = format_duration(self.duration_with(patience_us));
+        match (self.duration_us, self.last_trigger_end_us()) {
+            (Some(_), _) => duration,
+            (None, None) => format!("{duration} (the default)"),
+            (None, Some(end)) => format!(
+                "{duration} (the default: until the last trigger's end at {} plus the patience \
+                 window of {}, at least 10s)",
+                format_duration(end),
+                format_duration(patience_us)
+            ),
         }
     }
 
@@ -301,7 +514,7 @@ impl ServerParams {
             ));
         }
         for t in &self.triggers.0 {
-            if t.from >= self.duration_us * NS_PER_US {
+            if self.duration_us.is_some_and(|d| t.from >= d * NS_PER_US) {
                 return Some((
                     "trigger",
                     "duration",
@@ -629,8 +842,16 @@ mod tests {
         );
         let late = ServerParams {
             triggers: "outage@20s..21s".parse().unwrap(),
+            duration_us: Some(10_000_000),
             ..ServerParams::default()
         };
+        // A default duration reaches past any trigger.
+        let auto = ServerParams {
+            triggers: "outage@20s..21s".parse().unwrap(),
+            ..ServerParams::default()
+        };
+        assert_eq!(auto.conflicts(), None);
+        assert_eq!(auto.duration_with(30_000_000), 51_000_000);
         assert_eq!(
             late.conflicts().map(|c| (c.0, c.1)),
             Some(("trigger", "duration"))

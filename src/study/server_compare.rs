@@ -47,9 +47,10 @@ impl ServerComparedPoint {
             .1
     }
 
-    /// The storm probability, from the summary of `stuck`.
+    /// The storm probability, from the summaries of `stuck` and
+    /// `unresolved`.
     pub fn storm(&self) -> Storm {
-        Storm::of(self.summary(ServerMetric::Stuck))
+        Storm::of(&self.summaries)
     }
 }
 

@@ -19,4 +19,5 @@ mod server;
 mod server_controls;
 mod studies;
 mod sweep;
+mod verdicts;
 mod workloads;

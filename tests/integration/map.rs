@@ -25,6 +25,9 @@ const MAP: &[&str] = &[
     "100ms",
     "--duration",
     "10s",
+    // Judged over 7 s after the longest outage's end, within the load.
+    "--patience",
+    "7s",
     "--policy",
     "no-backoff",
     "--max-attempts",

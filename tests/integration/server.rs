@@ -34,8 +34,12 @@ fn after_outage(outage: &str, policy: &str, max_attempts: &str) -> serde_json::V
         max_attempts,
         "--trigger",
         &trigger,
+        // The verdict watches 7 s after the outage: the load must last
+        // that long (2.5 s + 7 s < 10 s), or the runs are unresolved.
         "--duration",
         "10s",
+        "--patience",
+        "7s",
         "--seeds",
         "5",
     ];
@@ -88,8 +92,12 @@ fn bad_server_input_names_the_parameters() {
     for (args, says) in [
         (vec!["--users", "4", "--rate", "5"], vec!["--users", "rate"]),
         (
-            vec!["--trigger", "outage@20s..21s"],
+            vec!["--trigger", "outage@20s..21s", "--duration", "10s"],
             vec!["--trigger", "duration"],
+        ),
+        (
+            vec!["--patience", "500us"],
+            vec!["--patience", "at least 1ms"],
         ),
         (
             vec!["--trigger", "slow:0@1s..2s"],
@@ -179,6 +187,8 @@ fn compare_sets_server_points_side_by_side_with_their_storm_probability() {
         "outage@2s..2.5s",
         "--duration",
         "5s",
+        "--patience",
+        "2.5s",
         "--seeds",
         "5",
         "-q",
@@ -214,9 +224,11 @@ fn compare_sets_server_points_side_by_side_with_their_storm_probability() {
     let metric = header.iter().position(|c| c == "metric").unwrap();
     let mean = header.iter().position(|c| c == "mean").unwrap();
     let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    // Each metric, then the storm's five figures (probability, its Wilson
+    // bounds, decided and unresolved runs).
     assert_eq!(
         rows.len(),
-        2 * herdsim::measure::server_metrics::ServerMetric::ALL.len()
+        2 * (herdsim::measure::server_metrics::ServerMetric::ALL.len() + 5)
     );
     let stuck_means: Vec<&str> = rows
         .iter()
@@ -272,6 +284,8 @@ fn server_sweeps_shard_merge_and_resume_to_the_same_file() {
             "4",
             "--duration",
             "5s",
+            "--patience",
+            "2.5s",
             "--seeds",
             "3",
         ],

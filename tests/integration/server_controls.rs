@@ -17,6 +17,9 @@ fn metastable(extra: &[&str]) -> serde_json::Value {
         "100ms",
         "--duration",
         "10s",
+        // Judged over 7 s after the outage's end, within the 10 s load.
+        "--patience",
+        "7s",
         "--policy",
         "no-backoff",
         "--max-attempts",

@@ -7,7 +7,7 @@ use std::fmt::Write;
 use crate::measure::layer_metrics::LayerMetric;
 use crate::measure::metrics::Metric;
 use crate::measure::server_metrics::{MIN_ENDED_FOR_A_RATE, ServerMetric};
-use crate::spec::server::{PATIENCE_CYCLES, PATIENCE_DRAINS};
+use crate::spec::server_load::{PATIENCE_CYCLES, PATIENCE_DRAINS};
 
 /// Rows `name  description`, names padded to the widest, descriptions
 /// wrapped under themselves.

@@ -309,7 +309,7 @@ pub fn verdict_rule(spec: &RunSpec) -> Option<String> {
         let mut why = format!(
             "the default: the longer of {} retry cycles of the longest timeout {} plus the longest \
              retry delay {}",
-            crate::spec::server::PATIENCE_CYCLES,
+            crate::spec::server_load::PATIENCE_CYCLES,
             format_duration(spec.server.longest_timeout_us()),
             format_duration(spec.longest_retry_delay_us())
         );
@@ -317,7 +317,7 @@ pub fn verdict_rule(spec: &RunSpec) -> Option<String> {
             why += &format!(
                 " and {} times the {} the backlog of a stall as long as the triggers takes to \
                  drain at this load",
-                crate::spec::server::PATIENCE_DRAINS,
+                crate::spec::server_load::PATIENCE_DRAINS,
                 format_duration(drain)
             );
         }

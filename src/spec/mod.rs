@@ -87,6 +87,7 @@ named!(Seeding, "seeding", {
 pub mod error;
 pub mod params;
 pub mod server;
+pub mod server_load;
 mod values;
 
 pub use error::{ParamError, SpecError, Years};

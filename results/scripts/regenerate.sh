@@ -30,22 +30,22 @@ herdsim plot results/aws-occ.csv --x clients --y mean --by policy \
 herdsim plot results/metastable.csv --x trigger --y stuck_mean --by policy,max_attempts \
     --out results/metastable.svg --force
 herdsim run --resource server --rate 500 --timeout 100ms --policy no-backoff --max-attempts 4 \
-    --trigger outage@2s..2.5s --duration 10s -q --plot results/metastable-stuck.svg --force > /dev/null
+    --trigger outage@2s..2.5s -q --plot results/metastable-stuck.svg --force > /dev/null
 herdsim run --resource server --rate 500 --timeout 100ms --policy full --base 1s --max-attempts 4 \
-    --trigger outage@2s..2.5s --duration 10s -q --plot results/metastable-jitter.svg --force > /dev/null
+    --trigger outage@2s..2.5s -q --plot results/metastable-jitter.svg --force > /dev/null
 herdsim map scenarios/metastable-map.toml --x trigger --y rate --force --quiet \
     --out results/map-immediate.csv --svg results/map-immediate.svg \
-    --title "Immediate retries (4 attempts): storm probability by load and outage end" > results/map-immediate.txt
+    --title "Immediate retries (4 attempts): storm probability by load and outage length" > results/map-immediate.txt
 herdsim map scenarios/metastable-map.toml --x trigger --y rate --force --quiet --max-attempts 1 \
     --out results/map-no-retries.csv --svg results/map-no-retries.svg \
-    --title "No retries: storm probability by load and outage end" > results/map-no-retries.txt
+    --title "No retries: storm probability by load and outage length" > results/map-no-retries.txt
 herdsim map scenarios/metastable-map.toml --x trigger --y rate --force --quiet --policy full \
     --out results/map-full-jitter.csv --svg results/map-full-jitter.svg \
-    --title "Full jitter from 1 s (4 attempts): storm probability by load and outage end" > results/map-full-jitter.txt
+    --title "Full jitter from 1 s (4 attempts): storm probability by load and outage length" > results/map-full-jitter.txt
 herdsim map scenarios/metastable-map.toml --x trigger --y rate --force --quiet \
     --budget tokens:500,cost:5,refund:1,timeout-cost:10 \
     --out results/map-retry-quota.csv --svg results/map-retry-quota.svg \
-    --title "Immediate retries under the AWS retry quota: storm probability by load and outage end" > results/map-retry-quota.txt
+    --title "Immediate retries under the AWS retry quota: storm probability by load and outage length" > results/map-retry-quota.txt
 herdsim report --policy none,equal,full,decorrelated,decorrelated-attempt \
     --out results/report-four-strategies.html --force --quiet
 herdsim report scenarios/metastable.toml --trigger outage@2s..2.5s \

@@ -315,10 +315,10 @@ pub fn verdict_rule(spec: &RunSpec) -> Option<String> {
         );
         if let Some(drain) = spec.server.drain_estimate_us() {
             why += &format!(
-                " and {} times the {} the backlog of a stall as long as the triggers takes to \
-                 drain at this load",
+                " and {} times the {} a stall as long as the triggers takes to drain at this load",
                 crate::spec::server_load::PATIENCE_DRAINS,
-                format_duration(drain)
+                // To a tenth of a second: an estimate, not a measurement.
+                format_duration(drain.div_ceil(100_000) * 100_000)
             );
         }
         why + ", within 10s to 10min"

@@ -292,3 +292,45 @@ fn sweep_csvs_carry_the_triggers_offered_load_and_storm_bounds_in_numbers() {
     // Wilson's 95% interval of 3 of 3: (0.4385, 1).
     assert!((low - 0.4385).abs() < 1e-4 && high > 0.9999, "{low} {high}");
 }
+
+#[test]
+fn herdsim_metrics_defines_every_metric_and_the_verdict() {
+    let text = succeed(cargo_bin_cmd!("herdsim").arg("metrics"));
+    for metric in herdsim::measure::server_metrics::ServerMetric::ALL {
+        assert!(
+            text.lines()
+                .any(|l| l.trim_start().starts_with(&format!("{} ", metric.name()))),
+            "{} is not defined",
+            metric.name()
+        );
+    }
+    for metric in herdsim::measure::metrics::Metric::ALL {
+        assert!(text.contains(metric.name()), "{}", metric.name());
+    }
+    // The rule, with the numbers the code uses.
+    assert!(text.contains("four standard errors"), "{text}");
+    assert!(text.contains("10 retry cycles"), "{text}");
+    assert!(text.contains("Unresolved: the load"), "{text}");
+    // And `run --help` points to it.
+    let help = succeed(cargo_bin_cmd!("herdsim").args(["run", "--help"]));
+    assert!(help.contains("herdsim metrics"), "{help}");
+}
+
+#[test]
+fn a_series_marks_each_window_healthy_or_not_against_the_baseline() {
+    let dir = workdir("verdict-series");
+    let file = dir.join("s.csv").display().to_string();
+    let mut args = vec!["run", "--resource", "server", "-q", "--series", &file];
+    args.extend_from_slice(METASTABLE);
+    args.extend(["--policy", "no-backoff", "--max-attempts", "4"]);
+    succeed(cargo_bin_cmd!("herdsim").args(&args));
+    let mut reader = csv::Reader::from_path(&file).unwrap();
+    let header = reader.headers().unwrap().clone();
+    let healthy = header.iter().position(|c| c == "healthy").unwrap();
+    let start = header.iter().position(|c| c == "window_start_ms").unwrap();
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    let at = |ms: &str| &rows.iter().find(|r| &r[start] == ms).unwrap()[healthy];
+    // Healthy before the outage, not long after it: the stuck case.
+    assert_eq!(at("1000"), "1");
+    assert_eq!(at("8000"), "0");
+}

@@ -12,7 +12,8 @@
 //!   caught in the incident that finish late from their backoff are its
 //!   tail, not the service's health (an SRE calls a service recovered when
 //!   new requests are served, while stragglers still drain).
-//! - A window is *healthy* when, against the baseline, its success rate, its
+//! - A window is *healthy* when, pooled with the next two ([`BLOCK`]),
+//!   against the baseline, its success rate, its
 //!   successes (goodput) and its mean success latency are each no worse than
 //!   the baseline less a small margin and four standard errors (so a healthy
 //!   service fails a window's test about once in 30,000 windows by chance,
@@ -25,7 +26,7 @@
 //!   successes per window to tell (16 or more).
 //! - The *judged span* is the patience window `[E, E + patience)`, `E` the
 //!   last trigger's end. Recovery is the first window of the span from which
-//!   every window to the span's end is healthy.
+//!   every window to the span's end (the last block's start) is healthy.
 //! - **Recovered**: recovery comes within the first three quarters of the
 //!   span (so the service held for at least the last quarter) and a request
 //!   succeeded in that last quarter. **Stuck**: not so. **Unresolved**: the
@@ -50,6 +51,12 @@ const RATE_MARGIN: f64 = 0.01;
 /// issue 33, 16 workers at 79%, at 1.6 times), while a draining backlog or
 /// requests held at the client are ten to a million times slower.
 const LATENCY_FACTOR: f64 = 4.0;
+/// Consecutive windows pooled into the block each health test reads (300 ms
+/// at the default window): an ordinary burst of one window, such as a
+/// queue's long busy period (an M/M/1 server at 50% showed a window at 7.5
+/// times its mean latency, 8 s after any trigger), is diluted rather than
+/// read as a relapse, while a stuck service fails every block.
+pub const BLOCK: usize = 3;
 /// Baseline successes per window below which the goodput test is not made
 /// (four standard errors of a Poisson count of 16 are its whole value).
 const GOODPUT_MIN: f64 = 16.0;
@@ -149,8 +156,20 @@ impl Baseline {
         }
     }
 
-    /// Is window `w` as good as the baseline, within sampling error?
-    pub fn healthy(&self, w: &Window) -> bool {
+    /// Is the block of windows starting at `i` ([`BLOCK`] of them, pooled)
+    /// as good as the baseline? `None` if fewer than that remain.
+    pub fn block_healthy(&self, windows: &[Window], i: usize) -> Option<bool> {
+        let block = windows.get(i..i + BLOCK)?;
+        let mut pooled = Window::default();
+        for w in block {
+            pooled.add_counts(w);
+        }
+        Some(self.healthy(&pooled, BLOCK))
+    }
+
+    /// Is `w`, the counts of `span` windows pooled, as good as the
+    /// baseline, within sampling error?
+    pub fn healthy(&self, w: &Window, span: usize) -> bool {
         let (successes, ended) = (w.judged_successes, w.judged_successes + w.judged_gave_up);
         if ended > 0 {
             let (n, p) = (ended as f64, self.success_rate);
@@ -169,9 +188,10 @@ impl Baseline {
                 return false;
             }
         }
-        let g = self.successes_per_window;
-        let error = g.sqrt().max(self.window_successes_sd);
-        !(g >= GOODPUT_MIN && (successes as f64) < g - Z * error)
+        let span = span as f64;
+        let g = self.successes_per_window * span;
+        let error = g.sqrt().max(self.window_successes_sd * span.sqrt());
+        !(self.successes_per_window >= GOODPUT_MIN && (successes as f64) < g - Z * error)
     }
 }
 
@@ -194,14 +214,13 @@ pub fn judge(
     let baseline = Baseline::before(windows, window, first_trigger);
     let first = last_trigger_end.div_ceil(window) as usize;
     let last = ((span_end / window) as usize).min(windows.len());
-    if first >= last {
-        // No whole window to judge: a patience shorter than the series'
-        // window cannot tell.
+    if first + BLOCK > last {
+        // Not one whole block to judge: a patience this short cannot tell.
         return Verdict::Unresolved;
     }
     let mut recovered_from = None;
-    for (i, w) in windows.iter().enumerate().take(last).skip(first) {
-        if baseline.healthy(w) {
+    for i in first..=last - BLOCK {
+        if baseline.block_healthy(windows, i) == Some(true) {
             recovered_from.get_or_insert(i);
         } else {
             recovered_from = None;
@@ -294,6 +313,22 @@ mod tests {
     }
 
     #[test]
+    fn one_bursting_window_is_not_a_relapse() {
+        // A window at 7.5 times the latency in the last quarter: pooled
+        // with its neighbours, 15.8 ms against 4 × 5 ms allowed.
+        let mut after = vec![w(20, 0, 5.0); 8];
+        after[6] = w(20, 0, 37.5);
+        assert_eq!(
+            judge(&run(&after), 10, 50, 100, 80, 180),
+            Verdict::Recovered(0)
+        );
+        // Three such windows in a row are.
+        after[5] = w(20, 0, 37.5);
+        after[7] = w(20, 0, 37.5);
+        assert_eq!(judge(&run(&after), 10, 50, 100, 80, 180), Verdict::Stuck);
+    }
+
+    #[test]
     fn stragglers_of_the_incident_do_not_count_against_recovery() {
         // Fresh requests served as before; requests made during the trigger
         // finish late from their backoff (200 ms), not judged.
@@ -347,22 +382,22 @@ mod tests {
             window_successes_sd: 0.0,
         };
         // 43 of 50 (86%) is 1.9 standard errors under 90%: healthy.
-        assert!(b.healthy(&w(43, 7, 10.0)));
+        assert!(b.healthy(&w(43, 7, 10.0), 1));
         // 30 of 50 (60%) is 7 standard errors under: not.
-        assert!(!b.healthy(&w(30, 20, 10.0)));
+        assert!(!b.healthy(&w(30, 20, 10.0), 1));
         // A mean of 45 ms over 49 successes: 40 + 4·10/7 = 45.7 allowed.
-        assert!(b.healthy(&w(49, 6, 45.0)));
-        assert!(!b.healthy(&w(49, 6, 46.0)));
+        assert!(b.healthy(&w(49, 6, 45.0), 1));
+        assert!(!b.healthy(&w(49, 6, 46.0), 1));
         // Goodput: 50 per window, 4·√50 = 28.3: 20 successes fail it.
-        assert!(!b.healthy(&w(20, 2, 10.0)));
+        assert!(!b.healthy(&w(20, 2, 10.0), 1));
         // Windows whose means moved together by 3 ms in the baseline widen
         // the latency margin to 40 + 4·3 = 52 ms.
         let correlated = Baseline {
             window_latency_sd_ms: 3.0,
             ..b
         };
-        assert!(correlated.healthy(&w(49, 6, 51.0)));
-        assert!(!correlated.healthy(&w(49, 6, 53.0)));
+        assert!(correlated.healthy(&w(49, 6, 51.0), 1));
+        assert!(!correlated.healthy(&w(49, 6, 53.0), 1));
     }
 
     #[test]

@@ -29,14 +29,17 @@ pub const SERIES_HEADER: [&str; 15] = [
 /// queue and busy workers as each window ends; latencies are of the requests
 /// that succeeded in the window, end to end, exact nearest-rank quantiles).
 /// With a trigger starting at `first_trigger`, `healthy` says whether each
-/// window passes the verdict's health test against the windows before it
-/// ([`crate::measure::verdict::Baseline::healthy`]); empty without one.
+/// window, pooled with the next two as the verdict pools them, passes its
+/// health test against the windows before the trigger
+/// ([`crate::measure::verdict::Baseline::block_healthy`]); empty without a
+/// trigger and in the last two windows.
 pub fn series_csv(runs: &[ServerMetrics], window_ns: u64, first_trigger: Option<u64>) -> String {
     let mut text = line(&SERIES_HEADER);
     for (replicate, run) in runs.iter().enumerate() {
         let baseline = first_trigger
             .map(|t| crate::measure::verdict::Baseline::before(&run.windows, window_ns, t));
         for (i, w) in run.windows.iter().enumerate() {
+            let healthy = baseline.and_then(|b| b.block_healthy(&run.windows, i));
             let start_ms = (i as u64 * window_ns) as f64 / 1e6;
             text += &line(&[
                 replicate.to_string(),
@@ -53,7 +56,7 @@ pub fn series_csv(runs: &[ServerMetrics], window_ns: u64, first_trigger: Option<
                 ms(w.latency_p50_ns),
                 ms(w.latency_p99_ns),
                 w.latency_mean_ms().map_or_else(String::new, csv_number),
-                baseline.map_or_else(String::new, |b| u8::from(b.healthy(w)).to_string()),
+                healthy.map_or_else(String::new, |h| u8::from(h).to_string()),
             ]);
         }
     }

@@ -73,8 +73,9 @@ pub fn verdict_rule_text() -> String {
          stall as long as the triggers takes to drain at the offered load, rounded up to \
          whole seconds, from 10s to 10min). Without --duration the load runs until E plus \
          the patience window (at least 10s), so a default run always reaches a verdict. \
-         In it, a window is healthy when the requests made after E that ended in it (fresh \
-         traffic; the incident's stragglers finishing late from their backoff are left \
+         In it, a window is healthy when, pooled with the next two (300 ms at the default \
+         window, so that one window's burst is no relapse), the requests made after E that \
+         ended in them (fresh traffic; the incident's stragglers finishing late from their backoff are left \
          out) have a success rate, goodput and mean latency no worse than the baseline's, \
          less a margin (1% of success rate; four times the baseline latency) and four standard \
          errors. Recovered: every window is healthy from some time in the first three \

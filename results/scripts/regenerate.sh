@@ -46,7 +46,7 @@ herdsim map scenarios/metastable-map.toml --x trigger --y rate --force --quiet \
     --budget tokens:500,cost:5,refund:1,timeout-cost:10 \
     --out results/map-retry-quota.csv --svg results/map-retry-quota.svg \
     --title "Immediate retries under the AWS retry quota: storm probability by load and outage length" > results/map-retry-quota.txt
-herdsim report --policy none,equal,full,decorrelated,decorrelated-attempt \
+herdsim report scenarios/four-strategies.toml --policy none,equal,full,decorrelated,decorrelated-attempt \
     --out results/report-four-strategies.html --force --quiet
 herdsim report scenarios/metastable.toml --trigger outage@2s..2.5s \
     --out results/report-metastable.html --force --quiet

@@ -10,14 +10,16 @@ use super::output::{check_distinct, check_output, write_svg, write_whole};
 use super::progress::runs_bar;
 use super::sweep::{GridArgs, limit_error, read_scenario};
 use super::{CliError, write_stdout};
+use crate::base::fingerprint::Fingerprint;
 use crate::base::seeding::Seeds;
 use crate::base::time::format_duration;
+use crate::experiment::grid::Grid;
 use crate::experiment::scenario::Scenario;
 use crate::experiment::server_runs::server_parts;
 use crate::experiment::sweep::{SweepPlan, sweep_rows};
 use crate::experiment::timelines::{LabelledRun, shared_timelines};
 use crate::measure::observer::Watch;
-use crate::measure::server_metrics::Window;
+use crate::measure::server_metrics::{ServerMetric, ServerMetrics, Window};
 use crate::measure::timeline::Timeline;
 use crate::model::ResourceKind;
 use crate::model::server::ServerSpec;
@@ -27,11 +29,16 @@ use crate::report::study_series_svg::{
     StudySeries, StudySeriesPicture, study_series as study_series_picture,
 };
 use crate::report::study_table::{study_markdown, study_table};
+use crate::report::summary::{
+    ServerPointSummary, herd_summary_markdown, server_point_summary, server_summary_markdown,
+    services_markdown,
+};
 use crate::report::svg::{Figure, timelines};
 use crate::report::{compare_markdown, compare_table, csv as sweep_csv};
 use crate::sim::queue::QueueKind;
 use crate::sim::server_loop::simulate_server_watched;
 use crate::spec::RunSpec;
+use crate::spec::params::PARAMS;
 use crate::study::compare::Comparison;
 use crate::study::overload::{Study, StudyComparison, StudyPoint, run_study, study};
 use crate::study::published::Published;
@@ -92,6 +99,12 @@ pub struct Compared {
     /// Replicate 0 of the points, as pictures (captioned); `compare --plot`
     /// writes the first.
     pub figures: Vec<(String, Figure)>,
+    /// What happened at each point, as Markdown (`report`'s summary; empty
+    /// unless asked).
+    pub summary: String,
+    /// Each service of each chain point, as Markdown tables (empty unless
+    /// the summary is asked and a point has a chain).
+    pub services: String,
 }
 
 /// The scenario `compare` and `report` read: the file, or the built-in
@@ -99,24 +112,112 @@ pub struct Compared {
 pub fn compared_scenario(path: Option<&Path>, grid: &GridArgs) -> Result<Scenario, CliError> {
     let scenario = match path {
         Some(path) => read_scenario(path)?,
-        None => Scenario::from_toml(FOUR_STRATEGIES.0, FOUR_STRATEGIES.1)
-            .expect("the built-in scenario parses"),
+        None => built_in(),
     };
-    let mut scenario = grid.apply(scenario)?;
+    let mut scenario = with_flags(scenario, grid)?;
     let server = SweepPlan::whole(&scenario, false).is_server();
     if server && path.is_none() {
         // The built-in scenario is seed 002's herd; on the server model the
         // flags are the whole workload, so say what it is.
-        scenario.name = "server".to_string();
-        scenario.description = Some(format!(
-            "{} (as point 0 has it; what varies is in each row's label)",
-            {
-                let p = scenario.grid.point(0);
-                p.server.describe(p.patience_us())
-            }
-        ));
+        name_server_scenario(&mut scenario);
     }
     Ok(scenario)
+}
+
+/// The built-in four-strategy scenario.
+fn built_in() -> Scenario {
+    Scenario::from_toml(FOUR_STRATEGIES.0, FOUR_STRATEGIES.1).expect("the built-in scenario parses")
+}
+
+/// Names a server scenario made from flags after its workload.
+fn name_server_scenario(scenario: &mut Scenario) {
+    scenario.name = "server".to_string();
+    scenario.description = Some(format!(
+        "{} (as point 0 has it; what varies is in each row's label)",
+        {
+            let p = scenario.grid.point(0);
+            p.server.describe(p.patience_us())
+        }
+    ));
+}
+
+/// The scenario `report` runs, and whether it is the built-in one: the
+/// file with the flags applied; without a file, the workload flags alone
+/// with `run`'s defaults (one point, or a grid where a flag is a list; 1
+/// seed unless --seeds, master seed 42 unless --seed); with neither file
+/// nor workload flag, the built-in four-strategy scenario.
+pub fn reported_scenario(
+    path: Option<&Path>,
+    grid: &GridArgs,
+) -> Result<(Scenario, bool), CliError> {
+    if path.is_some() {
+        return Ok((compared_scenario(path, grid)?, false));
+    }
+    let mut flags = grid.apply(Scenario::default())?;
+    if flags.grid == Grid::default() {
+        return Ok((compared_scenario(None, grid)?, true));
+    }
+    // The summary and the workload say what it is: no description.
+    flags.name = if SweepPlan::whole(&flags, false).is_server() {
+        "server workload from the command line"
+    } else {
+        "workload from the command line"
+    }
+    .to_string();
+    Ok((flags, false))
+}
+
+/// `scenario` with the flags applied; its description, if it has one,
+/// says which workload flags make it a workload other than the one the
+/// description was written for.
+fn with_flags(mut scenario: Scenario, grid: &GridArgs) -> Result<Scenario, CliError> {
+    let description = scenario.description.take();
+    let before = scenario.clone();
+    let mut scenario = grid.apply(scenario)?;
+    scenario.description = description.map(|d| match changed_by_flags(&before, &scenario) {
+        Some(flags) => format!("{d} (description from the scenario file; {flags})"),
+        None => d,
+    });
+    Ok(scenario)
+}
+
+/// The flags that changed `before`'s workload into `after`'s, in words
+/// ("--rate 800 and --duration 5s on the command line change its
+/// workload"); `None` if none did. A flag changes it when its values make
+/// other points: one that repeats the scenario's value, or sets a key the
+/// scenario left out to its default, changes nothing.
+pub fn changed_by_flags(before: &Scenario, after: &Scenario) -> Option<String> {
+    let fingerprint = |grid: &Grid| grid.fingerprint(Fingerprint::default()).hex();
+    let unchanged = fingerprint(&before.grid);
+    let flags: Vec<String> = PARAMS
+        .iter()
+        .filter_map(|param| {
+            let values = after.grid.values(param.key)?;
+            if before.grid.values(param.key) == Some(values) {
+                return None;
+            }
+            let mut alone = before.grid.clone();
+            alone.set(param, values.to_vec()).ok()?;
+            if alone.is_empty() || fingerprint(&alone) == unchanged {
+                return None;
+            }
+            Some(format!(
+                "--{} {}",
+                param.flag(),
+                values.join(&param.list_separator.to_string())
+            ))
+        })
+        .collect();
+    let (last, rest) = flags.split_last()?;
+    let listed = if rest.is_empty() {
+        last.clone()
+    } else {
+        format!("{} and {last}", rest.join(", "))
+    };
+    Some(format!(
+        "{listed} on the command line change{} its workload",
+        if rest.is_empty() { "s" } else { "" }
+    ))
 }
 
 /// How a comparison is run: what judges it, its limit, what it shows.
@@ -129,8 +230,25 @@ pub struct CompareOptions<'a> {
     pub quiet: bool,
     /// Draw replicate 0 of the points.
     pub figures: bool,
+    /// Summarise each point (and each service of a chain) for a report.
+    pub summary: bool,
+    /// Called once every input is checked, before the first run.
+    pub on_start: &'a dyn Fn(),
     /// The command line that made it, for the Markdown.
     pub command: &'a str,
+}
+
+/// Refuses `--reference` for a scenario that names no study.
+fn check_reference(scenario: &Scenario, reference: Option<&Path>) -> Result<(), CliError> {
+    let named = scenario.study.as_ref().and_then(|(name, _)| study(name));
+    if reference.is_some() && named.is_none() {
+        return Err(CliError::Usage(
+            "--reference: the scenario names no study to judge against (a study scenario has \
+             `study = \"NAME\"`; see scenarios/README.md)"
+                .to_string(),
+        ));
+    }
+    Ok(())
 }
 
 /// Runs `scenario`'s comparison (judged against its study's reference, or
@@ -145,44 +263,62 @@ pub fn run_comparison(
         max_events,
         quiet,
         figures,
+        summary,
+        on_start,
         command,
     } = options;
     if let Some(study) = scenario.study.as_ref().and_then(|(name, _)| study(name)) {
         return compare_study(study, scenario, options);
     }
-    if reference.is_some() {
-        return Err(CliError::Usage(
-            "--reference: the scenario names no study to judge against (a study scenario has \
-             `study = \"NAME\"`; see scenarios/README.md)"
-                .to_string(),
-        ));
-    }
+    check_reference(scenario, reference)?;
     // The sweep machinery, aggregated rows kept in memory: one row a point.
     let mut plan = SweepPlan::whole(scenario, false);
     plan.max_events = max_events;
     let server = plan.is_server();
-    let progress = runs_bar(plan.jobs().len() as u64, quiet);
+    // On the server model, pictures and the summary run replicate 0 of
+    // each point again, with its windows: those runs count in the bar.
+    let again = if server && (figures || summary) {
+        plan.points.len() as u64
+    } else {
+        0
+    };
+    on_start();
+    let progress = runs_bar(plan.jobs().len() as u64 + again, quiet);
     let rows = sweep_rows(&plan, || progress.inc(1));
-    progress.finish_and_clear();
     if let Some(stopped) = rows.iter().find(|r| !r.complete()) {
+        progress.finish_and_clear();
         return Err(limit_error(stopped.point(), plan.max_events, ""));
     }
     if server {
         let comparison = ServerComparison::new(scenario, rows);
-        let figures = if figures {
-            server_series(&comparison, max_events)?
+        let zero = if again > 0 {
+            replicate_zero_runs(&comparison, max_events, || progress.inc(1))
         } else {
             Vec::new()
+        };
+        progress.finish_and_clear();
+        let pictures = if figures {
+            server_series(&comparison, &zero)?
+        } else {
+            Vec::new()
+        };
+        let (summary, services) = if summary {
+            server_summary(&comparison, &zero)
+        } else {
+            (String::new(), String::new())
         };
         return Ok(Compared {
             text: server_compare_table(&comparison),
             markdown: server_compare_markdown(&comparison, command),
             csv: sweep_csv::server_comparison_csv(&comparison),
-            figures,
+            figures: pictures,
+            summary,
+            services,
         });
     }
+    progress.finish_and_clear();
     let comparison = Comparison::new(scenario, rows, &Published::embedded());
-    let figures = if figures {
+    let pictures = if figures {
         vec![(
             "Retries per ms over time, replicate 0 of each point".to_string(),
             comparison_timelines(&comparison)?,
@@ -194,8 +330,43 @@ pub fn run_comparison(
         text: compare_table(&comparison),
         markdown: compare_markdown(&comparison, command),
         csv: sweep_csv::comparison_csv(&comparison),
-        figures,
+        figures: pictures,
+        summary: if summary {
+            herd_summary_markdown(&comparison.points)
+        } else {
+            String::new()
+        },
+        services: String::new(),
     })
+}
+
+/// The summary of a server comparison from each point's replicate 0
+/// (`zero`, in point order) and its summaries; and each chain point's
+/// services.
+fn server_summary(
+    comparison: &ServerComparison<'_>,
+    zero: &[(ServerSpec, ServerMetrics)],
+) -> (String, String) {
+    let points: Vec<ServerPointSummary> = comparison
+        .points
+        .iter()
+        .zip(zero)
+        .map(|(p, (_, run))| server_point_summary(&p.label, &p.spec, run, Some(&p.summaries)))
+        .collect();
+    let services: Vec<String> = comparison
+        .points
+        .iter()
+        .filter(|p| p.spec.server.chain.depth > 1)
+        .map(|p| {
+            services_markdown(
+                &p.label,
+                p.spec.server.chain.depth as usize,
+                p.summary(ServerMetric::Requests).n,
+                &p.services,
+            )
+        })
+        .collect();
+    (server_summary_markdown(&points), services.join("\n"))
 }
 
 pub fn compare(args: &CompareArgs) -> Result<(), CliError> {
@@ -221,6 +392,8 @@ pub fn compare(args: &CompareArgs) -> Result<(), CliError> {
             max_events: args.grid.max_events().unwrap_or(u64::MAX),
             quiet: args.quiet,
             figures: args.plot.is_some(),
+            summary: false,
+            on_start: &|| {},
             command: &command_line(),
         },
     )?;
@@ -249,6 +422,8 @@ fn compare_study(
         max_events,
         quiet,
         figures,
+        summary,
+        on_start,
         command,
     } = options;
     let (rows, reference_name) = match reference {
@@ -280,8 +455,9 @@ fn compare_study(
         max_events,
         on_progress: &|_, _| {},
         // Replicate 0's latency over time is in the figures.
-        window_latencies: figures,
+        window_latencies: figures || summary,
     };
+    on_start();
     let progress = runs_bar(scenario.jobs(), quiet);
     let comparison = run_study(study, scenario, rows, reference_name, &watch, || {
         progress.inc(1)
@@ -311,11 +487,24 @@ fn compare_study(
             )
         });
     }
+    let summary = if summary {
+        let points: Vec<ServerPointSummary> = comparison
+            .points
+            .iter()
+            .zip(point_labels(&comparison))
+            .map(|(p, label)| server_point_summary(&label, &p.spec, &p.replicate_zero, None))
+            .collect();
+        server_summary_markdown(&points)
+    } else {
+        String::new()
+    };
     Ok(Compared {
         text: study_table(&comparison),
         markdown: study_markdown(&comparison, command),
         csv: sweep_csv::study_comparison_csv(&comparison),
         figures: pictures,
+        summary,
+        services: String::new(),
     })
 }
 
@@ -324,19 +513,20 @@ fn compare_study(
 const POINTS_A_PICTURE: usize = 8;
 
 /// Each point's replicate 0 on the server model (the same run as the
-/// table's first replicate), its time series side by side, eight points a
-/// picture.
-fn server_series(
+/// table's first replicate), with its windows, in point order; `on_done`
+/// after each.
+fn replicate_zero_runs(
     comparison: &ServerComparison<'_>,
     max_events: u64,
-) -> Result<Vec<(String, Figure)>, CliError> {
+    on_done: impl Fn() + Sync,
+) -> Vec<(ServerSpec, ServerMetrics)> {
     let scenario = comparison.scenario;
     let watch = Watch {
         max_events,
         on_progress: &|_, _| {},
         window_latencies: true,
     };
-    let runs: Vec<_> = comparison
+    comparison
         .points
         .par_iter()
         .map(|p| {
@@ -344,9 +534,19 @@ fn server_series(
             let seeds = Seeds::for_job(scenario.master_seed, p.point as u64, 0);
             let metrics =
                 simulate_server_watched(&server, &retry, seeds, &watch, QueueKind::default());
+            on_done();
             (server, metrics)
         })
-        .collect();
+        .collect()
+}
+
+/// Each point's replicate 0 (`runs`, in point order) on the server model,
+/// its time series side by side, eight points a picture.
+fn server_series(
+    comparison: &ServerComparison<'_>,
+    runs: &[(ServerSpec, ServerMetrics)],
+) -> Result<Vec<(String, Figure)>, CliError> {
+    let scenario = comparison.scenario;
     let groups = comparison.points.len().div_ceil(POINTS_A_PICTURE);
     let mut figures = Vec::new();
     for chunk in comparison

@@ -87,9 +87,10 @@ enum Command {
     Compare(compare::CompareArgs),
     /// Draw a sweep's curves, with their 95% CI bands, as SVG
     Plot(plot::PlotArgs),
-    /// Write a scenario's comparison as one self-contained HTML report:
-    /// the workload in words, the table with CIs and verdicts, the pictures
-    /// inline, and the command that reproduces it
+    /// Write a scenario's (or the workload flags') comparison as one
+    /// self-contained HTML report: a summary of what happened, the workload
+    /// in words, the table with CIs and verdicts, each service of a chain,
+    /// the pictures inline, and the command that reproduces it
     Report(report::ReportArgs),
     /// Map where a server-model service tips over as two parameters vary:
     /// storm probability per cell, refined along the boundary, to CSV and SVG

@@ -2,22 +2,27 @@
 //! file, to share in a postmortem or a design review.
 
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use clap::Args;
 
 use super::CliError;
-use super::compare::{CompareOptions, command_line, compared_scenario, run_comparison};
+use super::compare::{CompareOptions, command_line, reported_scenario, run_comparison};
 use super::output::{MAX_TABLE_BYTES, check_distinct, check_output, read_input, write_whole};
 use super::sweep::GridArgs;
 use crate::base::format::group_thousands;
 use crate::experiment::scenario::Scenario;
+use crate::experiment::sweep::SweepPlan;
 use crate::report::WorkloadSummary;
 use crate::report::compare_file::read_compare_file;
 use crate::report::html::{ReportPage, report_html};
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Scenario file [default: scenarios/four-strategies.toml, built in]
+    /// Scenario file [default: the workload flags alone, with `run`'s
+    /// defaults (one point, a grid where a flag is a list; 1 seed unless
+    /// --seeds, master seed 42 unless --seed); with no workload flag either,
+    /// the built-in scenarios/four-strategies.toml (4 points × 100 seeds)]
     #[arg(value_name = "SCENARIO")]
     scenario: Option<PathBuf>,
 
@@ -47,7 +52,8 @@ pub struct ReportArgs {
     #[arg(long)]
     force: bool,
 
-    /// Hide the progress bar
+    /// Hide the progress bar (shown when stderr is a terminal) and the
+    /// lines that say what runs and where the report went
     #[arg(long, short)]
     quiet: bool,
 }
@@ -101,7 +107,8 @@ pub fn report(args: &ReportArgs) -> Result<(), CliError> {
         return report_from(args, from);
     }
     check_distinct(&outputs)?;
-    let scenario = compared_scenario(args.scenario.as_deref(), &args.grid)?;
+    let started = Instant::now();
+    let (scenario, built_in) = reported_scenario(args.scenario.as_deref(), &args.grid)?;
     let command = command_line();
     let compared = run_comparison(
         &scenario,
@@ -110,6 +117,13 @@ pub fn report(args: &ReportArgs) -> Result<(), CliError> {
             max_events: args.grid.max_events().unwrap_or(u64::MAX),
             quiet: args.quiet,
             figures: true,
+            summary: true,
+            // Said once every input is checked, so bad input is one line.
+            on_start: &|| {
+                if !args.quiet {
+                    announce(&scenario, built_in);
+                }
+            },
             command: &command,
         },
     )?;
@@ -127,8 +141,10 @@ pub fn report(args: &ReportArgs) -> Result<(), CliError> {
     let page = ReportPage {
         title: &scenario.name,
         description: scenario.description.as_deref(),
+        summary: &compared.summary,
         workload: workload_lines(&scenario),
         markdown,
+        services: &compared.services,
         figures,
         command: &command,
         version: env!("CARGO_PKG_VERSION"),
@@ -136,16 +152,64 @@ pub fn report(args: &ReportArgs) -> Result<(), CliError> {
     if let Some(csv) = &args.csv {
         write_whole(csv, args.force, &compared.csv)?;
     }
-    write_page(args, &page)
-}
-
-/// Writes the page to `--out` and says where.
-fn write_page(args: &ReportArgs, page: &ReportPage<'_>) -> Result<(), CliError> {
-    write_whole(&args.out, args.force, &report_html(page))?;
+    write_page(args, &page)?;
     if !args.quiet {
-        eprintln!("report → {}", args.out.display());
+        eprintln!(
+            "report of {} in {:.2} s → {}",
+            runs_text(&scenario),
+            started.elapsed().as_secs_f64(),
+            args.out.display()
+        );
     }
     Ok(())
+}
+
+/// Says what the report runs (on stderr, as `sweep` does, whether or not
+/// the bar shows): the built-in scenario when nothing chose another, and
+/// the runs to go.
+fn announce(scenario: &Scenario, built_in: bool) {
+    if built_in {
+        eprintln!(
+            "no scenario and no workload flag: reporting the built-in \
+             scenarios/four-strategies.toml (give a scenario file or workload flags to report \
+             your own)"
+        );
+    }
+    let (points, runs) = (scenario.grid.len() as u64, scenario.jobs());
+    // On the server model (a study's excepted, which keeps its replicate 0)
+    // each point's replicate 0 is run again for its time series.
+    let again = scenario.study.is_none() && SweepPlan::whole(scenario, false).is_server();
+    eprintln!(
+        "{} point{} × {} replicate{}: {} run{} to go{}",
+        group_thousands(points),
+        if points == 1 { "" } else { "s" },
+        group_thousands(u64::from(scenario.replicates)),
+        if scenario.replicates == 1 { "" } else { "s" },
+        group_thousands(runs),
+        if runs == 1 { "" } else { "s" },
+        if again {
+            ", then replicate 0 of each point again for its time series"
+        } else {
+            ""
+        }
+    );
+}
+
+/// "4 points (400 runs)".
+fn runs_text(scenario: &Scenario) -> String {
+    let (points, runs) = (scenario.grid.len() as u64, scenario.jobs());
+    format!(
+        "{} point{} ({} run{})",
+        group_thousands(points),
+        if points == 1 { "" } else { "s" },
+        group_thousands(runs),
+        if runs == 1 { "" } else { "s" }
+    )
+}
+
+/// Writes the page to `--out`.
+fn write_page(args: &ReportArgs, page: &ReportPage<'_>) -> Result<(), CliError> {
+    write_whole(&args.out, args.force, &report_html(page))
 }
 
 /// `--from`: a report of a compare file made earlier.
@@ -171,11 +235,17 @@ fn report_from(args: &ReportArgs, from: &Path) -> Result<(), CliError> {
     let page = ReportPage {
         title: &title,
         description: Some(&description),
+        summary: "",
         workload: read.workload,
         markdown: &read.markdown,
+        services: "",
         figures: Vec::new(),
         command: &command,
         version: env!("CARGO_PKG_VERSION"),
     };
-    write_page(args, &page)
+    write_page(args, &page)?;
+    if !args.quiet {
+        eprintln!("report → {}", args.out.display());
+    }
+    Ok(())
 }

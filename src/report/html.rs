@@ -14,11 +14,16 @@ pub struct ReportPage<'a> {
     pub title: &'a str,
     /// What the scenario is for, if it says.
     pub description: Option<&'a str>,
+    /// What happened at each point, as Markdown (empty: no summary).
+    pub summary: &'a str,
     /// The workload in words, a line each.
     pub workload: Vec<String>,
     /// The comparison, as `compare --markdown` prints it (after its first
     /// line, which names the command).
     pub markdown: &'a str,
+    /// Each service of each chain point, as Markdown tables (empty: no
+    /// chain).
+    pub services: &'a str,
     /// Each picture: its caption and its SVG.
     pub figures: Vec<(&'a str, &'a str)>,
     /// The command that made the report.
@@ -158,6 +163,7 @@ main { max-width: 1180px; margin: 0 auto; padding: 24px 28px 48px; }
 h1 { font-size: 1.7em; margin: 0.2em 0 0.3em; }
 h2 { font-size: 1.25em; margin: 1.6em 0 0.5em; border-bottom: 1px solid #ddd; padding-bottom: 0.2em; }
 p.lede { font-size: 1.1em; color: #333; }
+p.note { color: #555; font-size: 0.9em; }
 code, pre { font-family: ui-monospace, 'SFMono-Regular', Menlo, Consolas, monospace; font-size: 0.92em; }
 pre { background: #f5f5f5; padding: 10px 12px; overflow-x: auto; white-space: pre-wrap; word-break: break-all; }
 div.table { overflow-x: auto; margin: 0.8em 0; }
@@ -198,6 +204,15 @@ pub fn report_html(page: &ReportPage<'_>) -> String {
     if let Some(description) = page.description {
         let _ = writeln!(html, "<p class=\"lede\">{}</p>", escape(description));
     }
+    if !page.summary.is_empty() {
+        html.push_str("<section id=\"summary\">\n<h2>What happened</h2>\n");
+        html.push_str(&markdown_to_html(page.summary));
+        html.push_str(
+            "<p class=\"note\">Generated from the runs (on the server model, the time series \
+             are replicate 0's). The numbers of this summary and of the per-service tables have \
+             no thousands separators, so they paste as numbers.</p>\n</section>\n",
+        );
+    }
     html.push_str("<section id=\"workload\">\n<h2>The workload</h2>\n<ul>\n");
     for line in &page.workload {
         let _ = writeln!(html, "<li>{}</li>", inline(line));
@@ -205,6 +220,11 @@ pub fn report_html(page: &ReportPage<'_>) -> String {
     html.push_str("</ul>\n</section>\n<section id=\"results\">\n<h2>Results</h2>\n");
     html.push_str(&markdown_to_html(page.markdown));
     html.push_str("</section>\n");
+    if !page.services.is_empty() {
+        html.push_str("<section id=\"services\">\n<h2>Each service of the chain</h2>\n");
+        html.push_str(&markdown_to_html(page.services));
+        html.push_str("</section>\n");
+    }
     if !page.figures.is_empty() {
         html.push_str("<section id=\"pictures\">\n<h2>Pictures</h2>\n");
         for (caption, svg) in &page.figures {
@@ -256,8 +276,10 @@ mod tests {
         let page = ReportPage {
             title: "a <title>",
             description: Some("what & why"),
+            summary: "**full**: goodput fell",
             workload: vec!["1,000 clients".into()],
             markdown: "| a | b |\n| --- | ---: |\n| x | 1 |\n",
+            services: "",
             figures: vec![("a picture", svg)],
             command: "herdsim report 'x y.toml' --out r.html",
             version: "0.1.0",
@@ -266,6 +288,10 @@ mod tests {
         assert!(html.starts_with("<!DOCTYPE html>"));
         assert!(html.contains("<title>a &lt;title&gt;</title>"));
         assert!(html.contains("<p class=\"lede\">what &amp; why</p>"));
+        assert!(
+            html.contains("<h2>What happened</h2>\n<p><strong>full</strong>: goodput fell</p>")
+        );
+        assert!(!html.contains("id=\"services\""), "no chain, no services");
         assert!(html.contains(svg), "the picture inline");
         assert!(html.contains("herdsim report 'x y.toml' --out r.html"));
         for outside in ["<script", "<link", "src=", "href=", "@import", "url("] {

@@ -16,6 +16,7 @@ pub mod server_compare;
 pub mod strategies_svg;
 pub mod study_series_svg;
 pub mod study_table;
+pub mod summary;
 pub mod svg;
 pub mod sweep_file;
 mod table;

@@ -102,8 +102,10 @@ fn title(comparison: &ServerComparison<'_>) -> Vec<String> {
         },
         format!(
             "{} replicate{} per point from master seed {}; mean ± 95% CI over the runs that \
-             have the metric (a stuck run has no recovery time); a run is stuck when its \
-             success rate never comes back within 1% of its level before the first trigger.",
+             have the metric (only a run that recovered has a recovery time); a run with \
+             triggers is recovered, stuck or unresolved as judged over the patience window \
+             after the last trigger (`herdsim metrics`), its storm probability the share stuck \
+             of the runs decided.",
             group_thousands(u64::from(s.replicates)),
             if s.replicates == 1 { "" } else { "s" },
             s.master_seed

@@ -34,6 +34,11 @@ pub struct ServerComparedPoint {
     pub label: String,
     /// Every server metric's summary over the replicates, in report order.
     pub summaries: Vec<(ServerMetric, Summary)>,
+    /// A chain's per-service summaries, in sweep column order
+    /// ([`crate::measure::layer_metrics::LayerMetric::IN_SWEEPS`] of service 1,
+    /// then of service 2, ...) for the grid's deepest chain; empty without
+    /// chains.
+    pub services: Vec<Summary>,
 }
 
 impl ServerComparedPoint {
@@ -75,12 +80,14 @@ impl<'a> ServerComparison<'a> {
                     point,
                     spec,
                     summaries,
+                    services,
                     ..
                 } => Some(ServerComparedPoint {
                     point,
                     label: label(&spec, &varying),
                     spec,
                     summaries,
+                    services,
                 }),
                 _ => None,
             })

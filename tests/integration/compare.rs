@@ -119,8 +119,13 @@ fn markdown_names_the_command_that_made_it() {
         "{text}"
     );
     assert!(!text.contains("~3,400"), "{text}");
+    // The built-in scenario's description was written for 1,000 clients.
     assert!(
-        text.contains("changed on the command line: clients, seeds"),
+        text.contains(
+            "Seed 002's workload: 1,000 clients, 1 request per ms, base 100 ms, cap 20 s \
+             (description from the scenario file; --clients 100 on the command line changes its \
+             workload)"
+        ),
         "{text}"
     );
     let full = run(&["compare", "--seeds", "5", "--markdown"], &dir);
@@ -153,4 +158,54 @@ fn the_csv_is_not_clobbered_unless_forced() {
             .unwrap()
             .starts_with("point,policy,")
     );
+}
+
+#[test]
+fn a_description_the_flags_made_untrue_is_flagged_in_the_table_and_the_markdown() {
+    let dir = workdir("description");
+    let scenario = format!("{}/scenarios/metastable.toml", env!("CARGO_MANIFEST_DIR"));
+    let description = "metastable: Storm probability as an outage grows: 50% load, 100 ms \
+                       timeout, retries immediate, none, or full jitter from 1 s";
+    // --rate overrides the scenario's 500; --duration sets a key it left
+    // to its default; --trigger keeps one of its ten outages.
+    let args = [
+        "compare",
+        &scenario,
+        "--rate",
+        "800",
+        "--duration",
+        "5s",
+        "--trigger",
+        "outage@2s..2.1s",
+        "--seeds",
+        "2",
+        "--quiet",
+    ];
+    let flagged = format!(
+        "{description} (description from the scenario file; --rate 800, --duration 5s and \
+         --trigger outage@2s..2.1s on the command line change its workload)"
+    );
+    let text = run(&args, &dir);
+    assert_eq!(text.lines().next().unwrap(), flagged, "{text}");
+    let markdown = run(&[&args[..], &["--markdown"]].concat(), &dir);
+    assert_eq!(markdown.lines().nth(2).unwrap(), flagged, "{markdown}");
+    // The scenario's own values, a default it left out, and the seeds:
+    // the description stands as written.
+    let text = run(
+        &[
+            "compare",
+            &scenario,
+            "--rate",
+            "500",
+            "--workers",
+            "1",
+            "--fail-rate",
+            "0",
+            "--seeds",
+            "2",
+            "--quiet",
+        ],
+        &dir,
+    );
+    assert_eq!(text.lines().next().unwrap(), description, "{text}");
 }

@@ -15,7 +15,8 @@ use super::sweep::{GridArgs, read_scenario};
 use super::{CliError, write_stdout};
 use crate::base::format::{group_thousands, trimmed};
 use crate::experiment::map::{
-    CellCounts, Map, MapAxis, MapSettings, MapStop, RunOutcome, boundaries_of, run_map,
+    CellCounts, Map, MapAxis, MapSettings, MapStop, RunOutcome, boundaries_of, places, rows_of,
+    run_map,
 };
 use crate::experiment::scenario::Scenario;
 use crate::experiment::sweep::Shard;
@@ -24,7 +25,7 @@ use crate::report::aligned_text_first;
 use crate::report::map_csv::{
     journal_header, journal_line, map_csv, read_journal_line, read_map_csv,
 };
-use crate::report::map_svg::map_svg;
+use crate::report::map_svg::{axis_title, map_svg, x_scale};
 use crate::spec::params::{PARAMS, Param, param};
 use crate::spec::{self, ParamError};
 
@@ -501,41 +502,80 @@ fn make(args: &MapArgs, out: &Path, journal: &Path) -> Result<(), CliError> {
     Ok(())
 }
 
+/// Decimals that show a step of `step` and no finer: 0.0125 → 2, 0.1 → 1.
+fn decimals_of(step: f64) -> usize {
+    if step > 0.0 && step.is_finite() {
+        (-step.log10() - 1e-9).ceil().clamp(0.0, 9.0) as usize
+    } else {
+        4
+    }
+}
+
 /// Each row's boundary, for people: where the storm probability crosses
-/// one half, and the surely-below and surely-above cells either side.
+/// one half, and the surely-below and surely-above cells either side, in
+/// the x axis's shown values (a trigger's length, s) with its unit in the
+/// header, each row to the decimals its refinement resolves (the step
+/// between the two cells the crossing lies between).
 fn boundary_table(s: &MapSettings, cells: &[CellCounts], budget_spent: Option<bool>) -> String {
-    let number = |v: f64| trimmed(v, 4);
+    let scale = x_scale(s);
+    let coarse = |v: f64| trimmed(scale.shown(v), 4);
     let positions = s.x.values.iter().map(|v| s.x.position(v));
     let first = positions.clone().fold(f64::INFINITY, f64::min);
     let last = positions.fold(f64::NEG_INFINITY, f64::max);
-    let rows: Vec<Vec<String>> = boundaries_of(cells, s.y.values.len())
+    // The shown first and last coarse values (a length may fall as the
+    // place grows).
+    let (low_end, high_end) = if scale.shown(last) >= scale.shown(first) {
+        (first, last)
+    } else {
+        (last, first)
+    };
+    let rows = rows_of(places(cells), s.y.values.len());
+    let table: Vec<Vec<String>> = boundaries_of(cells, s.y.values.len())
         .into_iter()
         .map(|b| {
-            let crossing = match b.crossing {
-                Some(x) => number(x),
-                None if b.first_probability >= 0.5 => format!("at or before {}", number(first)),
-                None => format!("beyond {}", number(last)),
+            let (crossing, decimals) = match b.crossing {
+                Some(x) => {
+                    let row: Vec<f64> = rows[b.y].iter().map(|&i| cells[i].x_at).collect();
+                    let step = row
+                        .windows(2)
+                        .find(|w| w[0] <= x && x <= w[1])
+                        .map_or(f64::NAN, |w| scale.step(w[1] - w[0]));
+                    let decimals = decimals_of(step);
+                    (format!("{:.decimals$}", scale.shown(x)), decimals)
+                }
+                None if b.first_probability >= 0.5 => {
+                    (format!("at or before {}", coarse(low_end)), 4)
+                }
+                None => (format!("beyond {}", coarse(high_end)), 4),
+            };
+            let cell = |v: Option<f64>| {
+                v.map_or_else(
+                    || "-".to_string(),
+                    |v| format!("{:.decimals$}", scale.shown(v)),
+                )
             };
             vec![
                 s.y.values[b.y].clone(),
                 crossing,
-                b.below.map_or_else(|| "-".to_string(), number),
-                b.above.map_or_else(|| "-".to_string(), number),
+                cell(b.below),
+                cell(b.above),
                 group_thousands(b.runs as u64),
             ]
         })
         .collect();
+    let crossing = format!("50% crossing ({})", scale.heading);
+    let y_title = axis_title(&s.y);
     let header = [
-        s.y.param.key,
-        "50% crossing",
+        y_title.as_str(),
+        crossing.as_str(),
         "surely below",
         "surely above",
         "runs",
     ];
     format!(
         "storm probability over {} (x) by {} (y): {} cells, {} runs{}\n{}",
-        s.x.title(),
-        s.y.param.key,
+        scale.title,
+        y_title,
         group_thousands(cells.len() as u64),
         group_thousands(cells.iter().map(|c| c.runs).sum()),
         if budget_spent == Some(true) {
@@ -543,6 +583,6 @@ fn boundary_table(s: &MapSettings, cells: &[CellCounts], budget_spent: Option<bo
         } else {
             ""
         },
-        aligned_text_first(&header, &rows, 1)
+        aligned_text_first(&header, &table, 1)
     )
 }

@@ -10,7 +10,7 @@ use super::params::{ParamFlags, Single};
 use super::progress::{events_spinner, runs_bar};
 use super::{CliError, spec_error, write_stdout};
 use crate::base::error::BaseError;
-use crate::base::format::group_thousands;
+use crate::base::format::{group_thousands, trimmed};
 use crate::base::seeding::DEFAULT_MASTER_SEED;
 use crate::base::time::{Micros, format_duration};
 use crate::experiment::grid::Grid;
@@ -23,10 +23,12 @@ use crate::measure::metrics::RunMetrics;
 use crate::measure::observer::Watch;
 use crate::measure::server_metrics::ServerMetrics;
 use crate::measure::timeline::Timeline;
+use crate::measure::verdict::Verdict;
 use crate::model::ResourceKind;
 use crate::model::server::ServerSpec;
+use crate::policy::PolicyKind;
 use crate::report::series::series_csv;
-use crate::report::series_svg::{SeriesPicture, server_series};
+use crate::report::series_svg::{SeriesPicture, server_series, trigger_label};
 use crate::report::svg::timelines;
 use crate::report::{
     RunReport, ServerRunReport, run_json, run_table, server_run_json, server_run_table,
@@ -49,9 +51,17 @@ pub struct RunArgs {
 
     /// Also draw replicate 0 over time as SVG: retries per ms against the
     /// capacity line, or on the server model stacked panels of load and
-    /// goodput, queue and latency with each trigger shaded
+    /// goodput, queue and latency with each trigger shaded, the patience
+    /// window after the last one and the verdict marked, from t = 0 to the
+    /// end of the load plus a tenth (see --plot-all)
     #[arg(long, value_name = "FILE.svg", allow_hyphen_values = true)]
     plot: Option<std::path::PathBuf>,
+
+    /// Server model, with --plot: draw the whole run, to the end of the
+    /// drain after the load (a stuck run's backlog can take far longer to
+    /// drain than the load lasted)
+    #[arg(long, requires = "plot")]
+    plot_all: bool,
 
     /// Server model: also write replicate 0's time series as CSV, one row
     /// per window: arrivals, attempts, successes, gave_up, timeouts,
@@ -230,7 +240,13 @@ fn run_server(args: &RunArgs, spec: &RunSpec) -> Result<(), CliError> {
         )?;
     }
     if let Some(path) = &args.plot {
-        plot_server_series(path, args.force, spec, &server, args.seed, &runs[0])?;
+        let plot = ServerPlot {
+            path,
+            force: args.force,
+            all: args.plot_all,
+            master_seed: args.seed,
+        };
+        plot_server_series(&plot, spec, &server, &runs[0])?;
     }
     let report = ServerRunReport {
         spec,
@@ -296,35 +312,83 @@ fn stopped_message(stopped: &RunMetrics, max_events: u64) -> String {
     )
 }
 
-/// Draws replicate 0's time series to `path`: load and goodput, queue,
-/// latency, each trigger shaded.
-fn plot_server_series(
-    path: &Path,
+/// Where and how `run --plot` draws a server run.
+struct ServerPlot<'a> {
+    path: &'a Path,
     force: bool,
+    /// `--plot-all`: to the end of the drain.
+    all: bool,
+    master_seed: u64,
+}
+
+/// Draws replicate 0's time series: load and goodput, queue, latency, each
+/// trigger shaded and labelled, the patience window and the verdict marked;
+/// titled with the service's depth and offered load, the triggers and the
+/// retry policy.
+fn plot_server_series(
+    plot: &ServerPlot<'_>,
     spec: &RunSpec,
     server: &ServerSpec,
-    master_seed: u64,
     run: &ServerMetrics,
 ) -> Result<(), CliError> {
     let seconds = |ns: u64| ns as f64 / 1e9;
+    let loads: Vec<String> = spec
+        .server
+        .offered_loads()
+        .iter()
+        .map(|rho| rho.map_or("unbounded".to_string(), |r| format!("{r:.2}")))
+        .collect();
+    let load = if loads.len() == 1 {
+        format!("offered load ρ = {}", loads[0])
+    } else {
+        format!("offered load ρ = {} (top to server)", loads.join(", "))
+    };
+    let triggers = if server.triggers.is_empty() {
+        "no trigger".to_string()
+    } else {
+        let labels: Vec<String> = server.triggers.iter().map(trigger_label).collect();
+        labels.join("; ")
+    };
+    let policy = match spec.policy.kind {
+        PolicyKind::NoBackoff => "no-backoff".to_string(),
+        kind => format!(
+            "{kind} (base {}, cap {})",
+            format_duration(spec.policy.base_us),
+            format_duration(spec.policy.cap_us)
+        ),
+    };
+    let attempts = spec
+        .max_attempts
+        .map_or("unlimited attempts".to_string(), |n| {
+            format!("at most {n} attempts")
+        });
+    let timeout = match server.timeout {
+        Some(t) => format_duration(t / 1_000),
+        None if spec.server.timeout_choices.is_empty() => "none".to_string(),
+        None => crate::spec::server::show_timeout_choices(&spec.server.timeout_choices),
+    };
+    let controls: String = spec.controls().iter().map(|c| format!(", {c}")).collect();
+    let verdict = match run.verdict {
+        Some(Verdict::Recovered(ns)) => format!(
+            ": recovered {} s after the last trigger",
+            trimmed(ns as f64 / 1e9, 3)
+        ),
+        Some(v) => format!(": {}", v.name()),
+        None => String::new(),
+    };
+    let last_end = server.last_trigger_end();
     let picture = SeriesPicture {
         title: format!(
-            "server: {} (at most {} attempts), timeout {}; replicate 0 of master seed {master_seed}",
-            spec.policy.kind,
-            spec.max_attempts
-                .map_or("unlimited".to_string(), |n| n.to_string()),
-            match server.timeout {
-                Some(t) => format_duration(t / 1_000),
-                None if spec.server.timeout_choices.is_empty() => "none".to_string(),
-                None => crate::spec::server::show_timeout_choices(&spec.server.timeout_choices),
-            }
+            "server, depth {}, {load}: {triggers}\n{policy}, {attempts}, timeout {timeout}\
+             {controls}; replicate 0 of master seed {}{verdict}",
+            spec.server.chain.depth, plot.master_seed
         ),
         windows: &run.windows,
         window_ns: server.window,
         triggers: server
             .triggers
             .iter()
-            .map(|t| (seconds(t.from), seconds(t.to), t.to_string()))
+            .map(|t| (seconds(t.from), seconds(t.to), trigger_label(t)))
             .collect(),
         capacity_per_s: server.capacity_steps().map(|steps| {
             steps
@@ -332,8 +396,12 @@ fn plot_server_series(
                 .map(|(from, c)| (seconds(from), c))
                 .collect()
         }),
+        load_end_s: seconds(run.load_end_ns),
+        patience_s: last_end.map(|end| (seconds(end), seconds(end + server.patience))),
+        verdict: run.verdict,
+        all: plot.all,
     };
-    write_svg(path, force, &server_series(&picture)?)
+    write_svg(plot.path, plot.force, &server_series(&picture)?)
 }
 
 /// Draws replicate 0's retries over time to `path`.

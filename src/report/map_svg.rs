@@ -3,13 +3,20 @@
 //! half) hatched, and the 50% contour through each row's crossing. Written
 //! by hand rather than with plotters: the cells are rectangles of unequal
 //! widths (refinement halves them near the boundary), and each carries a
-//! tooltip (`<title>`) with its counts, which needs no script.
+//! tooltip (`<title>`) with its counts, which needs no script. A trigger
+//! axis is shown by the trigger's length in seconds (the stall), not by
+//! the number that varies in its text (an outage's end time).
 
 use std::fmt::Write;
 
 use crate::base::format::{group_thousands, trimmed};
-use crate::experiment::map::{CellCounts, MapSettings, Side, boundaries_of, places, rows_of};
+use crate::base::time::format_duration;
+use crate::experiment::map::{
+    CellCounts, MapAxis, MapSettings, Side, boundaries_of, places, rows_of,
+};
+use crate::model::server::Triggers;
 use crate::report::html::escape;
+use crate::report::series_svg::trigger_kind_label;
 
 const WIDTH: f64 = 760.0;
 const LEFT: f64 = 150.0;
@@ -31,6 +38,133 @@ pub fn storm_colour(p: f64) -> (u8, u8, u8) {
     let t = (p - p0) / (p1 - p0);
     let mix = |k: usize| (c0[k] + t * (c1[k] - c0[k])).round() as u8;
     (mix(0), mix(1), mix(2))
+}
+
+/// How a map's x axis is shown: what it measures, in which unit, and the
+/// shown value of each place on it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct XScale {
+    /// What the axis measures, with its unit: `outage length (s), from t =
+    /// 2s`, `rate (requests/s)`.
+    pub title: String,
+    /// What a value is, with its unit, for a table's header: `outage
+    /// length, s`.
+    pub heading: String,
+    /// Shown value = `a + b` × place, where the shown value is not the
+    /// place itself (a trigger's length from its end time).
+    affine: Option<(f64, f64)>,
+}
+
+impl XScale {
+    /// The value shown for place `x`.
+    pub fn shown(&self, x: f64) -> f64 {
+        self.affine.map_or(x, |(a, b)| a + b * x)
+    }
+
+    /// The shown size of a step of `dx` places.
+    pub fn step(&self, dx: f64) -> f64 {
+        self.affine.map_or(dx, |(_, b)| b * dx).abs()
+    }
+}
+
+/// A parameter's unit where its values are numbers with one: a duration's
+/// (placed in ms), requests per second for a rate.
+fn unit_of(axis: &MapAxis) -> Option<&'static str> {
+    let duration = crate::spec::params::Kind::Duration;
+    match axis.param.key {
+        _ if axis.param.kind == duration => Some("ms"),
+        "rate" => Some("requests/s"),
+        _ => None,
+    }
+}
+
+/// An axis's title with its unit: `rate (requests/s)`, or as the axis
+/// names itself (`timeout (ms)`, `trigger (outage@2s..Xs)`).
+pub fn axis_title(axis: &MapAxis) -> String {
+    match unit_of(axis) {
+        Some("ms") => axis.title(),
+        Some(unit) => format!("{} ({unit})", axis.param.key),
+        None => axis.title(),
+    }
+}
+
+/// The length of each value's triggers, s, and the first trigger of the
+/// first value, if every value is a trigger list.
+fn trigger_lengths(values: &[String]) -> Option<Vec<f64>> {
+    values
+        .iter()
+        .map(|v| {
+            let triggers: Triggers = v.parse().ok()?;
+            (!triggers.0.is_empty())
+                .then(|| triggers.0.iter().map(|t| t.to - t.from).sum::<u64>() as f64 / 1e9)
+        })
+        .collect()
+}
+
+/// How `s`'s x axis is shown: a trigger axis by the triggers' length in
+/// seconds, when that is a straight-line function of the place on the axis
+/// (the refinement's midpoints are then midpoints of the lengths too);
+/// any other axis by its values, with its unit.
+pub fn x_scale(s: &MapSettings) -> XScale {
+    let axis = &s.x;
+    let plain = || {
+        let title = axis_title(axis);
+        let heading = match unit_of(axis) {
+            Some(unit) => format!("{}, {unit}", axis.param.key),
+            None => title.clone(),
+        };
+        XScale {
+            title,
+            heading,
+            affine: None,
+        }
+    };
+    if axis.param.key != "trigger" {
+        return plain();
+    }
+    let Some(lengths) = trigger_lengths(&axis.values) else {
+        return plain();
+    };
+    let places: Vec<f64> = axis.values.iter().map(|v| axis.position(v)).collect();
+    let (first, last) = (0, places.len() - 1);
+    if places[last] == places[first] || places.iter().any(|p| !p.is_finite()) {
+        return plain();
+    }
+    let b = (lengths[last] - lengths[first]) / (places[last] - places[first]);
+    let a = lengths[first] - b * places[first];
+    let fits = places
+        .iter()
+        .zip(&lengths)
+        .all(|(p, l)| (a + b * p - l).abs() <= 1e-9 * l.abs().max(1.0));
+    if !fits || b == 0.0 {
+        return plain();
+    }
+    // What the trigger is, and where it starts if every value starts it at
+    // the same time.
+    let parsed: Vec<Triggers> = axis.values.iter().filter_map(|v| v.parse().ok()).collect();
+    let single = parsed.iter().all(|t| t.0.len() == 1);
+    let (what, context) = if single {
+        let kind = trigger_kind_label(parsed[0].0[0].kind);
+        let from = parsed[0].0[0].from;
+        let same_start = parsed.iter().all(|t| t.0[0].from == from);
+        let kinds_agree = parsed
+            .iter()
+            .all(|t| trigger_kind_label(t.0[0].kind) == kind);
+        let what = if kinds_agree {
+            format!("{kind} length")
+        } else {
+            "trigger length".to_string()
+        };
+        let context = same_start.then(|| format!(", from t = {}", format_duration(from / 1_000)));
+        (what, context)
+    } else {
+        ("the triggers' total length".to_string(), None)
+    };
+    XScale {
+        title: format!("{what} (s){}", context.unwrap_or_default()),
+        heading: format!("{what}, s"),
+        affine: Some((a, b)),
+    }
 }
 
 /// The heatmap of the map `s` whose cells are `cells` (a map's own, or
@@ -116,14 +250,27 @@ pub fn map_svg(s: &MapSettings, cells: &[CellCounts], title: &str) -> String {
         r##"<rect x="{LEFT}" y="{TOP}" width="{plot_width}" height="{:.2}" fill="none" stroke="#444"/>"##,
         bottom - TOP
     );
+    let scale = x_scale(s);
+    // A label where it does not run into the one before it.
+    let mut free_from = f64::NEG_INFINITY;
     for &x in &coarse {
+        let label = trimmed(scale.shown(x), 4);
+        let half = f64::from(crate::report::svg::text_width(&label, 12.0)) / 2.0;
+        let shown = if px(x) - half >= free_from + 4.0 {
+            free_from = px(x) + half;
+            format!(
+                r##"<text x="{:.2}" y="{:.2}" text-anchor="middle">{label}</text>"##,
+                px(x),
+                bottom + 18.0
+            )
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             svg,
-            r##"<line x1="{0:.2}" y1="{bottom:.2}" x2="{0:.2}" y2="{1:.2}" stroke="#444"/><text x="{0:.2}" y="{2:.2}" text-anchor="middle">{3}</text>"##,
+            r##"<line x1="{0:.2}" y1="{bottom:.2}" x2="{0:.2}" y2="{1:.2}" stroke="#444"/>{shown}"##,
             px(x),
             bottom + 5.0,
-            bottom + 18.0,
-            trimmed(x, 4)
         );
     }
     let _ = writeln!(
@@ -132,9 +279,9 @@ pub fn map_svg(s: &MapSettings, cells: &[CellCounts], title: &str) -> String {
 <text transform="translate(16,{:.2}) rotate(-90)" text-anchor="middle">{}</text>"##,
         LEFT + plot_width / 2.0,
         bottom + 40.0,
-        escape(&s.x.title()),
+        escape(&scale.title),
         TOP + (bottom - TOP) / 2.0,
-        escape(&s.y.title())
+        escape(&axis_title(&s.y))
     );
     // The 50% contour: each row's crossing, joined between neighbouring rows.
     let boundaries = boundaries_of(cells, rows.len());

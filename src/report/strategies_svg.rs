@@ -6,9 +6,10 @@
 use plotters::prelude::*;
 
 use crate::measure::server_metrics::Window;
-use crate::report::series_svg::TRIGGER_COLOR;
+use crate::model::server::Trigger;
+use crate::report::series_svg::{TRIGGER_COLOR, trigger_label};
 use crate::report::svg::{
-    Figure, PALETTE, PlotResult, err, frame_of, legend, stacked, steps, time_panel,
+    Entry, Figure, PALETTE, PlotResult, Swatch, err, frame_of, stacked, steps, time_panel,
 };
 
 /// A labelled line of one colour, in pieces (broken where a window has no
@@ -39,8 +40,59 @@ pub struct StrategiesPicture<'a> {
     pub window_ns: u64,
     /// Draw up to here, s (the load's duration).
     pub end_s: f64,
-    /// Each trigger's window in seconds.
-    pub triggers: Vec<(f64, f64)>,
+    /// Each trigger's window in seconds and what it is: collected from the
+    /// triggers themselves (labelled by kind, `load spike ×2, 5s to 6s`),
+    /// or from windows `(from, to)` alone ("trigger window").
+    pub triggers: TriggerShades,
+}
+
+/// The trigger windows a picture shades: each one's window, s, and its
+/// label, when known.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TriggerShades(pub Vec<(f64, f64, Option<String>)>);
+
+impl<'t> FromIterator<&'t Trigger> for TriggerShades {
+    fn from_iter<I: IntoIterator<Item = &'t Trigger>>(triggers: I) -> Self {
+        TriggerShades(
+            triggers
+                .into_iter()
+                .map(|t| {
+                    (
+                        t.from as f64 / 1e9,
+                        t.to as f64 / 1e9,
+                        Some(trigger_label(t)),
+                    )
+                })
+                .collect(),
+        )
+    }
+}
+
+impl FromIterator<(f64, f64)> for TriggerShades {
+    fn from_iter<I: IntoIterator<Item = (f64, f64)>>(windows: I) -> Self {
+        TriggerShades(windows.into_iter().map(|(a, b)| (a, b, None)).collect())
+    }
+}
+
+impl TriggerShades {
+    /// The legend's entries: one per labelled trigger (the same label
+    /// once), or "trigger window" for the windows without one.
+    fn entries(&self) -> Vec<Entry> {
+        let shade = TRIGGER_COLOR.mix(0.15);
+        let mut labels: Vec<String> = Vec::new();
+        for (_, _, label) in &self.0 {
+            let label = label
+                .clone()
+                .unwrap_or_else(|| "trigger window".to_string());
+            if !labels.contains(&label) {
+                labels.push(label);
+            }
+        }
+        labels
+            .into_iter()
+            .map(|label| Entry::new(label, Swatch::Shade(shade)))
+            .collect()
+    }
 }
 
 /// The five panels: client success rate (requests ending in the window),
@@ -72,62 +124,58 @@ pub fn strategies_series(picture: &StrategiesPicture<'_>) -> PlotResult<Figure> 
         ("server queue at each window's end", "attempts waiting"),
         ("CPU busy at each window's end", "% of workers"),
     ];
-    stacked(&picture.title, 200, panels.len(), |panel, area| {
-        let (caption, y_desc) = panels[panel];
-        let lines: Vec<Line> = picture
-            .runs
-            .iter()
-            .enumerate()
-            .map(|(i, run)| {
-                (
-                    run.label.clone(),
-                    PALETTE[i % PALETTE.len()],
-                    steps(&values(panel, run), width_s),
-                )
-            })
-            .collect();
-        let high = lines
-            .iter()
-            .flat_map(|(_, _, runs)| runs.iter().flatten().map(|p| p.1))
-            .fold(0.0, f64::max);
-        // Headroom for the legend's box on the first panel.
-        let headroom = if panel == 0 {
-            1.0 + 0.12 * (picture.runs.len() as f64 + 1.0)
-        } else {
-            1.1
-        };
-        let y = (0.0, (high * headroom).max(1e-3));
-        let mut chart = time_panel(area, caption, y_desc, x, y)?;
-        let shade = TRIGGER_COLOR.mix(0.15);
-        for (i, (from, to)) in picture.triggers.iter().enumerate() {
-            let drawn = chart
-                .draw_series(std::iter::once(Rectangle::new(
-                    [(*from, y.0), (to.min(x.1), y.1)],
-                    shade.filled(),
-                )))
-                .map_err(err)?;
-            if panel == 0 && i == 0 {
-                drawn.label("failure window").legend(move |(x, y)| {
-                    Rectangle::new([(x, y - 5), (x + 18, y + 5)], shade.filled())
-                });
-            }
-        }
-        for (label, color, runs) in &lines {
-            let color = *color;
-            for (i, run) in runs.iter().enumerate() {
-                let drawn = chart
-                    .draw_series(LineSeries::new(run.iter().copied(), color.stroke_width(2)))
+    let mut first = picture.triggers.entries();
+    first.extend(picture.runs.iter().enumerate().map(|(i, run)| {
+        Entry::new(
+            run.label.clone(),
+            Swatch::Line(PALETTE[i % PALETTE.len()], false),
+        )
+    }));
+    stacked(
+        &picture.title,
+        200,
+        panels.len(),
+        &[first],
+        |panel, area| {
+            let (caption, y_desc) = panels[panel];
+            let lines: Vec<Line> = picture
+                .runs
+                .iter()
+                .enumerate()
+                .map(|(i, run)| {
+                    (
+                        run.label.clone(),
+                        PALETTE[i % PALETTE.len()],
+                        steps(&values(panel, run), width_s),
+                    )
+                })
+                .collect();
+            let high = lines
+                .iter()
+                .flat_map(|(_, _, runs)| runs.iter().flatten().map(|p| p.1))
+                .fold(0.0, f64::max);
+            // Counts (the queue) read in whole attempts even when all are 0.
+            let least = if panel == 3 { 1.0 } else { 1e-3 };
+            let y = (0.0, (high * 1.1).max(least));
+            let mut chart = time_panel(area, caption, y_desc, x, y)?;
+            let shade = TRIGGER_COLOR.mix(0.15);
+            for (from, to, _) in picture.triggers.0.iter().filter(|t| t.0 < x.1) {
+                chart
+                    .draw_series(std::iter::once(Rectangle::new(
+                        [(*from, y.0), (to.min(x.1), y.1)],
+                        shade.filled(),
+                    )))
                     .map_err(err)?;
-                if i == 0 && panel == 0 {
-                    drawn.label(label.as_str()).legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
-                    });
+            }
+            for (_, color, runs) in &lines {
+                let color = *color;
+                for run in runs {
+                    chart
+                        .draw_series(LineSeries::new(run.iter().copied(), color.stroke_width(2)))
+                        .map_err(err)?;
                 }
             }
-        }
-        if panel == 0 {
-            legend(&mut chart, SeriesLabelPosition::UpperRight)?;
-        }
-        Ok(frame_of(&chart, x, y, false, false))
-    })
+            Ok(frame_of(&chart, x, y, false, false))
+        },
+    )
 }

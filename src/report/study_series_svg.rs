@@ -6,7 +6,7 @@
 use plotters::prelude::*;
 
 use crate::report::svg::{
-    Figure, PALETTE, PlotResult, err, frame_of, legend, stacked, steps, time_panel,
+    Entry, Figure, PALETTE, PlotResult, Swatch, err, frame_of, stacked, steps, time_panel,
 };
 
 /// One point's figures in the picture.
@@ -44,61 +44,70 @@ pub fn study_series(picture: &StudySeriesPicture) -> PlotResult<Figure> {
         0.0,
         (windows as f64 * picture.window_s).max(picture.window_s),
     );
-    stacked(&picture.title, 200, picture.panels.len(), |panel, area| {
-        let (caption, y_desc) = &picture.panels[panel];
-        // (label, colour, dashed, pieces)
-        let mut lines = Vec::new();
-        for (i, point) in picture.points.iter().enumerate() {
+    let legend: Vec<Entry> = picture
+        .points
+        .iter()
+        .enumerate()
+        .flat_map(|(i, point)| {
             let color = PALETTE[i % PALETTE.len()];
-            let values = &point.values[panel];
-            let ours: Vec<Option<f64>> = values.iter().map(|v| v.0).collect();
-            let theirs: Vec<Option<f64>> = values.iter().map(|v| v.1).collect();
-            lines.push((
-                format!("{} herdsim", point.label),
-                color,
-                false,
-                steps(&ours, picture.window_s),
-            ));
-            lines.push((
-                format!("{} reference", point.label),
-                color,
-                true,
-                steps(&theirs, picture.window_s),
-            ));
-        }
-        let high = lines
-            .iter()
-            .flat_map(|(_, _, _, pieces)| pieces.iter().flatten().map(|p| p.1))
-            .fold(0.0, f64::max);
-        // Headroom for the legend's box on the first panel.
-        let headroom = if panel == 0 {
-            1.0 + 0.07 * lines.len() as f64
-        } else {
-            1.1
-        };
-        let y = (0.0, (high * headroom).max(1e-3));
-        let mut chart = time_panel(area, caption, y_desc, x, y)?;
-        for (label, color, dashed, pieces) in &lines {
-            let (color, dashed) = (*color, *dashed);
-            for (i, piece) in pieces.iter().enumerate() {
-                let style = color.stroke_width(2);
-                let drawn = if dashed {
-                    chart.draw_series(DashedLineSeries::new(piece.iter().copied(), 6, 4, style))
-                } else {
-                    chart.draw_series(LineSeries::new(piece.iter().copied(), style))
-                }
-                .map_err(err)?;
-                if i == 0 && panel == 0 {
-                    drawn.label(label.as_str()).legend(move |(x, y)| {
-                        let end = if dashed { x + 8 } else { x + 18 };
-                        PathElement::new(vec![(x, y), (end, y)], color.stroke_width(2))
-                    });
+            [
+                Entry::new(
+                    format!("{} herdsim", point.label),
+                    Swatch::Line(color, false),
+                ),
+                Entry::new(
+                    format!("{} reference", point.label),
+                    Swatch::Line(color, true),
+                ),
+            ]
+        })
+        .collect();
+    stacked(
+        &picture.title,
+        200,
+        picture.panels.len(),
+        &[legend],
+        |panel, area| {
+            let (caption, y_desc) = &picture.panels[panel];
+            // (label, colour, dashed, pieces)
+            let mut lines = Vec::new();
+            for (i, point) in picture.points.iter().enumerate() {
+                let color = PALETTE[i % PALETTE.len()];
+                let values = &point.values[panel];
+                let ours: Vec<Option<f64>> = values.iter().map(|v| v.0).collect();
+                let theirs: Vec<Option<f64>> = values.iter().map(|v| v.1).collect();
+                lines.push((
+                    format!("{} herdsim", point.label),
+                    color,
+                    false,
+                    steps(&ours, picture.window_s),
+                ));
+                lines.push((
+                    format!("{} reference", point.label),
+                    color,
+                    true,
+                    steps(&theirs, picture.window_s),
+                ));
+            }
+            let high = lines
+                .iter()
+                .flat_map(|(_, _, _, pieces)| pieces.iter().flatten().map(|p| p.1))
+                .fold(0.0, f64::max);
+            let y = (0.0, (high * 1.1).max(1e-3));
+            let mut chart = time_panel(area, caption, y_desc, x, y)?;
+            for (_, color, dashed, pieces) in &lines {
+                let (color, dashed) = (*color, *dashed);
+                for piece in pieces {
+                    let style = color.stroke_width(2);
+                    if dashed {
+                        chart.draw_series(DashedLineSeries::new(piece.iter().copied(), 6, 4, style))
+                    } else {
+                        chart.draw_series(LineSeries::new(piece.iter().copied(), style))
+                    }
+                    .map_err(err)?;
                 }
             }
-        }
-        if panel == 0 {
-            legend(&mut chart, SeriesLabelPosition::UpperRight)?;
-        }
-        Ok(frame_of(&chart, x, y, false, false))
-    })
+            Ok(frame_of(&chart, x, y, false, false))
+        },
+    )
 }

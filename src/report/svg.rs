@@ -5,10 +5,12 @@
 //! pixel areas), so a test can map the drawn coordinates back to data and
 //! check them against what was computed.
 
+use plotters::coord::Shift;
+use plotters::coord::combinators::{BindKeyPoints, LogCoord, WithKeyPoints};
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::types::RangedCoordf64;
-use plotters::coord::{CoordTranslate, Shift};
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::experiment::schedule::Schedule;
 use crate::measure::timeline::Timeline;
@@ -78,7 +80,13 @@ pub struct Figure {
     pub svg: String,
     /// Each panel's frame, top to bottom.
     pub frames: Vec<Frame>,
+    /// Each legend's box in pixels: never inside a plotting area where data
+    /// is drawn.
+    pub legends: Vec<PixelBox>,
 }
+
+/// A box in a figure's pixels: (left, top, right, bottom).
+pub type PixelBox = (i32, i32, i32, i32);
 
 pub(crate) type PlotResult<T> = Result<T, ReportError>;
 
@@ -133,7 +141,26 @@ pub fn timelines(
         .max(1e-9)
         * 1.1;
     let x = (0.0, span_us as f64 * scale);
-    stacked(title, 220, panels.len(), |i, area| {
+    let legends: Vec<Vec<Entry>> = panels
+        .iter()
+        .map(|(_, timeline)| {
+            let mut entries = vec![Entry::new(
+                format!(
+                    "retries per ms ({} bins)",
+                    crate::base::time::format_duration(timeline.bin_us)
+                ),
+                Swatch::Line(RETRIES_COLOR, false),
+            )];
+            if let Some(c) = capacity_per_ms {
+                entries.push(Entry::new(
+                    format!("capacity ({c} per ms)"),
+                    Swatch::Line(CAPACITY_COLOR, false),
+                ));
+            }
+            entries
+        })
+        .collect();
+    stacked(title, 220, panels.len(), &legends, |i, area| {
         let (label, timeline) = &panels[i];
         {
             let mut chart = ChartBuilder::on(area)
@@ -158,23 +185,15 @@ pub fn timelines(
                     steps(&rates, bin).concat(),
                     RETRIES_COLOR.stroke_width(1),
                 ))
-                .map_err(err)?
-                .label(format!(
-                    "retries per ms ({} bins)",
-                    crate::base::time::format_duration(timeline.bin_us)
-                ))
-                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], RETRIES_COLOR));
+                .map_err(err)?;
             if let Some(c) = capacity_per_ms {
                 chart
                     .draw_series(LineSeries::new(
                         vec![(x.0, c), (x.1, c)],
                         CAPACITY_COLOR.stroke_width(2),
                     ))
-                    .map_err(err)?
-                    .label(format!("capacity ({c} per ms)"))
-                    .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], CAPACITY_COLOR));
+                    .map_err(err)?;
             }
-            legend(&mut chart, SeriesLabelPosition::UpperRight)?;
             Ok(frame_of(&chart, x, (0.0, top), false, false))
         }
     })
@@ -199,7 +218,16 @@ pub fn delay_bands(title: &str, schedules: &[Schedule]) -> PlotResult<Figure> {
         .fold(0.0, f64::max);
     let y = ((low / 2.0).max(1e-3), (high * 2.0).max(1e-2));
     let x = (0.5, retries as f64 + 0.5);
-    stacked(title, 170, schedules.len(), |i, area| {
+    let legends: Vec<Vec<Entry>> = (0..schedules.len())
+        .map(|i| {
+            let color = PALETTE[i % PALETTE.len()];
+            vec![
+                Entry::new("p1 to p99", Swatch::Shade(color.mix(0.35))),
+                Entry::new("median", Swatch::Dot(color)),
+            ]
+        })
+        .collect();
+    stacked(title, 170, schedules.len(), &legends, |i, area| {
         let schedule = &schedules[i];
         {
             let color = PALETTE[i % PALETTE.len()];
@@ -208,7 +236,7 @@ pub fn delay_bands(title: &str, schedules: &[Schedule]) -> PlotResult<Figure> {
                 .margin(8)
                 .x_label_area_size(34)
                 .y_label_area_size(64)
-                .build_cartesian_2d(x.0..x.1, (y.0..y.1).log_scale())
+                .build_cartesian_2d(x.0..x.1, log_axis(y))
                 .map_err(err)?;
             chart
                 .configure_mesh()
@@ -228,11 +256,7 @@ pub fn delay_bands(title: &str, schedules: &[Schedule]) -> PlotResult<Figure> {
                         color.mix(0.35).filled(),
                     )
                 }))
-                .map_err(err)?
-                .label("p1 to p99")
-                .legend(move |(x, y)| {
-                    Rectangle::new([(x, y - 5), (x + 18, y + 5)], color.mix(0.35).filled())
-                });
+                .map_err(err)?;
             chart
                 .draw_series(schedule.retries.iter().map(|r| {
                     Circle::new(
@@ -241,13 +265,47 @@ pub fn delay_bands(title: &str, schedules: &[Schedule]) -> PlotResult<Figure> {
                         color.filled(),
                     )
                 }))
-                .map_err(err)?
-                .label("median")
-                .legend(move |(x, y)| Circle::new((x + 9, y), 3, color.filled()));
-            legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
+                .map_err(err)?;
             Ok(frame_of(&chart, x, y, false, true))
         }
     })
+}
+
+/// Ticks of a log axis over `[lo, hi]` (both above 0): the labelled ones
+/// and the light grid between them. Under three decades the labels go 1, 2,
+/// 5 per decade (under one decade, every whole multiple of its power of
+/// ten), so a short axis still has values to read; from three decades, each
+/// power of ten (every other one past twelve decades).
+pub(crate) fn log_ticks(lo: f64, hi: f64) -> (Vec<f64>, Vec<f64>) {
+    let decades = (hi / lo).log10();
+    let mantissas: &[f64] = if decades < 1.0 {
+        &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]
+    } else if decades < 3.0 {
+        &[1.0, 2.0, 5.0]
+    } else {
+        &[1.0]
+    };
+    let every = if decades > 12.0 { 2 } else { 1 };
+    let (first, last) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+    let (mut bold, mut light) = (Vec::new(), Vec::new());
+    // Within a part in 10^9 of the ends: a tick at the range's own edge.
+    let inside = |v: f64| v >= lo * (1.0 - 1e-9) && v <= hi * (1.0 + 1e-9);
+    for k in first..=last {
+        let power = 10f64.powi(k);
+        for m in 1..=9 {
+            let v = f64::from(m) * power;
+            if !inside(v) {
+                continue;
+            }
+            let labelled = mantissas.contains(&f64::from(m)) && (m > 1 || k.rem_euclid(every) == 0);
+            if labelled {
+                bold.push(v);
+            } else {
+                light.push(v);
+            }
+        }
+    }
+    (bold, light)
 }
 
 /// A step line through per-window values: two vertices per window, broken
@@ -270,27 +328,232 @@ pub(crate) fn steps(values: &[Option<f64>], width_s: f64) -> Vec<Vec<(f64, f64)>
     runs
 }
 
-/// A figure of `count` panels stacked top to bottom under `title`, each
-/// `panel_height` px tall, drawn by `panel(i, area)`, which returns its frame.
+/// What a legend entry's sample looks like.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Swatch {
+    /// A line of this colour, dashed if true.
+    Line(RGBColor, bool),
+    /// A dotted line of this colour.
+    Dotted(RGBColor),
+    /// A shaded box (a window of time, a band).
+    Shade(RGBAColor),
+    /// A dot (a point).
+    Dot(RGBColor),
+    /// A vertical line (a moment marked), dashed if true.
+    Mark(RGBColor, bool),
+    /// Words only.
+    Words,
+}
+
+/// One row of a legend.
+#[derive(Debug, Clone)]
+pub(crate) struct Entry {
+    /// Its words.
+    pub label: String,
+    /// Its sample.
+    pub swatch: Swatch,
+}
+
+impl Entry {
+    pub(crate) fn new(label: impl Into<String>, swatch: Swatch) -> Entry {
+        Entry {
+            label: label.into(),
+            swatch,
+        }
+    }
+}
+
+/// The legend's font size, px.
+const LEGEND_FONT: f64 = 12.0;
+/// A legend row's height, its inner margin and its sample's width, px.
+const LEGEND_ROW: i32 = 18;
+const LEGEND_PAD: i32 = 8;
+const LEGEND_SAMPLE: i32 = 22;
+
+/// A generous width of `text` in a sans-serif font of `size` px (SVG text is
+/// measured by the viewer; 0.55 em a character is above the mean width of
+/// DejaVu Sans's and Helvetica's lower case and digits).
+pub(crate) fn text_width(text: &str, size: f64) -> i32 {
+    (text.chars().count() as f64 * size * 0.55).ceil() as i32
+}
+
+/// A legend's size in pixels (width, height); (0, 0) without entries.
+pub(crate) fn legend_size(entries: &[Entry]) -> (i32, i32) {
+    if entries.is_empty() {
+        return (0, 0);
+    }
+    let words = entries
+        .iter()
+        .map(|e| text_width(&e.label, LEGEND_FONT))
+        .max()
+        .unwrap_or(0);
+    (
+        2 * LEGEND_PAD + LEGEND_SAMPLE + 6 + words,
+        2 * LEGEND_PAD + LEGEND_ROW * entries.len() as i32 - 6,
+    )
+}
+
+/// Draws the legend of `entries` on `area` with its top left corner at
+/// `(x, y)` (pixels of `area`); returns its box in the figure's pixels.
+pub(crate) fn draw_legend(
+    area: &DrawingArea<SVGBackend<'_>, Shift>,
+    entries: &[Entry],
+    (x, y): (i32, i32),
+) -> PlotResult<PixelBox> {
+    let (w, h) = legend_size(entries);
+    let (bx, by) = area.get_base_pixel();
+    area.draw(&Rectangle::new([(x, y), (x + w, y + h)], WHITE.filled()))
+        .map_err(err)?;
+    area.draw(&Rectangle::new(
+        [(x, y), (x + w, y + h)],
+        BLACK.stroke_width(1),
+    ))
+    .map_err(err)?;
+    let font = ("sans-serif", LEGEND_FONT)
+        .into_font()
+        .color(&BLACK)
+        .pos(Pos::new(HPos::Left, VPos::Center));
+    for (i, entry) in entries.iter().enumerate() {
+        let cy = y + LEGEND_PAD + 6 + LEGEND_ROW * i as i32;
+        let (x0, x1) = (x + LEGEND_PAD, x + LEGEND_PAD + LEGEND_SAMPLE);
+        let dashed = |color: RGBColor, from: (i32, i32), to: (i32, i32)| {
+            // Three dashes along the sample.
+            let pieces = 3;
+            (0..pieces)
+                .map(|k| {
+                    let at = |f: f64| {
+                        (
+                            from.0 + ((to.0 - from.0) as f64 * f) as i32,
+                            from.1 + ((to.1 - from.1) as f64 * f) as i32,
+                        )
+                    };
+                    let f0 = k as f64 / pieces as f64;
+                    area.draw(&PathElement::new(
+                        vec![at(f0), at(f0 + 0.6 / pieces as f64)],
+                        color.stroke_width(2),
+                    ))
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(|_| ())
+        };
+        match entry.swatch {
+            Swatch::Line(color, false) => area
+                .draw(&PathElement::new(
+                    vec![(x0, cy), (x1, cy)],
+                    color.stroke_width(2),
+                ))
+                .map_err(err)?,
+            Swatch::Line(color, true) => dashed(color, (x0, cy), (x1, cy)).map_err(err)?,
+            Swatch::Dotted(color) => (0..5)
+                .map(|k| {
+                    let at = x0 + k * LEGEND_SAMPLE / 5;
+                    area.draw(&PathElement::new(
+                        vec![(at, cy), (at + 2, cy)],
+                        color.stroke_width(2),
+                    ))
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(|_| ())
+                .map_err(err)?,
+            Swatch::Shade(color) => area
+                .draw(&Rectangle::new(
+                    [(x0, cy - 6), (x1, cy + 6)],
+                    color.filled(),
+                ))
+                .map_err(err)?,
+            Swatch::Dot(color) => area
+                .draw(&Circle::new(((x0 + x1) / 2, cy), 3, color.filled()))
+                .map_err(err)?,
+            Swatch::Mark(color, false) => area
+                .draw(&PathElement::new(
+                    vec![((x0 + x1) / 2, cy - 7), ((x0 + x1) / 2, cy + 7)],
+                    color.stroke_width(2),
+                ))
+                .map_err(err)?,
+            Swatch::Mark(color, true) => {
+                let mid = (x0 + x1) / 2;
+                dashed(color, (mid, cy - 7), (mid, cy + 7)).map_err(err)?;
+            }
+            Swatch::Words => {}
+        }
+        area.draw(&Text::new(entry.label.clone(), (x1 + 6, cy), font.clone()))
+            .map_err(err)?;
+    }
+    Ok((bx + x, by + y, bx + x + w, by + y + h))
+}
+
+/// The figures' width, px, without a legend column.
+pub(crate) const WIDTH: u32 = 960;
+
+/// A title of one or more lines (split at `\n`) across the top of `root`;
+/// returns the area below it.
+fn titled<'a>(
+    root: &DrawingArea<SVGBackend<'a>, Shift>,
+    title: &str,
+) -> PlotResult<DrawingArea<SVGBackend<'a>, Shift>> {
+    let lines: Vec<&str> = title.lines().collect();
+    let height = 16 + 22 * lines.len() as i32;
+    let (top, rest) = root.split_vertically(height);
+    let width = top.dim_in_pixel().0 as i32;
+    for (i, line) in lines.iter().enumerate() {
+        let size = if i == 0 { 18.0 } else { 14.0 };
+        let style = ("sans-serif", size)
+            .into_font()
+            .color(&BLACK)
+            .pos(Pos::new(HPos::Center, VPos::Top));
+        top.draw(&Text::new(
+            line.to_string(),
+            (width / 2, 8 + 22 * i as i32),
+            style,
+        ))
+        .map_err(err)?;
+    }
+    Ok(rest)
+}
+
+/// A figure of `count` panels stacked top to bottom under `title` (lines
+/// split at `\n`), each `panel_height` px tall, drawn by `panel(i, area)`,
+/// which returns its frame. Panel `i`'s legend, `legends[i]` (none if
+/// missing or empty), goes in a column right of the panels, level with the
+/// top of its plotting area, so it never covers data.
 pub(crate) fn stacked(
     title: &str,
     panel_height: u32,
     count: usize,
+    legends: &[Vec<Entry>],
     mut panel: impl FnMut(usize, &DrawingArea<SVGBackend<'_>, Shift>) -> PlotResult<Frame>,
 ) -> PlotResult<Figure> {
     let mut svg = String::new();
     let mut frames = Vec::with_capacity(count);
+    let mut boxes = Vec::new();
+    let column = legends
+        .iter()
+        .map(|l| legend_size(l).0)
+        .max()
+        .filter(|&w| w > 0)
+        .map_or(0, |w| w as u32 + 12);
     {
-        let height = 100 + panel_height * count as u32;
-        let root = SVGBackend::with_string(&mut svg, (960, height)).into_drawing_area();
+        let lines = title.lines().count().max(1) as u32;
+        let height = 82 + 22 * lines + panel_height * count as u32;
+        let root = SVGBackend::with_string(&mut svg, (WIDTH + column, height)).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
-        let root = root.titled(title, ("sans-serif", 18)).map_err(err)?;
+        let root = titled(&root, title)?;
         for (i, area) in root.split_evenly((count, 1)).iter().enumerate() {
-            frames.push(panel(i, area)?);
+            let (left, right) = area.split_horizontally(WIDTH);
+            let frame = panel(i, &left)?;
+            if let Some(entries) = legends.get(i).filter(|l| !l.is_empty()) {
+                let top = frame.py.0 - right.get_base_pixel().1;
+                boxes.push(draw_legend(&right, entries, (4, top))?);
+            }
+            frames.push(frame);
         }
         root.present().map_err(err)?;
     }
-    Ok(Figure { svg, frames })
+    Ok(Figure {
+        svg,
+        frames,
+        legends: boxes,
+    })
 }
 
 /// A panel over time on linear axes `x` (s) and `y`: its caption, the
@@ -323,20 +586,6 @@ pub(crate) fn time_panel<'a, 'b>(
     Ok(chart)
 }
 
-/// The legend box, where `position` says.
-pub(crate) fn legend<'a, 'b: 'a, CT: CoordTranslate>(
-    chart: &mut ChartContext<'a, SVGBackend<'b>, CT>,
-    position: SeriesLabelPosition,
-) -> PlotResult<()> {
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .position(position)
-        .draw()
-        .map_err(err)
-}
-
 /// A tick label: `1,000,000`, `2.5`, `0.001`.
 pub(crate) fn tick(v: f64) -> String {
     if v.abs() >= 1.0 && (v - v.round()).abs() < 1e-9 * v.abs().max(1.0) {
@@ -359,7 +608,9 @@ pub struct Curve {
     pub points: Vec<(f64, f64, Option<f64>)>,
 }
 
-/// A sweep's curves with their 95% CI bands, one colour per group.
+/// A sweep's curves with their 95% CI bands, one colour per group. The
+/// legend goes inside the plot where its box crosses no curve or band (the
+/// upper left first), else in a column to the plot's right.
 pub fn curves(
     title: &str,
     x_label: &str,
@@ -393,207 +644,298 @@ pub fn curves(
     };
     let x = pad(lo_x, hi_x, log_x);
     let y = pad(lo_y, hi_y, log_y);
-    let mut svg = String::new();
-    let frame;
-    {
-        let root = SVGBackend::with_string(&mut svg, (960, 600)).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        frame = match (log_x, log_y) {
-            (false, false) => draw_curves(
-                &root,
-                title,
-                x_label,
-                y_label,
-                curves,
-                x.0..x.1,
-                y.0..y.1,
-                x,
-                y,
-                (false, false),
-            ),
-            (true, false) => draw_curves(
-                &root,
-                title,
-                x_label,
-                y_label,
-                curves,
-                (x.0..x.1).log_scale(),
-                y.0..y.1,
-                x,
-                y,
-                (true, false),
-            ),
-            (false, true) => draw_curves(
-                &root,
-                title,
-                x_label,
-                y_label,
-                curves,
-                x.0..x.1,
-                (y.0..y.1).log_scale(),
-                x,
-                y,
-                (false, true),
-            ),
-            (true, true) => draw_curves(
-                &root,
-                title,
-                x_label,
-                y_label,
-                curves,
-                (x.0..x.1).log_scale(),
-                (y.0..y.1).log_scale(),
-                x,
-                y,
-                (true, true),
-            ),
-        }?;
-        root.present().map_err(err)?;
-    }
-    Ok(Figure {
-        svg,
-        frames: vec![frame],
-    })
-}
-
-#[allow(clippy::too_many_arguments)]
-fn draw_curves<X, Y>(
-    root: &DrawingArea<SVGBackend<'_>, Shift>,
-    title: &str,
-    x_label: &str,
-    y_label: &str,
-    curves: &[Curve],
-    x_spec: X,
-    y_spec: Y,
-    x: (f64, f64),
-    y: (f64, f64),
-    (log_x, log_y): (bool, bool),
-) -> PlotResult<Frame>
-where
-    X: AsRangedCoord<Value = f64>,
-    Y: AsRangedCoord<Value = f64>,
-    X::CoordDescType: ValueFormatter<f64>,
-    Y::CoordDescType: ValueFormatter<f64>,
-{
-    let mut chart = ChartBuilder::on(root)
-        .caption(title, ("sans-serif", 18))
-        .margin(12)
-        .x_label_area_size(44)
-        .y_label_area_size(84)
-        .build_cartesian_2d(x_spec, y_spec)
-        .map_err(err)?;
-    chart
-        .configure_mesh()
-        .x_desc(x_label)
-        .y_desc(y_label)
-        .x_label_formatter(&|v| tick(*v))
-        .y_label_formatter(&|v| tick(*v))
-        .draw()
-        .map_err(err)?;
-    for (i, curve) in curves.iter().enumerate() {
-        let color = PALETTE[i % PALETTE.len()];
-        let upper = curve.points.iter().map(|p| (p.0, p.1 + p.2.unwrap_or(0.0)));
-        let lower = curve
-            .points
-            .iter()
-            .rev()
-            .map(|p| (p.0, (p.1 - p.2.unwrap_or(0.0)).max(y.0)));
-        if curve.points.iter().any(|p| p.2.is_some()) {
-            chart
-                .draw_series(std::iter::once(Polygon::new(
-                    upper.chain(lower).collect::<Vec<_>>(),
-                    color.mix(0.2).filled(),
-                )))
-                .map_err(err)?;
-        }
-        chart
-            .draw_series(LineSeries::new(
-                curve.points.iter().map(|p| (p.0, p.1)),
-                color.stroke_width(2),
-            ))
-            .map_err(err)?
-            .label(curve.label.clone())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
-            });
-    }
-    legend(&mut chart, quietest_corner(curves, x, y, (log_x, log_y)))?;
-    Ok(frame_of(&chart, x, y, log_x, log_y))
-}
-
-/// Where the legend hides the fewest points: the corner (upper left first,
-/// on a tie) or side whose quarter of the plot holds the fewest curve
-/// points, measured on the axes' scales.
-fn quietest_corner(
-    curves: &[Curve],
-    x: (f64, f64),
-    y: (f64, f64),
-    (log_x, log_y): (bool, bool),
-) -> SeriesLabelPosition {
-    let share = |v: f64, (lo, hi): (f64, f64), log: bool| {
-        if log {
-            (v.max(lo).ln() - lo.ln()) / (hi.ln() - lo.ln())
-        } else {
-            (v - lo) / (hi - lo)
-        }
-    };
-    let points: Vec<(f64, f64)> = curves
+    let entries: Vec<Entry> = curves
         .iter()
-        .flat_map(|c| c.points.iter())
-        .map(|p| (share(p.0, x, log_x), share(p.1, y, log_y)))
+        .enumerate()
+        .map(|(i, c)| {
+            let color = PALETTE[i % PALETTE.len()];
+            let swatch = match curve_dash(i) {
+                None => Swatch::Line(color, false),
+                Some((_, 3)) => Swatch::Dotted(color),
+                Some(_) => Swatch::Line(color, true),
+            };
+            Entry::new(c.label.clone(), swatch)
+        })
         .collect();
-    // (position, x range, y range) in shares of the axes.
-    let regions = [
-        (SeriesLabelPosition::UpperLeft, (0.0, 0.5), (0.5, 1.01)),
-        (SeriesLabelPosition::UpperRight, (0.5, 1.01), (0.5, 1.01)),
-        (SeriesLabelPosition::MiddleRight, (0.5, 1.01), (0.25, 0.75)),
-        (SeriesLabelPosition::LowerRight, (0.5, 1.01), (-0.01, 0.5)),
-        (SeriesLabelPosition::LowerLeft, (0.0, 0.5), (-0.01, 0.5)),
-        (SeriesLabelPosition::MiddleLeft, (0.0, 0.5), (0.25, 0.75)),
-    ];
-    let inside = |(x0, x1): (f64, f64), (y0, y1): (f64, f64)| {
-        points
-            .iter()
-            .filter(|&&(px, py)| (x0..x1).contains(&px) && (y0..y1).contains(&py))
-            .count()
+    let page = CurvesPage {
+        title,
+        x_label,
+        y_label,
+        curves,
+        entries: &entries,
+        x,
+        y,
     };
-    regions
-        .into_iter()
-        .min_by_key(|&(_, xs, ys)| inside(xs, ys))
-        .map_or(SeriesLabelPosition::UpperLeft, |(position, _, _)| position)
+    match page.render(log_x, log_y, false)? {
+        Some(figure) => Ok(figure),
+        None => Ok(page
+            .render(log_x, log_y, true)?
+            .expect("a legend beside the plot always has room")),
+    }
+}
+
+/// Curve `i`'s dashes (dash, gap, px): solid for the palette's first
+/// round of colours, dashed for the second, dotted for the third and on,
+/// so no two of 24 curves look alike.
+fn curve_dash(i: usize) -> Option<(u32, u32)> {
+    match i / PALETTE.len() {
+        0 => None,
+        1 => Some((9, 5)),
+        _ => Some((2, 3)),
+    }
+}
+
+/// What [`curves`] draws, on either layout.
+struct CurvesPage<'a> {
+    title: &'a str,
+    x_label: &'a str,
+    y_label: &'a str,
+    curves: &'a [Curve],
+    entries: &'a [Entry],
+    x: (f64, f64),
+    y: (f64, f64),
+}
+
+/// A log axis over `range` with [`log_ticks`]'s ticks.
+pub(crate) fn log_axis(range: (f64, f64)) -> WithKeyPoints<LogCoord<f64>> {
+    let (bold, light) = log_ticks(range.0, range.1);
+    (range.0..range.1)
+        .log_scale()
+        .with_key_points(bold)
+        .with_light_points(light)
+}
+
+impl CurvesPage<'_> {
+    /// The figure with its legend inside the plot (`None` if no place there
+    /// is free) or, if `beside`, right of it.
+    fn render(&self, log_x: bool, log_y: bool, beside: bool) -> PlotResult<Option<Figure>> {
+        let column = if beside {
+            legend_size(self.entries).0 as u32 + 16
+        } else {
+            0
+        };
+        let (x, y) = (self.x, self.y);
+        let mut svg = String::new();
+        let placed;
+        {
+            let root = SVGBackend::with_string(&mut svg, (WIDTH + column, 600)).into_drawing_area();
+            root.fill(&WHITE).map_err(err)?;
+            placed = match (log_x, log_y) {
+                (false, false) => self.draw(&root, x.0..x.1, y.0..y.1, (false, false), column),
+                (true, false) => self.draw(&root, log_axis(x), y.0..y.1, (true, false), column),
+                (false, true) => self.draw(&root, x.0..x.1, log_axis(y), (false, true), column),
+                (true, true) => self.draw(&root, log_axis(x), log_axis(y), (true, true), column),
+            }?;
+            root.present().map_err(err)?;
+        }
+        Ok(placed.map(|(frame, legend)| Figure {
+            svg,
+            frames: vec![frame],
+            legends: vec![legend],
+        }))
+    }
+
+    fn draw<X, Y>(
+        &self,
+        root: &DrawingArea<SVGBackend<'_>, Shift>,
+        x_spec: X,
+        y_spec: Y,
+        (log_x, log_y): (bool, bool),
+        column: u32,
+    ) -> PlotResult<Option<(Frame, PixelBox)>>
+    where
+        X: AsRangedCoord<Value = f64>,
+        Y: AsRangedCoord<Value = f64>,
+        X::CoordDescType: ValueFormatter<f64>,
+        Y::CoordDescType: ValueFormatter<f64>,
+    {
+        let (x, y) = (self.x, self.y);
+        let mut chart = ChartBuilder::on(root)
+            .caption(self.title, ("sans-serif", 18))
+            .margin(12)
+            .margin_right(12 + column)
+            .x_label_area_size(44)
+            .y_label_area_size(84)
+            .build_cartesian_2d(x_spec, y_spec)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc(self.x_label)
+            .y_desc(self.y_label)
+            .x_label_formatter(&|v| tick(*v))
+            .y_label_formatter(&|v| tick(*v))
+            .draw()
+            .map_err(err)?;
+        // What the legend must not cover, in pixels: each curve's segments
+        // and each band's extent.
+        let mut drawn: Vec<(i32, i32)> = Vec::new();
+        for (i, curve) in self.curves.iter().enumerate() {
+            let color = PALETTE[i % PALETTE.len()];
+            let upper: Vec<(f64, f64)> = curve
+                .points
+                .iter()
+                .map(|p| (p.0, p.1 + p.2.unwrap_or(0.0)))
+                .collect();
+            let lower: Vec<(f64, f64)> = curve
+                .points
+                .iter()
+                .map(|p| (p.0, (p.1 - p.2.unwrap_or(0.0)).max(y.0)))
+                .collect();
+            if curve.points.iter().any(|p| p.2.is_some()) {
+                chart
+                    .draw_series(std::iter::once(Polygon::new(
+                        upper
+                            .iter()
+                            .chain(lower.iter().rev())
+                            .copied()
+                            .collect::<Vec<_>>(),
+                        color.mix(0.2).filled(),
+                    )))
+                    .map_err(err)?;
+                for (u, l) in upper.windows(2).zip(lower.windows(2)) {
+                    let px = |p: (f64, f64)| chart.backend_coord(&p);
+                    let (u0, u1, l0, l1) = (px(u[0]), px(u[1]), px(l[0]), px(l[1]));
+                    let n = (u1.0 - u0.0).abs().max(1);
+                    for k in 0..=n {
+                        let f = f64::from(k) / f64::from(n);
+                        let lerp = |a: (i32, i32), b: (i32, i32)| {
+                            (
+                                a.0 + (f64::from(b.0 - a.0) * f) as i32,
+                                a.1 + (f64::from(b.1 - a.1) * f) as i32,
+                            )
+                        };
+                        sample_segment(&mut drawn, lerp(u0, u1), lerp(l0, l1));
+                    }
+                }
+            }
+            let points = curve.points.iter().map(|p| (p.0, p.1));
+            match curve_dash(i) {
+                None => chart.draw_series(LineSeries::new(points, color.stroke_width(2))),
+                Some((dash, gap)) => chart.draw_series(DashedLineSeries::new(
+                    points,
+                    dash,
+                    gap,
+                    color.stroke_width(2),
+                )),
+            }
+            .map_err(err)?;
+            let line: Vec<(i32, i32)> = curve
+                .points
+                .iter()
+                .map(|p| chart.backend_coord(&(p.0, p.1)))
+                .collect();
+            for pair in line.windows(2) {
+                sample_segment(&mut drawn, pair[0], pair[1]);
+            }
+            if let [only] = line[..] {
+                drawn.push(only);
+            }
+        }
+        let frame = frame_of(&chart, x, y, log_x, log_y);
+        let size = legend_size(self.entries);
+        let place = if column > 0 {
+            Some((frame.px.1 + 16, frame.py.0))
+        } else {
+            free_place(&frame, size, &drawn)
+        };
+        let Some(place) = place else {
+            return Ok(None);
+        };
+        let legend = draw_legend(root, self.entries, place)?;
+        Ok(Some((frame, legend)))
+    }
+}
+
+/// Pushes the pixels along the segment from `a` to `b`, a pixel apart.
+fn sample_segment(into: &mut Vec<(i32, i32)>, a: (i32, i32), b: (i32, i32)) {
+    let n = (b.0 - a.0).abs().max((b.1 - a.1).abs()).max(1);
+    for k in 0..=n {
+        let f = f64::from(k) / f64::from(n);
+        into.push((
+            a.0 + (f64::from(b.0 - a.0) * f).round() as i32,
+            a.1 + (f64::from(b.1 - a.1) * f).round() as i32,
+        ));
+    }
+}
+
+/// The top left corner of a box of `size` inside `frame`'s plotting area,
+/// 10 px in from its edges, that holds none of the `drawn` pixels (with 4 px
+/// to spare): its corners first (upper left, upper right, lower right,
+/// lower left), then the middles of its sides; `None` if none is free.
+fn free_place(frame: &Frame, (w, h): (i32, i32), drawn: &[(i32, i32)]) -> Option<(i32, i32)> {
+    let inset = 10;
+    let (left, right) = (frame.px.0 + inset, frame.px.1 - inset - w);
+    let (top, bottom) = (frame.py.0 + inset, frame.py.1 - inset - h);
+    if right < left || bottom < top {
+        return None;
+    }
+    let (centre_x, middle_y) = ((left + right) / 2, (top + bottom) / 2);
+    let candidates = [
+        (left, top),
+        (right, top),
+        (right, bottom),
+        (left, bottom),
+        (centre_x, top),
+        (centre_x, bottom),
+        (right, middle_y),
+        (left, middle_y),
+    ];
+    candidates.into_iter().find(|&(x, y)| {
+        !drawn
+            .iter()
+            .any(|&(px, py)| px >= x - 4 && px <= x + w + 4 && py >= y - 4 && py <= y + h + 4)
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn frame() -> Frame {
+        Frame {
+            x: (0.0, 1.0),
+            y: (0.0, 1.0),
+            log_x: false,
+            log_y: false,
+            px: (100, 500),
+            py: (50, 450),
+        }
+    }
+
     #[test]
-    fn the_legend_goes_where_the_curves_are_not() {
-        let curve = |points: &[(f64, f64)]| Curve {
-            label: String::new(),
-            points: points.iter().map(|&(x, y)| (x, y, None)).collect(),
-        };
-        let rising = [curve(&[
-            (0.0, 0.0),
-            (1.0, 1.0),
-            (2.0, 2.0),
-            (3.0, 3.0),
-            (4.0, 4.0),
-        ])];
-        // Along the diagonal: upper left and lower right are empty; upper
-        // left wins the tie.
-        let corner = quietest_corner(&rising, (0.0, 4.0), (0.0, 4.0), (false, false));
-        assert_eq!(corner, SeriesLabelPosition::UpperLeft);
-        // A curve high on the left: the legend moves off it.
-        let high = [curve(&[
-            (0.0, 4.0),
-            (0.5, 4.0),
-            (1.0, 4.0),
-            (1.5, 3.5),
-            (4.0, 0.0),
-        ])];
-        let corner = quietest_corner(&high, (0.0, 4.0), (0.0, 4.0), (false, false));
-        assert_ne!(corner, SeriesLabelPosition::UpperLeft);
+    fn the_legend_goes_where_nothing_is_drawn() {
+        // Nothing drawn: the upper left corner.
+        assert_eq!(free_place(&frame(), (100, 60), &[]), Some((110, 60)));
+        // A line along the top: a lower corner.
+        let mut top = Vec::new();
+        sample_segment(&mut top, (100, 70), (500, 70));
+        let place = free_place(&frame(), (100, 60), &top).unwrap();
+        assert!(place.1 > 100, "{place:?}");
+        // Lines everywhere: no place inside.
+        let mut grid = Vec::new();
+        for y in (50..=450).step_by(40) {
+            sample_segment(&mut grid, (100, y), (500, y));
+        }
+        assert_eq!(free_place(&frame(), (100, 60), &grid), None);
+        // Too big for the plot.
+        assert_eq!(free_place(&frame(), (500, 60), &[]), None);
+    }
+
+    #[test]
+    fn a_log_axis_labels_enough_values() {
+        // Two decades: 1, 2, 5 in each.
+        let (bold, light) = log_ticks(0.8, 120.0);
+        assert_eq!(bold, vec![1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0]);
+        assert!(light.contains(&3.0) && !light.contains(&2.0));
+        // Under a decade: every whole multiple.
+        let (bold, _) = log_ticks(2.0, 9.0);
+        assert_eq!(bold.len(), 8, "{bold:?}");
+        // Six decades: the powers of ten.
+        let (bold, _) = log_ticks(1.0, 1e6);
+        assert_eq!(bold.len(), 7, "{bold:?}");
+        // Twenty: every other power.
+        let (bold, _) = log_ticks(1.0, 1e20);
+        assert_eq!(bold.len(), 11, "{bold:?}");
     }
 
     #[test]

@@ -100,10 +100,33 @@ fn a_map_finds_the_metastable_boundary_and_refines_it() {
         };
         assert_eq!(c["side"], side);
     }
-    // The printed boundary at 500 lies inside the range of the outages.
+    // The printed boundary at 500 lies inside the range of the outages,
+    // given as the outage's length in seconds (0.1 s to 0.5 s), the unit in
+    // the header, to the decimals the refinement resolves: two rounds halve
+    // the coarse 0.2 s step twice, to 0.05 s, so two decimals and no more.
+    assert!(
+        table.contains("outage length (s), from t = 2s (x) by rate (requests/s) (y)"),
+        "{table}"
+    );
+    let header = table.lines().nth(1).unwrap();
+    assert!(
+        header.contains("50% crossing (outage length, s)"),
+        "{header}"
+    );
     let line = table.lines().find(|l| l.starts_with("500 ")).unwrap();
-    let crossing: f64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
-    assert!((2.1..2.5).contains(&crossing), "{line}");
+    let shown = line.split_whitespace().nth(1).unwrap();
+    let crossing: f64 = shown.parse().unwrap();
+    assert!((0.1..0.5).contains(&crossing), "{line}");
+    let decimals = shown.split_once('.').map_or(0, |(_, d)| d.len());
+    assert_eq!(decimals, 2, "{line}");
+    // The crossing lies between the cells either side of it.
+    let cells_at_500: Vec<f64> = cells
+        .iter()
+        .filter(|c| c["rate_per_s"] == "500")
+        .map(|c| c["map_x"].parse::<f64>().unwrap() - 2.0)
+        .collect();
+    assert!(cells_at_500.iter().any(|&x| x <= crossing + 0.005));
+    assert!(cells_at_500.iter().any(|&x| x >= crossing - 0.005));
 
     // The heatmap: a rectangle per cell, coloured by its probability, the
     // uncertain ones hatched, and the contour drawn.
@@ -125,6 +148,23 @@ fn a_map_finds_the_metastable_boundary_and_refines_it() {
     let uncertain = cells.iter().filter(|c| c["side"] == "uncertain").count();
     assert_eq!(class("uncertain").len(), uncertain);
     assert_eq!(class("contour").len(), 1, "one row crosses 50%");
+    // The x axis reads outage lengths, s (not end times), with its unit; y
+    // has its unit too.
+    let words: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| n.text())
+        .collect();
+    for expected in [
+        "0.1",
+        "0.3",
+        "0.5",
+        "outage length (s), from t = 2s",
+        "rate (requests/s)",
+    ] {
+        assert!(words.contains(&expected), "no '{expected}' in {words:?}");
+    }
+    assert!(!words.contains(&"2.5"), "an end time as a tick: {words:?}");
 }
 
 #[test]

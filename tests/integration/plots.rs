@@ -9,9 +9,16 @@ use assert_cmd::cargo::cargo_bin_cmd;
 use herdsim::base::seeding::Seeds;
 use herdsim::experiment::schedule::schedule;
 use herdsim::experiment::timelines::run_timeline;
-use herdsim::measure::server_metrics::ServerMetrics;
+use herdsim::measure::server_metrics::{ServerMetrics, Window};
+use herdsim::measure::verdict::Verdict;
+use herdsim::model::server::NS_PER_S;
 use herdsim::model::server::{NS_PER_MS, ServerSpec, Triggers};
-use herdsim::report::series_svg::{SeriesPicture, TRIGGER_COLOR, server_series};
+use herdsim::report::series_svg::{
+    STUCK_COLOR, SeriesPicture, TRIGGER_COLOR, server_series, trigger_label,
+};
+use herdsim::report::strategies_svg::{
+    StrategiesPicture, StrategyRun, TriggerShades, strategies_series,
+};
 use herdsim::report::svg::{
     CAPACITY_COLOR, Curve, Frame, PALETTE, RETRIES_COLOR, curves, delay_bands, timelines,
 };
@@ -279,7 +286,7 @@ fn every_plot_option_writes_an_svg() {
     );
     for (file, expect) in [
         ("run.svg", "retries per ms"),
-        ("server.svg", "trigger 1: outage@1s..1.2s"),
+        ("server.svg", "outage, 1s to 1.2s"),
         ("compare.svg", "decorrelated"),
         ("policy.svg", "median"),
         ("curves.svg", "equal"),
@@ -388,21 +395,27 @@ fn the_server_series_shades_each_trigger_and_draws_the_queue_it_measured() {
         title: "stuck".into(),
         windows: &run.windows,
         window_ns: spec.window,
-        triggers: vec![
-            (2.0, 2.5, "outage@2s..2.5s".into()),
-            (3.0, 3.2, "capacity:0@3s..3.2s".into()),
-        ],
+        triggers: spec
+            .triggers
+            .iter()
+            .map(|t| (t.from as f64 / 1e9, t.to as f64 / 1e9, trigger_label(t)))
+            .collect(),
         capacity_per_s: spec
             .capacity_steps()
             .map(|s| s.into_iter().map(|(t, c)| (t as f64 / 1e9, c)).collect()),
+        load_end_s: run.load_end_ns as f64 / 1e9,
+        patience_s: None,
+        verdict: None,
+        all: true,
     };
     let figure = server_series(&picture).unwrap();
     assert_eq!(figure.frames.len(), 3, "load, queue and latency panels");
     // Each trigger is shaded in each panel, spanning its window to within a
-    // pixel (the legend's swatches are 18 px wide and left out).
+    // pixel (the legend's swatches, right of the plot, left out).
+    let plot_right = f64::from(figure.frames[0].px.1);
     let shades: Vec<_> = rectangles(&figure.svg, TRIGGER_COLOR)
         .into_iter()
-        .filter(|r| r.2 != 18.0)
+        .filter(|r| r.0 < plot_right)
         .collect();
     assert_eq!(shades.len(), 6, "{shades:?}");
     for (i, &(x, _, width, _)) in shades.iter().enumerate() {
@@ -444,4 +457,410 @@ fn the_server_series_shades_each_trigger_and_draws_the_queue_it_measured() {
         run.windows.iter().any(|w| w.queue > 100),
         "the run's queue grew: a picture of a storm"
     );
+}
+
+/// The stuck case of `results/metastable-stuck.svg` with a short patience
+/// window: 500 requests/s on one 1 ms worker, 100 ms timeout, immediate
+/// retries, a 0.5 s outage; its backlog drains for seconds after the load.
+fn stuck_run() -> (ServerSpec, ServerMetrics) {
+    let spec = ServerSpec {
+        timeout: Some(100 * NS_PER_MS),
+        triggers: "outage@2s..2.5s".parse::<Triggers>().unwrap().0,
+        patience: 3 * NS_PER_S,
+        duration: 5_500 * NS_PER_MS,
+        ..ServerSpec::default()
+    };
+    let retry = ServerRetry {
+        policy: RunSpec::seed_002(PolicyKind::NoBackoff, 1).policy,
+        max_attempts: Some(4),
+        controls: Vec::new(),
+        fleet: None,
+    };
+    let run = simulate_server(&spec, &retry, Seeds::for_job(9, 0, 0), u64::MAX);
+    (spec, run)
+}
+
+fn stuck_picture<'a>(spec: &ServerSpec, run: &'a ServerMetrics, all: bool) -> SeriesPicture<'a> {
+    let end = spec.last_trigger_end().unwrap();
+    SeriesPicture {
+        title: "stuck".into(),
+        windows: &run.windows,
+        window_ns: spec.window,
+        triggers: spec
+            .triggers
+            .iter()
+            .map(|t| (t.from as f64 / 1e9, t.to as f64 / 1e9, trigger_label(t)))
+            .collect(),
+        capacity_per_s: None,
+        load_end_s: run.load_end_ns as f64 / 1e9,
+        patience_s: Some((end as f64 / 1e9, (end + spec.patience) as f64 / 1e9)),
+        verdict: run.verdict,
+        all,
+    }
+}
+
+/// The data polylines of `svg` (any colour) that are not a legend's
+/// samples (those lie inside a legend box).
+fn data_lines(svg: &str, legends: &[(i32, i32, i32, i32)]) -> Vec<Vec<(f64, f64)>> {
+    let doc = roxmltree::Document::parse(svg).unwrap();
+    let inside = |&(x, y): &(f64, f64), b: &(i32, i32, i32, i32)| {
+        x >= f64::from(b.0) && x <= f64::from(b.2) && y >= f64::from(b.1) && y <= f64::from(b.3)
+    };
+    doc.descendants()
+        .filter(|n| n.has_tag_name("polyline"))
+        .map(|n| {
+            n.attribute("points")
+                .unwrap()
+                .split_whitespace()
+                .map(|p| {
+                    let (x, y) = p.split_once(',').unwrap();
+                    (x.parse().unwrap(), y.parse().unwrap())
+                })
+                .collect::<Vec<(f64, f64)>>()
+        })
+        .filter(|line| !legends.iter().any(|b| line.iter().all(|p| inside(p, b))))
+        .collect()
+}
+
+/// True if a segment of `lines` passes through the box (sampled every
+/// half pixel).
+fn crosses(lines: &[Vec<(f64, f64)>], b: (i32, i32, i32, i32)) -> bool {
+    lines.iter().any(|line| {
+        line.windows(2).any(|w| {
+            let n = ((w[1].0 - w[0].0).abs().max((w[1].1 - w[0].1).abs()) * 2.0)
+                .ceil()
+                .max(1.0);
+            (0..=n as usize).any(|k| {
+                let f = k as f64 / n;
+                let (x, y) = (
+                    w[0].0 + f * (w[1].0 - w[0].0),
+                    w[0].1 + f * (w[1].1 - w[0].1),
+                );
+                x > f64::from(b.0) && x < f64::from(b.2) && y > f64::from(b.1) && y < f64::from(b.3)
+            })
+        })
+    })
+}
+
+/// Each legend box is drawn (a black frame at its place) and no data line
+/// passes through it.
+fn assert_legends_clear(svg: &str, legends: &[(i32, i32, i32, i32)]) {
+    assert!(!legends.is_empty());
+    let doc = roxmltree::Document::parse(svg).unwrap();
+    let frames: Vec<(i32, i32, i32, i32)> = doc
+        .descendants()
+        .filter(|n| {
+            n.has_tag_name("rect")
+                && n.attribute("stroke") == Some("#000000")
+                && n.attribute("fill") == Some("none")
+        })
+        .map(|n| {
+            let v = |a: &str| n.attribute(a).unwrap().parse::<i32>().unwrap();
+            (v("x"), v("y"), v("x") + v("width"), v("y") + v("height"))
+        })
+        .collect();
+    let lines = data_lines(svg, legends);
+    assert!(!lines.is_empty());
+    for &b in legends {
+        assert!(frames.contains(&b), "legend {b:?} not drawn: {frames:?}");
+        assert!(!crosses(&lines, b), "a line crosses the legend at {b:?}");
+    }
+}
+
+#[test]
+fn a_server_plot_shows_the_load_and_patience_not_the_drain() {
+    let (spec, run) = stuck_run();
+    assert_eq!(run.verdict, Some(Verdict::Stuck), "the storm case");
+    let width_s = spec.window as f64 / 1e9;
+    let drain_end = run.windows.len() as f64 * width_s;
+    let load_end = run.load_end_ns as f64 / 1e9;
+    assert!((load_end - 5.5).abs() < 1e-9);
+    assert!(
+        drain_end > load_end * 1.3,
+        "the backlog drains long after the load: {drain_end} s"
+    );
+    let figure = server_series(&stuck_picture(&spec, &run, false)).unwrap();
+    for frame in &figure.frames {
+        // The load (to 5.5 s, the patience window's end too) plus a tenth,
+        // to the next window.
+        assert!(
+            frame.x.1 >= load_end * 1.1 - 1e-9 && frame.x.1 < load_end * 1.1 + width_s,
+            "the axis ends at {} s",
+            frame.x.1
+        );
+    }
+    assert!(figure.svg.contains("the run drains until"));
+    // No line runs past the axis's end.
+    let frame = &figure.frames[0];
+    let right = f64::from(frame.px.1) + 1.0;
+    assert!(
+        data_lines(&figure.svg, &figure.legends)
+            .iter()
+            .flatten()
+            .all(|&(x, _)| x <= right),
+        "a line drawn past the axis"
+    );
+    // The stuck verdict: a vertical line at the patience window's end in
+    // each panel.
+    let stuck: Vec<_> = polylines(&figure.svg, STUCK_COLOR)
+        .into_iter()
+        .filter(|p| p.len() == 2 && p[0].0 == p[1].0 && (p[0].1 - p[1].1).abs() > 50.0)
+        .collect();
+    assert_eq!(stuck.len(), 3, "{stuck:?}");
+    for (line, frame) in stuck.iter().zip(&figure.frames) {
+        let at = frame.data_x(line[0].0);
+        assert!((at - 5.5).abs() <= 2.0 * pixel(frame, line[0]).0, "{at}");
+    }
+    assert!(figure.svg.contains("stuck: still degraded at t = 5.5 s"));
+    assert!(figure.svg.contains("patience window, 2.5 s to 5.5 s"));
+    assert_legends_clear(&figure.svg, &figure.legends);
+    for (b, frame) in figure.legends.iter().zip(&figure.frames) {
+        assert!(b.0 > frame.px.1, "the legend stands right of the plot");
+    }
+
+    // All of it: to the drain's end.
+    let figure = server_series(&stuck_picture(&spec, &run, true)).unwrap();
+    assert!((figure.frames[0].x.1 - drain_end).abs() < 1e-9);
+    assert!(!figure.svg.contains("the run drains until"));
+    // The queue line: two vertices per window, every window.
+    let queue = polylines(&figure.svg, PALETTE[0])
+        .into_iter()
+        .map(|p| p.len())
+        .max()
+        .unwrap();
+    assert_eq!(queue, 2 * run.windows.len());
+}
+
+#[test]
+fn a_recovery_is_marked_where_the_verdict_puts_it() {
+    let (spec, mut run) = stuck_run();
+    // The same picture, as if the run had recovered 1.2 s after the outage.
+    run.verdict = Some(Verdict::Recovered(1_200 * NS_PER_MS));
+    let figure = server_series(&stuck_picture(&spec, &run, false)).unwrap();
+    let marks: Vec<_> = polylines(&figure.svg, RGBColor(0, 0, 0))
+        .into_iter()
+        .filter(|p| p.len() == 2 && p[0].0 == p[1].0 && (p[0].1 - p[1].1).abs() > 2.0)
+        .collect();
+    let frame = &figure.frames[0];
+    assert!(
+        marks
+            .iter()
+            .any(|m| (frame.data_x(m[0].0) - 3.7).abs() <= 2.0 * pixel(frame, m[0]).0),
+        "no mark at 3.7 s: {marks:?}"
+    );
+    assert!(
+        figure
+            .svg
+            .contains("recovered at t = 3.7 s (1.2 s after the last trigger)")
+    );
+}
+
+#[test]
+fn a_log_latency_axis_has_values_to_read() {
+    // Latencies from 1 ms to 80 ms: under two decades, drawn on a log axis.
+    let windows: Vec<Window> = (0..50u64)
+        .map(|i| Window {
+            arrivals: 50,
+            attempts: 50,
+            successes: 50,
+            latency_p50_ns: Some(NS_PER_MS + i * 20_000),
+            latency_p99_ns: Some(5 * NS_PER_MS + i * 1_500_000),
+            ..Window::default()
+        })
+        .collect();
+    let picture = SeriesPicture {
+        title: "latency".into(),
+        windows: &windows,
+        window_ns: 100 * NS_PER_MS,
+        triggers: Vec::new(),
+        capacity_per_s: None,
+        load_end_s: 5.0,
+        patience_s: None,
+        verdict: None,
+        all: false,
+    };
+    let figure = server_series(&picture).unwrap();
+    let frame = &figure.frames[2];
+    assert!(frame.log_y, "latency spans more than a factor of 20");
+    let doc = roxmltree::Document::parse(&figure.svg).unwrap();
+    let labels: Vec<f64> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text") && n.attribute("text-anchor") == Some("end"))
+        .filter(|n| {
+            let y: f64 = n.attribute("y").unwrap().parse().unwrap();
+            let x: f64 = n.attribute("x").unwrap().parse().unwrap();
+            x < f64::from(frame.px.0)
+                && (f64::from(frame.py.0)..=f64::from(frame.py.1)).contains(&y)
+        })
+        .filter_map(|n| n.text()?.trim().replace(',', "").parse().ok())
+        .collect();
+    let decades = (frame.y.1 / frame.y.0).log10();
+    assert!(decades < 3.0, "{:?}", frame.y);
+    // 1, 2 and 5 in each decade: at least three labels a decade, less one.
+    assert!(
+        labels.len() as f64 >= (3.0 * decades).floor() - 1.0 && labels.len() >= 4,
+        "{labels:?} over {:?}",
+        frame.y
+    );
+    assert!(labels.iter().any(|&v| v == 2.0 || v == 5.0), "{labels:?}");
+}
+
+#[test]
+fn triggers_are_labelled_by_what_they_do() {
+    let label = |text: &str| {
+        let triggers: Triggers = text.parse().unwrap();
+        trigger_label(&triggers.0[0])
+    };
+    assert_eq!(label("spike:2@5s..6s"), "load spike ×2, 5s to 6s");
+    assert_eq!(label("slow:3@2s..4s"), "slowdown ×3, 2s to 4s");
+    assert_eq!(label("outage@2s..2.5s"), "outage, 2s to 2.5s");
+    assert_eq!(
+        label("fail:0.3@2s..5s"),
+        "partial failure p = 0.3, 2s to 5s"
+    );
+    assert_eq!(
+        label("user-fail:0.1@2s..4s"),
+        "per-user failure p = 0.1, 2s to 4s"
+    );
+    assert_eq!(label("ramp:1/3@2s..8s"), "load ramp ×1 → ×3, 2s to 8s");
+    assert_eq!(label("capacity:1@2s..3s"), "capacity → 1 worker, 2s to 3s");
+    // The compare picture names a spike for what it is, not a failure.
+    let spec = ServerSpec {
+        timeout: Some(100 * NS_PER_MS),
+        triggers: "spike:2@1s..1.5s".parse::<Triggers>().unwrap().0,
+        duration: 2 * NS_PER_S,
+        ..ServerSpec::default()
+    };
+    let retry = ServerRetry {
+        policy: RunSpec::seed_002(PolicyKind::Full, 1).policy,
+        max_attempts: Some(3),
+        controls: Vec::new(),
+        fleet: None,
+    };
+    let run = simulate_server(&spec, &retry, Seeds::for_job(3, 0, 0), u64::MAX);
+    let picture = StrategiesPicture {
+        title: "spike".into(),
+        runs: vec![StrategyRun {
+            label: "full jitter".into(),
+            windows: &run.windows,
+            workers: spec.workers,
+            rate_per_s: 500.0,
+        }],
+        window_ns: spec.window,
+        end_s: 2.0,
+        triggers: spec.triggers.iter().collect::<TriggerShades>(),
+    };
+    let figure = strategies_series(&picture).unwrap();
+    assert!(figure.svg.contains("load spike ×2, 1s to 1.5s"));
+    assert!(!figure.svg.contains("failure"));
+    assert_legends_clear(&figure.svg, &figure.legends);
+    // From bare windows, a neutral name.
+    let bare: TriggerShades = [(1.0, 1.5)].into_iter().collect();
+    let figure = strategies_series(&StrategiesPicture {
+        triggers: bare,
+        ..picture
+    })
+    .unwrap();
+    assert!(figure.svg.contains("trigger window") && !figure.svg.contains("failure"));
+}
+
+#[test]
+fn a_run_plot_clips_to_the_load_unless_asked_for_all() {
+    let dir = workdir("plot-all");
+    let p = |name: &str| dir.join(name).display().to_string();
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "--resource",
+            "server",
+            "--rate",
+            "500",
+            "--timeout",
+            "100ms",
+            "--policy",
+            "no-backoff",
+            "--max-attempts",
+            "4",
+            "--trigger",
+            "spike:3@1s..1.5s",
+            "--patience",
+            "2s",
+            "-q",
+        ];
+        args.extend(extra);
+        let out = cargo_bin_cmd!("herdsim").args(&args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let (clipped, all, series) = (p("clipped.svg"), p("all.svg"), p("series.csv"));
+    run(&["--plot", &clipped, "--series", &series]);
+    run(&["--plot", &all, "--plot-all"]);
+    let windows = fs::read_to_string(&series).unwrap().lines().count() - 1;
+    let longest = |file: &str| {
+        let svg = fs::read_to_string(file).unwrap();
+        polylines(&svg, PALETTE[0])
+            .into_iter()
+            .map(|p| p.len())
+            .max()
+            .unwrap()
+    };
+    // The load lasts 10 s (the default's least; the spike's end and 2 s of
+    // patience come sooner): 11 s of 100 ms windows shown, of a run whose
+    // backlog drains for longer.
+    assert!(windows > 110, "{windows} windows");
+    assert_eq!(longest(&clipped), 2 * 110);
+    assert_eq!(longest(&all), 2 * windows);
+    let svg = fs::read_to_string(&clipped).unwrap();
+    for words in [
+        "load spike ×3, 1s to 1.5s",
+        "depth 1",
+        "offered load ρ = 0.50",
+        "no-backoff, at most 4 attempts",
+    ] {
+        assert!(svg.contains(words), "the picture lacks {words}");
+    }
+    // --plot-all needs --plot.
+    let out = cargo_bin_cmd!("herdsim")
+        .args(["run", "--resource", "server", "--plot-all"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn a_curves_legend_covers_no_curve() {
+    // Curves through every corner and side: the legend goes beside the plot.
+    let crossing = |label: &str, points: &[(f64, f64)]| Curve {
+        label: label.into(),
+        points: points.iter().map(|&(x, y)| (x, y, None)).collect(),
+    };
+    let busy = vec![
+        crossing("rising", &[(0.0, 0.0), (1.0, 1.0), (2.0, 2.0)]),
+        crossing("falling", &[(0.0, 2.0), (1.0, 1.0), (2.0, 0.0)]),
+        crossing("top", &[(0.0, 1.9), (2.0, 1.9)]),
+        crossing("bottom", &[(0.0, 0.1), (2.0, 0.1)]),
+        crossing("middle", &[(0.0, 1.0), (2.0, 1.0)]),
+        crossing("left", &[(0.05, 0.0), (0.05, 2.0)]),
+        crossing("right", &[(1.95, 0.0), (1.95, 2.0)]),
+        crossing("centre", &[(1.0, 0.0), (1.0, 2.0)]),
+    ];
+    let figure = curves("busy", "x", "y", &busy, false, false).unwrap();
+    assert!(
+        figure.legends[0].0 > figure.frames[0].px.1,
+        "{:?}",
+        figure.legends
+    );
+    assert_legends_clear(&figure.svg, &figure.legends);
+    // One rising curve: inside, in a free corner.
+    let quiet = vec![crossing("rising", &[(0.0, 0.0), (1.0, 1.0), (2.0, 2.0)])];
+    let figure = curves("quiet", "x", "y", &quiet, false, false).unwrap();
+    assert!(
+        figure.legends[0].2 < figure.frames[0].px.1,
+        "{:?}",
+        figure.legends
+    );
+    assert_legends_clear(&figure.svg, &figure.legends);
 }

@@ -241,13 +241,20 @@ fn a_study_scenario_draws_its_strategies_time_series_side_by_side() {
         "p99 latency of successful requests",
         "server queue at each window",
         "CPU busy at each window",
-        // One line per strategy (its reference name), and the failure shaded.
+        // One line per strategy (its reference name).
         "retry-2x-deadline-propagation",
         "retry-budget-10%",
-        "failure window",
     ] {
         assert!(text.contains(caption), "no {caption:?} in the picture");
     }
+    // The trigger shaded, named for what it is once compare passes the
+    // triggers themselves (TriggerShades from &Trigger), else neutrally;
+    // never a "failure window" whatever the trigger.
+    assert!(
+        text.contains("outage, 500ms to 1s") || text.contains("trigger window"),
+        "no trigger in the picture's legend"
+    );
+    assert!(!text.contains("failure window"));
 }
 
 #[test]

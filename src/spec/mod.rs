@@ -262,6 +262,12 @@ impl RunSpec {
         })
     }
 
+    /// Where the server model's run is cut, µs, defaults resolved (`None`:
+    /// never).
+    pub fn horizon_us(&self) -> Option<Micros> {
+        self.server.horizon_with(self.patience_us())
+    }
+
     /// The server model's load duration, µs, defaults resolved.
     pub fn duration_us(&self) -> Micros {
         self.server.duration_with(self.patience_us())
@@ -347,9 +353,10 @@ impl RunSpec {
         // new requests and time earn back (Brooker's adaptive bucket has no
         // cap of its own). Envoy's counts retries in flight, spending nothing.
         // A timeout noticed at the late reply lets at least the timeout pass
-        // before each retry, and a horizon ends the run.
+        // before each retry, and a horizon given ends the run (the default
+        // one would too, but a spin until it is a mistake to name).
         let paced = self.server.timeout_noticed == crate::model::server::TimeoutNoticed::Reply
-            && self.server.horizon_us.is_some();
+            && self.server.horizon_us.is_some_and(|h| h.is_some());
         let spends = |budget: Option<ControlSpec>| {
             budget.is_some_and(|b| b.about().name != crate::control::envoy_budget::ABOUT.name)
         };

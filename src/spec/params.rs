@@ -1347,20 +1347,25 @@ pub static PARAMS: [Param; 58] = [
     Param {
         key: "horizon",
         value_name: "DURATION",
-        doc: "Cut the run here even with requests in flight, and say so",
+        doc: "Cut the run here even with requests in flight, and say so (none: run until \
+              every request ends, which a service stuck with unlimited retries never does)",
         accepts: "a duration of at least 1us, or none",
-        absent: Some("run until every request ends"),
+        absent: Some("the load's end plus 3 patience windows"),
         kind: Kind::Duration,
         group: Group::Server,
         list_separator: ',',
         choices: None,
         columns: &["horizon_ms"],
         set: |s, t| {
-            s.server.horizon_us = server::parse_optional_duration(t)?;
+            s.server.horizon_us = Some(server::parse_optional_duration(t)?);
             Ok(())
         },
-        show: |s| s.server.horizon_us.map(format_duration),
-        fields: |s| optional(s.server.horizon_us.map(us_to_ms).map(n), |v| v.to_string()),
+        show: |s| {
+            s.server
+                .horizon_us
+                .map(|h| h.map_or_else(|| "none".to_string(), format_duration))
+        },
+        fields: |s| optional(s.horizon_us().map(us_to_ms).map(n), |v| v.to_string()),
     },
 ];
 
@@ -1472,7 +1477,7 @@ mod tests {
             .unwrap();
         server.service_per_busy_us = 10_000;
         spec.occ.write_time = "normal:2ms/1ms".parse().unwrap();
-        server.horizon_us = Some(90_000_000);
+        server.horizon_us = Some(Some(90_000_000));
         server.shed_wait_us = Some(20_000);
         server.workers = None;
         server.chain.depth = 4;

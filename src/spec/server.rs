@@ -73,8 +73,10 @@ pub struct ServerParams {
     pub rate_changes: RateChanges,
     /// When failure triggers stop failing attempts.
     pub failure_end: FailureEnd,
-    /// Cut the run here, µs; `None` runs until every request has ended.
-    pub horizon_us: Option<Micros>,
+    /// Cut the run here, µs: `None` is the default
+    /// ([`ServerParams::default_horizon_us`]), `Some(None)` runs until every
+    /// request has ended.
+    pub horizon_us: Option<Option<Micros>>,
     /// Whose deadline attempts carry to the server.
     pub deadline_propagation: DeadlinePropagation,
     /// The queue's discipline.
@@ -161,7 +163,7 @@ impl ServerParams {
             failure_end: self.failure_end,
             window: window_us * NS_PER_US,
             patience: patience_us * NS_PER_US,
-            horizon: self.horizon_us.map(|us| us * NS_PER_US),
+            horizon: self.horizon_with(patience_us).map(|us| us * NS_PER_US),
             deadline_propagation: self.deadline_propagation,
             discipline: self.discipline,
             shed_wait: self.shed_wait_us.map(|us| us * NS_PER_US),

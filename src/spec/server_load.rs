@@ -19,6 +19,12 @@ pub const PATIENCE_CYCLES: u64 = 10;
 /// service that works off its backlog at its spare capacity recovers well
 /// inside the first three quarters of the window.
 pub const PATIENCE_DRAINS: u64 = 3;
+/// Patience windows after the load's end that a run may take to drain by
+/// default before it is cut: a backlog that does not drain in three times
+/// the patience is a service still stuck with retries that never run out,
+/// whose run would otherwise grow without end (every stuck request retrying
+/// into a queue that never empties).
+pub const DRAIN_PATIENCES: u64 = 3;
 /// The default patience window's least and most, µs (it is rounded up to
 /// whole seconds): at least 10 s, 100 windows of the default series, enough
 /// to see a recovery hold; at most 10 min, since a longer wait is a choice
@@ -39,20 +45,38 @@ impl ServerParams {
     /// clients can wait: the longer of [`PATIENCE_CYCLES`] retry cycles (the
     /// longest timeout plus that delay) and [`PATIENCE_DRAINS`] times the
     /// drain estimate ([`Self::drain_estimate_us`]), within
-    /// [`PATIENCE_RANGE_US`].
+    /// [`PATIENCE_RANGE_US`]. At an offered load of 1 or more there is no
+    /// steady state to come back to, so no verdict to wait for: the least
+    /// (a longer overloaded load only grows its queue, and with unbounded
+    /// retries its memory).
     pub fn default_patience_us(&self, longest_delay_us: Micros) -> Micros {
+        let (least, most) = PATIENCE_RANGE_US;
+        if self.peak_offered_load().is_some_and(|rho| rho >= 1.0) {
+            return least;
+        }
         let cycle = self.longest_timeout_us().saturating_add(longest_delay_us);
         let cycles = cycle.saturating_mul(PATIENCE_CYCLES);
         let drains = self
             .drain_estimate_us()
             .map_or(0, |d| d.saturating_mul(PATIENCE_DRAINS));
-        let (least, most) = PATIENCE_RANGE_US;
         // Whole seconds, so that the default reads as it is.
         cycles
             .max(drains)
             .div_ceil(1_000_000)
             .saturating_mul(1_000_000)
             .clamp(least, most)
+    }
+
+    /// Where the run is cut, µs, with patience window `patience_us`: the
+    /// given horizon, none if `none` was given, or by default the load's
+    /// end plus [`DRAIN_PATIENCES`] patience windows.
+    pub fn horizon_with(&self, patience_us: Micros) -> Option<Micros> {
+        self.horizon_us.unwrap_or_else(|| {
+            Some(
+                self.duration_with(patience_us)
+                    .saturating_add(patience_us.saturating_mul(DRAIN_PATIENCES)),
+            )
+        })
     }
 
     /// How long the service needs, at its offered load ρ < 1, to work off
@@ -279,5 +303,12 @@ mod tests {
             (3_000_000, 10_000_000)
         );
         assert_eq!(spec(&[]).duration_us(), DEFAULT_DURATION_US);
+        // Overloaded (ρ = 1.2): nothing to wait for, the least patience.
+        let over = spec(&[
+            ("rate", "1200"),
+            ("timeout", "100ms"),
+            ("trigger", "outage@2s..2.5s"),
+        ]);
+        assert_eq!(over.patience_us(), 10_000_000);
     }
 }

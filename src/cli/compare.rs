@@ -639,11 +639,8 @@ fn replicate_zero_series(
             .collect(),
         window_ns: first.window,
         end_s: first.duration as f64 / 1e9,
-        triggers: first
-            .triggers
-            .iter()
-            .map(|t| (t.from as f64 / 1e9, t.to as f64 / 1e9))
-            .collect(),
+        // Each trigger shaded and labelled by its kind.
+        triggers: first.triggers.iter().collect(),
     };
     Ok(strategies_series(&picture)?)
 }

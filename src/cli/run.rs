@@ -221,8 +221,17 @@ fn run_server(args: &RunArgs, spec: &RunSpec) -> Result<(), CliError> {
                 "their figures count",
             )
         };
+        let horizon = match spec.server.horizon_us {
+            Some(_) => "the horizon".to_string(),
+            None => format!(
+                "the default horizon ({}: the load's end plus {} patience windows; --horizon none \
+                 runs to the end, which a service stuck with unlimited retries never reaches)",
+                crate::base::time::format_duration(spec.horizon_us().unwrap_or(0)),
+                crate::spec::server_load::DRAIN_PATIENCES
+            ),
+        };
         eprintln!(
-            "note: {what} cut at the horizon with requests still in flight; {were} only what \
+            "note: {what} cut at {horizon} with requests still in flight; {were} only what \
              happened before it"
         );
     }

@@ -212,8 +212,8 @@ pub fn judge(
         return Verdict::Unresolved;
     }
     let baseline = Baseline::before(windows, window, first_trigger);
-    let first = last_trigger_end.div_ceil(window) as usize;
-    let last = ((span_end / window) as usize).min(windows.len());
+    let (first, last) = judged_windows(window, last_trigger_end, patience);
+    let last = last.min(windows.len());
     if first + BLOCK > last {
         // Not one whole block to judge: a patience this short cannot tell.
         return Verdict::Unresolved;

@@ -446,8 +446,10 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             current_window: 0,
             window_counts: Window::default(),
             last_arrival: 0,
-            judged_before: spec.first_trigger_start().unwrap_or(Nanos::MAX),
-            judged_after: spec.last_trigger_end().unwrap_or(0),
+            // Without a trigger there is no verdict: judge nothing, and the
+            // loop pays no latency square per success.
+            judged_before: spec.first_trigger_start().unwrap_or(0),
+            judged_after: spec.last_trigger_end().unwrap_or(Nanos::MAX),
             uppers: (1..spec.chain.depth)
                 .map(|layer| Upper {
                     busy: 0,

@@ -441,13 +441,16 @@ fn make(args: &MapArgs, out: &Path, journal: &Path) -> Result<(), CliError> {
                 && is_regular_file(path)
                 && !args.force
             {
-                let why = if args.resume {
-                    format!(
+                let why = match (args.resume, flag) {
+                    (false, _) => String::new(),
+                    (true, "--out") => format!(
                         " (--resume found no journal '{}' to continue, and it is not this map)",
                         journal.display()
-                    )
-                } else {
-                    String::new()
+                    ),
+                    (true, _) => format!(
+                        " (--resume found no journal '{}' to continue)",
+                        journal.display()
+                    ),
                 };
                 return Err(CliError::Usage(format!(
                     "'{}' ({flag}) exists{why}: pass --force to replace it",

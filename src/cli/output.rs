@@ -414,8 +414,8 @@ pub fn open_locked(
             Ok(()) | Err(TryLockError::Error(_)) => {}
             Err(TryLockError::WouldBlock) => {
                 return Err(CliError::Usage(format!(
-                    "'{shown}' ({what}) is being written by another herdsim process, which holds \
-                     its lock: let it finish, or stop it, first"
+                    "'{shown}' ({what}) is locked by another process (another herdsim writing \
+                     it): let it finish, or stop it, first"
                 )));
             }
         }

@@ -397,8 +397,12 @@ fn finish_output(output: Output) -> Result<(), CliError> {
         return Ok(());
     };
     let shown = output.written.display();
-    let failed =
-        |e: std::io::Error| CliError::Usage(format!("cannot replace '{}' with '{shown}': {e}", old.display()));
+    let failed = |e: std::io::Error| {
+        CliError::Usage(format!(
+            "cannot replace '{}' with '{shown}': {e}",
+            old.display()
+        ))
+    };
     output.rows.sync().map_err(failed)?;
     std::fs::rename(&output.written, old).map_err(failed)
 }
@@ -441,9 +445,12 @@ fn open_output(
     };
     let replacement = replacement_of(&file);
     if let Some(scenario) = &args.scenario {
-        check_distinct(&[("the scenario", scenario), ("the replacement of --out", &replacement)])?;
+        check_distinct(&[
+            ("the scenario", scenario),
+            ("the replacement of --out", &replacement),
+        ])?;
     }
-    let what = "the sweep's --out";
+    let what = "--out";
     let replacing = "the rows replacing --out";
     let access = if args.resume {
         Access::Append
@@ -532,9 +539,8 @@ fn open_output(
                  --resume to continue them or --force to start over"
             )));
         }
-        std::fs::remove_file(&replacement).map_err(|e| {
-            CliError::Usage(format!("cannot remove '{shown_new}': {e}"))
-        })?;
+        std::fs::remove_file(&replacement)
+            .map_err(|e| CliError::Usage(format!("cannot remove '{shown_new}': {e}")))?;
     }
     let new = create_locked(&file, what)?;
     let mut rows = LineFile::new(new.file).map_err(header_failed)?;

@@ -114,7 +114,10 @@ fn map_resume_without_a_journal_replaces_no_file() {
     succeed(&["sweep", "--clients", "5,6", "--out", &precious, "-q"]);
     let before = fs::read(&precious).unwrap();
     let err = usage_error(&map_args(&["--out", &precious, "--resume"]));
-    assert!(err.contains("(--out) exists") && err.contains("--force"), "{err}");
+    assert!(
+        err.contains("(--out) exists") && err.contains("--force"),
+        "{err}"
+    );
     assert_eq!(fs::read(&precious).unwrap(), before, "--out left as it was");
     // The same for an unrelated --svg beside a new --out.
     let svg = path(&dir, "mine.svg");
@@ -139,7 +142,10 @@ fn wait_for_line(child: &mut Child, file: &str) {
     let started = Instant::now();
     while !fs::read_to_string(file).is_ok_and(|t| t.contains('\n')) {
         assert!(child.try_wait().unwrap().is_none(), "the first ended first");
-        assert!(started.elapsed() < Duration::from_secs(60), "{file} never came");
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "{file} never came"
+        );
         std::thread::sleep(Duration::from_millis(5));
     }
 }
@@ -150,13 +156,24 @@ fn a_second_sweep_or_map_on_one_output_is_refused_while_the_first_runs() {
     let out = path(&dir, "slow.csv");
     let clients = "1000,1001,1002,1003,1004,1005,1006,1007";
     let sweep = [
-        "sweep", "--clients", clients, "--seeds", "300", "-q", "--out", &out, "--resume",
+        "sweep",
+        "--clients",
+        clients,
+        "--seeds",
+        "300",
+        "-q",
+        "--out",
+        &out,
+        "--resume",
     ];
     let mut first = herdsim().args(sweep).stderr(Stdio::null()).spawn().unwrap();
     wait_for_line(&mut first, &out);
     let second = herdsim().args(sweep).output().unwrap();
     let err = one_line_error(&second, "the second sweep");
-    assert!(err.contains(&out) && err.contains("another herdsim"), "{err}");
+    assert!(
+        err.contains(&out) && err.contains("another herdsim"),
+        "{err}"
+    );
     assert!(
         first.try_wait().unwrap().is_none(),
         "the first sweep ended before the second: they did not overlap"
@@ -168,7 +185,11 @@ fn a_second_sweep_or_map_on_one_output_is_refused_while_the_first_runs() {
         .skip(1)
         .map(|l| l.split(',').next().unwrap())
         .collect();
-    assert_eq!(points, ["0", "1", "2", "3", "4", "5", "6", "7"], "no row twice");
+    assert_eq!(
+        points,
+        ["0", "1", "2", "3", "4", "5", "6", "7"],
+        "no row twice"
+    );
 
     // A map: its journal is held while it runs.
     let map_out = path(&dir, "m.csv");
@@ -176,7 +197,15 @@ fn a_second_sweep_or_map_on_one_output_is_refused_while_the_first_runs() {
     let mut map: Vec<&str> = MAP.to_vec();
     map[8] = "1000,3000";
     map.extend([
-        "100ms", "--duration", "5s", "--seeds", "30", "-q", "--out", &map_out, "--resume",
+        "100ms",
+        "--duration",
+        "5s",
+        "--seeds",
+        "30",
+        "-q",
+        "--out",
+        &map_out,
+        "--resume",
     ]);
     let mut first = herdsim()
         .args(&map)
@@ -187,7 +216,10 @@ fn a_second_sweep_or_map_on_one_output_is_refused_while_the_first_runs() {
     wait_for_line(&mut first, &journal);
     let second = herdsim().args(&map).output().unwrap();
     let err = one_line_error(&second, "the second map");
-    assert!(err.contains(&journal) && err.contains("another herdsim"), "{err}");
+    assert!(
+        err.contains(&journal) && err.contains("another herdsim"),
+        "{err}"
+    );
     assert!(
         first.try_wait().unwrap().is_none(),
         "the first map ended before the second: they did not overlap"
@@ -259,12 +291,25 @@ fn temporaries_are_new_files_that_never_follow_a_link() {
     succeed(&["merge", &shard, "--out", &merged, "--force"]);
     assert!(fs::read_to_string(&plot).unwrap().starts_with("<svg"));
     assert_eq!(fs::read(&merged).unwrap(), fs::read(&shard).unwrap());
-    assert_eq!(fs::read_to_string(dir.join("victim.txt")).unwrap(), "victim");
-    assert_eq!(fs::read_to_string(dir.join("m.csv.partial")).unwrap(), "mine");
+    assert_eq!(
+        fs::read_to_string(dir.join("victim.txt")).unwrap(),
+        "victim"
+    );
+    assert_eq!(
+        fs::read_to_string(dir.join("m.csv.partial")).unwrap(),
+        "mine"
+    );
     let listed = listing(&dir);
     assert_eq!(
         listed,
-        ["m.csv", "m.csv.partial", "r.svg", "r.svg.partial", "s.csv", "victim.txt"]
+        [
+            "m.csv",
+            "m.csv.partial",
+            "r.svg",
+            "r.svg.partial",
+            "s.csv",
+            "victim.txt"
+        ]
     );
     // A write that fails (a full disk) leaves the old file and removes its
     // temporary.
@@ -273,7 +318,10 @@ fn temporaries_are_new_files_that_never_follow_a_link() {
         100,
     );
     let err = one_line_error(&failed, "run --plot on a full disk");
-    assert!(err.contains("cannot write") && err.contains("too large"), "{err}");
+    assert!(
+        err.contains("cannot write") && err.contains("too large"),
+        "{err}"
+    );
     assert!(fs::read_to_string(&plot).unwrap().starts_with("<svg"));
     assert_eq!(listing(&dir), listed, "no temporary left");
 }
@@ -303,9 +351,7 @@ fn two_names_of_one_new_file_through_dangling_links_are_refused() {
         assert!(err.contains("--plot and --series both name"), "{err}");
     }
     assert!(!Path::new(&x).exists(), "nothing written");
-    let err = usage_error(&[
-        "compare", "-q", "--csv", &z, "--plot", &x, "--force",
-    ]);
+    let err = usage_error(&["compare", "-q", "--csv", &z, "--plot", &x, "--force"]);
     assert!(err.contains("--csv and --plot both name"), "{err}");
 }
 
@@ -325,7 +371,11 @@ fn a_full_disk_leaves_a_sweep_or_a_journal_cut_at_its_last_whole_line() {
     );
     let err = one_line_error(&failed, "a sweep on a full disk");
     assert!(err.contains(&out) && err.contains("too large"), "{err}");
-    assert_eq!(fs::read_to_string(&out).unwrap(), text[..kept], "whole rows");
+    assert_eq!(
+        fs::read_to_string(&out).unwrap(),
+        text[..kept],
+        "whole rows"
+    );
     succeed(&[&sweep[..], &[out.as_str(), "--resume"]].concat());
     assert_eq!(fs::read_to_string(&out).unwrap(), text);
 
@@ -351,7 +401,11 @@ fn a_full_disk_leaves_a_sweep_or_a_journal_cut_at_its_last_whole_line() {
     );
     let err = one_line_error(&failed, "a map's journal on a full disk");
     assert!(err.contains(&journal) && err.contains("too large"), "{err}");
-    assert_eq!(fs::read_to_string(&journal).unwrap(), runs[..kept], "whole lines");
+    assert_eq!(
+        fs::read_to_string(&journal).unwrap(),
+        runs[..kept],
+        "whole lines"
+    );
     succeed(&map_args(&["--out", &map_out, "--resume"]));
     assert_eq!(fs::read(&map_out).unwrap(), fs::read(&made).unwrap());
     assert_eq!(listing(&dir), ["m.csv", "made.csv", "out.csv", "whole.csv"]);

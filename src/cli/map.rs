@@ -3,13 +3,15 @@
 
 use std::collections::HashMap;
 use std::fs::{self, OpenOptions};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::Args;
 
-use super::output::{MAX_TABLE_BYTES, check_distinct, is_regular_file, read_input, write_whole};
+use super::output::{
+    Access, LineFile, MAX_TABLE_BYTES, check_distinct, check_output, is_regular_file, open_locked,
+    read_input, write_whole,
+};
 use super::progress::runs_bar;
 use super::sweep::{GridArgs, read_scenario};
 use super::{CliError, write_stdout};
@@ -357,14 +359,41 @@ fn draw(args: &MapArgs, from: &Path) -> Result<(), CliError> {
         &settings.fingerprint(),
         settings.y.values.len(),
     )?;
-    if let Some(svg) = &args.svg {
+    show_map(args, &scenario, &settings, &cells)
+}
+
+/// A made map's cells: its heatmap drawn to `--svg` (never replacing a
+/// file), its boundaries printed.
+fn show_map(
+    args: &MapArgs,
+    scenario: &Scenario,
+    settings: &MapSettings,
+    cells: &[CellCounts],
+) -> Result<(), CliError> {
+    if let Some(svg) = &args.svg
+        && !is_regular_file(svg)
+    {
         write_whole(
             svg,
             false,
-            &map_svg(&settings, &cells, &title(args, &scenario)),
+            &map_svg(settings, cells, &title(args, scenario)),
         )?;
     }
-    write_stdout(&boundary_table(&settings, &cells, None))
+    write_stdout(&boundary_table(settings, cells, None))
+}
+
+/// The cells of `path` if it is this map's whole CSV (`None` if it is any
+/// other file).
+fn this_map(path: &Path, settings: &MapSettings) -> Option<Vec<CellCounts>> {
+    let text = read_input(path, "map file", MAX_TABLE_BYTES).ok()?;
+    let shown = path.display().to_string();
+    read_map_csv(
+        &shown,
+        &text,
+        &settings.fingerprint(),
+        settings.y.values.len(),
+    )
+    .ok()
 }
 
 /// Makes the map: each round's runs journaled as they complete, then the
@@ -373,25 +402,62 @@ fn make(args: &MapArgs, out: &Path, journal: &Path) -> Result<(), CliError> {
     let started = Instant::now();
     let (scenario, settings) = read(args)?;
     let id = settings.fingerprint();
-    for (flag, path) in [("--out", Some(out)), ("--svg", args.svg.as_deref())] {
-        if let Some(path) = path
-            && is_regular_file(path)
-            && !args.force
-            && !args.resume
-        {
-            return Err(CliError::Usage(format!(
-                "'{}' ({flag}) exists: pass --force to replace it",
-                path.display()
-            )));
+    let outputs = [("--out", Some(out)), ("--svg", args.svg.as_deref())];
+    // Checked before any run: a directory, a missing directory or a loop of
+    // links as an output would waste the whole map.
+    for (_, path) in outputs {
+        if let Some(path) = path {
+            check_output(path, true)?;
         }
     }
-    let resuming = args.resume && is_regular_file(journal);
-    if is_regular_file(journal) && !args.resume && !args.force {
+    // Held until the map is written and its journal gone: a second map on
+    // the same output is refused while this one runs.
+    let held = open_locked(journal, "the map's journal", Access::Append, false)?;
+    if held.is_some() && !args.resume && !args.force {
         return Err(CliError::Usage(format!(
             "'{}' holds the runs of an interrupted map: pass --resume to continue it or --force \
              to start over",
             journal.display()
         )));
+    }
+    let resuming = args.resume && held.is_some();
+    if !resuming {
+        // A new map: nothing there is replaced without --force (not even
+        // by --resume, which finds no journal to continue).
+        if args.resume
+            && is_regular_file(out)
+            && let Some(cells) = this_map(out, &settings)
+        {
+            if !args.quiet {
+                eprintln!(
+                    "'{}' is this map, whole (and no journal to continue): nothing to run",
+                    out.display()
+                );
+            }
+            return show_map(args, &scenario, &settings, &cells);
+        }
+        for (flag, path) in outputs {
+            if let Some(path) = path
+                && is_regular_file(path)
+                && !args.force
+            {
+                let why = match (args.resume, flag) {
+                    (false, _) => String::new(),
+                    (true, "--out") => format!(
+                        " (--resume found no journal '{}' to continue, and it is not this map)",
+                        journal.display()
+                    ),
+                    (true, _) => format!(
+                        " (--resume found no journal '{}' to continue)",
+                        journal.display()
+                    ),
+                };
+                return Err(CliError::Usage(format!(
+                    "'{}' ({flag}) exists{why}: pass --force to replace it",
+                    path.display()
+                )));
+            }
+        }
     }
     let known = if resuming {
         read_journal(journal, &id)?
@@ -400,23 +466,29 @@ fn make(args: &MapArgs, out: &Path, journal: &Path) -> Result<(), CliError> {
     };
     let shown = journal.display().to_string();
     let cannot = |e: std::io::Error| CliError::Usage(format!("cannot write '{shown}': {e}"));
-    let mut file = if resuming {
-        let mut file = OpenOptions::new()
-            .append(true)
-            .open(journal)
-            .map_err(cannot)?;
-        // Killed before its header was whole: it starts again.
-        if file.metadata().map_err(cannot)?.len() == 0 {
-            file.write_all(journal_header().as_bytes())
-                .map_err(cannot)?;
+    let journal_file = match held {
+        Some(held) => {
+            if !resuming {
+                // --force: started over.
+                held.file.set_len(0).map_err(cannot)?;
+            }
+            held.file
         }
-        file
-    } else {
-        let mut file = fs::File::create(journal).map_err(cannot)?;
-        file.write_all(journal_header().as_bytes())
-            .map_err(cannot)?;
-        file
+        None => match open_locked(journal, "the map's journal", Access::Append, true)? {
+            Some(made) if made.created => made.file,
+            _ => {
+                return Err(CliError::Usage(format!(
+                    "'{shown}' (the map's journal) appeared while this map started: is another \
+                     map writing it?"
+                )));
+            }
+        },
     };
+    let mut file = LineFile::new(journal_file).map_err(cannot)?;
+    // New, started over, or killed before its header was whole.
+    if file.is_empty() {
+        file.write_lines(&journal_header()).map_err(cannot)?;
+    }
     let mut map = Map::new(settings);
     let bar = runs_bar(0, args.quiet);
     let ran = run_map(
@@ -444,14 +516,17 @@ fn make(args: &MapArgs, out: &Path, journal: &Path) -> Result<(), CliError> {
             }
         },
         || bar.inc(1),
-        |x, y, replicate, outcome| {
-            file.write_all(journal_line(&id, x, y, replicate, outcome).as_bytes())
-        },
+        |x, y, replicate, outcome| file.write_lines(&journal_line(&id, x, y, replicate, outcome)),
     );
     bar.finish_and_clear();
     match ran {
         Ok(()) => {}
-        Err(MapStop::Sink(e)) => return Err(cannot(e)),
+        Err(MapStop::Sink(e)) => {
+            return Err(CliError::Usage(format!(
+                "cannot write '{shown}': {e}; it is cut back to its last whole run (--resume \
+                 continues)"
+            )));
+        }
         Err(MapStop::Limit { x, y, replicate }) => {
             let s = &map.settings;
             return Err(CliError::Limit(format!(
@@ -464,9 +539,8 @@ fn make(args: &MapArgs, out: &Path, journal: &Path) -> Result<(), CliError> {
             )));
         }
     }
-    drop(file);
     // The outputs are whole files, each written at once; the journal goes
-    // only when both are in place.
+    // only when both are in place (and its lock with it).
     let counts = map.counts();
     write_whole(out, true, &map_csv(&map))?;
     if let Some(svg) = &args.svg {
@@ -477,6 +551,7 @@ fn make(args: &MapArgs, out: &Path, journal: &Path) -> Result<(), CliError> {
         )?;
     }
     let _ = fs::remove_file(journal);
+    drop(file);
     write_stdout(&boundary_table(
         &map.settings,
         &counts,

@@ -1,16 +1,16 @@
 //! `herdsim sweep` and `herdsim merge`: grids to CSV, streamed, resumable and
 //! shardable.
 
-use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::fs::File;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::Args;
 
 use super::output::{
-    MAX_SCENARIO_BYTES, MAX_TABLE_BYTES, check_distinct, is_regular_file, open_lines, read_input,
-    write_whole,
+    Access, LineFile, Locked, MAX_SCENARIO_BYTES, MAX_TABLE_BYTES, check_distinct, line_target,
+    open_locked, open_stream, read_input, with_suffix, write_whole,
 };
 use super::params::{Lists, ParamFlags};
 use super::progress::runs_bar;
@@ -88,9 +88,13 @@ pub fn sweep_help() -> String {
         "{}\n\n\
          Rows are written in grid order as they complete, one line at a time, so an interrupted \
          sweep\nleaves every finished row readable; --resume continues it to the file an \
-         uninterrupted sweep\nwrites, byte for byte. --shard K/N runs the K-th of N contiguous \
-         slices of the points;\n`herdsim merge` joins the shard files into the unsharded \
-         file, and refuses files that\ndo not make exactly one whole sweep.\n\n{}",
+         uninterrupted sweep\nwrites, byte for byte. --force replaces an existing FILE whole: \
+         the rows go to FILE.new beside\nit, renamed over FILE when every row is in, so an \
+         interrupted sweep leaves FILE as it was;\n--resume then continues FILE.new (not FILE) \
+         and replaces FILE when it is whole. While a sweep\nwrites, it holds a lock on its \
+         files: a second sweep on the same output is refused.\n--shard K/N runs the K-th of N \
+         contiguous slices of the points; `herdsim merge` joins the\nshard files into the \
+         unsharded file, and refuses files that do not make exactly one whole\nsweep.\n\n{}",
         wrap(&axes_text).replace(" .", "."),
         wrap(&columns_text).replace("( ", "(")
     )
@@ -163,11 +167,13 @@ pub struct SweepArgs {
     #[arg(long, value_name = "K/N", allow_hyphen_values = true)]
     shard: Option<Shard>,
 
-    /// Continue an interrupted sweep in FILE
+    /// Continue an interrupted sweep in FILE (or in FILE.new, left by an
+    /// interrupted --force, which then replaces FILE when whole)
     #[arg(long, conflicts_with = "force")]
     resume: bool,
 
-    /// Replace FILE if it exists
+    /// Replace FILE if it exists, whole: the rows go to FILE.new, renamed
+    /// over FILE when every row is in
     #[arg(long)]
     force: bool,
 
@@ -288,13 +294,15 @@ pub fn sweep(args: &SweepArgs) -> Result<(), CliError> {
         max_events: args.grid.max_events().unwrap_or(u64::MAX),
     };
     let header = sweep_csv::line(&sweep_csv::header(args.per_run, plan.metric_columns()));
-    let (file, rows_done) = open_output(&args.out, args, &plan, &header)?;
+    let mut output = open_output(&args.out, args, &plan, &header)?;
+    let rows_done = output.rows_done;
     plan.rows_done = rows_done;
     let jobs = plan.jobs();
     if !args.quiet {
         announce(&plan, shard, args);
     }
-    write_rows(&plan, file, args)?;
+    write_rows(&plan, &mut output, args)?;
+    finish_output(output)?;
     if !args.quiet {
         eprintln!(
             "{} rows ({} runs{}) in {:.2} s → {}",
@@ -329,11 +337,28 @@ fn announce(plan: &SweepPlan<'_>, shard: Shard, args: &SweepArgs) {
     );
 }
 
-/// Runs the plan, writing each row to `file` as it completes; stops at the
-/// first run that reaches `--max-events`.
-fn write_rows(plan: &SweepPlan<'_>, mut file: File, args: &SweepArgs) -> Result<(), CliError> {
+/// Where a sweep's rows go, and the locks held while they are written.
+struct Output {
+    rows: LineFile,
+    /// The file the rows are written to: the output, or (`--force` over an
+    /// existing file) its replacement beside it.
+    written: PathBuf,
+    /// With `--force` over an existing file: that file, replaced by
+    /// `written` (renamed over it) once every row is in.
+    replaces: Option<PathBuf>,
+    /// The replaced file, locked until it is replaced.
+    _held: Option<File>,
+    /// Rows already there (`--resume`).
+    rows_done: usize,
+}
+
+/// Runs the plan, writing each row as it completes; stops at the first run
+/// that reaches `--max-events`, and at the first failed write, with the
+/// file cut back to its last whole row.
+fn write_rows(plan: &SweepPlan<'_>, output: &mut Output, args: &SweepArgs) -> Result<(), CliError> {
     let progress = runs_bar(plan.jobs().len() as u64, args.quiet);
     let sweep = SweepColumns::of(plan);
+    let rows = &mut output.rows;
     let written = run_sweep(
         plan,
         || progress.inc(1),
@@ -342,51 +367,214 @@ fn write_rows(plan: &SweepPlan<'_>, mut file: File, args: &SweepArgs) -> Result<
                 return Err(Stopped::Limit(row.point()));
             }
             let line = sweep_csv::row_line(&row, &sweep);
-            file.write_all(line.as_bytes()).map_err(Stopped::Io)
+            rows.write_lines(&line).map_err(Stopped::Io)
         },
     );
     progress.finish_and_clear();
-    let shown = args.out.display();
+    let shown = output.written.display();
+    let replacing = match &output.replaces {
+        Some(old) => format!(", which replaces '{}' when whole", old.display()),
+        None => String::new(),
+    };
     match written {
         Ok(()) => Ok(()),
         Err(Stopped::Limit(point)) => {
-            let kept = format!("every row before it is in '{shown}' (--resume continues); ");
+            let kept =
+                format!("every row before it is in '{shown}'{replacing} (--resume continues); ");
             Err(limit_error(point, plan.max_events, &kept))
         }
-        Err(Stopped::Io(e)) => Err(CliError::Usage(format!("cannot write '{shown}': {e}"))),
+        Err(Stopped::Io(e)) => Err(CliError::Usage(format!(
+            "cannot write '{shown}': {e}; it is cut back to its last whole row{replacing} \
+             (--resume continues)"
+        ))),
     }
 }
 
-/// Opens the output for writing rows, with the header in place: a new file,
-/// a replaced one (`--force`), or an interrupted one to continue (`--resume`),
-/// whose finished rows are checked to belong to this sweep. Returns the file
-/// and how many rows it already holds.
+/// Once every row is in: a replacement is renamed over the file it
+/// replaces.
+fn finish_output(output: Output) -> Result<(), CliError> {
+    let Some(old) = &output.replaces else {
+        return Ok(());
+    };
+    let shown = output.written.display();
+    let failed = |e: std::io::Error| {
+        CliError::Usage(format!(
+            "cannot replace '{}' with '{shown}': {e}",
+            old.display()
+        ))
+    };
+    output.rows.sync().map_err(failed)?;
+    std::fs::rename(&output.written, old).map_err(failed)
+}
+
+/// The name a file's replacement has beside it while `sweep --force` writes
+/// it: `FILE.new`.
+fn replacement_of(file: &Path) -> PathBuf {
+    with_suffix(file, ".new")
+}
+
+/// Opens the output for writing rows, with the header in place, and locked
+/// so no other sweep writes it meanwhile: a new file; a replacement beside
+/// an existing one (`--force`: renamed over it when whole, so an
+/// interrupted sweep leaves the old file as it was); or an interrupted file
+/// to continue (`--resume`: the replacement of an interrupted `--force`
+/// sweep if there is one, else the file), whose finished rows are checked
+/// to belong to this sweep.
 fn open_output(
     path: &Path,
     args: &SweepArgs,
     plan: &SweepPlan<'_>,
     header: &str,
-) -> Result<(File, usize), CliError> {
+) -> Result<Output, CliError> {
     let shown = path.display();
-    if args.resume && path.exists() && !path.is_dir() {
-        return resume(path, plan, header);
+    let header_failed = |e: std::io::Error| CliError::Usage(format!("cannot write '{shown}': {e}"));
+    let Some(file) = line_target(path)? else {
+        // A device or a pipe: written in place, nothing to continue.
+        if args.resume {
+            read_input(path, "sweep file", MAX_TABLE_BYTES)?;
+        }
+        let mut rows = open_stream(path)?;
+        rows.write_lines(header).map_err(header_failed)?;
+        return Ok(Output {
+            rows,
+            written: path.to_path_buf(),
+            replaces: None,
+            _held: None,
+            rows_done: 0,
+        });
+    };
+    let replacement = replacement_of(&file);
+    if let Some(scenario) = &args.scenario {
+        check_distinct(&[
+            ("the scenario", scenario),
+            ("the replacement of --out", &replacement),
+        ])?;
     }
-    if args.resume && !path.exists() && !args.quiet {
-        // A requeued array task's first start: nothing to continue yet.
-        eprintln!("'{shown}' does not exist yet: --resume starts it from the first row");
+    let what = "--out";
+    let replacing = "the rows replacing --out";
+    let access = if args.resume {
+        Access::Append
+    } else {
+        Access::Hold
+    };
+    let existing = open_locked(&file, what, access, false)?;
+    let unfinished = open_locked(&replacement, replacing, Access::Append, false)?;
+    let shown_new = replacement.display();
+    if let Some(new) = &unfinished {
+        let mut start = [0u8; 6];
+        let n = (&new.file).read(&mut start).unwrap_or(0);
+        if !b"point,".starts_with(&start[..n]) {
+            return Err(CliError::Usage(format!(
+                "'{shown_new}' exists and is not a sweep's rows: `sweep --force` writes the rows \
+                 replacing '{shown}' there; move it away"
+            )));
+        }
     }
-    if is_regular_file(path) && !args.force {
-        return Err(CliError::Usage(format!(
-            "'{shown}' exists: pass --force to replace it or --resume to continue it"
-        )));
+    if args.resume {
+        if let Some(new) = unfinished {
+            if !args.quiet {
+                eprintln!(
+                    "continuing the interrupted `sweep --force` in '{shown_new}': it replaces \
+                     '{shown}' when whole"
+                );
+            }
+            let (rows, rows_done) = resume(&replacement, new.file, plan, header)?;
+            return Ok(Output {
+                rows,
+                written: replacement,
+                replaces: Some(file),
+                _held: existing.map(|l| l.file),
+                rows_done,
+            });
+        }
+        if let Some(old) = existing {
+            let (rows, rows_done) = resume(path, old.file, plan, header)?;
+            return Ok(Output {
+                rows,
+                written: path.to_path_buf(),
+                replaces: None,
+                _held: None,
+                rows_done,
+            });
+        }
+        if !args.quiet {
+            // A requeued array task's first start: nothing to continue yet.
+            eprintln!("'{shown}' does not exist yet: --resume starts it from the first row");
+        }
+    } else if let Some(old) = existing {
+        if !args.force {
+            let unfinished = if unfinished.is_some() {
+                format!(
+                    " ('{shown_new}' holds the rows of an interrupted `sweep --force`: --resume \
+                     continues them)"
+                )
+            } else {
+                String::new()
+            };
+            return Err(CliError::Usage(format!(
+                "'{shown}' exists: pass --force to replace it or --resume to continue it{unfinished}"
+            )));
+        }
+        // Written beside, renamed over it when whole.
+        let new = match unfinished {
+            Some(new) => {
+                new.file.set_len(0).map_err(header_failed)?;
+                new
+            }
+            None => create_locked(&replacement, replacing)?,
+        };
+        let mut rows = LineFile::new(new.file).map_err(header_failed)?;
+        rows.write_lines(header).map_err(header_failed)?;
+        return Ok(Output {
+            rows,
+            written: replacement,
+            replaces: Some(file),
+            _held: Some(old.file),
+            rows_done: 0,
+        });
+    } else if let Some(_new) = unfinished {
+        if !args.force {
+            return Err(CliError::Usage(format!(
+                "'{shown_new}' holds the rows of an interrupted `sweep --force` of '{shown}': pass \
+                 --resume to continue them or --force to start over"
+            )));
+        }
+        std::fs::remove_file(&replacement)
+            .map_err(|e| CliError::Usage(format!("cannot remove '{shown_new}': {e}")))?;
     }
-    let mut file = open_lines(path)?;
-    file.write_all(header.as_bytes())
-        .map_err(|e| CliError::Usage(format!("cannot write '{shown}': {e}")))?;
-    Ok((file, 0))
+    let new = create_locked(&file, what)?;
+    let mut rows = LineFile::new(new.file).map_err(header_failed)?;
+    rows.write_lines(header).map_err(header_failed)?;
+    Ok(Output {
+        rows,
+        written: path.to_path_buf(),
+        replaces: None,
+        _held: None,
+        rows_done: 0,
+    })
 }
 
-fn resume(path: &Path, plan: &SweepPlan<'_>, header: &str) -> Result<(File, usize), CliError> {
+/// Creates `path` (exclusively) and locks it; refused if another process
+/// made it meanwhile.
+fn create_locked(path: &Path, what: &str) -> Result<Locked, CliError> {
+    match open_locked(path, what, Access::Append, true)? {
+        Some(locked) if locked.created => Ok(locked),
+        _ => Err(CliError::Usage(format!(
+            "'{}' ({what}) appeared while this sweep started: is another sweep writing it?",
+            path.display()
+        ))),
+    }
+}
+
+/// Continues the interrupted sweep file `path`, open (and locked) as
+/// `file`: its finished rows checked, a line cut short by the interruption
+/// dropped. The file to append to, and how many rows it holds.
+fn resume(
+    path: &Path,
+    file: File,
+    plan: &SweepPlan<'_>,
+    header: &str,
+) -> Result<(LineFile, usize), CliError> {
     let shown = path.display();
     let text = read_input(path, "sweep file", MAX_TABLE_BYTES)?;
     if text.contains('\r') {
@@ -419,12 +607,12 @@ fn resume(path: &Path, plan: &SweepPlan<'_>, header: &str) -> Result<(File, usiz
     };
     let failed = |e: std::io::Error| CliError::Usage(format!("cannot continue '{shown}': {e}"));
     // Appends go to the end as it is after the cut.
-    let mut file = OpenOptions::new().append(true).open(path).map_err(failed)?;
     file.set_len(complete as u64).map_err(failed)?;
+    let mut rows = LineFile::new(file).map_err(failed)?;
     if complete == 0 {
-        file.write_all(header.as_bytes()).map_err(failed)?;
+        rows.write_lines(header).map_err(failed)?;
     }
-    Ok((file, rows_done))
+    Ok((rows, rows_done))
 }
 
 pub fn merge(args: &MergeArgs) -> Result<(), CliError> {

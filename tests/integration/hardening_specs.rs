@@ -15,6 +15,8 @@ use herdsim::model::server::{Dist, Service, Triggers};
 use herdsim::spec::params::{PARAMS, param};
 use herdsim::spec::server::parse_layer_specs;
 
+use crate::common::{usage_error, workdir};
+
 /// Characters of two, three and four bytes, a combining accent, and one
 /// that looks like a separator.
 const MULTIBYTE: [char; 6] = ['é', 'µ', '€', '𝄞', '\u{301}', '／'];
@@ -115,14 +117,21 @@ fn no_parser_panics_on_multibyte_text_at_any_position() {
         }),
         (
             "mix service",
-            &["mix:0.5/exp:1ms/exp:10ms", "mix:0.5/lognormal:1ms/0.5/exp:1ms"],
+            &[
+                "mix:0.5/exp:1ms/exp:10ms",
+                "mix:0.5/lognormal:1ms/0.5/exp:1ms",
+            ],
             &|t| {
                 let _ = Service::from_str(t);
             },
         ),
-        ("dist", &["lognormal:1ms/0.5", "exp:1ms", "const:2ms"], &|t| {
-            let _ = Dist::from_str(t);
-        }),
+        (
+            "dist",
+            &["lognormal:1ms/0.5", "exp:1ms", "const:2ms"],
+            &|t| {
+                let _ = Dist::from_str(t);
+            },
+        ),
         ("triggers", &["outage@1s..2s+slow:2@3s..4s"], &|t| {
             let _ = Triggers::from_str(t);
         }),
@@ -133,9 +142,13 @@ fn no_parser_panics_on_multibyte_text_at_any_position() {
                 let _ = parse_layer_specs(t);
             },
         ),
-        ("scenario", &["clients = [10, 20]\nbase = \"1ms\"\n"], &|t| {
-            let _ = Scenario::from_toml("s.toml", t);
-        }),
+        (
+            "scenario",
+            &["clients = [10, 20]\nbase = \"1ms\"\n"],
+            &|t| {
+                let _ = Scenario::from_toml("s.toml", t);
+            },
+        ),
     ];
     for (what, texts, parse) in others {
         for example in texts {
@@ -165,5 +178,219 @@ fn no_parser_panics_on_multibyte_text_at_any_position() {
         "{} panics in {parsers:?}, such as {:?}",
         panics.len(),
         &panics[..panics.len().min(10)]
+    );
+}
+
+/// Writes `text` as `name` in a fresh directory for `test`; the file's path.
+fn scenario_file(test: &str, name: &str, text: &str) -> std::path::PathBuf {
+    let dir = workdir(test);
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// `herdsim sweep FILE --out out.csv -q EXTRA`: its one-line usage error,
+/// checked to leave no output behind.
+fn sweep_error(test: &str, text: &str, extra: &[&str]) -> String {
+    let path = scenario_file(test, "s.toml", text);
+    let dir = path.parent().unwrap();
+    let out = dir.join("out.csv");
+    let mut args = vec![
+        "sweep",
+        path.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ];
+    args.extend(extra);
+    let err = usage_error(&args);
+    assert!(!out.exists(), "{err}");
+    // Name the file as the user did, whatever the directory.
+    err.replace(path.to_str().unwrap(), "s.toml")
+}
+
+#[test]
+fn a_multibyte_character_in_a_mix_service_is_a_usage_error() {
+    for service in [
+        "mix:0.5/é/exp:1ms",
+        "mix:0.5/éexp:1ms/exp:2ms",
+        "mix:0.5/€/€",
+    ] {
+        let err = usage_error(&["run", "--resource", "server", "--service", service, "-q"]);
+        assert!(err.contains("--service"), "{err}");
+    }
+}
+
+#[test]
+fn a_layer_value_cannot_smuggle_another_service_or_setting() {
+    let err = sweep_error(
+        "layer-plus",
+        "resource = \"server\"\ndepth = 2\n[[layer]]\npolicy = \"full+workers=3\"\n",
+        &[],
+    );
+    assert!(
+        err.starts_with("error: s.toml:4: key 'layer': [[layer]] 1: key 'policy': invalid value 'full+workers=3'"),
+        "{err}"
+    );
+    assert!(err.contains("cannot hold '+'"), "{err}");
+    // Ran before as a budget and one worker.
+    let err = sweep_error(
+        "layer-equals",
+        "resource = \"server\"\ndepth = 2\n[[layer]]\nbudget = \"ratio:0.1,min:0,workers=1\"\n",
+        &[],
+    );
+    assert!(
+        err.contains("s.toml:4") && err.contains("cannot hold '='"),
+        "{err}"
+    );
+    // A value its key refuses is named where it stands.
+    let err = sweep_error(
+        "layer-bad-value",
+        "resource = \"server\"\ndepth = 3\n[[layer]]\nworkers = 2\n[[layer]]\nworkers = 2\npolicy = \"slow\"\n",
+        &[],
+    );
+    assert!(
+        err.starts_with(
+            "error: s.toml:7: key 'layer': [[layer]] 2: key 'policy': invalid value 'slow'"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_layer_setting_given_twice_is_a_usage_error() {
+    let err = usage_error(&[
+        "run",
+        "--resource",
+        "server",
+        "--depth",
+        "2",
+        "--layer-specs",
+        "workers=1,workers=9",
+        "--duration",
+        "1s",
+        "-q",
+    ]);
+    assert!(
+        err.contains("--layer-specs") && err.contains("given twice"),
+        "{err}"
+    );
+}
+
+#[test]
+fn layer_tables_must_fit_every_depth_of_the_file() {
+    // On the slot model the table was silently dropped.
+    let err = sweep_error("layer-no-depth", "[[layer]]\nworkers = 3\n", &[]);
+    assert!(
+        err.starts_with("error: s.toml:1: key 'layer': 1 [[layer]] table for the default depth 1"),
+        "{err}"
+    );
+    let err = sweep_error(
+        "layer-depths",
+        "resource = \"server\"\ndepth = [2, 3]\n[[layer]]\nworkers = 3\n",
+        &[],
+    );
+    assert!(
+        err.contains("depth 3 (line 2)") && err.contains("2 at depth 3"),
+        "{err}"
+    );
+    // A --depth flag that does not fit the file's tables names both.
+    let err = sweep_error(
+        "layer-depth-flag",
+        "resource = \"server\"\ndepth = 2\n[[layer]]\nworkers = 3\n",
+        &["--depth", "3"],
+    );
+    assert!(
+        err.starts_with("error: s.toml:3: key 'layer'") && err.contains("together with --depth"),
+        "{err}"
+    );
+    assert!(!err.contains("--layer-specs"), "{err}");
+}
+
+#[test]
+fn cross_parameter_errors_name_the_file_line_and_key_the_user_wrote() {
+    // A [[layer]] table's setting, not --layer-specs.
+    let err = sweep_error(
+        "cross-layer",
+        "resource = \"server\"\ndepth = 2\ntimeout = \"100ms\"\n[[layer]]\npolicy = \"no-backoff\"\n",
+        &[],
+    );
+    assert!(
+        err.starts_with("error: s.toml:5: [[layer]] 1: key 'policy': invalid value 'no-backoff'"),
+        "{err}"
+    );
+    assert!(
+        err.contains("max_attempts") && !err.contains("--layer-specs"),
+        "{err}"
+    );
+    // Two top-level keys, each by its line.
+    let err = sweep_error(
+        "cross-keys",
+        "resource = \"server\"\nusers = 10\nrate = 100\n",
+        &[],
+    );
+    assert!(
+        err.starts_with("error: s.toml:2: key 'users': invalid value '10'")
+            && err.contains("together with key 'rate' at s.toml:3"),
+        "{err}"
+    );
+    // The same with the rate from a flag.
+    let err = sweep_error(
+        "cross-flag",
+        "resource = \"server\"\nusers = 10\n",
+        &["--rate", "100"],
+    );
+    assert!(
+        err.contains("s.toml:2: key 'users'") && err.contains("together with --rate"),
+        "{err}"
+    );
+    // A variant's keys, by the variant and the line.
+    let err = sweep_error(
+        "cross-variant",
+        "resource = \"server\"\n[[variant]]\nusers = 10\n[[variant]]\nrate = 100\nusers = 5\n",
+        &[],
+    );
+    assert!(
+        err.starts_with("error: s.toml:6: [[variant]] 2: key 'users': invalid value '5' (point 1)")
+            && err.contains("together with [[variant]] 2's key 'rate' at s.toml:5"),
+        "{err}"
+    );
+    // A resource nobody gave is its default, not --resource.
+    let err = sweep_error(
+        "cross-default",
+        "throttle = \"aws-adaptive:0.4,beta:0.7\"\n",
+        &[],
+    );
+    assert!(
+        err.starts_with("error: s.toml:1: key 'throttle'")
+            && err.contains("is at its default, slot"),
+        "{err}"
+    );
+    assert!(!err.contains("together with --resource"), "{err}");
+    let err = usage_error(&["run", "--throttle", "aws-adaptive:0.4,beta:0.7", "-q"]);
+    assert!(
+        err.contains("--throttle") && err.contains("is at its default, slot"),
+        "{err}"
+    );
+    assert!(!err.contains("together with --resource"), "{err}");
+}
+
+#[test]
+fn a_sub_microsecond_fraction_is_refused_however_large_the_duration() {
+    for (flag, value) in [
+        ("--base", "1.0000001s"),
+        ("--base", "10000000.0000001s"),
+        ("--cap", "8759.9999999999h"),
+    ] {
+        let err = usage_error(&["run", flag, value, "--clients", "10", "-q"]);
+        assert!(
+            err.contains(flag) && err.contains("resolution is 1us"),
+            "{err}"
+        );
+    }
+    let err = sweep_error("duration-file", "base = \"10000000.0000001s\"\n", &[]);
+    assert!(
+        err.starts_with("error: s.toml:1: key 'base'") && err.contains("resolution"),
+        "{err}"
     );
 }

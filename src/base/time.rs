@@ -94,7 +94,7 @@ pub fn parse_duration(text: &str) -> Result<Micros, BaseError> {
         if us_of_whole + scaled / scale > u128::from(MAX_DURATION_US) {
             return Err(BaseError::DurationTooLong);
         }
-        if scaled % scale != 0 {
+        if !scaled.is_multiple_of(scale) {
             return Err(not_whole());
         }
         scaled / scale

@@ -78,10 +78,13 @@ pub struct Origins {
     /// Each `[[variant]]`: its line, and each key's line.
     variants: Vec<(usize, Vec<(&'static str, usize)>)>,
     /// Each `[[layer]]`: its line, and each key's line and value.
-    layers: Vec<(usize, Vec<(String, usize, String)>)>,
+    layers: Vec<(usize, Vec<LayerKey>)>,
     /// The `layer_specs` the `[[layer]]` tables make.
     layer_specs: Option<String>,
 }
+
+/// A `[[layer]]` key: its name, line and value.
+type LayerKey = (String, usize, String);
 
 /// Where origins are kept makes no difference to what a scenario runs.
 impl PartialEq for Origins {

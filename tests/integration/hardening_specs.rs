@@ -87,6 +87,9 @@ fn variants(text: &str) -> Vec<String> {
     out
 }
 
+/// A parser's name, valid texts to vary, and a call of it.
+type Parser<'a> = (&'a str, &'a [&'a str], &'a dyn Fn(&str));
+
 #[test]
 fn no_parser_panics_on_multibyte_text_at_any_position() {
     let quiet = std::panic::take_hook();
@@ -108,7 +111,7 @@ fn no_parser_panics_on_multibyte_text_at_any_position() {
             }
         }
     }
-    let others: [(&str, &[&str], &dyn Fn(&str)); 7] = [
+    let others: [Parser; 7] = [
         ("duration", &["1.5s", "250µs", "1_000ms", "2m"], &|t| {
             let _ = parse_duration(t);
         }),

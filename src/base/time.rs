@@ -27,6 +27,10 @@ pub const DURATION_SYNTAX: &str =
 /// with optional white space between; a bare number means milliseconds. The
 /// result must be a whole number of microseconds no larger than
 /// [`MAX_DURATION_US`]. The error is one line that says what is accepted.
+///
+/// The decimal is read exactly, in integers: a sub-µs fraction is refused
+/// whatever the size of the whole (`10000000.0000001s` as `1.0000001s`),
+/// where a float would round it away once the whole is large.
 pub fn parse_duration(text: &str) -> Result<Micros, BaseError> {
     // Digits may be grouped with `_`, as in whole numbers (`1_000ms`).
     let grouped: String = text.trim().chars().filter(|&c| c != '_').collect();
@@ -39,35 +43,67 @@ pub fn parse_duration(text: &str) -> Result<Micros, BaseError> {
         .unwrap_or(trimmed.len());
     let (number, unit) = trimmed.split_at(split);
     let unit = unit.trim();
-    let us_per_unit: f64 = match unit {
-        "us" | "µs" => 1.0,
-        "" | "ms" => 1e3,
-        "s" => 1e6,
-        "m" | "min" => 60e6,
-        "h" => 3_600e6,
+    let us_per_unit: u128 = match unit {
+        "us" | "µs" => 1,
+        "" | "ms" => 1_000,
+        "s" => 1_000_000,
+        "m" | "min" => 60_000_000,
+        "h" => 3_600_000_000,
         _ => {
             return Err(BaseError::UnknownUnit {
                 unit: unit.to_string(),
             });
         }
     };
-    if number.is_empty() || number.chars().filter(|&c| c == '.').count() > 1 {
+    let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+    if fraction.contains('.') || (whole.is_empty() && fraction.is_empty()) {
         return Err(BaseError::NotADuration);
     }
-    let value: f64 = number.parse().map_err(|_| BaseError::NotADuration)?;
-    let us = value * us_per_unit;
-    if !(us.is_finite() && us <= MAX_DURATION_US as f64) {
+    // Only ASCII digits are left: leading zeros of the whole and trailing
+    // zeros of the fraction change nothing.
+    let whole = whole.trim_start_matches('0');
+    let fraction = fraction.trim_end_matches('0');
+    // The longest duration has 17 digits in µs: more is too long.
+    if whole.len() > 20 {
         return Err(BaseError::DurationTooLong);
     }
-    // Whole µs, up to the float's own error in reading the decimal: 1000.0001
-    // ms is refused as 0.0015 ms is.
-    let whole = us.round();
-    if (us - whole).abs() > 1e-6_f64.max(us * 1e-12) {
-        return Err(BaseError::NotWholeMicros {
-            text: trimmed.to_string(),
-        });
+    let whole_units: u128 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().map_err(|_| BaseError::NotADuration)?
+    };
+    let us_of_whole = whole_units * us_per_unit;
+    // A unit is at most 2^10·5^8·9 µs, so a fraction of more than 10
+    // significant decimals (its last digit not 0) is never whole µs.
+    let not_whole = || BaseError::NotWholeMicros {
+        text: trimmed.to_string(),
+    };
+    let us_of_fraction = if fraction.is_empty() {
+        0
+    } else {
+        if fraction.len() > 10 {
+            return Err(if us_of_whole > u128::from(MAX_DURATION_US) {
+                BaseError::DurationTooLong
+            } else {
+                not_whole()
+            });
+        }
+        let digits: u128 = fraction.parse().map_err(|_| BaseError::NotADuration)?;
+        let scale = 10u128.pow(fraction.len() as u32);
+        let scaled = digits * us_per_unit;
+        if us_of_whole + scaled / scale > u128::from(MAX_DURATION_US) {
+            return Err(BaseError::DurationTooLong);
+        }
+        if !scaled.is_multiple_of(scale) {
+            return Err(not_whole());
+        }
+        scaled / scale
+    };
+    let us = us_of_whole + us_of_fraction;
+    if us > u128::from(MAX_DURATION_US) {
+        return Err(BaseError::DurationTooLong);
     }
-    Ok(whole as Micros)
+    Ok(us as Micros)
 }
 
 /// Formats a duration in the largest unit that shows it exactly, as the CLI
@@ -170,6 +206,47 @@ mod tests {
                 err.contains("duration") || err.contains("resolution"),
                 "{bad}: {err}"
             );
+        }
+    }
+
+    #[test]
+    fn a_sub_microsecond_fraction_is_refused_at_any_size() {
+        // A float reads 1e13 + 0.1 µs as 1e13 within its tolerance: exact
+        // decimals refuse the tenth at every size.
+        for bad in [
+            "1.0000001s",
+            "10000000.0000001s",
+            "31535999.9999999s",
+            "8759.9999999999h",
+            "1000.0000000001ms",
+            "0.00000000000000000001s",
+        ] {
+            let err = parse_duration(bad).expect_err(bad).to_string();
+            assert!(err.contains("resolution"), "{bad}: {err}");
+        }
+        assert_eq!(parse_duration("10000000.000001s"), Ok(10_000_000_000_001));
+        assert_eq!(parse_duration("31536000s"), Ok(MAX_DURATION_US));
+        assert_eq!(parse_duration("8760h"), Ok(MAX_DURATION_US));
+        assert_eq!(parse_duration("0.000001s"), Ok(1));
+        assert_eq!(parse_duration("1.50000000000000000000s"), Ok(1_500_000));
+        assert_eq!(parse_duration("007ms"), Ok(7_000));
+        assert_eq!(parse_duration(".5s"), Ok(500_000));
+        assert_eq!(parse_duration("5.s"), Ok(5_000_000));
+        assert_eq!(parse_duration("0.0025m"), Ok(150_000));
+        for too_long in [
+            "31536000.000001s",
+            "8761h",
+            "99999999999999999999999999h",
+            "31536001.5s",
+        ] {
+            assert_eq!(
+                parse_duration(too_long),
+                Err(BaseError::DurationTooLong),
+                "{too_long}"
+            );
+        }
+        for junk in [".", "..", "1..2s", "1.2.3s"] {
+            assert_eq!(parse_duration(junk), Err(BaseError::NotADuration), "{junk}");
         }
     }
 

@@ -268,6 +268,63 @@ fn spec_message(e: &crate::spec::SpecError, with_key: bool) -> String {
     format!("invalid value '{}' for {name}: {}", e.value, e.reason)
 }
 
+/// A scenario's point `point` refused, in one line that names what the user
+/// wrote where they wrote it: the file, line and key (or `[[variant]]` or
+/// `[[layer]]` table) of the value at fault, and of the value it cannot go
+/// with; a flag where a flag gave it, and a default as a default.
+fn point_message(
+    scenario: &crate::experiment::scenario::Scenario,
+    point: usize,
+    e: &crate::spec::SpecError,
+) -> String {
+    use crate::spec::ParamError;
+    let together = |other: &str| match scenario.origin(other, point) {
+        Some(o) => format!("together with {} at {}:{}", o.what(), o.file, o.line),
+        None => format!("together with --{}", other.replace('_', "-")),
+    };
+    let (place, value, why) = match &e.reason {
+        ParamError::Conflict { other, why } => (
+            scenario.origin(e.key, point),
+            e.value.clone(),
+            format!("{why} ({})", together(other)),
+        ),
+        // A default the file wrote out is the file's.
+        ParamError::ConflictWithDefault { other, why, .. }
+            if scenario.origin(other, point).is_some() =>
+        {
+            (
+                scenario.origin(e.key, point),
+                e.value.clone(),
+                format!("{why} ({})", together(other)),
+            )
+        }
+        ParamError::LayerSetting { service, key, why } => {
+            match scenario.layer_origin(*service, key, point) {
+                Some(o) => {
+                    let value = scenario
+                        .layer_value(*service, key)
+                        .map_or_else(|| e.value.clone(), str::to_string);
+                    (Some(o), value, why.clone())
+                }
+                None => (None, e.value.clone(), e.reason.to_string()),
+            }
+        }
+        reason => (
+            scenario.origin(e.key, point),
+            e.value.clone(),
+            reason.to_string(),
+        ),
+    };
+    match place {
+        Some(o) => format!("{o}: invalid value '{value}' (point {point}): {why}"),
+        None => format!(
+            "point {point}: invalid value '{value}' for {} (--{}): {why}",
+            e.key,
+            e.key.replace('_', "-")
+        ),
+    }
+}
+
 fn write_stdout(text: &str) -> Result<(), CliError> {
     let mut out = io::stdout().lock();
     out.write_all(text.as_bytes())?;

@@ -14,7 +14,7 @@ use super::output::{
 };
 use super::params::{Lists, ParamFlags};
 use super::progress::runs_bar;
-use super::{CliError, spec_message};
+use super::{CliError, point_message};
 use crate::base::format::group_thousands;
 use crate::experiment::scenario::Scenario;
 use crate::experiment::sweep::{Shard, SweepPlan, run_sweep};
@@ -261,7 +261,7 @@ impl GridArgs {
             let point = scenario.grid.point(i);
             point
                 .validate()
-                .map_err(|e| CliError::Usage(format!("point {i}: {}", spec_message(&e, true))))?;
+                .map_err(|e| CliError::Usage(point_message(&scenario, i, &e)))?;
             let first = scenario.grid.point(0).resource;
             if (point.resource == ResourceKind::Server) != (first == ResourceKind::Server) {
                 return Err(CliError::Usage(format!(

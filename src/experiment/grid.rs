@@ -75,6 +75,13 @@ impl Grid {
         self.variants.iter().flatten().any(|(p, _)| *p == param)
     }
 
+    /// The variant point `index` takes its settings from, if the grid has
+    /// variants.
+    pub fn variant_of(&self, index: usize) -> Option<usize> {
+        let axes = self.axes_len()?.max(1);
+        (!self.variants.is_empty()).then_some(index / axes)
+    }
+
     /// The number of variants (0: none, the axes alone).
     pub fn variants(&self) -> usize {
         self.variants.len()

@@ -62,6 +62,133 @@ pub struct Scenario {
     pub replicates: u32,
     /// The master seed every job seed is mixed from.
     pub master_seed: u64,
+    /// Where in the file each value was given, for messages about points.
+    pub origins: Origins,
+}
+
+/// Where a scenario file gave its values: each key's line and values, each
+/// `[[variant]]`'s and `[[layer]]`'s line and the lines of their keys. A
+/// message about a point names what the user wrote, where.
+#[derive(Debug, Clone, Default)]
+pub struct Origins {
+    /// The file, as the user named it.
+    file: String,
+    /// Each grid key given at the top level: its line and its values.
+    keys: Vec<(&'static str, usize, Vec<String>)>,
+    /// Each `[[variant]]`: its line, and each key's line.
+    variants: Vec<(usize, Vec<(&'static str, usize)>)>,
+    /// Each `[[layer]]`: its line, and each key's line and value.
+    layers: Vec<(usize, Vec<LayerKey>)>,
+    /// The `layer_specs` the `[[layer]]` tables make.
+    layer_specs: Option<String>,
+}
+
+/// A `[[layer]]` key: its name, line and value.
+type LayerKey = (String, usize, String);
+
+/// Where origins are kept makes no difference to what a scenario runs.
+impl PartialEq for Origins {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+/// One value's place in a scenario file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    /// The file.
+    pub file: String,
+    /// 1-based line.
+    pub line: usize,
+    /// The table it is in: `[[variant]] 2`, `[[layer]] 1`, if any.
+    pub table: Option<String>,
+    /// The key the user wrote (`None`: the tables themselves).
+    pub key: Option<String>,
+}
+
+impl Origin {
+    /// The value's key and table as a message names them, without the place:
+    /// `key 'rate'`, `[[variant]] 2's key 'rate'`, `the [[layer]] tables`.
+    pub fn what(&self) -> String {
+        match (&self.table, &self.key) {
+            (Some(t), Some(k)) => format!("{t}'s key '{k}'"),
+            (None, Some(k)) => format!("key '{k}'"),
+            (Some(t), None) => t.clone(),
+            (None, None) => "the [[layer]] tables".to_string(),
+        }
+    }
+}
+
+impl std::fmt::Display for Origin {
+    /// `file:line: [[variant]] 2: key 'users'`, as scenario errors begin.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)?;
+        match (&self.table, &self.key) {
+            (Some(t), Some(k)) => write!(f, ": {t}: key '{k}'"),
+            (None, Some(k)) => write!(f, ": key '{k}'"),
+            (Some(t), None) => write!(f, ": {t}"),
+            (None, None) => write!(f, ": key 'layer'"),
+        }
+    }
+}
+
+impl Scenario {
+    /// Where point `point`'s value of the registry key `key` was given in
+    /// the file: its variant's key, the `[[layer]]` tables, or the top-level
+    /// key; `None` if it came from elsewhere (a flag, or the default). A key
+    /// whose values a flag replaced is the flag's, not the file's.
+    pub fn origin(&self, key: &str, point: usize) -> Option<Origin> {
+        let o = &self.origins;
+        let at = |line, table: Option<String>, key: Option<&str>| Origin {
+            file: o.file.clone(),
+            line,
+            table,
+            key: key.map(str::to_string),
+        };
+        if let Some(v) = self.grid.variant_of(point)
+            && let Some((_, keys)) = o.variants.get(v)
+            && let Some(&(k, line)) = keys.iter().find(|(k, _)| *k == key)
+        {
+            return Some(at(line, Some(format!("[[variant]] {}", v + 1)), Some(k)));
+        }
+        let current = self.grid.values(key)?;
+        if key == "layer_specs"
+            && let (Some(specs), Some((line, _))) = (&o.layer_specs, o.layers.first())
+        {
+            return (current == std::slice::from_ref(specs)).then(|| at(*line, None, None));
+        }
+        o.keys
+            .iter()
+            .find(|(k, _, values)| *k == key && values == current)
+            .map(|&(k, line, _)| at(line, None, Some(k)))
+    }
+
+    /// Where upper service `service`'s (1 at the top) setting `key` was
+    /// given, if the chain's settings came from `[[layer]]` tables: the key's
+    /// line, or its table's if the table leaves it out.
+    pub fn layer_origin(&self, service: usize, key: &str, point: usize) -> Option<Origin> {
+        self.origin("layer_specs", point)?;
+        let (line, keys) = self.origins.layers.get(service.checked_sub(1)?)?;
+        let table = Some(format!("[[layer]] {service}"));
+        let (line, key) = match keys.iter().find(|(k, _, _)| k == key) {
+            Some((k, line, _)) => (*line, Some(k.clone())),
+            None => (*line, None),
+        };
+        Some(Origin {
+            file: self.origins.file.clone(),
+            line,
+            table,
+            key,
+        })
+    }
+
+    /// The value upper service `service` gave `key` in its `[[layer]]`.
+    pub fn layer_value(&self, service: usize, key: &str) -> Option<&str> {
+        let (_, keys) = self.origins.layers.get(service.checked_sub(1)?)?;
+        keys.iter()
+            .find(|(k, _, _)| k == key)
+            .map(|(_, _, v)| v.as_str())
+    }
 }
 
 impl Default for Scenario {
@@ -73,6 +200,7 @@ impl Default for Scenario {
             grid: Grid::default(),
             replicates: 1,
             master_seed: DEFAULT_MASTER_SEED,
+            origins: Origins::default(),
         }
     }
 }
@@ -133,60 +261,78 @@ impl Scenario {
         entries.sort_by_key(|(key, _)| key.span().start);
 
         let mut scenario = Scenario::default();
+        scenario.origins.file = file.to_string();
+        let line = |span: Range<usize>| line_of(text, &span);
         for (key, value) in entries {
             let name: &str = key.get_ref();
             let grid = &mut scenario.grid;
-            let set =
-                match name {
-                    "name" => {
-                        scalar(value, Kind::Text, |s| Ok(s.to_string())).map(|v| scenario.name = v)
+            let set = match name {
+                "name" => {
+                    scalar(value, Kind::Text, |s| Ok(s.to_string())).map(|v| scenario.name = v)
+                }
+                "description" => scalar(value, Kind::Text, |s| Ok(s.to_string()))
+                    .map(|v| scenario.description = Some(v)),
+                "study" => scalar(value, Kind::Text, |s| Ok(s.to_string()))
+                    .map(|v| scenario.study = Some((v, line_of(text, &value.span())))),
+                "seed" => {
+                    scalar(value, Kind::Count, parse_master_seed).map(|v| scenario.master_seed = v)
+                }
+                "seeds" => {
+                    scalar(value, Kind::Count, parse_replicates).map(|v| scenario.replicates = v)
+                }
+                "variant" => variants(value).and_then(|list| {
+                    for (span, settings, spans) in list {
+                        grid.add_variant(settings)
+                            .map_err(|e| (span.clone(), e.to_string()))?;
+                        let keys = spans.into_iter().map(|(k, s)| (k, line(s))).collect();
+                        scenario.origins.variants.push((line(span), keys));
                     }
-                    "description" => scalar(value, Kind::Text, |s| Ok(s.to_string()))
-                        .map(|v| scenario.description = Some(v)),
-                    "study" => scalar(value, Kind::Text, |s| Ok(s.to_string()))
-                        .map(|v| scenario.study = Some((v, line_of(text, &value.span())))),
-                    "seed" => scalar(value, Kind::Count, parse_master_seed)
-                        .map(|v| scenario.master_seed = v),
-                    "seeds" => scalar(value, Kind::Count, parse_replicates)
-                        .map(|v| scenario.replicates = v),
-                    "variant" => variants(value).and_then(|list| {
-                        for (span, settings) in list {
-                            grid.add_variant(settings)
-                                .map_err(|e| (span.clone(), e.to_string()))?;
-                        }
-                        Ok(())
-                    }),
-                    "layer" => layer_tables(value).and_then(|specs| {
-                        if grid.values("layer_specs").is_some() {
-                            return Err((
-                                value.span(),
-                                "set both as [[layer]] tables and as layer_specs: give them in one \
+                    Ok(())
+                }),
+                "layer" => layer_tables(value).and_then(|(specs, tables)| {
+                    if grid.values("layer_specs").is_some() {
+                        return Err((
+                            value.span(),
+                            "set both as [[layer]] tables and as layer_specs: give them in one \
                                  place"
-                                    .to_string(),
-                            ));
-                        }
-                        let param = param("layer_specs").expect("a registry key");
-                        param.check(&specs).map_err(|e| {
-                            (value.span(), format!("invalid [[layer]] tables: {e}"))
-                        })?;
-                        grid.set(param, vec![specs]).expect("value checked");
-                        Ok(())
-                    }),
-                    "layer_specs" if grid.values("layer_specs").is_some() => Err((
-                        key.span(),
-                        "set both as [[layer]] tables and as layer_specs: give them in one place"
-                            .to_string(),
-                    )),
-                    _ if param(name).is_some() => {
-                        let param = param(name).expect("a registry key");
-                        axis(value, param.kind, |t| param.check(t))
-                            .map(|values| grid.set(param, values).expect("values checked"))
+                                .to_string(),
+                        ));
                     }
-                    _ => Err((
-                        key.span(),
-                        format!("unknown key: expected one of {}", keys().join(", ")),
-                    )),
-                };
+                    let param = param("layer_specs").expect("a registry key");
+                    param
+                        .check(&specs)
+                        .map_err(|e| (value.span(), format!("invalid [[layer]] tables: {e}")))?;
+                    grid.set(param, vec![specs.clone()]).expect("value checked");
+                    scenario.origins.layer_specs = Some(specs);
+                    scenario.origins.layers = tables
+                        .into_iter()
+                        .map(|(span, keys)| {
+                            let keys = keys.into_iter().map(|(k, s, v)| (k, line(s), v)).collect();
+                            (line(span), keys)
+                        })
+                        .collect();
+                    Ok(())
+                }),
+                "layer_specs" if grid.values("layer_specs").is_some() => Err((
+                    key.span(),
+                    "set both as [[layer]] tables and as layer_specs: give them in one place"
+                        .to_string(),
+                )),
+                _ if param(name).is_some() => {
+                    let param = param(name).expect("a registry key");
+                    axis(value, param.kind, |t| param.check(t)).map(|values| {
+                        scenario
+                            .origins
+                            .keys
+                            .push((param.key, line(key.span()), values.clone()));
+                        grid.set(param, values).expect("values checked")
+                    })
+                }
+                _ => Err((
+                    key.span(),
+                    format!("unknown key: expected one of {}", keys().join(", ")),
+                )),
+            };
             set.map_err(|(span, message)| fail(Some(span), Some(name), message))?;
         }
         // A parameter is an axis or a variant's, not both: which would win?
@@ -202,7 +348,43 @@ impl Scenario {
                 "set both as a key and in a [[variant]]: give it in one place".to_string(),
             ));
         }
+        scenario.check_layer_count(file)?;
         Ok(scenario)
+    }
+
+    /// `[[layer]]` tables are one per service above the server: their count
+    /// must fit every depth the file gives (1 when it gives none).
+    fn check_layer_count(&self, file: &str) -> Result<(), ScenarioError> {
+        let tables = self.origins.layers.len();
+        let Some(&(line, _)) = self.origins.layers.first() else {
+            return Ok(());
+        };
+        let given: Vec<&str> = self.grid.values_anywhere("depth").collect();
+        let depths = if given.is_empty() { vec!["1"] } else { given };
+        for depth in depths {
+            let uppers = crate::spec::server::parse_depth(depth).expect("a checked depth") - 1;
+            if uppers as usize != tables {
+                let place = match self.origins.keys.iter().find(|(k, _, _)| *k == "depth") {
+                    Some((_, l, _)) => format!("depth {depth} (line {l})"),
+                    None if self.grid.values_anywhere("depth").next().is_some() => {
+                        format!("depth {depth} (in a [[variant]])")
+                    }
+                    None => "the default depth 1 (no depth given)".to_string(),
+                };
+                return Err(ScenarioError {
+                    file: file.to_string(),
+                    line: Some(line),
+                    key: Some("layer".to_string()),
+                    message: format!(
+                        "{tables} [[layer]] table{} for {place}: give one per service above \
+                         the server, {uppers} at depth {depth}, or depth = {}",
+                        if tables == 1 { "" } else { "s" },
+                        tables + 1
+                    ),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// The number of jobs: points × replicates.
@@ -240,6 +422,7 @@ fn variants(
     Vec<(
         Range<usize>,
         Vec<(&'static crate::spec::params::Param, String)>,
+        Vec<(&'static str, Range<usize>)>,
     )>,
     ValueError,
 > {
@@ -269,15 +452,25 @@ fn variants(
                     Ok((param, text))
                 })
                 .collect::<Result<Vec<_>, ValueError>>()?;
-            Ok((table.span(), settings))
+            let spans = entries
+                .iter()
+                .filter_map(|(key, _)| Some((param(key.get_ref())?.key, key.span())))
+                .collect();
+            Ok((table.span(), settings, spans))
         })
         .collect()
 }
 
+/// One `[[layer]]` table's span, and each key's name, span and value.
+type LayerTable = (Range<usize>, Vec<(String, Range<usize>, String)>);
+
 /// `[[layer]]` tables, one per service above the server, top first: their
 /// settings as `layer_specs` writes them (each `key=value` joined by
-/// commas, the services by `+`).
-fn layer_tables(value: &Spanned<DeValue<'_>>) -> Result<String, ValueError> {
+/// commas, the services by `+`), and each table's keys. Each value is
+/// checked by its key's parser where it stands, and may not hold `+` or `=`:
+/// pasted into `layer_specs` they would start another service or setting
+/// (`policy = "full+workers=3"` is not one policy).
+fn layer_tables(value: &Spanned<DeValue<'_>>) -> Result<(String, Vec<LayerTable>), ValueError> {
     let expected = format!(
         "expected [[layer]] tables of {} = value",
         LAYER_KEYS.join(", ")
@@ -285,12 +478,14 @@ fn layer_tables(value: &Spanned<DeValue<'_>>) -> Result<String, ValueError> {
     let DeValue::Array(tables) = value.get_ref() else {
         return Err((value.span(), expected.clone()));
     };
-    let specs = tables
+    let read = tables
         .iter()
-        .map(|table| {
+        .enumerate()
+        .map(|(n, table)| {
             let DeValue::Table(entries) = table.get_ref() else {
                 return Err((table.span(), expected.clone()));
             };
+            let service = n + 1;
             // In the file's order.
             let mut entries: Vec<_> = entries.iter().collect();
             entries.sort_by_key(|(key, _)| key.span().start);
@@ -307,14 +502,51 @@ fn layer_tables(value: &Spanned<DeValue<'_>>) -> Result<String, ValueError> {
                             ),
                         ));
                     }
-                    let text = scalar(value, Kind::Text, |t| Ok(t.to_string()))?;
-                    Ok(format!("{name}={text}"))
+                    let in_table = |why: String| {
+                        (
+                            value.span(),
+                            format!("[[layer]] {service}: key '{name}': {why}"),
+                        )
+                    };
+                    let text = scalar(value, Kind::Text, |t| Ok(t.to_string()))
+                        .map_err(|(_, why)| in_table(why))?;
+                    if let Some(c) = text.chars().find(|c| matches!(c, '+' | '=')) {
+                        return Err(in_table(format!(
+                            "invalid value '{text}': a [[layer]] value cannot hold '{c}' (in \
+                             layer_specs it starts another {}): give each setting its own key, \
+                             each service its own [[layer]]",
+                            if c == '+' { "service" } else { "setting" }
+                        )));
+                    }
+                    crate::spec::server::parse_layer_specs(&format!("{name}={text}")).map_err(
+                        |e| {
+                            let why = match e {
+                                ParamError::LayerSpecs(why) => why
+                                    .strip_prefix(&format!("{name}: "))
+                                    .unwrap_or(&why)
+                                    .to_string(),
+                                e => e.to_string(),
+                            };
+                            in_table(format!("invalid value '{text}': {why}"))
+                        },
+                    )?;
+                    Ok((name.to_string(), key.span(), text))
                 })
                 .collect::<Result<Vec<_>, ValueError>>()?;
-            Ok(settings.join(","))
+            Ok((table.span(), settings))
         })
-        .collect::<Result<Vec<_>, ValueError>>()?;
-    Ok(specs.join("+"))
+        .collect::<Result<Vec<LayerTable>, ValueError>>()?;
+    let specs = read
+        .iter()
+        .map(|(_, keys)| {
+            keys.iter()
+                .map(|(k, _, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .collect::<Vec<_>>()
+        .join("+");
+    Ok((specs, read))
 }
 
 /// A key that takes one value or a non-empty list (a grid axis): its values'
@@ -463,11 +695,37 @@ mod tests {
             error("[[layer]]\nworkerz = 2\n")
                 .starts_with("s.toml:2: key 'layer': unknown key 'workerz'")
         );
-        assert!(
-            error("[[layer]]\nworkers = 0\n").contains("invalid [[layer]] tables"),
-            "{}",
-            error("[[layer]]\nworkers = 0\n")
+        assert_eq!(
+            error("[[layer]]\nworkers = 0\n"),
+            "s.toml:2: key 'layer': [[layer]] 1: key 'workers': invalid value '0': expected a \
+             whole number from 1 to 10,000,000"
         );
+        // Only the key's own separators pass: a comma continues a control.
+        let err = error("depth = 2\n[[layer]]\npolicy = \"full+workers=3\"\n");
+        assert!(
+            err.starts_with("s.toml:3: key 'layer': [[layer]] 1: key 'policy'"),
+            "{err}"
+        );
+        let err = error("depth = 2\n[[layer]]\nbreaker = \"cumulative:0.1,policy=none\"\n");
+        assert!(err.contains("cannot hold '='"), "{err}");
+        // One table per service above the server, at every depth.
+        for (text, says) in [
+            ("[[layer]]\n", "1 [[layer]] table for the default depth 1"),
+            ("depth = [2, 3]\n[[layer]]\n", "for depth 3 (line 1)"),
+            (
+                "depth = 2\n[[layer]]\n[[layer]]\n",
+                "2 [[layer]] tables for depth 2 (line 1): give one per service above the \
+                 server, 1 at depth 2",
+            ),
+            (
+                "[[variant]]\ndepth = 3\n[[layer]]\n",
+                "for depth 3 (in a [[variant]])",
+            ),
+        ] {
+            let err = error(text);
+            assert!(err.contains(says), "{text}: {err}");
+        }
+        assert!(parse("depth = 3\n[[layer]]\nworkers = 2\n[[layer]]\n").is_ok());
         assert!(
             error("layer_specs = \"workers=2\"\n[[layer]]\nworkers = 3\n")
                 .contains("set both as [[layer]] tables and as layer_specs")
@@ -515,6 +773,50 @@ mod tests {
         assert!(
             error("capacity = true\n").starts_with("s.toml:1: key 'capacity': expected a number")
         );
+    }
+
+    #[test]
+    fn origins_name_the_line_key_and_table_of_each_points_value() {
+        let s = parse(
+            "resource = \"server\"\n\
+             rate = [100, 200]\n\
+             depth = 2\n\
+             [[variant]]\n\
+             [[variant]]\n\
+             users = 5\n\
+             [[layer]]\n\
+             workers = 2\n",
+        )
+        .unwrap();
+        let shown = |key: &str, point: usize| s.origin(key, point).map(|o| o.to_string());
+        assert_eq!(shown("rate", 0).as_deref(), Some("s.toml:2: key 'rate'"));
+        assert_eq!(shown("users", 0), None);
+        assert_eq!(
+            shown("users", 3).as_deref(),
+            Some("s.toml:6: [[variant]] 2: key 'users'")
+        );
+        assert_eq!(
+            shown("layer_specs", 0).as_deref(),
+            Some("s.toml:7: key 'layer'")
+        );
+        assert_eq!(
+            s.layer_origin(1, "workers", 0)
+                .map(|o| o.to_string())
+                .as_deref(),
+            Some("s.toml:8: [[layer]] 1: key 'workers'")
+        );
+        assert_eq!(
+            s.layer_origin(1, "policy", 0)
+                .map(|o| o.to_string())
+                .as_deref(),
+            Some("s.toml:7: [[layer]] 1")
+        );
+        assert_eq!(shown("clients", 0), None);
+        // Values a flag replaced are the flag's.
+        let mut flagged = s.clone();
+        let rate = param("rate").unwrap();
+        flagged.grid.set(rate, vec!["300".into()]).unwrap();
+        assert_eq!(flagged.origin("rate", 0), None);
     }
 
     #[test]

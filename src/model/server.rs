@@ -859,9 +859,12 @@ impl std::str::FromStr for Service {
         // A lognormal part has a '/' of its own: split the rest at the
         // second part's kind.
         let joined = format!("{first}/{second}");
+        // Past the first character, whatever its width (`/é…` is not a
+        // boundary at byte 1).
+        let skip = joined.chars().next().map_or(0, char::len_utf8);
         let split = ["const:", "exp:", "lognormal:", "weibull:", "normal:"]
             .iter()
-            .filter_map(|k| joined[1..].find(&format!("/{k}")).map(|i| i + 1))
+            .filter_map(|k| joined[skip..].find(&format!("/{k}")).map(|i| i + skip))
             .min()
             .unwrap_or(first.len());
         let (first, second) = (&joined[..split], &joined[split + 1..]);

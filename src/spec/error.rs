@@ -38,6 +38,28 @@ pub enum ParamError {
         /// Why not.
         why: String,
     },
+    /// Two parameters that cannot go together, the other at its default
+    /// (so not named as if it had been given).
+    #[error("{why} (--{flag}, key {other}, is at its default, {shown})", flag = .other.replace('_', "-"))]
+    ConflictWithDefault {
+        /// The other parameter.
+        other: &'static str,
+        /// Its value, the default, as it is written.
+        shown: String,
+        /// Why not.
+        why: String,
+    },
+    /// One upper service's setting of a chain refused: its place from the
+    /// top (1 is the top) and its key in `layer_specs` or a `[[layer]]`.
+    #[error("service {service}'s {key}: {why}")]
+    LayerSetting {
+        /// The service, 1 at the top.
+        service: usize,
+        /// The setting's key.
+        key: &'static str,
+        /// Why not.
+        why: String,
+    },
     /// A jitter factor out of `[0, 1]`.
     #[error("expected a number from 0 to 1 (0 is off)")]
     JitterFactor,

@@ -328,6 +328,20 @@ impl RunSpec {
             .collect()
     }
 
+    /// A value that cannot go with `other`'s: named as given, or as its
+    /// default when it has the default's value (a message must not name a
+    /// flag as if the user gave it when nobody did).
+    fn conflict(&self, other: &'static str, why: String) -> ParamError {
+        let param = params::param(other).expect("a registry key");
+        let shown = (param.show)(self);
+        if shown == (param.show)(&RunSpec::default()) {
+            let shown = shown.unwrap_or_else(|| param.absent.unwrap_or("none").to_string());
+            ParamError::ConflictWithDefault { other, shown, why }
+        } else {
+            ParamError::Conflict { other, why }
+        }
+    }
+
     /// Checks every parameter against its accepted range (each value shown
     /// and read back through its registry entry, so a spec built in code
     /// meets the same ranges as the command line and scenario files), then
@@ -391,15 +405,20 @@ impl RunSpec {
                     && limits[i + 1].is_none()
                     && !spends(budget)
                 {
+                    let own = chain.layers.get(i).is_some_and(|l| l.policy.is_some());
                     return fail(
                         "layer_specs",
                         server::show_layer_specs(&chain.layers),
-                        ParamError::LayerSpecs(format!(
-                            "service {} backs off by no-backoff with no attempt limit and \
-                             no budget that spends, so its retries never end: give it \
-                             max_attempts",
-                            i + 1
-                        )),
+                        ParamError::LayerSetting {
+                            service: i + 1,
+                            key: "policy",
+                            why: format!(
+                                "it backs off by no-backoff ({}) with no attempt limit and no \
+                                 budget that spends, so its retries never end: give it \
+                                 max_attempts",
+                                if own { "its own" } else { "the users' policy" }
+                            ),
+                        },
                     );
                 }
             }
@@ -420,25 +439,21 @@ impl RunSpec {
             return fail(
                 delaying.family().key(),
                 delaying.to_string(),
-                ParamError::Conflict {
-                    other: "resource",
-                    why: format!(
+                self.conflict(
+                    "resource",
+                    format!(
                         "a rate limiter delays attempts, which only the server model can do \
                          (this run is on {})",
                         self.resource
                     ),
-                },
+                ),
             );
         }
         if self.resource == ResourceKind::Server
             && let Some((key, other, why)) = self.server.conflicts()
         {
             let value = (params::param(key).expect("a registry key").show)(self);
-            return fail(
-                key,
-                value.unwrap_or_default(),
-                ParamError::Conflict { other, why },
-            );
+            return fail(key, value.unwrap_or_default(), self.conflict(other, why));
         }
         // The server model's clock is u64 ns and every duration at most 365
         // days, so no sum of the few it adds can wrap: the guard is the herd

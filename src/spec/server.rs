@@ -505,6 +505,15 @@ pub fn parse_layer_specs(text: &str) -> Result<Vec<LayerSpec>, ParamError> {
                     (None, None) => return Err(bad(format!("'{piece}' is not key=value"))),
                 }
             }
+            // A key given twice would silently keep its last value.
+            for (n, (key, value)) in settings.iter().enumerate() {
+                if let Some((_, first)) = settings[..n].iter().find(|(k, _)| k == key) {
+                    return Err(bad(format!(
+                        "'{key}' is given twice in one service ({key}={first} and \
+                         {key}={value}): give it once"
+                    )));
+                }
+            }
             let mut spec = LayerSpec::default();
             for (key, value) in &settings {
                 let why = |e: ParamError| bad(format!("{key}: {e}"));
@@ -670,6 +679,23 @@ mod tests {
             Some(("trigger", "duration"))
         );
         assert_eq!(ServerParams::default().conflicts(), None);
+    }
+
+    #[test]
+    fn a_layer_setting_given_twice_is_refused() {
+        for twice in [
+            "workers=1,workers=9",
+            "policy=full,budget=ratio:0.1,min:0,policy=none",
+            "timeout=1s+max_attempts=2,max_attempts=3",
+        ] {
+            let err = parse_layer_specs(twice).unwrap_err().to_string();
+            assert!(err.contains("given twice"), "{twice}: {err}");
+        }
+        // Once in each of two services is two settings.
+        assert_eq!(
+            parse_layer_specs("workers=1+workers=9").map(|l| l.len()),
+            Ok(2)
+        );
     }
 
     #[test]

@@ -111,9 +111,7 @@ fn check_numbers(header: &[String], records: &[csv::StringRecord]) -> Result<(),
             let fits = match kind {
                 Number::Whole => !text.starts_with('+') && text.parse::<u64>().is_ok(),
                 Number::Finite => text.parse::<f64>().is_ok_and(f64::is_finite),
-                Number::FromZero => text
-                    .parse::<f64>()
-                    .is_ok_and(|v| v.is_finite() && v >= 0.0),
+                Number::FromZero => text.parse::<f64>().is_ok_and(|v| v.is_finite() && v >= 0.0),
             };
             if !fits {
                 let expected = match kind {

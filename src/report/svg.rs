@@ -698,7 +698,11 @@ fn check_range(
          (about 1.8e308): no picture can place it",
         crate::base::format::csv_number(data.0),
         crate::base::format::csv_number(data.1),
-        if axis == "y" { " (with any 95% CI band)" } else { "" }
+        if axis == "y" {
+            " (with any 95% CI band)"
+        } else {
+            ""
+        }
     )))
 }
 

@@ -140,8 +140,7 @@ pub fn read(text: &str) -> Result<Vec<ReferenceRow>, StudyError> {
         ]);
         // p and clients are checked above: what the registry refuses is
         // the rate they make.
-        let spec =
-            spec_from(&settings_all).map_err(|why| r.invalid("rate_per_client", why))?;
+        let spec = spec_from(&settings_all).map_err(|why| r.invalid("rate_per_client", why))?;
         if rows.iter().any(|row| row.spec == spec) {
             continue;
         }

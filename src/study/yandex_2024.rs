@@ -562,7 +562,9 @@ pub fn read(text: &str) -> Result<Vec<ReferenceRow>, StudyError> {
                 },
                 n: valid,
             };
-            rows[index].figures.push((m.name, r.checked(estimate, "sd")?));
+            rows[index]
+                .figures
+                .push((m.name, r.checked(estimate, "sd")?));
         }
     }
     Ok(rows)

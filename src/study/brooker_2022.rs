@@ -97,6 +97,9 @@ const COLUMNS: [&str; 10] = [
     "load_sd",
 ];
 
+/// The highest total rate a reference row may ask for (the registry's).
+const MAX_RATE: f64 = 1e9;
+
 /// Reads `brooker-2022-retries.csv` (or a rerun of the same shape). A
 /// configuration two studies share (the 100-client rows of `main` and
 /// `clients_total1000`) is kept once, as it first appears.
@@ -125,8 +128,14 @@ pub fn read(text: &str) -> Result<Vec<ReferenceRow>, StudyError> {
         }
         let rate_per_client = r.number("rate_per_client")?;
         let rate = (clients * rate_per_client * 1e6).round() / 1e6;
-        if rate <= 0.0 {
-            return Err(r.invalid("rate_per_client", "expected a rate above 0".into()));
+        if !(rate > 0.0 && rate <= MAX_RATE) {
+            return Err(r.invalid(
+                "rate_per_client",
+                format!(
+                    "expected a rate above 0, at most {} requests/s over the row's clients",
+                    crate::base::format::group_thousands(MAX_RATE as u64)
+                ),
+            ));
         }
         let seeds = r.count("seeds", 1)?;
         let (p_text, clients_text, rate_text) =

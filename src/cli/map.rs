@@ -248,41 +248,58 @@ fn journal_path(out: &Path) -> PathBuf {
 }
 
 /// The runs an interrupted map left in `journal`, keyed by cell values and
-/// replicate; the journal is cut after its last whole line.
+/// replicate; the journal is cut after its last whole line (a line cut
+/// short by a kill is dropped, and its run made again). Every whole line
+/// must be one herdsim wrote for this map, each run once: a changed or
+/// foreign line would move the boundary, so it is refused, naming it.
 fn read_journal(
     journal: &Path,
-    id: &str,
+    settings: &MapSettings,
 ) -> Result<HashMap<(String, String, u32), RunOutcome>, CliError> {
     let shown = journal.display();
     let text = read_input(journal, "map journal", MAX_TABLE_BYTES)?;
     let whole = text.rfind('\n').map_or(0, |i| i + 1);
-    let mut reader = csv::ReaderBuilder::new()
-        .has_headers(false)
-        .from_reader(&text.as_bytes()[..whole]);
-    let mut known = HashMap::new();
-    for (i, record) in reader.records().enumerate() {
-        let record = record.map_err(|e| {
-            CliError::Usage(format!(
-                "'{shown}' line {}: {e} (pass --force to start over)",
-                i + 1
-            ))
-        })?;
+    let refused = |line: usize, why: String| {
+        CliError::Usage(format!(
+            "'{shown}' line {line}: {why}: pass --force to start over"
+        ))
+    };
+    let id = settings.fingerprint();
+    // An axis that gives a value twice makes two cells of one key, whose
+    // runs are the same: their lines may repeat, if equal.
+    let repeats = |values: &[String]| {
+        values
+            .iter()
+            .enumerate()
+            .any(|(i, v)| values[..i].contains(v))
+    };
+    let may_repeat = repeats(&settings.x.values) || repeats(&settings.y.values);
+    let mut known: HashMap<(String, String, u32), (RunOutcome, usize)> = HashMap::new();
+    for (i, line) in text[..whole].lines().enumerate() {
+        let line_no = i + 1;
         if i == 0 {
-            if record.iter().collect::<Vec<_>>().join(",") != journal_header().trim_end() {
+            if line != journal_header().trim_end() {
                 return Err(CliError::Usage(format!(
-                    "'{shown}' is not a map journal (pass --force to start over)"
+                    "'{shown}' is not a map journal of this herdsim (its header differs): pass \
+                     --force to start over"
                 )));
             }
             continue;
         }
-        let Some((x, y, replicate, outcome)) = read_journal_line(id, &record) else {
-            return Err(CliError::Usage(format!(
-                "'{shown}' line {}: not a run of this map (its settings differ, or the line \
-                 was changed): pass --force to start over",
-                i + 1
-            )));
-        };
-        known.insert((x, y, replicate), outcome);
+        let run = read_journal_line(settings, &id, line).map_err(|why| refused(line_no, why))?;
+        let key = (run.x, run.y, run.replicate);
+        if let Some((before, first)) = known.get(&key)
+            && !(may_repeat && *before == run.outcome)
+        {
+            return Err(refused(
+                line_no,
+                format!(
+                    "replicate {} of the cell x = {}, y = {} is on line {first} already",
+                    key.2, key.0, key.1
+                ),
+            ));
+        }
+        known.entry(key).or_insert((run.outcome, line_no));
     }
     let failed = |e: std::io::Error| CliError::Usage(format!("cannot continue '{shown}': {e}"));
     OpenOptions::new()
@@ -290,7 +307,10 @@ fn read_journal(
         .open(journal)
         .and_then(|f| f.set_len(whole as u64))
         .map_err(failed)?;
-    Ok(known)
+    Ok(known
+        .into_iter()
+        .map(|(key, (outcome, _))| (key, outcome))
+        .collect())
 }
 
 /// The heatmap's title: `--title`, or the scenario's description.
@@ -353,12 +373,7 @@ fn draw(args: &MapArgs, from: &Path) -> Result<(), CliError> {
     }
     let text = read_input(from, "map file", MAX_TABLE_BYTES)?;
     let shown = from.display().to_string();
-    let cells = read_map_csv(
-        &shown,
-        &text,
-        &settings.fingerprint(),
-        settings.y.values.len(),
-    )?;
+    let cells = read_map_csv(&shown, &text, &settings)?;
     show_map(args, &scenario, &settings, &cells)
 }
 
@@ -387,13 +402,7 @@ fn show_map(
 fn this_map(path: &Path, settings: &MapSettings) -> Option<Vec<CellCounts>> {
     let text = read_input(path, "map file", MAX_TABLE_BYTES).ok()?;
     let shown = path.display().to_string();
-    read_map_csv(
-        &shown,
-        &text,
-        &settings.fingerprint(),
-        settings.y.values.len(),
-    )
-    .ok()
+    read_map_csv(&shown, &text, settings).ok()
 }
 
 /// Makes the map: each round's runs journaled as they complete, then the
@@ -460,7 +469,7 @@ fn make(args: &MapArgs, out: &Path, journal: &Path) -> Result<(), CliError> {
         }
     }
     let known = if resuming {
-        read_journal(journal, &id)?
+        read_journal(journal, &settings)?
     } else {
         HashMap::new()
     };

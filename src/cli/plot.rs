@@ -6,8 +6,9 @@ use clap::Args;
 
 use super::CliError;
 use super::output::{MAX_TABLE_BYTES, check_distinct, check_output, read_input, write_svg};
+use crate::base::format::csv_number;
 use crate::report::error::ReportError;
-use crate::report::svg::curves;
+use crate::report::svg::{Curve, curves};
 use crate::report::table_curves::{CurveQuery, curves_of_table};
 
 #[derive(Debug, Args)]
@@ -121,6 +122,7 @@ pub fn plot(args: &PlotArgs) -> Result<(), CliError> {
         Some(unit) => format!("{} ({unit})", args.x),
         None => args.x.clone(),
     };
+    check_finite(args, &shown, &read.curves)?;
     let figure = curves(
         &title,
         &x_label,
@@ -130,4 +132,53 @@ pub fn plot(args: &PlotArgs) -> Result<(), CliError> {
         args.log_y,
     )?;
     write_svg(&args.out, args.force, &figure)
+}
+
+/// The CI column `plot` draws as y's band: `calls_mean` → `calls_ci95`.
+fn band_name(y: &str) -> String {
+    match y.strip_suffix("_mean") {
+        Some(metric) => format!("{metric}_ci95"),
+        None => "ci95".to_string(),
+    }
+}
+
+/// Refuses a point no picture can place: an x, y or CI half-width that is
+/// not a finite number (NaN, inf, or past f64's largest, such as 1e400), a
+/// negative half-width, or a band whose ends pass the largest finite
+/// number (y = 5, ci95 = 1e308); naming the column, the value and where.
+fn check_finite(args: &PlotArgs, shown: &str, curves: &[Curve]) -> Result<(), CliError> {
+    let band = band_name(&args.y);
+    for curve in curves {
+        for &(x, y, ci) in &curve.points {
+            let at = format!("at {} = {} (curve {})", args.x, csv_number(x), curve.label);
+            let refuse = |what: String| {
+                Err(CliError::Usage(format!(
+                    "'{shown}': {what}: a picture needs finite numbers (below about 1.8e308)"
+                )))
+            };
+            if !x.is_finite() {
+                return refuse(format!("--x column {} holds {x}", args.x));
+            }
+            if !y.is_finite() {
+                return refuse(format!("--y column {} is {} {at}", args.y, csv_number(y)));
+            }
+            if let Some(half) = ci {
+                if !(half.is_finite() && half >= 0.0) {
+                    return refuse(format!(
+                        "the band column {band} is {} {at}, not a half-width from 0",
+                        csv_number(half)
+                    ));
+                }
+                if !((y - half).is_finite() && (y + half).is_finite()) {
+                    return refuse(format!(
+                        "{} {} ± {band} {} {at} passes the largest finite number",
+                        args.y,
+                        csv_number(y),
+                        csv_number(half)
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
 }

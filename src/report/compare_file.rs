@@ -56,6 +56,79 @@ fn with_error(mean: &str, half: Option<f64>) -> String {
     }
 }
 
+/// What a numeric column of a compare file holds, where it is not empty.
+#[derive(Clone, Copy, PartialEq)]
+enum Number {
+    /// Any finite number.
+    Finite,
+    /// A finite number from 0 (a spread, a half-width).
+    FromZero,
+    /// A whole number from 0 (a count of runs, a point, a seed).
+    Whole,
+}
+
+/// The numeric columns a compare file may have, and what each holds.
+const NUMERIC_COLUMNS: [(&str, Number); 17] = [
+    ("point", Number::Whole),
+    ("replicates", Number::Whole),
+    ("master_seed", Number::Whole),
+    ("mean", Number::Finite),
+    ("sd", Number::FromZero),
+    ("ci95", Number::FromZero),
+    ("min", Number::Finite),
+    ("max", Number::Finite),
+    ("published", Number::Finite),
+    ("published_low", Number::Finite),
+    ("published_high", Number::Finite),
+    ("published_runs", Number::Whole),
+    ("herdsim_mean", Number::Finite),
+    ("herdsim_sd", Number::FromZero),
+    ("herdsim_n", Number::Whole),
+    ("reference_mean", Number::Finite),
+    ("reference_sd", Number::FromZero),
+];
+
+/// Checks every numeric field of `records` (under `header`): empty, or
+/// what its column holds (a z-score finite too). NaN or infinite figures
+/// would be shown as verdicts; the first bad field, by line and column.
+fn check_numbers(header: &[String], records: &[csv::StringRecord]) -> Result<(), String> {
+    let columns: Vec<(usize, &str, Number)> = NUMERIC_COLUMNS
+        .iter()
+        .chain(&[("z", Number::Finite), ("reference_n", Number::Whole)])
+        .filter_map(|&(name, kind)| {
+            header
+                .iter()
+                .position(|h| h == name)
+                .map(|i| (i, name, kind))
+        })
+        .collect();
+    for (n, record) in records.iter().enumerate() {
+        for &(i, name, kind) in &columns {
+            let text = record.get(i).unwrap_or_default();
+            if text.is_empty() {
+                continue;
+            }
+            let fits = match kind {
+                Number::Whole => !text.starts_with('+') && text.parse::<u64>().is_ok(),
+                Number::Finite => text.parse::<f64>().is_ok_and(f64::is_finite),
+                Number::FromZero => text.parse::<f64>().is_ok_and(|v| v.is_finite() && v >= 0.0),
+            };
+            if !fits {
+                let expected = match kind {
+                    Number::Whole => "a whole number from 0",
+                    Number::Finite => "a finite number",
+                    Number::FromZero => "a finite number from 0",
+                };
+                let line = record.position().map_or(n + 2, |p| p.line() as usize);
+                return Err(format!(
+                    "line {line}: column '{name}': '{text}' is not {expected}"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Reads `text` (a compare file named `file`) into a report's parts.
 pub fn read_compare_file(file: &str, text: &str) -> Result<CompareFile, ReportError> {
     let bad = |why: String| ReportError::Unreadable {
@@ -105,6 +178,7 @@ pub fn read_compare_file(file: &str, text: &str) -> Result<CompareFile, ReportEr
     if records.is_empty() {
         return Err(bad("no rows".to_string()));
     }
+    check_numbers(&header, &records).map_err(bad)?;
     let parameters: Vec<(usize, &str)> = parameter_columns()
         .into_iter()
         .filter(|c| !crate::spec::params::DERIVED_COLUMNS.contains(c))

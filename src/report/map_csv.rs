@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::base::format::csv_number;
-use crate::experiment::map::{CellCounts, Map, RunOutcome};
+use crate::experiment::map::{CellCounts, Map, MapSettings, RunOutcome};
 use crate::report::csv::{checksum, line};
 use crate::report::error::ReportError;
 use crate::spec::params::{parameter_columns, parameter_fields};
@@ -82,17 +82,29 @@ pub fn map_csv(map: &Map) -> String {
     text
 }
 
-/// One checked row of a map file: its row, its line, and what it says.
+/// One checked row of a map file: its place, its line, and what it says.
 struct MapRow {
-    row: usize,
+    /// The file's line number it is on.
+    line_no: usize,
     line: String,
+    /// The map's rows, as the line claims.
     rows: usize,
     id: String,
+    /// The refinement round that made the cell (0: the coarse grid).
+    round: u32,
     counts: CellCounts,
 }
 
+/// A field that is a whole number from 0 (written by `to_string`).
+fn whole<T: std::str::FromStr>(text: &str) -> Option<T> {
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse().ok()
+}
+
 /// Reads a map file (`file` names it in errors): every line's checksum
-/// checked.
+/// checked, every count a whole number that adds up, every place finite.
 fn read_rows(file: &str, text: &str) -> Result<Vec<MapRow>, ReportError> {
     let bad = |why: String| ReportError::MapShards(format!("'{file}': {why}"));
     let mut lines = text.lines();
@@ -109,8 +121,9 @@ fn read_rows(file: &str, text: &str) -> Result<Vec<MapRow>, ReportError> {
             .position(|c| c == name)
             .expect("a map column")
     };
-    let (value, runs, stuck) = (at("map_value"), at("runs"), at("stuck"));
-    let unresolved = at("unresolved");
+    let (value, round_at, runs_at, stuck_at) =
+        (at("map_value"), at("round"), at("runs"), at("stuck"));
+    let unresolved_at = at("unresolved");
     let (rows_at, id_at) = (at("map_rows"), at("map_id"));
     let mut out = Vec::new();
     for (n, text) in lines.enumerate() {
@@ -127,85 +140,282 @@ fn read_rows(file: &str, text: &str) -> Result<Vec<MapRow>, ReportError> {
             .records()
             .next()
             .and_then(Result::ok)
-            .ok_or_else(|| bad(format!("line {line_no} is not CSV")))?;
-        let number = |i: usize| record.get(i).and_then(|v| v.parse::<f64>().ok());
-        let (Some(row), Some(x_at), Some(runs), Some(stuck), Some(unresolved), Some(rows)) = (
-            number(0),
-            number(1),
-            number(runs),
-            number(stuck),
-            number(unresolved),
-            number(rows_at),
-        ) else {
-            return Err(bad(format!("line {line_no} lacks a number it needs")));
+            .filter(|r| r.len() == columns.len())
+            .ok_or_else(|| {
+                bad(format!(
+                    "line {line_no} is not a map row ({} fields expected)",
+                    columns.len()
+                ))
+            })?;
+        let field = |i: usize| &record[i];
+        let count = |i: usize| {
+            whole::<u64>(field(i)).ok_or_else(|| {
+                bad(format!(
+                    "line {line_no}: {} '{}' is not a whole number from 0",
+                    columns[i],
+                    field(i)
+                ))
+            })
         };
+        let (runs, stuck, unresolved) = (count(runs_at)?, count(stuck_at)?, count(unresolved_at)?);
+        let (row, rows, round) = (count(0)?, count(rows_at)?, count(round_at)?);
+        if unresolved > runs || stuck > runs - unresolved {
+            return Err(bad(format!(
+                "line {line_no}: stuck {stuck} and unresolved {unresolved} of {runs} runs do not \
+                 add up (stuck + unresolved is at most runs)"
+            )));
+        }
+        if rows == 0 || row >= rows {
+            return Err(bad(format!(
+                "line {line_no}: map_row {row} is not a row of a map of {rows} (map_rows)"
+            )));
+        }
+        let x_at = field(1).parse::<f64>().ok().filter(|v| v.is_finite());
+        let (Some(x_at), Ok(round)) = (x_at, u32::try_from(round)) else {
+            return Err(bad(format!(
+                "line {line_no}: map_x '{}' or round '{round}' is out of range (a finite number, \
+                 a round up to {})",
+                field(1),
+                u32::MAX
+            )));
+        };
+        // `row < rows`, and a row number is an index: both fit in usize on
+        // the machines a map's rows were counted on.
+        let (row, rows) = (row as usize, rows as usize);
         out.push(MapRow {
-            row: row as usize,
+            line_no,
             line: format!("{text}\n"),
-            rows: rows as usize,
-            id: record[id_at].to_string(),
+            rows,
+            id: field(id_at).to_string(),
+            round,
             counts: CellCounts {
-                x: record[value].to_string(),
-                y: row as usize,
+                x: field(value).to_string(),
+                y: row,
                 x_at,
-                stuck: stuck as u64,
-                runs: (runs - unresolved).max(0.0) as u64,
-                unresolved: unresolved as u64,
+                stuck,
+                runs: runs - unresolved,
+                unresolved,
             },
         });
     }
     Ok(out)
 }
 
-/// A map file's cells as their counts, if it is the map `id` (all of its
-/// rows: a merged map, or one made whole).
+/// Where a cell is, in words: `row 1, x outage@2s..2.3s`.
+fn cell_name(row: usize, x: &str) -> String {
+    format!("the cell (row {row}, x {x})")
+}
+
+/// Checks that `cells` (each with its file) make whole rows of one map:
+/// no cell twice; every row the coarse cells (round 0) of `coarse`, each as
+/// often as it is given there (a map's own values, or, from shards alone,
+/// those any row has); and every refined cell of round k alone between two
+/// neighbours of earlier rounds, at their midpoint (given `settings`,
+/// exactly; from shards alone, nearer it than a quarter of the gap). A
+/// cell left out then shows as a gap in the coarse grid or as two cells of
+/// one round between the same neighbours; a refined cell nothing was made
+/// from cannot be told from one never made.
+fn check_cells(
+    cells: &[(&str, &MapRow)],
+    coarse: &[String],
+    settings: Option<&MapSettings>,
+) -> Result<(), ReportError> {
+    let refuse = |why: String| Err(ReportError::MapShards(why));
+    let mut by_row: BTreeMap<usize, Vec<(&str, &MapRow)>> = BTreeMap::new();
+    for &(file, r) in cells {
+        by_row.entry(r.counts.y).or_default().push((file, r));
+    }
+    for (&row, in_row) in &mut by_row {
+        in_row.sort_by(|a, b| a.1.counts.x_at.total_cmp(&b.1.counts.x_at));
+        // Each x once (a coarse value given twice on the axis: as often).
+        let mut seen: BTreeMap<&str, (&str, usize, usize)> = BTreeMap::new();
+        for &(file, r) in in_row.iter() {
+            let x = r.counts.x.as_str();
+            let allowed = coarse.iter().filter(|c| *c == x).count().max(1);
+            let entry = seen.entry(x).or_insert((file, r.line_no, 0));
+            entry.2 += 1;
+            if entry.2 > allowed {
+                return refuse(format!(
+                    "{} is in '{}' line {} and again in '{file}' line {}: a cell given twice",
+                    cell_name(row, x),
+                    entry.0,
+                    entry.1,
+                    r.line_no
+                ));
+            }
+        }
+        let file = in_row[0].0;
+        for x in coarse {
+            let wanted = coarse.iter().filter(|c| *c == x).count();
+            let have = in_row
+                .iter()
+                .filter(|(_, r)| r.round == 0 && r.counts.x == *x)
+                .count();
+            if have < wanted {
+                return refuse(format!(
+                    "'{file}' lacks {} of the coarse grid: a line was left out; run that map or \
+                     shard again",
+                    cell_name(row, x)
+                ));
+            }
+        }
+        if let Some((file, r)) = in_row
+            .iter()
+            .find(|(_, r)| r.round == 0 && !coarse.contains(&r.counts.x))
+        {
+            return refuse(format!(
+                "'{file}' line {}: {} is not on this map's coarse grid",
+                r.line_no,
+                cell_name(row, &r.counts.x)
+            ));
+        }
+        let rounds: std::collections::BTreeSet<u32> = in_row
+            .iter()
+            .map(|(_, r)| r.round)
+            .filter(|&k| k > 0)
+            .collect();
+        for k in rounds {
+            let earlier: Vec<&MapRow> = in_row
+                .iter()
+                .map(|(_, r)| *r)
+                .filter(|r| r.round < k)
+                .collect();
+            let mut taken = vec![false; earlier.len()];
+            for &(file, r) in in_row.iter().filter(|(_, r)| r.round == k) {
+                let at = r.counts.x_at;
+                let after = earlier.partition_point(|e| e.counts.x_at < at);
+                let between = (after > 0 && after < earlier.len())
+                    .then(|| (earlier[after - 1], earlier[after]))
+                    .filter(|(a, b)| a.counts.x_at < at && at < b.counts.x_at);
+                let expected = match (between, settings) {
+                    (Some((a, b)), Some(s)) => s.x.midpoint(&a.counts.x, &b.counts.x),
+                    // Without the axis, by place: a midpoint (whole
+                    // numbers' rounded down) is nearer the middle than a
+                    // quarter of the gap, where the child of a cell left
+                    // out would be.
+                    (Some((a, b)), None) => {
+                        let (low, high) = (a.counts.x_at, b.counts.x_at);
+                        let off = (at - (low + high) / 2.0).abs();
+                        (off < (high - low) / 4.0 * (1.0 - 1e-9)).then(|| r.counts.x.clone())
+                    }
+                    (None, _) => None,
+                };
+                let place = |(a, b): (&MapRow, &MapRow)| {
+                    format!("between x {} and x {}", a.counts.x, b.counts.x)
+                };
+                match between {
+                    Some(pair) if expected.as_deref() == Some(r.counts.x.as_str()) => {
+                        if std::mem::replace(&mut taken[after], true) {
+                            return refuse(format!(
+                                "'{file}' line {}: {} is a second cell of round {k} {}: the cell \
+                                 they were refined around was left out",
+                                r.line_no,
+                                cell_name(row, &r.counts.x),
+                                place(pair)
+                            ));
+                        }
+                    }
+                    _ => {
+                        return refuse(format!(
+                            "'{file}' line {}: {} of round {k} is not half way between two cells \
+                             of earlier rounds{}: a cell was left out or changed",
+                            r.line_no,
+                            cell_name(row, &r.counts.x),
+                            between
+                                .map(|p| format!(" ({})", place(p)))
+                                .unwrap_or_default()
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A map file's cells as their counts, if it is the map of `settings`
+/// (all of its rows: a merged map, or one made whole), and its cells make
+/// that map's rows (see [`check_cells`]).
 pub fn read_map_csv(
     file: &str,
     text: &str,
-    id: &str,
-    rows: usize,
+    settings: &MapSettings,
 ) -> Result<Vec<CellCounts>, ReportError> {
+    let id = settings.fingerprint();
+    let rows = settings.y.values.len();
     let read = read_rows(file, text)?;
-    if let Some(other) = read.iter().find(|r| r.id != id) {
+    if let Some(other) = read.iter().find(|r| r.id != id || r.rows != rows) {
         return Err(ReportError::MapShards(format!(
-            "'{file}' is map {}, not this command's map {id} (its scenario, axes or settings differ)",
-            other.id
+            "'{file}' line {} is map {} of {} rows, not this command's map {id} of {rows} (its \
+             scenario, axes or settings differ)",
+            other.line_no, other.id, other.rows
+        )));
+    }
+    if let Some(r) = read.iter().find(|r| r.round > settings.rounds) {
+        return Err(ReportError::MapShards(format!(
+            "'{file}' line {}: round {} is past this map's {} refinement rounds",
+            r.line_no, r.round, settings.rounds
+        )));
+    }
+    if let Some(r) = read
+        .iter()
+        .find(|r| r.counts.x_at != settings.x.position(&r.counts.x))
+    {
+        return Err(ReportError::MapShards(format!(
+            "'{file}' line {}: map_x {} is not where x {} sits on this map's axis",
+            r.line_no,
+            csv_number(r.counts.x_at),
+            r.counts.x
         )));
     }
     let mut seen = vec![false; rows];
     for r in &read {
-        if let Some(s) = seen.get_mut(r.row) {
-            *s = true;
-        }
+        seen[r.counts.y] = true;
     }
     if let Some(missing) = seen.iter().position(|&s| !s) {
         return Err(ReportError::MapShards(format!(
             "'{file}' has no cells in row {missing}: merge every shard first (herdsim merge)"
         )));
     }
+    let cells: Vec<(&str, &MapRow)> = read.iter().map(|r| (file, r)).collect();
+    check_cells(&cells, &settings.x.values, Some(settings))?;
     Ok(read.into_iter().map(|r| r.counts).collect())
 }
 
+/// The most missing rows an error lists.
+const LISTED: usize = 8;
+
 /// The shards of one map (files of slices of its rows, in any order)
 /// joined into the file the whole map writes; refused unless they are
-/// one map's and hold each of its rows exactly once.
+/// one map's and hold each of its rows exactly once, each cell once, and
+/// every row whole (see [`check_cells`]). The map's claimed size
+/// (`map_rows`) is never used to size anything: missing rows are listed
+/// from the rows present.
 pub fn merge_map_shards(files: &[(String, String)]) -> Result<String, ReportError> {
     let mut by_row: BTreeMap<usize, (&str, Vec<String>)> = BTreeMap::new();
     let mut map: Option<(String, usize, &str)> = None;
+    let mut read = Vec::new();
     for (file, text) in files {
+        read.push((file.as_str(), read_rows(file, text)?));
+    }
+    for (file, rows) in &read {
         let mut rows_here: BTreeMap<usize, Vec<String>> = BTreeMap::new();
-        for r in read_rows(file, text)? {
+        for r in rows {
             match &map {
                 None => map = Some((r.id.clone(), r.rows, file)),
                 Some((id, rows, first)) if *id != r.id || *rows != r.rows => {
                     return Err(ReportError::MapShards(format!(
-                        "'{file}' is from another map than '{first}' (map {} against {id})",
-                        r.id
+                        "'{file}' line {} is from another map than '{first}' (map {} of {} rows \
+                         against {id} of {rows})",
+                        r.line_no, r.id, r.rows
                     )));
                 }
                 Some(_) => {}
             }
-            rows_here.entry(r.row).or_default().push(r.line);
+            rows_here
+                .entry(r.counts.y)
+                .or_default()
+                .push(r.line.clone());
         }
         for (row, lines) in rows_here {
             if let Some((other, _)) = by_row.get(&row) {
@@ -221,16 +431,39 @@ pub fn merge_map_shards(files: &[(String, String)]) -> Result<String, ReportErro
             "the shards hold no cells".to_string(),
         ));
     };
-    let missing: Vec<String> = (0..rows)
-        .filter(|r| !by_row.contains_key(r))
-        .map(|r| r.to_string())
-        .collect();
-    if !missing.is_empty() {
+    // Every row is below `rows` (read_rows checks it), so the missing
+    // ones are found by walking the rows present, never all `rows`.
+    let present = by_row.len();
+    if present < rows {
+        let missing: Vec<String> = (0..rows)
+            .filter(|r| !by_row.contains_key(r))
+            .take(LISTED)
+            .map(|r| r.to_string())
+            .collect();
+        let more = rows - present - missing.len();
         return Err(ReportError::MapShards(format!(
-            "the shards lack rows {} of the map's {rows}: give every shard",
-            missing.join(", ")
+            "the shards lack rows {}{} of the map's {rows} (map_rows; they hold {present}): give \
+             every shard",
+            missing.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
         )));
     }
+    let cells: Vec<(&str, &MapRow)> = read
+        .iter()
+        .flat_map(|(file, rows)| rows.iter().map(move |r| (*file, r)))
+        .collect();
+    // The coarse values any row has: a row without one lacks a cell.
+    let mut coarse: Vec<String> = Vec::new();
+    for (_, r) in &cells {
+        if r.round == 0 && !coarse.contains(&r.counts.x) {
+            coarse.push(r.counts.x.clone());
+        }
+    }
+    check_cells(&cells, &coarse, None)?;
     let mut text = line(&map_header());
     for (_, (_, lines)) in by_row {
         text.extend(lines);
@@ -239,7 +472,8 @@ pub fn merge_map_shards(files: &[(String, String)]) -> Result<String, ReportErro
 }
 
 /// The header of a map's run journal (`FILE.runs`): what an interrupted map
-/// continues from.
+/// continues from. Each line ends in the checksum of the text before it,
+/// as a sweep file's rows do.
 pub fn journal_header() -> String {
     line(&[
         "map_id",
@@ -249,12 +483,13 @@ pub fn journal_header() -> String {
         "verdict",
         "recovery_ms",
         "amplification",
+        "row_checksum",
     ])
 }
 
-/// One run's journal line.
+/// One run's journal line, its checksum last.
 pub fn journal_line(id: &str, x: &str, y: &str, replicate: u32, outcome: &RunOutcome) -> String {
-    line(&[
+    let text = line(&[
         id.to_string(),
         x.to_string(),
         y.to_string(),
@@ -267,7 +502,9 @@ pub fn journal_line(id: &str, x: &str, y: &str, replicate: u32, outcome: &RunOut
         .to_string(),
         outcome.recovery_ms.map_or_else(String::new, f64_exact),
         f64_exact(outcome.amplification),
-    ])
+    ]);
+    let text = text.trim_end_matches('\n');
+    format!("{text},{}\n", checksum(text))
 }
 
 /// A float that reads back to the same bits (Rust's shortest round trip).
@@ -275,34 +512,118 @@ fn f64_exact(v: f64) -> String {
     format!("{v:?}")
 }
 
-/// A journal line read back: (x, y, replicate, outcome), if it belongs to
-/// the map `id` and is whole.
+/// One run read back from a map's journal.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JournalRun {
+    /// The cell's x value.
+    pub x: String,
+    /// The cell's y value.
+    pub y: String,
+    /// The replicate.
+    pub replicate: u32,
+    /// What the run ended as.
+    pub outcome: RunOutcome,
+}
+
+/// A journal line (`text`, without its newline) read back, if it is a run
+/// of the map `settings` makes (whose fingerprint is `id`), as herdsim wrote it: its checksum matches,
+/// its cell is one of the map's rows and within its x axis, its replicate
+/// is below the cell's most seeds, and its figures are what a run gives (a
+/// recovery time, finite and from 0, only for a recovered run; a finite
+/// amplification from 0). Otherwise why not, naming the field.
 pub fn read_journal_line(
+    settings: &MapSettings,
     id: &str,
-    record: &csv::StringRecord,
-) -> Option<(String, String, u32, RunOutcome)> {
-    if record.len() != 7 || &record[0] != id {
-        return None;
+    text: &str,
+) -> Result<JournalRun, String> {
+    let (body, sum) = text.rsplit_once(',').unwrap_or((text, ""));
+    if checksum(body) != sum {
+        return Err(
+            "the line was changed since it was written (its row_checksum does not match)"
+                .to_string(),
+        );
     }
+    let record = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(body.as_bytes())
+        .records()
+        .next()
+        .and_then(Result::ok)
+        .filter(|r| r.len() == 7)
+        .ok_or_else(|| "not a journal line (7 fields and a checksum expected)".to_string())?;
+    if &record[0] != id {
+        return Err(format!(
+            "a run of map {}, not of this command's map {id} (its scenario, axes or settings \
+             differ)",
+            &record[0]
+        ));
+    }
+    let (x, y) = (&record[1], &record[2]);
+    let row = settings.y.values.iter().position(|v| v == y);
+    if !row.is_some_and(|r| settings.rows.contains(&r)) {
+        return Err(format!(
+            "y '{y}' is not a row this map makes (its rows are {})",
+            settings.y.values[settings.rows.clone()].join(", ")
+        ));
+    }
+    let positions = settings.x.values.iter().map(|v| settings.x.position(v));
+    let low = positions.clone().fold(f64::INFINITY, f64::min);
+    let high = positions.fold(f64::NEG_INFINITY, f64::max);
+    let at = settings.x.position(x);
+    if !(low <= at && at <= high) {
+        return Err(format!(
+            "x '{x}' is not on this map's x axis ({} to {})",
+            settings.x.values.first().map_or("", String::as_str),
+            settings.x.values.last().map_or("", String::as_str)
+        ));
+    }
+    let replicate = whole::<u32>(&record[3])
+        .filter(|&r| r < settings.max_seeds)
+        .ok_or_else(|| {
+            format!(
+                "replicate '{}' is not a replicate of a cell (0 to {}, the most seeds a cell gets)",
+                &record[3],
+                settings.max_seeds.saturating_sub(1)
+            )
+        })?;
     let (stuck, unresolved) = match &record[4] {
         "recovered" => (false, false),
         "stuck" => (true, false),
         "unresolved" => (false, true),
-        _ => return None,
+        other => {
+            return Err(format!(
+                "verdict '{other}' is not recovered, stuck or unresolved"
+            ));
+        }
     };
+    let finite_from_zero = |v: &str| v.parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0);
     let recovery_ms = match &record[5] {
         "" => None,
-        v => Some(v.parse().ok()?),
+        v if stuck || unresolved => {
+            return Err(format!(
+                "recovery_ms '{v}' on a run that did not recover (it is empty there)"
+            ));
+        }
+        v => Some(
+            finite_from_zero(v)
+                .ok_or_else(|| format!("recovery_ms '{v}' is not a finite number of ms from 0"))?,
+        ),
     };
-    Some((
-        record[1].to_string(),
-        record[2].to_string(),
-        record[3].parse().ok()?,
-        RunOutcome {
+    let amplification = finite_from_zero(&record[6]).ok_or_else(|| {
+        format!(
+            "amplification '{}' is not a finite number from 0",
+            &record[6]
+        )
+    })?;
+    Ok(JournalRun {
+        x: x.to_string(),
+        y: y.to_string(),
+        replicate,
+        outcome: RunOutcome {
             stuck,
             unresolved,
             recovery_ms,
-            amplification: record[6].parse().ok()?,
+            amplification,
         },
-    ))
+    })
 }

@@ -644,6 +644,8 @@ pub fn curves(
     };
     let x = pad(lo_x, hi_x, log_x);
     let y = pad(lo_y, hi_y, log_y);
+    check_range("x", x_label, (lo_x, hi_x), x, log_x)?;
+    check_range("y", y_label, (lo_y, hi_y), y, log_y)?;
     let entries: Vec<Entry> = curves
         .iter()
         .enumerate()
@@ -672,6 +674,36 @@ pub fn curves(
             .render(log_x, log_y, true)?
             .expect("a legend beside the plot always has room")),
     }
+}
+
+/// Refuses an axis over `data` (padded to `padded`) that no picture can
+/// draw: an end, the span or the tick step not finite (the ticks of a
+/// range past f64's largest number never end), or, on a log axis, the
+/// ratio of its ends.
+fn check_range(
+    axis: &str,
+    label: &str,
+    data: (f64, f64),
+    padded: (f64, f64),
+    log: bool,
+) -> PlotResult<()> {
+    let (lo, hi) = padded;
+    let span = if log { hi / lo } else { hi - lo };
+    let step = if log { span.log10() } else { span / 10.0 };
+    if [lo, hi, span, step].iter().all(|v| v.is_finite()) && span > 0.0 && step > 0.0 {
+        return Ok(());
+    }
+    Err(ReportError::Plot(format!(
+        "the {axis} axis ({label}) would run from {} to {}{}, past the largest finite number \
+         (about 1.8e308): no picture can place it",
+        crate::base::format::csv_number(data.0),
+        crate::base::format::csv_number(data.1),
+        if axis == "y" {
+            " (with any 95% CI band)"
+        } else {
+            ""
+        }
+    )))
 }
 
 /// Curve `i`'s dashes (dash, gap, px): solid for the palette's first

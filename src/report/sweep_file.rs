@@ -283,32 +283,48 @@ pub fn merge_shards(files: &[(String, String)]) -> Result<String, ReportError> {
         });
     }
     // Every point 0..points, each with its replicates: a gap is a shard not
-    // given, and a row past the end is not this sweep's.
-    let mut rows_of_point = vec![0u64; points as usize];
-    for ShardRow {
-        key: (point, replicate),
+    // given, and a row past the end is not this sweep's. The rows are
+    // walked in key order, so the claimed size sizes nothing: a claim far
+    // above the rows present is a gap to its end.
+    if let Some(ShardRow {
         place: (file, line),
         ..
-    } in &rows
+    }) = rows
+        .iter()
+        .find(|r| r.key.0 >= points || r.key.1 >= replicates_per_point)
     {
-        match rows_of_point.get_mut(*point as usize) {
-            Some(count) if *replicate < replicates_per_point => *count += 1,
-            _ => {
-                return Err(ReportError::NotARow {
-                    file: file.to_string(),
-                    line: *line,
-                });
-            }
-        }
+        return Err(ReportError::NotARow {
+            file: file.to_string(),
+            line: *line,
+        });
     }
-    if let Some(from) = rows_of_point.iter().position(|&n| n < replicates_per_point) {
-        let to = rows_of_point[from..]
-            .iter()
-            .position(|&n| n == replicates_per_point)
-            .map_or(points - 1, |len| (from + len - 1) as u64);
+    // The first key not present (rows are sorted, distinct and in range).
+    let first_gap = rows
+        .iter()
+        .enumerate()
+        .find(|&(i, r)| {
+            let i = i as u64;
+            r.key != (i / replicates_per_point, i % replicates_per_point)
+        })
+        .map_or(rows.len() as u64, |(i, _)| i as u64);
+    if first_gap < points.saturating_mul(replicates_per_point) {
+        let from = first_gap / replicates_per_point;
+        // The gap runs to the point before the next whole one.
+        let mut whole_after = None;
+        let later = &rows[first_gap as usize..];
+        let mut i = 0;
+        while i < later.len() {
+            let point = later[i].key.0;
+            let n = later[i..].iter().take_while(|r| r.key.0 == point).count();
+            if point > from && n as u64 == replicates_per_point {
+                whole_after = Some(point);
+                break;
+            }
+            i += n;
+        }
         return Err(ReportError::Missing {
-            from: from as u64,
-            to,
+            from,
+            to: whole_after.map_or(points - 1, |p| p - 1),
             points,
         });
     }

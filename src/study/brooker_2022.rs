@@ -20,7 +20,7 @@ use crate::measure::server_metrics::{ServerMetrics, Window};
 use crate::model::server::ServerSpec;
 use crate::study::error::StudyError;
 use crate::study::overload::{Study, StudyMetric};
-use crate::study::reference::{ReferenceRow, Table, spec_of};
+use crate::study::reference::{ReferenceRow, Table, spec_from};
 
 /// The study.
 pub static STUDY: Study = Study {
@@ -97,6 +97,9 @@ const COLUMNS: [&str; 10] = [
     "load_sd",
 ];
 
+/// The highest total rate a reference row may ask for (the registry's).
+const MAX_RATE: f64 = 1e9;
+
 /// Reads `brooker-2022-retries.csv` (or a rerun of the same shape). A
 /// configuration two studies share (the 100-client rows of `main` and
 /// `clients_total1000`) is kept once, as it first appears.
@@ -125,13 +128,16 @@ pub fn read(text: &str) -> Result<Vec<ReferenceRow>, StudyError> {
         }
         let rate_per_client = r.number("rate_per_client")?;
         let rate = (clients * rate_per_client * 1e6).round() / 1e6;
-        if rate <= 0.0 {
-            return Err(r.invalid("rate_per_client", "expected a rate above 0".into()));
+        if !(rate > 0.0 && rate <= MAX_RATE) {
+            return Err(r.invalid(
+                "rate_per_client",
+                format!(
+                    "expected a rate above 0, at most {} requests/s over the row's clients",
+                    crate::base::format::group_thousands(MAX_RATE as u64)
+                ),
+            ));
         }
-        let seeds = r.number("seeds")?;
-        if seeds < 1.0 || seeds.fract() != 0.0 {
-            return Err(r.invalid("seeds", "expected a whole number from 1".into()));
-        }
+        let seeds = r.count("seeds", 1)?;
         let (p_text, clients_text, rate_text) =
             (p.to_string(), clients.to_string(), rate.to_string());
         let mut settings_all: Vec<(&str, &str)> = BASE.to_vec();
@@ -141,11 +147,13 @@ pub fn read(text: &str) -> Result<Vec<ReferenceRow>, StudyError> {
             ("sources", clients_text.as_str()),
             ("rate", rate_text.as_str()),
         ]);
-        let spec = spec_of(&settings_all);
+        // p and clients are checked above: what the registry refuses is
+        // the rate they make.
+        let spec = spec_from(&settings_all).map_err(|why| r.invalid("rate_per_client", why))?;
         if rows.iter().any(|row| row.spec == spec) {
             continue;
         }
-        let n = seeds as u32;
+        let n = seeds;
         rows.push(ReferenceRow {
             key: vec![
                 ("study", r.text("study")?.to_string()),

@@ -176,11 +176,17 @@ pub fn settings(
     Ok(settings)
 }
 
+/// The longest run a reference row may ask for, ms (a day).
+const MAX_HORIZON_MS: f64 = 86_400_000.0;
+
 /// The run's length, from a row's `column` (whole ms).
 pub fn horizon(r: &TableRow<'_>, column: &str) -> Result<String, StudyError> {
     let max_t = r.number(column)?;
-    if max_t < 1.0 || max_t.fract() != 0.0 {
-        return Err(r.invalid(column, "expected a whole number of ms from 1".into()));
+    if !(1.0..=MAX_HORIZON_MS).contains(&max_t) || max_t.fract() != 0.0 {
+        return Err(r.invalid(
+            column,
+            format!("expected a whole number of ms from 1 to {MAX_HORIZON_MS}"),
+        ));
     }
     Ok(format!("{max_t}ms"))
 }
@@ -199,7 +205,7 @@ pub fn read(text: &str) -> Result<Vec<ReferenceRow>, StudyError> {
         let horizon = horizon(&r, "max_t_ms")?;
         settings.extend([("duration", horizon.clone()), ("horizon", horizon)]);
         let pairs: Vec<(&str, &str)> = settings.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        let n = r.number("seeds")? as u32;
+        let n = r.count("seeds", 1)?;
         let per_attempt = config.contains("timeout");
         let mut figures = Vec::new();
         for m in &METRICS {

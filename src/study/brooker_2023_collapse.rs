@@ -166,7 +166,7 @@ pub fn read(text: &str) -> Result<Vec<ReferenceRow>, StudyError> {
                 "expected a whole second from 0 to 79".into(),
             ));
         }
-        let n = r.number("seeds")? as u32;
+        let n = r.count("seeds", 1)?;
         let mut figures = Vec::new();
         for m in &METRICS {
             figures.push((

@@ -81,7 +81,7 @@ pub fn read(text: &str) -> Result<Vec<ReferenceRow>, StudyError> {
             return Err(r.invalid("t_ms", format!("{t}: expected whole seconds")));
         }
         let pairs: Vec<(&str, &str)> = settings.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        let n = r.number("seeds")? as u32;
+        let n = r.count("seeds", 1)?;
         rows.push(ReferenceRow {
             key: vec![
                 ("group", group.to_string()),

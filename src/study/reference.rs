@@ -179,14 +179,21 @@ impl ReferenceRow {
 
 /// A workload from registry `(key, value)` settings over the defaults, as a
 /// scenario file would give them. Panics on a setting the registry refuses:
-/// the studies' settings are fixed in code and tested.
+/// the studies' settings are fixed in code and tested (settings that come
+/// from a reference file go through [`spec_from`]).
 pub fn spec_of(settings: &[(&str, &str)]) -> RunSpec {
+    spec_from(settings).unwrap_or_else(|why| panic!("{why}"))
+}
+
+/// A workload from registry `(key, value)` settings over the defaults, or
+/// the first setting the registry refuses and why (`key = value: why`).
+pub fn spec_from(settings: &[(&str, &str)]) -> Result<RunSpec, String> {
     let mut spec = RunSpec::default();
     for (key, value) in settings {
-        let p = param(key).unwrap_or_else(|| panic!("no parameter {key}"));
-        (p.set)(&mut spec, value).unwrap_or_else(|e| panic!("{key} = {value}: {e}"));
+        let p = param(key).ok_or_else(|| format!("no parameter {key}"))?;
+        (p.set)(&mut spec, value).map_err(|e| format!("{key} = {value}: {e}"))?;
     }
-    spec
+    Ok(spec)
 }
 
 /// Every registry parameter of `spec` as shown: two workloads are the same
@@ -260,12 +267,34 @@ impl TableRow<'_> {
             .ok_or(StudyError::TooFewFields { line: self.line })
     }
 
-    /// The field of `column` as a number.
+    /// The field of `column` as a finite number: a reference figure that is
+    /// NaN or infinite would judge nothing (every z-score NaN).
     pub fn number(&self, column: &str) -> Result<f64, StudyError> {
         let text = self.text(column)?;
+        match text.trim().parse::<f64>() {
+            Ok(v) if v.is_finite() => Ok(v),
+            Ok(_) => Err(self.invalid(column, format!("'{text}' is not a finite number"))),
+            Err(_) => Err(self.invalid(column, format!("'{text}' is not a number"))),
+        }
+    }
+
+    /// The field of `column` as a count of runs, a whole number from
+    /// `least` to [`MAX_RUNS`].
+    pub fn count(&self, column: &str, least: u32) -> Result<u32, StudyError> {
+        let text = self.text(column)?;
         text.trim()
-            .parse()
-            .map_err(|_| self.invalid(column, format!("'{text}' is not a number")))
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.fract() == 0.0 && (f64::from(least)..=f64::from(MAX_RUNS)).contains(v))
+            .map(|v| v as u32)
+            .ok_or_else(|| {
+                self.invalid(
+                    column,
+                    format!(
+                        "'{text}' is not a count of runs (a whole number from {least} to {MAX_RUNS})"
+                    ),
+                )
+            })
     }
 
     /// An error in this row's `column`.
@@ -277,15 +306,35 @@ impl TableRow<'_> {
         }
     }
 
-    /// The estimate in columns `mean`, `sd` over `n` runs.
+    /// The estimate in columns `mean`, `sd` over `n` runs: a finite mean,
+    /// a finite spread from 0, at least one run.
     pub fn estimate(&self, mean: &str, sd: &str, n: u32) -> Result<Estimate, StudyError> {
-        Ok(Estimate {
+        let estimate = Estimate {
             mean: self.number(mean)?,
             sd: self.number(sd)?,
             n,
-        })
+        };
+        self.checked(estimate, sd)
+    }
+
+    /// `estimate` if its spread is from 0 and it has a run (`sd` names the
+    /// spread's column in the error).
+    pub fn checked(&self, estimate: Estimate, sd: &str) -> Result<Estimate, StudyError> {
+        if estimate.sd < 0.0 {
+            return Err(self.invalid(
+                sd,
+                format!("{} is not a standard deviation (one from 0)", estimate.sd),
+            ));
+        }
+        if estimate.n == 0 {
+            return Err(self.invalid(sd, "a figure over no runs".to_string()));
+        }
+        Ok(estimate)
     }
 }
+
+/// The most runs a reference figure can be over (more than any study ran).
+pub const MAX_RUNS: u32 = 1_000_000_000;
 
 #[cfg(test)]
 mod tests {

@@ -543,19 +543,28 @@ pub fn read(text: &str) -> Result<Vec<ReferenceRow>, StudyError> {
                 rows.len() - 1
             }
         };
-        let valid = r.number("n_valid")?;
-        if valid > 0.0 {
+        let valid = r.count("n_valid", 0)?;
+        if valid > r.count("n_seeds", 1)? {
+            return Err(r.invalid(
+                "n_valid",
+                format!("{valid} seeds of the {} the row ran", r.text("n_seeds")?),
+            ));
+        }
+        if valid > 0 {
+            // One seed's spread is undefined: pandas writes it as nan.
             let sd = r.text("sd")?;
             let estimate = Estimate {
                 mean: r.number("mean")?,
-                sd: if sd.is_empty() || sd == "nan" {
+                sd: if valid == 1 && (sd.is_empty() || sd == "nan") {
                     0.0
                 } else {
                     r.number("sd")?
                 },
-                n: valid as u32,
+                n: valid,
             };
-            rows[index].figures.push((m.name, estimate));
+            rows[index]
+                .figures
+                .push((m.name, r.checked(estimate, "sd")?));
         }
     }
     Ok(rows)

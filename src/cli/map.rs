@@ -199,6 +199,20 @@ fn settings(args: &MapArgs, scenario: &Scenario) -> Result<MapSettings, CliError
     };
     let x = MapAxis::new(args.x, values("x", args.x, 2)?);
     let y = MapAxis::new(args.y, values("y", args.y, 1)?);
+    // A value twice would be one cell twice: its runs counted twice over.
+    for (flag, axis) in [("x", &x), ("y", &y)] {
+        for (i, a) in axis.values.iter().enumerate() {
+            let same = |b: &String| a == b || (flag == "x" && axis.position(a) == axis.position(b));
+            if let Some(b) = axis.values[..i].iter().find(|b| same(b)) {
+                return Err(usage(format!(
+                    "--{flag} {}: '{a}' is '{b}' again: give each value once (--{} or the \
+                     scenario's list)",
+                    axis.param.key,
+                    axis.param.flag()
+                )));
+            }
+        }
+    }
     let base = grid.point(0);
     if base.resource != ResourceKind::Server {
         return Err(usage(format!(

@@ -300,6 +300,17 @@ fn bad_map_input_is_refused_in_one_line() {
             "--max-seeds 10 is below --seeds 20",
         ),
         (&[], &["--max-runs", "50"], "below a row's coarse 60 runs"),
+        // One cell twice over: by its text, or by its place along x.
+        (
+            &[("--rate", "300,300")],
+            &[],
+            "--y rate: '300' is '300' again",
+        ),
+        (
+            &[("--x", "rate"), ("--y", "trigger"), ("--rate", "300,300.0")],
+            &[],
+            "--x rate: '300.0' is '300' again",
+        ),
         (&[], &["--shard", "3/2"], "--shard"),
         (&[], &["--from", "x.csv"], "--from"),
     ] {

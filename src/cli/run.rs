@@ -371,9 +371,11 @@ fn cut_message(cut: &CutRun, spec: &RunSpec) -> String {
              (--rate {}/s against --workers {} of --service {}: the backlog grows without \
              bound); lower --rate, add --workers or bound the queue with --queue-limit",
             group_thousands(MAX_IN_FLIGHT),
-            server
-                .rate_per_s
-                .unwrap_or(crate::spec::server::DEFAULT_RATE_PER_S),
+            crate::spec::bounds::show_rate(
+                server
+                    .rate_per_s
+                    .unwrap_or(crate::spec::server::DEFAULT_RATE_PER_S)
+            ),
             crate::spec::server::show_workers(server.workers),
             server.service,
         ),

@@ -151,13 +151,7 @@ impl ServerRun<'_> {
     }
 
     fn run<P: Backoff, Q: EventQueue<Event>>(&self, policies: &[P]) -> ServerMetrics {
-        let mut state = State::<P, Q>::new(
-            self.spec,
-            self.retry,
-            policies,
-            self.seeds,
-            self.watch.window_latencies,
-        );
+        let mut state = State::<P, Q>::new(self.spec, self.retry, policies, self.seeds, self.watch);
         state.run(self.watch);
         state.finish()
     }
@@ -428,7 +422,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         retry: &ServerRetry,
         policies: &'a [P],
         seeds: Seeds,
-        window_quantiles: bool,
+        watch: &Watch<'_>,
     ) -> Self {
         let sources = spec.load.sources();
         let controls = Controls::new(&retry.controls, sources, retry.fleet, seeds.controls());
@@ -460,7 +454,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             arrivals_made: 0,
             latest_start: 0,
             areas_at: 0,
-            window_latencies: window_quantiles.then(Vec::new),
+            window_latencies: watch.window_latencies.then(Vec::new),
             current_window: 0,
             window_counts: Window::default(),
             last_arrival: 0,
@@ -496,7 +490,8 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             calls: Vec::new(),
             rejected_proposals: 0,
             events_at_mark: 0,
-            max_events: u64::MAX,
+            // Set before the first arrival's thinning.
+            max_events: watch.max_events,
             m: ServerMetrics {
                 layers: if spec.chain.is_layered() {
                     vec![LayerMetrics::default(); spec.chain.depth as usize]
@@ -746,7 +741,6 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
     /// one comparison an event, where the limit and the report were two,
     /// each reading memory.
     fn run(&mut self, watch: &Watch<'_>) {
-        self.max_events = watch.max_events;
         // Without a horizon the clock's end is one: every time added
         // saturates, so a run that would pass it stops there.
         let horizon = self.spec.horizon.unwrap_or(CLOCK_END_NS - 1);

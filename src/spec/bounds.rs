@@ -72,7 +72,7 @@ fn check_occ(spec: &RunSpec) -> Result<(), SpecError> {
 }
 
 /// A rate as it reads best: 1e9, not 1000000000.
-fn show_rate(rate: f64) -> String {
+pub fn show_rate(rate: f64) -> String {
     if rate >= 1e6 {
         format!("{rate:e}")
     } else {

@@ -7,6 +7,7 @@ mod common;
 mod compare;
 mod controls;
 mod docs;
+mod hardening_bounds;
 mod invariants;
 mod layers;
 mod map;

@@ -269,3 +269,44 @@ pub fn summarize_server_values(
         .collect();
     (server, summaries.collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::observer::Watch;
+    use crate::model::ResourceKind;
+    use crate::policy::PolicyKind;
+
+    #[test]
+    fn reduced_replicates_summarise_to_the_bit_as_the_runs_do() {
+        let mut spec = RunSpec::seed_002(PolicyKind::Full, 1_000);
+        spec.resource = ResourceKind::Server;
+        spec.max_attempts = Some(3);
+        spec.server.timeout_us = Some(50_000);
+        spec.server.duration_us = Some(3_000_000);
+        spec.server.triggers = "outage@1s..1.3s".parse().unwrap();
+        spec.server.chain.depth = 2;
+        let watch = Watch {
+            max_events: u64::MAX,
+            on_progress: &|_, _| {},
+            window_latencies: false,
+        };
+        let runs = run_server_replicates(&spec, 7, 0, 5, &watch, QueueKind::Auto, || {});
+        let keep = Keep {
+            whole: 2,
+            windows: 1,
+        };
+        let kept = run_server_kept(&spec, 7, 0, 5, &watch, QueueKind::Auto, || {}, keep);
+        let bits = |s: &[(ServerMetric, Summary)]| format!("{s:?}");
+        assert_eq!(bits(&kept.summaries()), bits(&summarize_server(&runs)));
+        assert_eq!(
+            format!("{:?}", kept.layer_summaries()),
+            format!("{:?}", summarize_layers(&runs))
+        );
+        assert_eq!(kept.replicates, 5);
+        assert_eq!(kept.kept.len(), 2);
+        assert_eq!(kept.kept[0], runs[0]);
+        assert!(kept.kept[1].windows.is_empty() && !runs[1].windows.is_empty());
+        assert_eq!((kept.event_limit, kept.cut), (None, None));
+    }
+}

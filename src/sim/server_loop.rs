@@ -646,7 +646,8 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             }
             self.rejected_proposals += 1;
             rejected_here += 1;
-            if rejected_here % PROPOSALS_CHECKED_EVERY == 0 && self.proposals_stop(t, rejected_here)
+            if rejected_here.is_multiple_of(PROPOSALS_CHECKED_EVERY)
+                && self.proposals_stop(t, rejected_here)
             {
                 return None;
             }

@@ -80,18 +80,7 @@ impl Window {
     }
 }
 
-/// Most windows of one run's time series: 640 MB of them. The series keeps
-/// a window per window of simulated time, whether anything happens in it or
-/// not, so a run spanning a year of 100 ms windows asked for 40 GB.
-pub const MAX_WINDOWS: u64 = 5_000_000;
-
-/// A window's size in memory, bytes.
-pub const WINDOW_BYTES: usize = size_of::<Window>();
-
-/// Most requests in flight at once in an open loop: about 3 GB of request
-/// state at its largest (`--rate 1e9` against one worker grew without
-/// bound). A closed loop is bounded by its users.
-pub const MAX_IN_FLIGHT: u64 = 10_000_000;
+pub use crate::spec::bounds::{MAX_IN_FLIGHT, MAX_WINDOWS, WINDOW_BYTES};
 
 /// A bound that cut a server run while it ran, each a guard of memory or of
 /// the clock: what cannot be known before the run (how long its drain
@@ -694,5 +683,13 @@ mod metric_tests {
             n.chars()
                 .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
         }));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_bounds_state_a_windows_size_as_it_is() {
+        assert_eq!(super::WINDOW_BYTES, size_of::<super::Window>());
     }
 }

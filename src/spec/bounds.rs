@@ -10,7 +10,6 @@
 use super::{ParamError, RunSpec, SpecError};
 use crate::base::format::group_thousands;
 use crate::base::time::format_duration;
-use crate::measure::server_metrics::{MAX_WINDOWS, WINDOW_BYTES};
 use crate::model::ResourceKind;
 use crate::model::server::{NS_PER_S, peak_load_factor_of};
 
@@ -22,6 +21,20 @@ pub const MAX_ARRIVALS_PER_S: f64 = NS_PER_S as f64;
 /// Most requests an open loop's rate may bring over its duration: as many as
 /// `--requests` may ask for.
 pub const MAX_LOAD_REQUESTS: f64 = super::server::MAX_REQUESTS as f64;
+
+/// Most windows of one run's time series: 680 MB of them. The series keeps
+/// a window per window of simulated time, whether anything happens in it or
+/// not, so a run spanning a year of 100 ms windows asked for 43 GB.
+pub const MAX_WINDOWS: u64 = 5_000_000;
+
+/// A window of the series in memory, bytes (its size, tested beside it in
+/// [`crate::measure::server_metrics`]).
+pub const WINDOW_BYTES: usize = 136;
+
+/// Most requests in flight at once in an open loop: about 0.7 GB of request
+/// state at its largest (`--rate 1e9` against one worker grew without
+/// bound, 14.7 GB in a minute). A closed loop is bounded by its users.
+pub const MAX_IN_FLIGHT: u64 = 10_000_000;
 
 /// Most clients of the occ model: it keeps every client's state and first
 /// event from the start (about [`OCC_CLIENT_BYTES`] each), before

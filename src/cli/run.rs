@@ -15,17 +15,16 @@ use crate::base::seeding::DEFAULT_MASTER_SEED;
 use crate::base::time::{Micros, format_duration};
 use crate::experiment::grid::Grid;
 use crate::experiment::replicates::{replicates_with_timeline, summarize};
-use crate::experiment::server_runs::{
-    run_server_replicates, server_parts, summarize_layers, summarize_server,
-};
+use crate::experiment::server_runs::{CutRun, Keep, run_server_kept, server_parts};
 use crate::measure::metrics::Metric;
 use crate::measure::metrics::RunMetrics;
 use crate::measure::observer::Watch;
 use crate::measure::server_metrics::ServerMetrics;
+use crate::measure::server_metrics::{Cut, MAX_IN_FLIGHT, MAX_WINDOWS, WINDOW_BYTES};
 use crate::measure::timeline::Timeline;
 use crate::measure::verdict::Verdict;
 use crate::model::ResourceKind;
-use crate::model::server::ServerSpec;
+use crate::model::server::{NS_PER_S, ServerSpec};
 use crate::policy::PolicyKind;
 use crate::report::series::series_csv;
 use crate::report::series_svg::{SeriesPicture, server_series, trigger_label};
@@ -196,28 +195,48 @@ fn run_server(args: &RunArgs, spec: &RunSpec) -> Result<(), CliError> {
         // Read by the series and the plot only.
         window_latencies: args.series.is_some() || args.plot.is_some(),
     };
-    let runs = run_server_replicates(spec, args.seed, 0, args.seeds, &watch, args.queue, || {
-        progress.inc(1)
-    });
+    // Only the runs drawn or listed are kept whole: the rest are reduced
+    // to their metrics' values as they end.
+    let drawn = u32::from(args.series.is_some() || args.plot.is_some());
+    let keep = Keep {
+        whole: if args.per_run || args.series_all {
+            args.seeds
+        } else {
+            drawn
+        },
+        windows: if args.series_all { args.seeds } else { drawn },
+    };
+    let done = run_server_kept(
+        spec,
+        args.seed,
+        0,
+        args.seeds,
+        &watch,
+        args.queue,
+        || progress.inc(1),
+        keep,
+    );
     progress.finish_and_clear();
-    if let Some(stopped) = runs.iter().position(|m| m.hit_event_limit) {
-        let m = &runs[stopped];
+    if let Some((stopped, ended, requests)) = done.event_limit {
         return Err(CliError::Limit(format!(
-            "replicate {stopped} reached --max-events {} with requests still in flight ({} of {} \
-             requests ended); raise it to let the run drain",
+            "replicate {stopped} reached --max-events {} (events and thinning's proposals) with \
+             requests still in flight ({} of {} requests ended); raise it to let the run drain",
             group_thousands(max_events),
-            group_thousands(m.successes + m.gave_up),
-            group_thousands(m.requests),
+            group_thousands(ended),
+            group_thousands(requests),
         )));
     }
-    let cut = runs.iter().filter(|m| !m.complete).count();
+    if let Some(cut) = &done.cut {
+        return Err(CliError::Limit(cut_message(cut, spec)));
+    }
+    let cut = done.incomplete;
     if cut > 0 {
         // The horizon is the workload's own end: say so, and report.
-        let (what, were) = if runs.len() == 1 {
+        let (what, were) = if done.replicates == 1 {
             ("the run was".to_string(), "its figures count")
         } else {
             (
-                format!("{cut} of {} replicates were", runs.len()),
+                format!("{cut} of {} replicates were", done.replicates),
                 "their figures count",
             )
         };
@@ -235,6 +254,7 @@ fn run_server(args: &RunArgs, spec: &RunSpec) -> Result<(), CliError> {
              happened before it"
         );
     }
+    let runs = &done.kept;
     let (server, _) = server_parts(spec);
     if let Some(path) = &args.series {
         let shown = if args.series_all {
@@ -261,8 +281,8 @@ fn run_server(args: &RunArgs, spec: &RunSpec) -> Result<(), CliError> {
         spec,
         master_seed: args.seed,
         window_us: server.window / 1_000,
-        summaries: summarize_server(&runs),
-        layers: summarize_layers(&runs),
+        summaries: done.summaries(),
+        layers: done.layer_summaries(),
     };
     let text = if args.json {
         server_run_json(&report, args.per_run.then_some(&runs[..]))
@@ -306,6 +326,64 @@ impl RunArgs {
         }
         Ok(spec)
     }
+}
+
+/// Why a bound cut a server run, in one line naming the flags that made it
+/// so long or so large and the figure.
+fn cut_message(cut: &CutRun, spec: &RunSpec) -> String {
+    let when = if cut.end_ns >= 86_400 * NS_PER_S {
+        format!("{:.1} days", cut.end_ns as f64 / (86_400 * NS_PER_S) as f64)
+    } else {
+        format_duration(cut.end_ns / 1_000)
+    };
+    let at = format!(
+        "replicate {} stopped at simulated {when} ({} of {} requests ended)",
+        cut.replicate,
+        group_thousands(cut.ended),
+        group_thousands(cut.requests)
+    );
+    let attempts = spec
+        .max_attempts
+        .map_or("unlimited".to_string(), group_thousands_u32);
+    let server = &spec.server;
+    let timeout = server.timeout_us.map_or(String::new(), |t| {
+        format!(", --timeout {}", format_duration(t))
+    });
+    match cut.cut {
+        Cut::ClockEnd => format!(
+            "{at}: its next event lay past the end of the simulated clock, 292 years (2^63 ns): \
+             the retry delays (--policy {}, --cap {}, --max-attempts {attempts}), --service {}\
+             {timeout} add up past it; give --horizon to cut it sooner",
+            spec.policy.kind,
+            format_duration(spec.policy.cap_us),
+            server.service,
+        ),
+        Cut::Windows { at_ns } => format!(
+            "{at}: its next event, at simulated {:.1} days, lies past {} windows of --window {} \
+             ({WINDOW_BYTES} bytes each in memory), the most one run's time series keeps; \
+             widen --window or give --horizon",
+            at_ns as f64 / 86_400e9,
+            group_thousands(MAX_WINDOWS),
+            format_duration(spec.window()),
+        ),
+        Cut::InFlight => format!(
+            "{at}: it had more than {} requests in flight at once, the most an open loop keeps \
+             (--rate {}/s against --workers {} of --service {}: the backlog grows without \
+             bound); lower --rate, add --workers or bound the queue with --queue-limit",
+            group_thousands(MAX_IN_FLIGHT),
+            crate::spec::bounds::show_rate(
+                server
+                    .rate_per_s
+                    .unwrap_or(crate::spec::server::DEFAULT_RATE_PER_S)
+            ),
+            crate::spec::server::show_workers(server.workers),
+            server.service,
+        ),
+    }
+}
+
+fn group_thousands_u32(n: u32) -> String {
+    group_thousands(u64::from(n))
 }
 
 /// What a run stopped by `--max-events` had done.

@@ -80,6 +80,28 @@ impl Window {
     }
 }
 
+pub use crate::spec::bounds::{MAX_IN_FLIGHT, MAX_WINDOWS, WINDOW_BYTES};
+
+/// A bound that cut a server run while it ran, each a guard of memory or of
+/// the clock: what cannot be known before the run (how long its drain
+/// lasts, how many requests pile up) is bounded here, and a cut run is an
+/// error that says which bound and why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cut {
+    /// Its next event lay at or past the clock's end
+    /// ([`crate::model::server::CLOCK_END_NS`], 292 years); the times the
+    /// loop adds saturate rather than wrap to 0.
+    ClockEnd,
+    /// Its time series would have passed [`MAX_WINDOWS`] windows, at the
+    /// event at `at_ns`.
+    Windows {
+        /// The time of the event whose window lies past the bound, ns.
+        at_ns: Nanos,
+    },
+    /// Its open loop had more than [`MAX_IN_FLIGHT`] requests in flight.
+    InFlight,
+}
+
 /// A server run's counts and times.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ServerMetrics {
@@ -152,6 +174,9 @@ pub struct ServerMetrics {
     /// True if the event limit cut it (a horizon is the workload's own end;
     /// the event limit is a guard, and reaching it is an error).
     pub hit_event_limit: bool,
+    /// Which bound of memory or of the clock cut the run, if one did (like
+    /// the event limit, a guard: reaching one is an error).
+    pub cut: Option<Cut>,
     /// The time series, one entry per window from t = 0.
     pub windows: Vec<Window>,
     /// Each service of a chain, top first; empty for the server alone.
@@ -658,5 +683,13 @@ mod metric_tests {
             n.chars()
                 .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
         }));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_bounds_state_a_windows_size_as_it_is() {
+        assert_eq!(super::WINDOW_BYTES, size_of::<super::Window>());
     }
 }

@@ -25,6 +25,11 @@ pub const NS_PER_US: Nanos = 1_000;
 pub const NS_PER_MS: Nanos = 1_000_000;
 /// Nanoseconds in one second.
 pub const NS_PER_S: Nanos = 1_000_000_000;
+/// The end of the server model's clock, 2^63 ns (292 years): a run whose
+/// next event lies at or past it stops there. Half the `u64` range, so any
+/// duration the model adds to a time before it (each saturating) cannot
+/// wrap to the start.
+pub const CLOCK_END_NS: Nanos = 1 << 63;
 
 /// A distribution of durations (service times, network delays, think times).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -676,17 +681,10 @@ impl ServerSpec {
         effects
     }
 
-    /// The highest arrival-rate factor at any time (for thinning).
+    /// The highest arrival-rate factor at any instant (thinning's bound):
+    /// [`peak_load_factor_of`] the spec's triggers.
     pub fn peak_load_factor(&self) -> f64 {
-        // Spikes may overlap: the product of all of them bounds any instant.
-        self.triggers
-            .iter()
-            .filter_map(|tr| match tr.kind {
-                TriggerKind::LoadSpike(k) => Some(k.max(1.0)),
-                TriggerKind::Ramp { start, end } => Some(start.max(end).max(1.0)),
-                _ => None,
-            })
-            .product()
+        peak_load_factor_of(&self.triggers)
     }
 
     /// The end of the last trigger, if any.
@@ -736,6 +734,39 @@ impl ServerSpec {
         }
         Some(steps)
     }
+}
+
+/// The highest arrival-rate factor at any instant of `triggers`, the bound
+/// thinning proposes at: over each stretch between trigger boundaries, the
+/// product of the spikes' and ramps' factors in force there (each at least
+/// 1, a ramp at its larger end), and at least 1. Why not the product of all
+/// of them: spikes that never overlap multiplied to 1000³ made the
+/// proposals' gap round to 0 ns, and time stood still. Where every spike
+/// and ramp overlaps at some instant this is that product, in the same
+/// order, so it is the bound the runs of such triggers always had.
+pub fn peak_load_factor_of(triggers: &[Trigger]) -> f64 {
+    let bound = |tr: &Trigger| match tr.kind {
+        TriggerKind::LoadSpike(k) => Some(k.max(1.0)),
+        TriggerKind::Ramp { start, end } => Some(start.max(end).max(1.0)),
+        _ => None,
+    };
+    let mut starts: Vec<Nanos> = triggers
+        .iter()
+        .filter(|tr| bound(tr).is_some())
+        .flat_map(|tr| [tr.from, tr.to])
+        .collect();
+    starts.sort_unstable();
+    starts.dedup();
+    starts
+        .iter()
+        .map(|&t| {
+            triggers
+                .iter()
+                .filter(|tr| tr.covers(t))
+                .filter_map(bound)
+                .product::<f64>()
+        })
+        .fold(1.0, f64::max)
 }
 
 /// The most a trigger may multiply the load or service time by.
@@ -1121,6 +1152,31 @@ mod tests {
         assert_eq!(spec.peak_load_factor(), 2.0);
         assert_eq!(spec.capacity_changes(), [10, 20]);
         assert_eq!(spec.last_trigger_end(), Some(30));
+    }
+
+    #[test]
+    fn thinning_is_bounded_by_the_largest_factor_in_force_at_one_instant() {
+        let peak = |text: &str| peak_load_factor_of(&text.parse::<Triggers>().unwrap().0);
+        // Apart, the largest alone (the product was 1000³, a 0 ns gap).
+        assert_eq!(
+            peak("spike:1000@1s..2s+spike:1000@3s..4s+spike:1000@5s..6s"),
+            1_000.0
+        );
+        let ten: Vec<String> = (0..10)
+            .map(|i| format!("spike:10@{}ms..{}ms", i * 1_000, i * 1_000 + 500))
+            .collect();
+        assert_eq!(peak(&ten.join("+")), 10.0);
+        // Overlapping, their product where they overlap (as before).
+        assert_eq!(peak("spike:3@1s..3s+spike:5@2s..4s+outage@0s..9s"), 15.0);
+        assert_eq!(peak("spike:3@1s..3s+spike:5@3s..4s"), 5.0);
+        assert_eq!(
+            peak("ramp:1/2@0s..25s+ramp:2/0@25s..75s+ramp:0/0@75s..80s"),
+            2.0
+        );
+        // Factors below 1 never lower the bound under the base rate's 1.
+        assert_eq!(peak("spike:0.5@1s..2s"), 1.0);
+        assert_eq!(peak("spike:4@1s..2s+spike:0.5@1s..2s"), 4.0);
+        assert_eq!(peak("outage@1s..2s"), 1.0);
     }
 
     #[test]

@@ -33,15 +33,25 @@ use crate::control::{ControlSpec, Controls, Outcome};
 use crate::measure::layer_metrics::LayerMetrics;
 use crate::measure::metrics::nearest_ranks;
 use crate::measure::observer::{PROGRESS_EVERY, Watch};
-use crate::measure::server_metrics::{ServerMetrics, Window, success_over};
+use crate::measure::server_metrics::{
+    Cut, MAX_IN_FLIGHT, MAX_WINDOWS, ServerMetrics, Window, success_over,
+};
 use crate::measure::verdict::{judge, judged_windows};
 use crate::model::chain::{CONTROL_FAMILIES, RetryScope};
 use crate::model::server::{
-    FailureEnd, Load, NS_PER_S, NS_PER_US, Nanos, RateChanges, ServerSpec, TimeoutNoticed,
-    TriggerEffects, TriggerKind, round_ns,
+    CLOCK_END_NS, FailureEnd, Load, NS_PER_S, NS_PER_US, Nanos, RateChanges, ServerSpec,
+    TimeoutNoticed, TriggerEffects, TriggerKind, round_ns,
 };
 use crate::policy::{AnyPolicy, Backoff, PolicySpec, PolicyVisitor};
 use crate::sim::queue::{ClientItem, EventQueue, HeapQueue, QueueKind, RadixQueue};
+
+/// Thinning's rejected proposals for one arrival between looks at the
+/// limits.
+const PROPOSALS_CHECKED_EVERY: u64 = 1 << 16;
+/// Rejected proposals for one arrival past the horizon before thinning
+/// stops there (a run's draws before the horizon stay as they were unless
+/// one arrival takes more).
+const PROPOSALS_PAST_HORIZON: u64 = 1 << 20;
 
 /// How clients retry on the server model.
 #[derive(Debug, Clone, PartialEq)]
@@ -141,13 +151,7 @@ impl ServerRun<'_> {
     }
 
     fn run<P: Backoff, Q: EventQueue<Event>>(&self, policies: &[P]) -> ServerMetrics {
-        let mut state = State::<P, Q>::new(
-            self.spec,
-            self.retry,
-            policies,
-            self.seeds,
-            self.watch.window_latencies,
-        );
+        let mut state = State::<P, Q>::new(self.spec, self.retry, policies, self.seeds, self.watch);
         state.run(self.watch);
         state.finish()
     }
@@ -401,6 +405,14 @@ struct State<'a, P: Backoff, Q: EventQueue<Event>> {
     times_out: bool,
     /// Per request slot of a call below: the attempt it serves.
     calls: Vec<Call>,
+    /// Thinning's proposals rejected so far: they count toward the event
+    /// limit, as events do (a bound far above the rate once made billions
+    /// between two events).
+    rejected_proposals: u64,
+    /// The events handled at the loop's last look at its limits.
+    events_at_mark: u64,
+    /// The watch's event limit.
+    max_events: u64,
     m: ServerMetrics,
 }
 
@@ -410,7 +422,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         retry: &ServerRetry,
         policies: &'a [P],
         seeds: Seeds,
-        window_quantiles: bool,
+        watch: &Watch<'_>,
     ) -> Self {
         let sources = spec.load.sources();
         let controls = Controls::new(&retry.controls, sources, retry.fleet, seeds.controls());
@@ -442,7 +454,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             arrivals_made: 0,
             latest_start: 0,
             areas_at: 0,
-            window_latencies: window_quantiles.then(Vec::new),
+            window_latencies: watch.window_latencies.then(Vec::new),
             current_window: 0,
             window_counts: Window::default(),
             last_arrival: 0,
@@ -476,6 +488,10 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             attempt_limits: spec.chain.attempt_limits(retry.max_attempts),
             times_out: !spec.timeout_choices.is_empty() || spec.chain.times_out(spec.timeout),
             calls: Vec::new(),
+            rejected_proposals: 0,
+            events_at_mark: 0,
+            // Set before the first arrival's thinning.
+            max_events: watch.max_events,
             m: ServerMetrics {
                 layers: if spec.chain.is_layered() {
                     vec![LayerMetrics::default(); spec.chain.depth as usize]
@@ -611,6 +627,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             return Some(t);
         }
         let (peak, mean_gap) = (self.peak_load, self.peak_gap);
+        let mut rejected_here = 0u64;
         loop {
             let gap = round_ns(mean_gap * self.environment.exp1());
             t = t.saturating_add(gap);
@@ -627,16 +644,51 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                 self.arrivals_made += 1;
                 return Some(t);
             }
+            self.rejected_proposals += 1;
+            rejected_here += 1;
+            if rejected_here.is_multiple_of(PROPOSALS_CHECKED_EVERY)
+                && self.proposals_stop(t, rejected_here)
+            {
+                return None;
+            }
         }
+    }
+
+    /// True if thinning, `rejected` proposals into one arrival, is to stop
+    /// at `t`: the event limit counts its proposals, and past the horizon a
+    /// rate of (nearly) 0 could propose for ever. The run is marked cut, and
+    /// the loop stops at its next look. Checked only every
+    /// [`PROPOSALS_CHECKED_EVERY`] proposals of one arrival, so a run with
+    /// fewer per arrival draws what it always drew.
+    #[cold]
+    fn proposals_stop(&mut self, t: Nanos, rejected: u64) -> bool {
+        if self.events_at_mark.saturating_add(self.rejected_proposals) >= self.max_events {
+            self.m.complete = false;
+            self.m.hit_event_limit = true;
+            return true;
+        }
+        if rejected >= PROPOSALS_PAST_HORIZON && self.spec.horizon.is_some_and(|h| t > h) {
+            self.m.complete = false;
+            return true;
+        }
+        false
     }
 
     /// Makes the window holding `t` current, growing the series to it (one
     /// division per window entered, not per count), once the current one's
     /// counts and latencies are written.
+    /// False, with the run marked cut, if the window holding `t` would pass
+    /// [`MAX_WINDOWS`].
     #[cold]
-    fn enter_window(&mut self, t: Nanos) {
+    fn enter_window(&mut self, t: Nanos) -> bool {
         self.close_window();
-        let i = (t / self.spec.window) as usize;
+        let i = t / self.spec.window;
+        if i >= MAX_WINDOWS {
+            self.m.complete = false;
+            self.m.cut = Some(Cut::Windows { at_ns: t });
+            return false;
+        }
+        let i = i as usize;
         self.current_window = i;
         if i >= self.m.windows.len() {
             let (queue, busy) = (self.queue.len() as u64, u64::from(self.busy));
@@ -656,6 +708,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                 },
             );
         }
+        true
     }
 
     /// The server's workers now.
@@ -689,7 +742,10 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
     /// one comparison an event, where the limit and the report were two,
     /// each reading memory.
     fn run(&mut self, watch: &Watch<'_>) {
-        let horizon = self.spec.horizon.unwrap_or(Nanos::MAX);
+        // Without a horizon the clock's end is one: every time added
+        // saturates, so a run that would pass it stops there.
+        let horizon = self.spec.horizon.unwrap_or(CLOCK_END_NS - 1);
+        let open_loop = matches!(self.spec.load, Load::Open { .. });
         let mut next_window_at = 0;
         let mut events = self.m.events;
         // A report comes once the count reaches a multiple of
@@ -699,12 +755,23 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         while let Some((time, event)) = self.events.first() {
             if time > horizon {
                 self.m.complete = false;
+                if self.spec.horizon.is_none() {
+                    self.m.cut = Some(Cut::ClockEnd);
+                }
                 break;
             }
             if events >= mark {
-                if events >= watch.max_events {
+                self.events_at_mark = events;
+                if events.saturating_add(self.rejected_proposals) >= watch.max_events
+                    || self.m.hit_event_limit
+                {
                     self.m.complete = false;
                     self.m.hit_event_limit = true;
+                    break;
+                }
+                if open_loop && self.requests.len() as u64 > MAX_IN_FLIGHT {
+                    self.m.complete = false;
+                    self.m.cut = Some(Cut::InFlight);
                     break;
                 }
                 (watch.on_progress)(time / NS_PER_US, self.m.successes + self.m.gave_up);
@@ -717,8 +784,12 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             // workers as they stood (an event that counts nothing, such as
             // serving an abandoned attempt, still moves time on).
             if time >= next_window_at {
-                self.enter_window(time);
-                next_window_at = (time / self.spec.window + 1) * self.spec.window;
+                // Thinning may have stopped (its proposals count toward the
+                // event limit) since the last look.
+                if !self.enter_window(time) || self.m.hit_event_limit {
+                    break;
+                }
+                next_window_at = (time / self.spec.window + 1).saturating_mul(self.spec.window);
             }
             events += 1;
             self.now = time;
@@ -976,7 +1047,14 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                     }
                     Some(0) => {}
                     Some(wait) => {
-                        self.schedule(now + wait, Kind::Resend, req, generation, 0, ADMITTED);
+                        self.schedule(
+                            now.saturating_add(wait),
+                            Kind::Resend,
+                            req,
+                            generation,
+                            0,
+                            ADMITTED,
+                        );
                         return true;
                     }
                 }
@@ -995,11 +1073,11 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         }
         let deadline = match self.spec.deadline_propagation {
             _ if timeout == NO_TIMEOUT => Nanos::MAX,
-            DeadlinePropagation::Call => started + timeout,
-            DeadlinePropagation::Attempt => now + timeout,
+            DeadlinePropagation::Call => started.saturating_add(timeout),
+            DeadlinePropagation::Attempt => now.saturating_add(timeout),
             DeadlinePropagation::Off => Nanos::MAX,
         };
-        let arrive = now + self.spec.request_delay.sample(&mut self.environment);
+        let arrive = now.saturating_add(self.spec.request_delay.sample(&mut self.environment));
         self.schedule_at_layer(
             arrive,
             Kind::AtServer,
@@ -1010,7 +1088,14 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             layer,
         );
         if timeout != NO_TIMEOUT && self.spec.timeout_noticed == TimeoutNoticed::Deadline {
-            self.schedule(now + timeout, Kind::Timeout, req, generation, attempt, 0);
+            self.schedule(
+                now.saturating_add(timeout),
+                Kind::Timeout,
+                req,
+                generation,
+                attempt,
+                0,
+            );
         }
         true
     }
@@ -1085,8 +1170,8 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         if queued.deadline != Nanos::MAX {
             (service, expired) = deadline_propagation::hold(queued.deadline, self.now, service);
         }
-        let done = self.now + service;
-        let back = done + self.spec.reply_delay.sample(&mut self.environment);
+        let done = self.now.saturating_add(service);
+        let back = done.saturating_add(self.spec.reply_delay.sample(&mut self.environment));
         self.m.busy_ns += u128::from(service);
         self.m.served += 1;
         self.m.sojourn_ns += u128::from(done - queued.arrived);
@@ -1141,7 +1226,9 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
     fn reject(&mut self, req: u32, generation: u32, attempt: u32) {
         self.m.rejected += 1;
         self.window_counts.rejected += 1;
-        let back = self.now + self.spec.reply_delay.sample(&mut self.environment);
+        let back = self
+            .now
+            .saturating_add(self.spec.reply_delay.sample(&mut self.environment));
         self.schedule(back, Kind::Reply, req, generation, attempt, REPLY_REJECTED);
     }
 
@@ -1265,7 +1352,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         r.retry_of = Some(cause);
         let delay_us = policy.delay(r.attempts, &mut r.walk, &mut self.backoff);
         let generation = r.generation;
-        let at = self.now + delay_us.saturating_mul(NS_PER_US);
+        let at = self.now.saturating_add(delay_us.saturating_mul(NS_PER_US));
         self.schedule(at, Kind::Resend, req, generation, 0, 0);
     }
 
@@ -1296,7 +1383,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                     }
                 },
                 Load::Closed { think, .. } => {
-                    let t = self.now + think.sample(&mut self.environment);
+                    let t = self.now.saturating_add(think.sample(&mut self.environment));
                     self.schedule(t, Kind::ThinkDone, source, 0, 0, 0);
                     return;
                 }
@@ -1371,7 +1458,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             .service_of(usize::from(layer))
             .sample(&mut self.environment);
         self.schedule_at_layer(
-            self.now + work,
+            self.now.saturating_add(work),
             Kind::CallBelow,
             queued.req,
             queued.generation,
@@ -1419,7 +1506,9 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         self.free_slot(child);
         let call = self.calls[child as usize];
         let held = u128::from(self.now - call.held_since);
-        let back = self.now + self.spec.reply_delay.sample(&mut self.environment);
+        let back = self
+            .now
+            .saturating_add(self.spec.reply_delay.sample(&mut self.environment));
         let wasted = self.reply_ignored(call.req, call.generation, call.attempt, back);
         let metrics = &mut self.m.layers[usize::from(layer)];
         metrics.busy_ns += held;
@@ -1471,6 +1560,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             + self.events.capacity_bytes()) as u64;
         let end = self.now;
         self.advance_areas(end);
+        // The last event's window was entered, so it is within the bound.
         self.enter_window(end);
         let (queue, busy) = (self.queue.len() as u64, u64::from(self.busy));
         for w in self.m.windows.iter_mut().filter(|w| w.queue == u64::MAX) {

@@ -84,6 +84,7 @@ named!(Seeding, "seeding", {
     Seeding::Shared => "shared",
 });
 
+pub mod bounds;
 pub mod error;
 pub mod params;
 pub mod server;
@@ -474,7 +475,7 @@ impl RunSpec {
                 ParamError::DownOnSlotOnly,
             );
         }
-        Ok(())
+        bounds::check_fits(self)
     }
 }
 

@@ -7,6 +7,7 @@ mod common;
 mod compare;
 mod controls;
 mod docs;
+mod hardening_bounds;
 mod hardening_journals;
 mod hardening_specs;
 mod hardening_writers;

@@ -13,7 +13,7 @@ use super::output::{
     read_input, write_whole,
 };
 use super::progress::runs_bar;
-use super::sweep::{GridArgs, read_scenario};
+use super::sweep::{GridArgs, read_scenario, stop_cause};
 use super::{CliError, write_stdout};
 use crate::base::format::{group_thousands, trimmed};
 use crate::experiment::map::{
@@ -552,13 +552,12 @@ fn make(args: &MapArgs, out: &Path, journal: &Path) -> Result<(), CliError> {
         }
         Err(MapStop::Limit { x, y, replicate }) => {
             let s = &map.settings;
+            let kept = format!("every run before it is in '{shown}' (--resume continues); ");
             return Err(CliError::Limit(format!(
-                "replicate {replicate} of the cell {} = {x}, {} = {y} reached --max-events {}; \
-                 every run before it is in '{shown}' (--resume continues); raise --max-events \
-                 to let it finish",
+                "replicate {replicate} of the cell {} = {x}, {} = {y} {}",
                 s.x.param.key,
                 s.y.param.key,
-                group_thousands(args.grid.max_events().unwrap_or(u64::MAX))
+                stop_cause(args.grid.max_events().unwrap_or(u64::MAX), &kept)
             )));
         }
     }

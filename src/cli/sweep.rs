@@ -141,9 +141,31 @@ enum Stopped {
 /// The error of a run stopped at `--max-events` in point `point`.
 pub fn limit_error(point: usize, max_events: u64, kept: &str) -> CliError {
     CliError::Limit(format!(
-        "a run of point {point} reached --max-events {}; {kept}raise --max-events to let it finish",
-        group_thousands(max_events)
+        "a run of point {point} {}",
+        stop_cause(max_events, kept)
     ))
+}
+
+/// Why a run of a sweep or map stopped short, given the event limit in
+/// force: `--max-events`, or one of a server run's bounds (which `run`
+/// names exactly, with its figure); `kept` says what is safe meanwhile.
+pub fn stop_cause(max_events: u64, kept: &str) -> String {
+    let bounds = format!(
+        "one of a server run's bounds (a time series past {} windows, more than {} requests \
+         in flight, or an event past the clock's end at 292 years; `herdsim run` with its \
+         values names which)",
+        group_thousands(crate::spec::bounds::MAX_WINDOWS),
+        group_thousands(crate::spec::bounds::MAX_IN_FLIGHT),
+    );
+    if max_events == u64::MAX {
+        format!("was cut by {bounds}; {kept}widen --window or give --horizon to let it finish")
+    } else {
+        format!(
+            "reached --max-events {} or was cut by {bounds}; {kept}raise --max-events (or \
+             give --horizon) to let it finish",
+            group_thousands(max_events)
+        )
+    }
 }
 
 #[derive(Debug, Args)]

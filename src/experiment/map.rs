@@ -759,7 +759,7 @@ pub fn run_map<E: Send>(
                             &watch,
                             QueueKind::default(),
                         );
-                        if metrics.complete || !metrics.hit_event_limit {
+                        if metrics.complete || (!metrics.hit_event_limit && metrics.cut.is_none()) {
                             Ok((RunOutcome::of(&metrics), true))
                         } else {
                             Err(())

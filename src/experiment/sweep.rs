@@ -424,7 +424,7 @@ pub fn run_sweep<E: Send>(
                 simulate_server_watched(&server, &retry, seeds, &watch, QueueKind::default());
             Outcome::Server {
                 values: server_values(&metrics, services),
-                complete: !metrics.hit_event_limit,
+                complete: !metrics.hit_event_limit && metrics.cut.is_none(),
             }
         } else {
             let mut watch = Watch {

@@ -236,3 +236,59 @@ fn many_server_replicates_keep_only_their_figures() {
     assert_eq!(json["replicates"], 30_000);
     assert_eq!(json["metrics"]["success_rate"]["mean"], 1.0);
 }
+
+#[test]
+fn a_sweep_or_map_run_cut_by_a_bound_stops_as_at_the_event_limit() {
+    // A year of service for one request, a window per 100 ms: `run` cuts it
+    // at 5,000,000 windows (above). A sweep or map must not take the cut
+    // run's figures as a point's or a cell's (before: exit 0, the figures up
+    // to the cut in the row).
+    let dir = workdir("bounds-sweep-cut");
+    let base = [
+        "--resource",
+        "server",
+        "--service",
+        "const:8760h",
+        "--requests",
+        "1",
+        "--horizon",
+        "none",
+        "--seeds",
+        "1",
+        "-q",
+    ];
+    let out = dir.join("s.csv");
+    let output = cargo_bin_cmd!("herdsim")
+        .arg("sweep")
+        .args(base)
+        .arg("--out")
+        .arg(&out)
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("a run of point 0 was cut by one of a server run's bounds"),
+        "{err}"
+    );
+    assert!(err.contains("5,000,000 windows"), "{err}");
+    let rows = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(rows.lines().count(), 1, "only the header: {rows}");
+    let output = cargo_bin_cmd!("herdsim")
+        .args(["map", "--x", "rate", "--y", "timeout", "--rate", "1,2"])
+        .args(["--timeout", "100ms"])
+        .args(base)
+        .arg("--out")
+        .arg(dir.join("m.csv"))
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("was cut by one of a server run's bounds"),
+        "{err}"
+    );
+    assert!(!dir.join("m.csv").exists());
+}

@@ -11,8 +11,18 @@ pub enum ReportError {
     #[error("nothing to plot: no rows with numeric x and y")]
     NothingToPlot,
     /// A log axis over values that are not all positive.
-    #[error("a log axis needs positive values")]
-    LogOfNonPositive,
+    #[error(
+        "--log-{axis}: the {axis} axis ({label}) reaches {lowest}, and a log axis needs every \
+         value above 0 (for y, less its 95% CI band)"
+    )]
+    LogOfNonPositive {
+        /// `x` or `y`.
+        axis: &'static str,
+        /// The axis's column.
+        label: String,
+        /// Its lowest value, as shown.
+        lowest: String,
+    },
     /// A table with two columns of one name.
     #[error("the table has two columns named '{name}'")]
     ColumnTwice {

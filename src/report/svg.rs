@@ -631,8 +631,14 @@ pub fn curves(
     if !(lo_x.is_finite() && lo_y.is_finite()) {
         return Err(ReportError::NothingToPlot);
     }
-    if (log_x && lo_x <= 0.0) || (log_y && lo_y <= 0.0) {
-        return Err(ReportError::LogOfNonPositive);
+    for (axis, label, log, lowest) in [("x", x_label, log_x, lo_x), ("y", y_label, log_y, lo_y)] {
+        if log && lowest <= 0.0 {
+            return Err(ReportError::LogOfNonPositive {
+                axis,
+                label: label.to_string(),
+                lowest: lowest.to_string(),
+            });
+        }
     }
     let pad = |lo: f64, hi: f64, log: bool| {
         if log {

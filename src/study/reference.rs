@@ -240,7 +240,17 @@ impl Table {
                     .map_err(|e| StudyError::Csv(e.to_string()))
             })
             .collect::<Result<_, _>>()?;
-        Ok(Table { columns, rows })
+        let table = Table { columns, rows };
+        // Every figure a rerun wrote is a finite number, read by the study
+        // or not: a broken one means a broken rerun, not a column to skip.
+        for row in table.rows() {
+            for column in &table.columns {
+                if column.ends_with("_mean") || column.ends_with("_sd") {
+                    row.number(column)?;
+                }
+            }
+        }
+        Ok(table)
     }
 
     /// The rows, in file order.

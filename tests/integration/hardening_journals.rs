@@ -385,6 +385,9 @@ fn a_reference_file_with_figures_that_are_not_finite_is_refused_by_line_and_colu
         ("seeds", "2.5", "'2.5' is not a count of runs"),
         ("seeds", "1e12", "'1e12' is not a count of runs"),
         ("rate_per_client", "NaN", "'NaN' is not a finite number"),
+        // A figure the study does not judge is checked all the same: a
+        // broken one means a broken rerun.
+        ("unique_calls_mean", "abc", "'abc' is not a number"),
         // A rate the registry refuses: an error, not a panic.
         (
             "rate_per_client",
@@ -487,6 +490,26 @@ fn plot_refuses_values_and_ranges_past_the_largest_float_instead_of_hanging() {
     let err = plot("clients,calls_mean\n1,5\n2,inf\n");
     assert!(
         err.contains("--y column calls_mean is inf at clients = 2"),
+        "{err}"
+    );
+    // A log axis over a value at or below 0 names its flag and column.
+    fs::write(dir.join("t.csv"), band("6")).unwrap();
+    let err = refused(
+        &dir,
+        &[
+            "plot",
+            "t.csv",
+            "--x",
+            "clients",
+            "--y",
+            "calls_mean",
+            "--log-y",
+            "--out",
+            "t.svg",
+        ],
+    );
+    assert!(
+        err.contains("--log-y: the y axis (calls_mean) reaches 0"),
         "{err}"
     );
     // Large but finite bands still draw.

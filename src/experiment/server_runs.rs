@@ -40,12 +40,32 @@ pub fn run_server_replicates(
     queue: QueueKind,
     on_done: impl Fn() + Sync,
 ) -> Vec<ServerMetrics> {
-    let (server, retry) = server_parts(spec);
-    (0..u64::from(replicates))
+    let parts = server_parts(spec);
+    run_range(
+        &parts,
+        (master, point),
+        0..u64::from(replicates),
+        watch,
+        queue,
+        &on_done,
+    )
+}
+
+/// Runs replicates `range` of the point (master seed, point) across
+/// cores, in replicate order.
+fn run_range(
+    (server, retry): &(crate::model::server::ServerSpec, ServerRetry),
+    (master, point): (u64, u64),
+    range: std::ops::Range<u64>,
+    watch: &Watch<'_>,
+    queue: QueueKind,
+    on_done: &(impl Fn() + Sync),
+) -> Vec<ServerMetrics> {
+    range
         .into_par_iter()
         .map(|replicate| {
             let seeds = Seeds::for_job(master, point, replicate);
-            let metrics = simulate_server_watched(&server, &retry, seeds, watch, queue);
+            let metrics = simulate_server_watched(server, retry, seeds, watch, queue);
             on_done();
             metrics
         })
@@ -197,21 +217,13 @@ pub fn run_server_kept(
     on_done: impl Fn() + Sync,
     keep: Keep,
 ) -> ServerReplicates {
-    let (server, retry) = server_parts(spec);
+    let parts = server_parts(spec);
     let mut kept = ServerReplicates::default();
     let total = u64::from(replicates);
     let mut from = 0;
     while from < total {
         let to = (from + CHUNK).min(total);
-        let runs: Vec<ServerMetrics> = (from..to)
-            .into_par_iter()
-            .map(|replicate| {
-                let seeds = Seeds::for_job(master, point, replicate);
-                let metrics = simulate_server_watched(&server, &retry, seeds, watch, queue);
-                on_done();
-                metrics
-            })
-            .collect();
+        let runs = run_range(&parts, (master, point), from..to, watch, queue, &on_done);
         for (replicate, run) in (from..to).zip(runs) {
             kept.add(replicate as u32, run, keep);
         }

@@ -143,12 +143,12 @@ pub fn map_help() -> String {
      by halving: numbers,\ndurations, and text whose values differ in numbers only \
      (outage@2s..2.1s).\n\nColumns: map_row (the cell's row, from 0), map_x (its place on x), the \
      sweep file's\nparameter columns, map_value (its x value), round (0: the coarse grid), runs, \
-     stuck,\nstorm_probability, storm_low, storm_high (Wilson 95%), side (below, uncertain or \
-     above\n50%), recovered, recovery_median_ms (over the runs that recovered), \
-     amplification_mean,\nmap_rows, master_seed, map_id and row_checksum. Each run is appended \
-     to FILE.runs as it\ncompletes; --resume continues from it to the same bytes, and the \
-     journal is removed when\nthe map is written. The same command gives the same bytes at any \
-     RAYON_NUM_THREADS.\n\nRows are refined on their own (--max-runs is a row's budget), so \
+     stuck,\nunresolved, storm_probability, storm_low, storm_high (Wilson 95%), side (below, \
+     uncertain\nor above 50%), recovered, recovery_median_ms (over the runs that recovered), \
+     amplification_mean,\nmap_rows, row_cells (the cells of its row), master_seed, map_id and \
+     row_checksum. Each run is\nappended to FILE.runs as it completes; --resume continues from \
+     it to the same bytes, and the\njournal is removed when the map is written. The same \
+     command gives the same bytes at any\nRAYON_NUM_THREADS.\n\nRows are refined on their own (--max-runs is a row's budget), so \
      --shard K/N maps the K-th\nslice of the rows, `herdsim merge` joins the shards' files \
      into the whole map's, byte for\nbyte, and --from FILE draws its heatmap (--svg) and \
      prints its boundaries."

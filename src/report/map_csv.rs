@@ -11,7 +11,7 @@ use crate::report::error::ReportError;
 use crate::spec::params::{parameter_columns, parameter_fields};
 
 /// The columns after the parameters.
-pub const MAP_COLUMNS: [&str; 16] = [
+pub const MAP_COLUMNS: [&str; 17] = [
     "map_value",
     "round",
     "runs",
@@ -25,6 +25,7 @@ pub const MAP_COLUMNS: [&str; 16] = [
     "recovery_median_ms",
     "amplification_mean",
     "map_rows",
+    "row_cells",
     "master_seed",
     "map_id",
     "row_checksum",
@@ -49,7 +50,12 @@ pub fn map_csv(map: &Map) -> String {
     let s = &map.settings;
     let id = s.fingerprint();
     let mut text = line(&map_header());
-    let cells = map.rows().into_iter().flatten().map(|i| &map.cells[i]);
+    let rows = map.rows();
+    // Each line says how many cells its row has, so a line left out is
+    // seen (a refined cell that nothing was refined beside leaves no other
+    // trace).
+    let row_cells: Vec<usize> = rows.iter().map(Vec::len).collect();
+    let cells = rows.iter().flatten().map(|&i| &map.cells[i]);
     for cell in cells {
         let spec = s
             .spec(&cell.x, cell.y)
@@ -72,6 +78,7 @@ pub fn map_csv(map: &Map) -> String {
                 .map_or_else(String::new, csv_number),
             csv_number(cell.amplification_mean()),
             s.y.values.len().to_string(),
+            row_cells[cell.y].to_string(),
             s.master_seed.to_string(),
             id.clone(),
         ]);
@@ -92,6 +99,8 @@ struct MapRow {
     id: String,
     /// The refinement round that made the cell (0: the coarse grid).
     round: u32,
+    /// The cells of its row, as the line claims.
+    row_cells: u64,
     counts: CellCounts,
 }
 
@@ -124,7 +133,7 @@ fn read_rows(file: &str, text: &str) -> Result<Vec<MapRow>, ReportError> {
     let (value, round_at, runs_at, stuck_at) =
         (at("map_value"), at("round"), at("runs"), at("stuck"));
     let unresolved_at = at("unresolved");
-    let (rows_at, id_at) = (at("map_rows"), at("map_id"));
+    let (rows_at, id_at, row_cells_at) = (at("map_rows"), at("map_id"), at("row_cells"));
     let mut out = Vec::new();
     for (n, text) in lines.enumerate() {
         let line_no = n + 2;
@@ -159,6 +168,7 @@ fn read_rows(file: &str, text: &str) -> Result<Vec<MapRow>, ReportError> {
         };
         let (runs, stuck, unresolved) = (count(runs_at)?, count(stuck_at)?, count(unresolved_at)?);
         let (row, rows, round) = (count(0)?, count(rows_at)?, count(round_at)?);
+        let row_cells = count(row_cells_at)?;
         if unresolved > runs || stuck > runs - unresolved {
             return Err(bad(format!(
                 "line {line_no}: stuck {stuck} and unresolved {unresolved} of {runs} runs do not \
@@ -188,6 +198,7 @@ fn read_rows(file: &str, text: &str) -> Result<Vec<MapRow>, ReportError> {
             rows,
             id: field(id_at).to_string(),
             round,
+            row_cells,
             counts: CellCounts {
                 x: field(value).to_string(),
                 y: row,
@@ -328,6 +339,22 @@ fn check_cells(
                     }
                 }
             }
+        }
+    }
+    // As many cells in each row as each of its lines says: the one check
+    // that sees a refined cell left out that no later round refined beside.
+    for (&row, in_row) in &by_row {
+        if let Some((file, r)) = in_row
+            .iter()
+            .find(|(_, r)| r.row_cells != in_row.len() as u64)
+        {
+            return refuse(format!(
+                "'{file}' line {}: row {row} has {} cells (row_cells), but {} are given: a \
+                 line was left out or added; run that map or shard again",
+                r.line_no,
+                r.row_cells,
+                in_row.len()
+            ));
         }
     }
     Ok(())

@@ -280,6 +280,17 @@ fn map_files_with_a_cell_twice_or_left_out_are_refused_in_merge_and_from() {
     write("w_parent.csv", &without(&whole, "1,2.2,"));
     assert!(from("w_parent.csv").contains("outage@2s..2.25s) of round 2"));
 
+    // A cell of the last round left out: no other cell was refined from
+    // it, so only its row's count of cells (row_cells) tells.
+    write("b_last.csv", &without(&b, "1,2.25,"));
+    let err = merge(&["a.csv", "b_last.csv"]);
+    assert!(
+        err.contains("'b_last.csv' line 2: row 1 has 7 cells (row_cells), but 6 are given"),
+        "{err}"
+    );
+    write("w_last.csv", &without(&whole, "1,2.25,"));
+    assert!(from("w_last.csv").contains("row 1 has 7 cells (row_cells), but 6"));
+
     // Rows and counts a map never writes, checksummed again.
     write("b_row.csv", &forged(&b, 2, "1,2.1,", "7,2.1,"));
     assert!(merge(&["a.csv", "b_row.csv"]).contains("map_row 7 is not a row of a map of 2"));

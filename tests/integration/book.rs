@@ -1,0 +1,420 @@
+//! Every command the docs show runs here, and what they show it printing is
+//! what it prints.
+//!
+//! The docs are README.md, CONTRIBUTING.md, scenarios/README.md and every
+//! page of the book (`docs/src`). Two kinds of code block hold commands
+//! (docs/src/contributing/docs.md says how to write them):
+//!
+//! - ` ```console `: a line `$ COMMAND` (continued by a trailing `\`) is run;
+//!   the lines after it, to the next `$` line, are what it prints (stdout,
+//!   then stderr). A line `...` stands for any number of lines (the output is
+//!   abridged there); a last line `[exit N]` says the exit code, 0 otherwise.
+//! - ` ```sh `: every line that starts with `herdsim` or
+//!   `cargo run --release --` is run and must exit 0; its output is not
+//!   shown, so not checked. Other lines (`cargo install`, `cargo test`,
+//!   `mdbook`) set a machine up and are not run here.
+//!
+//! `cargo run --release --` runs the test build of `herdsim`. Each file's
+//! commands run in order in a scratch directory of their own, which holds
+//! links to the repository's `scenarios/`, `reference/` and `results/`, so a
+//! page can write a file and read it back a few examples later. A block
+//! whose info string says `slow` runs only when `HERDSIM_BOOK_SLOW` is set
+//! (`scripts/book-check`, which CI runs with the debug binary).
+
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// One command a doc shows.
+#[derive(Debug, Clone, PartialEq)]
+struct Example {
+    /// The doc and the line of the command, for messages.
+    place: String,
+    /// The command as shown, `cargo run --release --` included.
+    command: String,
+    /// What it prints, if the doc shows it (a `console` block).
+    expected: Option<Vec<String>>,
+    /// The exit code the doc says.
+    exit: i32,
+    /// Only with `HERDSIM_BOOK_SLOW`.
+    slow: bool,
+}
+
+/// The longest a doc's command may take in the test build. The slowest
+/// shown command takes about 10 s there; a hung command fails, not hangs.
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The commands of a Markdown text.
+fn examples(name: &str, text: &str) -> Result<Vec<Example>, String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i].trim_start();
+        let Some(info) = line.strip_prefix("```") else {
+            i += 1;
+            continue;
+        };
+        let words: Vec<&str> = info
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|w| !w.is_empty())
+            .collect();
+        let end = (i + 1..lines.len())
+            .find(|&j| lines[j].trim_start().starts_with("```"))
+            .ok_or_else(|| format!("{name}:{}: a code block that never ends", i + 1))?;
+        let body = &lines[i + 1..end];
+        let slow = words.contains(&"slow");
+        match words.first().copied() {
+            Some("console") => found.extend(console_block(name, i + 2, body, slow)?),
+            Some("sh") => found.extend(sh_block(name, i + 2, body, slow)?),
+            _ => {}
+        }
+        i = end + 1;
+    }
+    Ok(found)
+}
+
+/// `body`'s logical lines (a trailing `\` continues one), each with the
+/// number of its first line.
+fn logical_lines(first: usize, body: &[&str]) -> Vec<(usize, String)> {
+    let mut out: Vec<(usize, String)> = Vec::new();
+    let mut open = false;
+    for (k, line) in body.iter().enumerate() {
+        if open {
+            let last = out.last_mut().expect("a continued line");
+            last.1.push(' ');
+            last.1.push_str(line.trim());
+        } else {
+            out.push((first + k, line.to_string()));
+        }
+        open = line.trim_end().ends_with('\\');
+        if open {
+            let last = out.last_mut().expect("a line");
+            let kept = last.1.trim_end().trim_end_matches('\\').trim_end().to_string();
+            last.1 = kept;
+        }
+    }
+    out
+}
+
+fn console_block(
+    name: &str,
+    first: usize,
+    body: &[&str],
+    slow: bool,
+) -> Result<Vec<Example>, String> {
+    let mut found: Vec<Example> = Vec::new();
+    for (number, line) in logical_lines(first, body) {
+        if let Some(command) = line.strip_prefix("$ ") {
+            found.push(Example {
+                place: format!("{name}:{number}"),
+                command: command.trim().to_string(),
+                expected: Some(Vec::new()),
+                exit: 0,
+                slow,
+            });
+            continue;
+        }
+        let Some(example) = found.last_mut() else {
+            return Err(format!(
+                "{name}:{number}: a console block must start with a `$ ` command"
+            ));
+        };
+        let shown = example.expected.as_mut().expect("console output");
+        if let Some(code) = line
+            .trim()
+            .strip_prefix("[exit ")
+            .and_then(|rest| rest.strip_suffix(']'))
+        {
+            example.exit = code
+                .parse()
+                .map_err(|_| format!("{name}:{number}: `[exit N]` needs a number"))?;
+        } else if example.exit != 0 {
+            return Err(format!("{name}:{number}: `[exit N]` must be the last line"));
+        } else {
+            shown.push(line);
+        }
+    }
+    Ok(found)
+}
+
+/// Commands in a `sh` block that set a machine up and are not run.
+const SETUP: [&str; 8] = [
+    "cargo install",
+    "cargo test",
+    "cargo build",
+    "cargo bench",
+    "mdbook",
+    "git ",
+    "pip ",
+    "scripts/",
+];
+
+fn sh_block(name: &str, first: usize, body: &[&str], slow: bool) -> Result<Vec<Example>, String> {
+    let mut found = Vec::new();
+    for (number, line) in logical_lines(first, body) {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if line.starts_with("herdsim ") || line.starts_with("cargo run --release -- ") {
+            found.push(Example {
+                place: format!("{name}:{number}"),
+                command: line.to_string(),
+                expected: None,
+                exit: 0,
+                slow,
+            });
+        } else if !SETUP.iter().any(|s| line.starts_with(s)) {
+            return Err(format!(
+                "{name}:{number}: `{line}` is neither a herdsim command nor a setup step; \
+                 show other shell in a bash block"
+            ));
+        }
+    }
+    Ok(found)
+}
+
+/// True if `actual` is what `shown` shows: line for line (trailing blanks
+/// aside), a `...` line matching any number of lines.
+fn matches(shown: &[String], actual: &[String]) -> bool {
+    fn go(shown: &[String], actual: &[String]) -> bool {
+        match shown.split_first() {
+            None => actual.is_empty(),
+            Some((first, rest)) if first.trim() == "..." => {
+                (0..=actual.len()).any(|skip| go(rest, &actual[skip..]))
+            }
+            Some((first, rest)) => actual.split_first().is_some_and(|(line, after)| {
+                line.trim_end() == first.trim_end() && go(rest, after)
+            }),
+        }
+    }
+    let trim = |lines: &[String]| -> Vec<String> {
+        let mut lines = lines.to_vec();
+        while lines.last().is_some_and(|l| l.trim().is_empty()) {
+            lines.pop();
+        }
+        lines
+    };
+    go(&trim(shown), &trim(actual))
+}
+
+/// The repository's root.
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every doc that shows commands.
+fn docs() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = ["README.md", "CONTRIBUTING.md", "scenarios/README.md"]
+        .iter()
+        .map(|f| root().join(f))
+        .collect();
+    let mut pages = Vec::new();
+    collect_pages(&root().join("docs/src"), &mut pages);
+    pages.sort();
+    files.extend(pages);
+    files
+}
+
+fn collect_pages(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            collect_pages(&path, out);
+        } else if path.extension().is_some_and(|e| e == "md") {
+            out.push(path);
+        }
+    }
+}
+
+/// What running `example` in `dir` printed (stdout, then stderr) and its
+/// exit code.
+fn run(example: &Example, dir: &Path) -> Result<(Vec<String>, i32), String> {
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_herdsim"));
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut paths = vec![bin.parent().expect("the binary's directory").to_path_buf()];
+    paths.extend(std::env::split_paths(&path));
+    let command = example
+        .command
+        .replace("cargo run --release -- ", "herdsim ");
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(&command)
+        .current_dir(dir)
+        .env("PATH", std::env::join_paths(paths).expect("a PATH"))
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("{}: cannot start sh: {e}", example.place))?;
+    let mut stdout = child.stdout.take().expect("piped");
+    let mut stderr = child.stderr.take().expect("piped");
+    let out_reader = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        let _ = stdout.read_to_end(&mut text);
+        text
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        let _ = stderr.read_to_end(&mut text);
+        text
+    });
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
+            break status;
+        }
+        if started.elapsed() > COMMAND_TIMEOUT {
+            let _ = child.kill();
+            return Err(format!(
+                "{}: `{}` ran past {:?}",
+                example.place, example.command, COMMAND_TIMEOUT
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let mut text = String::from_utf8_lossy(&out_reader.join().expect("reader")).into_owned();
+    text += &String::from_utf8_lossy(&err_reader.join().expect("reader"));
+    let lines = text.lines().map(str::to_string).collect();
+    Ok((lines, status.code().unwrap_or(-1)))
+}
+
+/// A fresh scratch directory for `doc`'s commands, with links to the
+/// repository's inputs.
+fn scratch(doc: &Path) -> PathBuf {
+    let relative = doc.strip_prefix(root()).unwrap_or(doc);
+    let name = relative.to_string_lossy().replace(['/', '.'], "-");
+    let dir = super::common::workdir(&format!("book-{name}"));
+    for input in ["scenarios", "reference", "results"] {
+        std::os::unix::fs::symlink(root().join(input), dir.join(input)).unwrap();
+    }
+    dir
+}
+
+/// Runs `doc`'s examples in order; the failures.
+fn check_doc(doc: &Path, slow: bool) -> (usize, Vec<String>) {
+    let relative = doc.strip_prefix(root()).unwrap_or(doc).display().to_string();
+    let text = fs::read_to_string(doc).unwrap();
+    let found = match examples(&relative, &text) {
+        Ok(found) => found,
+        Err(e) => return (0, vec![e]),
+    };
+    let dir = scratch(doc);
+    let mut failures = Vec::new();
+    let mut ran = 0;
+    for example in found.iter().filter(|e| slow || !e.slow) {
+        ran += 1;
+        match run(example, &dir) {
+            Err(e) => failures.push(e),
+            Ok((actual, code)) => {
+                if code != example.exit {
+                    failures.push(format!(
+                        "{}: `{}` exited {code}, the doc says {}:\n{}",
+                        example.place,
+                        example.command,
+                        example.exit,
+                        actual.join("\n")
+                    ));
+                } else if let Some(shown) = &example.expected
+                    && !matches(shown, &actual)
+                {
+                    failures.push(format!(
+                        "{}: `{}` printed what the doc does not show (a `...` line abridges):\n\
+                         --- shown\n{}\n--- printed\n{}",
+                        example.place,
+                        example.command,
+                        shown.join("\n"),
+                        actual.join("\n")
+                    ));
+                }
+            }
+        }
+    }
+    let _ = fs::remove_dir_all(&dir);
+    (ran, failures)
+}
+
+#[test]
+fn every_command_the_docs_show_runs_and_prints_what_they_show() {
+    let slow = std::env::var_os("HERDSIM_BOOK_SLOW").is_some();
+    let docs = docs();
+    let results: Vec<(usize, Vec<String>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = docs
+            .iter()
+            .map(|doc| scope.spawn(move || check_doc(doc, slow)))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let ran: usize = results.iter().map(|(n, _)| n).sum();
+    let failures: Vec<String> = results.into_iter().flat_map(|(_, f)| f).collect();
+    assert!(
+        failures.is_empty(),
+        "{} of {ran} doc commands failed:\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+    // Not vacuous: the README's two commands' main job is among them, and
+    // the book shows many more.
+    let readme = fs::read_to_string(root().join("README.md")).unwrap();
+    let readme = examples("README.md", &readme).unwrap();
+    assert!(
+        readme
+            .iter()
+            .any(|e| e.command.starts_with("cargo run --release -- run --clients 1000")),
+        "the README's main job is not a checked command"
+    );
+    assert!(ran >= 40, "only {ran} doc commands found");
+}
+
+#[test]
+fn a_shown_output_must_match_line_for_line_with_dots_for_gaps() {
+    let lines = |text: &str| -> Vec<String> { text.lines().map(str::to_string).collect() };
+    let printed = lines("a\nb\nc\nd");
+    assert!(matches(&lines("a\nb\nc\nd"), &printed));
+    assert!(matches(&lines("a  \nb\nc\nd\n\n"), &printed));
+    assert!(matches(&lines("a\n...\nd"), &printed));
+    assert!(matches(&lines("...\nc\n..."), &printed));
+    assert!(matches(&lines("a\n...\nb\nc\nd"), &printed));
+    assert!(!matches(&lines("a\nb\nc"), &printed), "a missing line");
+    assert!(!matches(&lines("a\n...\nc"), &printed), "the end is anchored");
+    assert!(!matches(&lines("b\n..."), &printed), "the start is anchored");
+    assert!(!matches(&lines("a\nc\n..."), &printed), "order and adjacency");
+}
+
+#[test]
+fn code_blocks_become_commands_with_their_output_and_exit_code() {
+    let text = "intro\n```console\n$ herdsim run \\\n  --clients 5\nline one\n...\n\
+                $ herdsim run --clients 0\nerror: x\n[exit 2]\n```\n\
+                ```sh\ncargo install --path .\nherdsim policies # list\n```\n\
+                ```toml\nherdsim = 1\n```\n```console slow\n$ herdsim map\n```\n";
+    let found = examples("t.md", text).unwrap();
+    let commands: Vec<(&str, i32, bool)> = found
+        .iter()
+        .map(|e| (e.command.as_str(), e.exit, e.slow))
+        .collect();
+    assert_eq!(
+        commands,
+        [
+            ("herdsim run --clients 5", 0, false),
+            ("herdsim run --clients 0", 2, false),
+            ("herdsim policies # list", 0, false),
+            ("herdsim map", 0, true),
+        ]
+    );
+    assert_eq!(found[0].place, "t.md:3");
+    assert_eq!(
+        found[0].expected.as_deref(),
+        Some(&["line one".to_string(), "...".to_string()][..])
+    );
+    assert_eq!(found[2].expected, None);
+    assert!(examples("t.md", "```sh\nrm -rf /\n```\n").is_err());
+    assert!(examples("t.md", "```console\noutput first\n```\n").is_err());
+    assert!(examples("t.md", "```console\n$ x\n").is_err());
+}

@@ -14,7 +14,8 @@
 //!   shown, so not checked. Other lines (`cargo install`, `cargo test`,
 //!   `mdbook`) set a machine up and are not run here.
 //!
-//! `cargo run --release --` runs the test build of `herdsim`. Each file's
+//! `cargo run --release --` runs the test build of `herdsim`, with `NO_COLOR`
+//! set and `COLUMNS=100` (the width help wraps to). Each file's
 //! commands run in order in a scratch directory of their own, which holds
 //! links to the repository's `scenarios/`, `reference/` and `results/`, so a
 //! page can write a file and read it back a few examples later. A block
@@ -249,6 +250,7 @@ fn run(example: &Example, dir: &Path) -> Result<(Vec<String>, i32), String> {
         .current_dir(dir)
         .env("PATH", std::env::join_paths(paths).expect("a PATH"))
         .env("NO_COLOR", "1")
+        .env("COLUMNS", "100")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -417,4 +419,149 @@ fn code_blocks_become_commands_with_their_output_and_exit_code() {
     assert!(examples("t.md", "```sh\nrm -rf /\n```\n").is_err());
     assert!(examples("t.md", "```console\noutput first\n```\n").is_err());
     assert!(examples("t.md", "```console\n$ x\n").is_err());
+}
+
+/// The pages' `<!-- generated: herdsim ARGS -->` blocks (`scripts/book-refresh`
+/// pastes them): each page, its arguments and what the block holds.
+fn generated_blocks() -> Vec<(String, String, String)> {
+    let mut found = Vec::new();
+    let mut pages = Vec::new();
+    collect_pages(&root().join("docs/src"), &mut pages);
+    for page in pages {
+        let text = fs::read_to_string(&page).unwrap();
+        let name = page.strip_prefix(root()).unwrap().display().to_string();
+        let mut rest = text.as_str();
+        while let Some(at) = rest.find("<!-- generated: herdsim ") {
+            let after = &rest[at + "<!-- generated: herdsim ".len()..];
+            let close = after.find(" -->\n").expect("a generated marker ends");
+            let args = after[..close].to_string();
+            let body_start = close + " -->\n".len();
+            let end = after[body_start..]
+                .find("<!-- /generated -->")
+                .unwrap_or_else(|| panic!("{name}: `{args}` has no <!-- /generated -->"));
+            found.push((name.clone(), args, after[body_start..body_start + end].to_string()));
+            rest = &after[body_start + end..];
+        }
+    }
+    found
+}
+
+#[test]
+fn the_reference_pages_are_what_the_code_prints() {
+    // A registry changed (a parameter, a policy, a help line) and the page
+    // not pasted again fails here, naming the page and the command.
+    let blocks = generated_blocks();
+    let mut stale = Vec::new();
+    for (page, args, body) in &blocks {
+        let words: Vec<&str> = args.split_whitespace().collect();
+        let out = assert_cmd::Command::new(env!("CARGO_BIN_EXE_herdsim"))
+            .args(&words)
+            .env("NO_COLOR", "1")
+            .env("COLUMNS", "100")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{page}: `herdsim {args}` failed");
+        let text = String::from_utf8(out.stdout).unwrap() + &String::from_utf8(out.stderr).unwrap();
+        let expected = if words.contains(&"--markdown") {
+            text
+        } else {
+            format!("```console\n$ herdsim {args}\n{}\n```\n", text.trim_end())
+        };
+        if *body != expected {
+            stale.push(format!("{page}: `herdsim {args}`"));
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "pages that differ from the code (run scripts/book-refresh):\n{}",
+        stale.join("\n")
+    );
+    for reference in ["params --markdown", "metrics", "policies", "controls", "triggers", "run --help"] {
+        assert!(
+            blocks.iter().any(|(_, args, _)| args == reference),
+            "no page holds `herdsim {reference}`"
+        );
+    }
+}
+
+/// The relative links of a Markdown text: `[text](target)` and
+/// `![alt](target)` outside code, without `#anchor`s.
+fn relative_links(text: &str) -> Vec<String> {
+    let mut links = Vec::new();
+    let mut in_code = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            in_code = !in_code;
+            continue;
+        }
+        if in_code {
+            continue;
+        }
+        // Inline code spans hold syntax, not links.
+        let outside: String = line
+            .split('`')
+            .enumerate()
+            .filter(|(k, _)| k % 2 == 0)
+            .map(|(_, part)| part)
+            .collect::<Vec<_>>()
+            .join(" ");
+        let mut rest = outside.as_str();
+        while let Some(at) = rest.find("](") {
+            let after = &rest[at + 2..];
+            let Some(close) = after.find(')') else { break };
+            let target = after[..close].split('#').next().unwrap_or("").trim();
+            if !target.is_empty() && !target.contains("://") && !target.starts_with("mailto:") {
+                links.push(target.to_string());
+            }
+            rest = &after[close..];
+        }
+    }
+    links
+}
+
+/// `path` with its `.` and `..` parts resolved as text (links not followed).
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[test]
+fn every_relative_link_in_the_docs_reaches_a_file() {
+    let mut files = docs();
+    files.push(root().join("results/README.md"));
+    let book = root().join("docs/src");
+    let mut broken = Vec::new();
+    let mut count = 0;
+    for file in &files {
+        let Ok(text) = fs::read_to_string(file) else {
+            continue;
+        };
+        for link in relative_links(&text) {
+            count += 1;
+            let target = file.parent().unwrap().join(&link);
+            let name = file.strip_prefix(root()).unwrap().display();
+            if !target.exists() {
+                broken.push(format!("{name}: {link}"));
+            } else if file.starts_with(&book) && !lexical(&target).starts_with(&book) {
+                // mdBook publishes docs/src only: a link out of it breaks
+                // in the built book (results/ is linked in as docs/src/results).
+                broken.push(format!("{name}: {link} (outside the book)"));
+            }
+        }
+    }
+    assert!(broken.is_empty(), "links to no file:\n{}", broken.join("\n"));
+    assert!(count >= 30, "only {count} links found");
+    assert_eq!(
+        relative_links("[a](x.md#top) `[b](no.md)` ![c](p.svg) [d](https://e) [f](#here)"),
+        ["x.md", "p.svg"]
+    );
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Regenerates every committed result with the commands results/README.md
-# gives, from a release build; `git status results/` then shows what changed.
+# Regenerates every committed result with the commands the book's Studies
+# pages give (docs/src/studies/), from a release build; `git status results/`
+# then shows what changed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 cargo build --release --quiet
@@ -91,7 +92,7 @@ rm results/yandex-2024.part.csv
 # Yandex 2024 at 10,000 calls/s (the study's scaling: CPUs and static clients
 # grow with the rate, the budget and the breaker's minimum calls do not),
 # against 40 seeds of the study's code at that rate
-# (results/yandex-2024-10000rps-reference.csv; results/README.md says how).
+# (results/yandex-2024-10000rps-reference.csv; docs/src/studies/yandex-2024.md says how).
 first=1
 for name in retry-cb-budget-global-vs-local circuit-breaker-vs-retry-budget-cb10pct \
     circuit-breaker-vs-retry-budget-cb50pct; do
@@ -120,8 +121,8 @@ herdsim compare scenarios/brooker-2023-collapse.toml --reference results/brooker
 herdsim compare scenarios/brooker-2023-omission-queue.toml \
     --reference results/brooker-2023-omission-queue-rerun.csv \
     --markdown --force --quiet > results/brooker-2023-omission-queue-rerun.md
-# Layered services: amplification through a call chain (results/README.md,
-# "Layered services").
+# Layered services: amplification through a call chain
+# (docs/src/studies/layers.md).
 herdsim sweep scenarios/layers.toml --out results/layers.csv --force --quiet
 herdsim plot results/layers.csv --x depth --y server_amplification_mean --by max_attempts,fail_rate \
     --log-y --out results/layers.svg --force

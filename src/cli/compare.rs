@@ -6,8 +6,9 @@ use rayon::prelude::*;
 
 use clap::Args;
 
-use super::output::{check_distinct, check_output, write_svg, write_whole};
+use super::output::{check_distinct, check_output, warn_extensions, write_svg, write_whole};
 use super::progress::runs_bar;
+use super::run::OUTPUTS;
 use super::sweep::{GridArgs, limit_error, read_scenario};
 use super::{CliError, write_stdout};
 use crate::base::fingerprint::Fingerprint;
@@ -60,31 +61,36 @@ pub struct CompareArgs {
     grid: GridArgs,
 
     /// Print a Markdown table instead of a text one
-    #[arg(long)]
+    #[arg(long, help_heading = OUTPUTS)]
     markdown: bool,
 
-    /// Also write every metric of every point, with the published figures and
-    /// verdicts, as CSV (one row per point and metric)
-    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
+    /// Also write every metric of every point as CSV
+    ///
+    /// With the published figures and verdicts, one row per point and
+    /// metric.
+    #[arg(long, value_name = "FILE.csv", allow_hyphen_values = true, help_heading = OUTPUTS)]
     csv: Option<PathBuf>,
 
-    /// Also draw each point's retries over time (replicate 0), one panel per
-    /// point on shared axes, as SVG
-    #[arg(long, value_name = "FILE.svg", allow_hyphen_values = true)]
+    /// Also draw each point's replicate 0 over time as SVG
+    ///
+    /// Herd models: retries over time, one panel per point on shared axes;
+    /// server model: the points' time series side by side.
+    #[arg(long, value_name = "FILE.svg", allow_hyphen_values = true, help_heading = OUTPUTS)]
     plot: Option<PathBuf>,
 
-    /// Judge a study scenario's points against this reference file instead of
-    /// the built-in one: a rerun of the authors' code, in the same shape (see
-    /// reference/README.md)
-    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
+    /// Judge a study scenario against this reference file, not the built-in one
+    ///
+    /// A rerun of the authors' code, in the same shape (see
+    /// reference/README.md).
+    #[arg(long, value_name = "FILE", allow_hyphen_values = true, help_heading = OUTPUTS)]
     reference: Option<PathBuf>,
 
     /// Replace the CSV and SVG files if they exist
-    #[arg(long)]
+    #[arg(long, help_heading = OUTPUTS)]
     force: bool,
 
     /// Hide the progress bar
-    #[arg(long, short)]
+    #[arg(long, short, help_heading = OUTPUTS)]
     quiet: bool,
 }
 
@@ -370,6 +376,10 @@ fn server_summary(
 }
 
 pub fn compare(args: &CompareArgs) -> Result<(), CliError> {
+    warn_extensions(&[
+        ("--csv", args.csv.as_deref(), "csv"),
+        ("--plot", args.plot.as_deref(), "svg"),
+    ]);
     let scenario = compared_scenario(args.scenario.as_deref(), &args.grid)?;
     let is_study = scenario.study.is_some();
     if !is_study && args.plot.is_some() && SweepPlan::whole(&scenario, false).is_server() {

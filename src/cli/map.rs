@@ -10,9 +10,10 @@ use clap::Args;
 
 use super::output::{
     Access, LineFile, MAX_TABLE_BYTES, check_distinct, check_output, is_regular_file, open_locked,
-    read_input, write_whole,
+    read_input, warn_extensions, write_whole,
 };
 use super::progress::runs_bar;
+use super::run::OUTPUTS;
 use super::sweep::{GridArgs, read_scenario, stop_cause};
 use super::{CliError, write_stdout};
 use crate::base::format::{group_thousands, trimmed};
@@ -31,6 +32,9 @@ use crate::report::map_svg::{axis_title, map_svg, x_scale};
 use crate::spec::params::{PARAMS, Param, param};
 use crate::spec::{self, ParamError};
 
+/// The heading of the flags that shape the map.
+const MAP: &str = "Map";
+
 /// The most refinement rounds.
 const MAX_ROUNDS: u32 = 10;
 
@@ -41,75 +45,82 @@ pub struct MapArgs {
     #[arg(value_name = "SCENARIO")]
     scenario: Option<PathBuf>,
 
-    /// The parameter along x (its scenario key): refined, between its
-    /// values, where the boundary is
-    #[arg(long, value_name = "KEY", value_parser = parse_key, allow_hyphen_values = true)]
+    /// The parameter along x (its scenario key), refined near the boundary
+    ///
+    /// Cells are added between its values where the boundary is.
+    #[arg(long, value_name = "KEY", value_parser = parse_key, allow_hyphen_values = true, help_heading = MAP)]
     x: &'static Param,
 
     /// The parameter along y (its scenario key): one row per value
-    #[arg(long, value_name = "KEY", value_parser = parse_key, allow_hyphen_values = true)]
+    #[arg(long, value_name = "KEY", value_parser = parse_key, allow_hyphen_values = true, help_heading = MAP)]
     y: &'static Param,
 
     /// Output CSV file: one row per cell
     #[arg(
         long,
         short,
-        value_name = "FILE",
+        value_name = "FILE.csv",
         allow_hyphen_values = true,
         required_unless_present = "from",
-        conflicts_with = "from"
+        conflicts_with = "from",
+        help_heading = OUTPUTS
     )]
     out: Option<PathBuf>,
 
-    /// Draw the heatmap (--svg) and print the boundaries of a map already
-    /// made, such as its shards merged (`herdsim merge`), instead of running
-    /// it; the scenario and flags must be the map's
+    /// Draw and print a map already made, from its CSV, instead of running it
+    ///
+    /// The heatmap (--svg) and the boundaries of a map made before, such as
+    /// its shards merged (`herdsim merge`); the scenario and flags must be
+    /// the map's.
     #[arg(long, value_name = "FILE.csv", allow_hyphen_values = true,
-          conflicts_with_all = ["resume", "shard", "force"])]
+          conflicts_with_all = ["resume", "shard", "force"], help_heading = OUTPUTS)]
     from: Option<PathBuf>,
 
-    /// Map only the K-th of N slices of the rows (y values), such as 2/4;
-    /// rows are refined on their own, so `herdsim merge` joins the shards'
-    /// files into the whole map's
-    #[arg(long, value_name = "K/N", allow_hyphen_values = true)]
+    /// Map only the K-th of N slices of the rows (y values), such as 2/4
+    ///
+    /// Rows are refined on their own, so `herdsim merge` joins the shards'
+    /// files into the whole map's.
+    #[arg(long, value_name = "K/N", allow_hyphen_values = true, help_heading = OUTPUTS)]
     shard: Option<Shard>,
 
     /// Also draw the heatmap of storm probability to this SVG file
-    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
+    #[arg(long, value_name = "FILE.svg", allow_hyphen_values = true, help_heading = OUTPUTS)]
     svg: Option<PathBuf>,
 
     /// The heatmap's title [default: the scenario's description]
-    #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
+    #[arg(long, value_name = "TEXT", allow_hyphen_values = true, help_heading = OUTPUTS)]
     title: Option<String>,
 
     #[command(flatten)]
     grid: GridArgs,
 
-    /// Refinement rounds after the coarse grid (0 to 10): each halves the
-    /// steps along x the boundary lies in and doubles the seeds of the
-    /// uncertain cells beside it
-    #[arg(long, value_name = "ROUNDS", default_value_t = 3, value_parser = parse_rounds, allow_hyphen_values = true)]
+    /// Refinement rounds after the coarse grid (0 to 10)
+    ///
+    /// Each halves the steps along x the boundary lies in and doubles the
+    /// seeds of the uncertain cells beside it.
+    #[arg(long, value_name = "ROUNDS", default_value_t = 3, value_parser = parse_rounds, allow_hyphen_values = true, help_heading = MAP)]
     refine: u32,
 
     /// The most seeds one cell gets by refinement [default: 4 × --seeds]
-    #[arg(long, value_name = "N", value_parser = spec::parse_replicates, allow_hyphen_values = true)]
+    #[arg(long, value_name = "N", value_parser = spec::parse_replicates, allow_hyphen_values = true, help_heading = MAP)]
     max_seeds: Option<u32>,
 
-    /// The run budget of each row: a row's refinement stops where its next
-    /// step would pass it [default: 4 × a row's coarse runs]
-    #[arg(long, value_name = "N", value_parser = parse_max_runs, allow_hyphen_values = true)]
+    /// The run budget of each row [default: 4 × a row's coarse runs]
+    ///
+    /// A row's refinement stops where its next step would pass it.
+    #[arg(long, value_name = "N", value_parser = parse_max_runs, allow_hyphen_values = true, help_heading = MAP)]
     max_runs: Option<u64>,
 
     /// Continue an interrupted map from its run journal (FILE.runs)
-    #[arg(long, conflicts_with = "force")]
+    #[arg(long, conflicts_with = "force", help_heading = OUTPUTS)]
     resume: bool,
 
     /// Replace FILE (and the SVG) if they exist, and start over
-    #[arg(long)]
+    #[arg(long, help_heading = OUTPUTS)]
     force: bool,
 
     /// Hide the progress bar and the closing summary
-    #[arg(long, short)]
+    #[arg(long, short, help_heading = OUTPUTS)]
     quiet: bool,
 }
 
@@ -338,6 +349,10 @@ fn title(args: &MapArgs, scenario: &Scenario) -> String {
 }
 
 pub fn map(args: &MapArgs) -> Result<(), CliError> {
+    warn_extensions(&[
+        ("--out", args.out.as_deref(), "csv"),
+        ("--svg", args.svg.as_deref(), "svg"),
+    ]);
     let scenario_path = args.scenario.as_deref();
     let mut outputs: Vec<(&str, &Path)> = Vec::new();
     if let Some(svg) = &args.svg {

@@ -9,6 +9,7 @@ mod bench;
 pub mod bench_minimal;
 pub mod bench_server;
 mod compare;
+mod examples;
 mod map;
 mod output;
 mod params;
@@ -57,16 +58,26 @@ fn params_text(args: &ParamsArgs) -> String {
 /// Exit code for bad input (as clap uses).
 const EXIT_USAGE: u8 = 2;
 
+/// Where the docs are, after every `--help` of the whole tool.
+const DOCS: &str = "Each command's -h lists its flags, and its --help says what each accepts, which models \
+     read it, and ends with examples. The docs: README.md and docs/ in the repository.";
+
 #[derive(Debug, Parser)]
 #[command(
     name = "herdsim",
-    version,
+    version = env!("HERDSIM_VERSION"),
     about = "Simulate retry storms: how backoff policies make a failing herd recover or drown its dependency",
     long_about = "Simulate retry storms.\n\n\
         N clients fail together and retry against a shared resource that serves one \
         request at a time; a backoff policy decides when each retries. herdsim reports \
         total calls, time to last success and peak simultaneous retries, over replicate \
-        seeds, with 95% confidence intervals. Results are reproducible bit for bit.",
+        seeds, with 95% confidence intervals. Besides that contended slot (the default \
+        model), --resource picks independent outages (outage), an optimistic-concurrency \
+        row (occ), or a server: open- or closed-loop load against workers behind a queue, \
+        with timeouts, triggers and call chains, judged recovered, stuck or unresolved. \
+        Results are reproducible bit for bit.",
+    after_help = DOCS,
+    after_long_help = examples::with_examples(DOCS, &examples::TOP),
     propagate_version = true
 )]
 struct Cli {
@@ -77,47 +88,139 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Simulate one workload over replicate seeds and summarise every metric
-    #[command(after_long_help = run::metrics_help())]
+    #[command(after_long_help = examples::with_examples(&run::metrics_help(), &examples::RUN))]
     Run(run::RunArgs),
-    /// Run a grid of workloads × replicate seeds on every core, to CSV
-    #[command(after_long_help = sweep::sweep_help())]
-    Sweep(sweep::SweepArgs),
+    /// Set a scenario's points side by side, with published figures and verdicts
+    ///
     /// Set a scenario's points side by side, with the published figures and
-    /// verdicts where there are any
+    /// verdicts where there are any.
+    #[command(after_long_help = examples::with_examples("", &examples::COMPARE))]
     Compare(compare::CompareArgs),
+    /// Run a grid of workloads × replicate seeds on every core, to CSV
+    #[command(after_long_help = examples::with_examples(&sweep::sweep_help(), &examples::SWEEP))]
+    Sweep(sweep::SweepArgs),
     /// Draw a sweep's curves, with their 95% CI bands, as SVG
+    #[command(after_long_help = examples::with_examples("", &examples::PLOT))]
     Plot(plot::PlotArgs),
+    /// Write a comparison as one self-contained HTML report
+    ///
     /// Write a scenario's (or the workload flags') comparison as one
     /// self-contained HTML report: a summary of what happened, the workload
     /// in words, the table with CIs and verdicts, each service of a chain,
-    /// the pictures inline, and the command that reproduces it
+    /// the pictures inline, and the command that reproduces it.
+    #[command(after_long_help = examples::with_examples("", &examples::REPORT))]
     Report(report::ReportArgs),
+    /// Map where a server-model service tips over as two parameters vary
+    ///
     /// Map where a server-model service tips over as two parameters vary:
-    /// storm probability per cell, refined along the boundary, to CSV and SVG
-    #[command(after_long_help = map::map_help())]
+    /// storm probability per cell, refined along the boundary, to CSV and
+    /// SVG.
+    #[command(after_long_help = examples::with_examples(&map::map_help(), &examples::MAP))]
     Map(map::MapArgs),
+    /// Join the shard files of a sweep (or a map) into the whole one's file
+    ///
     /// Combine the shard files of a sweep (or a map) into the file the whole
-    /// sweep (or map) writes
+    /// sweep (or map) writes, byte for byte.
+    #[command(after_long_help = examples::with_examples("", &examples::MERGE))]
     Merge(sweep::MergeArgs),
     /// Show policies' delays retry by retry, without contention
+    #[command(after_long_help = examples::with_examples("", &examples::POLICY))]
     Policy(policy::PolicyArgs),
     /// List the backoff policies with their formulas and parameters
     Policies,
+    /// List the retry controls (budgets, breakers, throttles) and their syntax
+    ///
     /// List the retry controls (budgets, breakers, throttles) with their
-    /// sources, rules and syntax
+    /// sources, rules and syntax.
     Controls,
+    /// List the server model's triggers with their meaning and syntax
+    ///
     /// List the server model's triggers (outage, failures, spikes, ramps,
-    /// slowdowns, capacity drops) with their exact meaning and syntax
+    /// slowdowns, capacity drops) with their exact meaning and syntax.
     Triggers,
+    /// Define every metric and the server model's verdict
+    ///
     /// Define every metric (herd, server, each service of a chain) and the
-    /// server model's verdict: recovered, stuck or unresolved
+    /// server model's verdict: recovered, stuck or unresolved.
     Metrics,
+    /// List every workload parameter: flag, key, default, values, columns
+    ///
     /// List every workload parameter: flag, scenario key, default, accepted
-    /// values and CSV columns
+    /// values and CSV columns.
     Params(ParamsArgs),
+    /// Time the event loop at the standard sizes, to compare machines
+    ///
     /// Time the event loop at the standard sizes (events per second), to
-    /// compare machines
+    /// compare machines.
     Bench(bench::BenchArgs),
+    /// Print a shell's completion script (bash, zsh, fish, powershell, elvish)
+    ///
+    /// Print the completion script of SHELL to stdout. For example, bash:
+    /// `herdsim completions bash > ~/.local/share/bash-completion/completions/herdsim`;
+    /// zsh: into a directory of your $fpath as `_herdsim`; fish:
+    /// `herdsim completions fish > ~/.config/fish/completions/herdsim.fish`.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff) of herdsim, or of one of its commands
+    ///
+    /// Print the man page of herdsim (or, given a command, of that command:
+    /// `herdsim man run`) as roff to stdout; read it with
+    /// `herdsim man | man -l -`.
+    Man(ManArgs),
+}
+
+/// `herdsim completions`'s argument.
+#[derive(Debug, clap::Args)]
+struct CompletionsArgs {
+    /// The shell to complete for
+    #[arg(value_name = "SHELL")]
+    shell: clap_complete::Shell,
+}
+
+/// `herdsim man`'s argument.
+#[derive(Debug, clap::Args)]
+struct ManArgs {
+    /// The command whose page to print [default: herdsim's own]
+    #[arg(value_name = "COMMAND")]
+    command: Option<String>,
+}
+
+/// The whole command line's definition (for completions and man pages).
+fn cli_command() -> clap::Command {
+    use clap::CommandFactory;
+    Cli::command()
+}
+
+/// The completion script of `shell`.
+fn completions(args: &CompletionsArgs) -> Result<(), CliError> {
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut cli_command(), "herdsim", &mut script);
+    write_stdout(&String::from_utf8_lossy(&script))
+}
+
+/// The man page of herdsim, or of the command `args` names.
+fn man_page(args: &ManArgs) -> Result<(), CliError> {
+    let mut cli = cli_command();
+    cli.build();
+    let page = match &args.command {
+        None => cli,
+        Some(name) => {
+            let names: Vec<String> = cli
+                .get_subcommands()
+                .map(|c| c.get_name().to_string())
+                .collect();
+            let Some(sub) = cli.find_subcommand(name) else {
+                return Err(CliError::Usage(format!(
+                    "invalid value '{name}' for '[COMMAND]': expected one of {}",
+                    names.join(", ")
+                )));
+            };
+            let full = format!("herdsim-{name}");
+            sub.clone().name(full.clone()).bin_name(full)
+        }
+    };
+    let mut roff = Vec::new();
+    clap_mangen::Man::new(page).render(&mut roff)?;
+    write_stdout(&String::from_utf8_lossy(&roff))
 }
 
 /// Runs the command line `args` and returns the process's exit code.
@@ -128,7 +231,7 @@ where
 {
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
-        Err(err) => return report_clap_error(&err),
+        Err(err) => return report_clap_error(err),
     };
     cap_threads();
     let result = match cli.command {
@@ -146,7 +249,13 @@ where
         Command::Metrics => write_stdout(&metrics_table()),
         Command::Params(args) => write_stdout(&params_text(&args)),
         Command::Bench(args) => bench::bench(&args),
+        Command::Completions(args) => completions(&args),
+        Command::Man(args) => man_page(&args),
     };
+    output::release_warnings(!matches!(
+        result,
+        Err(CliError::Usage(_) | CliError::Report(_))
+    ));
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err @ (CliError::Usage(_) | CliError::Report(_))) => {
@@ -195,9 +304,17 @@ fn cap_threads() {
         .build_global();
 }
 
-/// Help and version go to stdout as clap prints them; every error becomes one
-/// line on stderr (clap's usage and "for more information" lines dropped).
-fn report_clap_error(err: &clap::Error) -> ExitCode {
+/// True if colour is wanted on a stream that is a terminal: not when
+/// `NO_COLOR` is set to anything but the empty string (no-color.org).
+fn colour_allowed() -> bool {
+    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// Help and version go to stdout as clap prints them (coloured only on a
+/// terminal, and never with `NO_COLOR`); every error becomes one line on
+/// stderr (clap's usage and "for more information" lines dropped, a tip kept
+/// after a semicolon).
+fn report_clap_error(err: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
     match err.kind() {
         ErrorKind::DisplayHelp
@@ -212,7 +329,7 @@ fn report_clap_error(err: &clap::Error) -> ExitCode {
             } else {
                 io::stdout().is_terminal()
             };
-            let rendered = if terminal {
+            let rendered = if terminal && colour_allowed() {
                 styled.ansi().to_string()
             } else {
                 styled.to_string()
@@ -233,21 +350,86 @@ fn report_clap_error(err: &clap::Error) -> ExitCode {
             }
         }
         _ => {
-            let rendered = err.render().to_string();
-            let line = rendered
-                .lines()
-                .map(str::trim)
-                .filter(|l| {
-                    !l.is_empty()
-                        && !l.starts_with("Usage:")
-                        && !l.starts_with("For more information")
-                })
-                .collect::<Vec<_>>()
-                .join(" ");
-            eprintln!("{line}");
+            let err = with_subcommand_tip(err);
+            eprintln!("{}", one_line(&err.render().to_string()));
             ExitCode::from(EXIT_USAGE)
         }
     }
+}
+
+/// clap's rendered error in one line: its usage and "for more information"
+/// lines dropped, a tip joined after a semicolon.
+fn one_line(rendered: &str) -> String {
+    let mut line = String::new();
+    for part in rendered.lines().map(str::trim).filter(|l| {
+        !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information")
+    }) {
+        if !line.is_empty() {
+            line.push_str(if part.starts_with("tip:") { "; " } else { " " });
+        }
+        line.push_str(part);
+    }
+    line
+}
+
+/// `err` with a tip naming the subcommand a misspelt one most likely meant,
+/// where clap found none: clap's likeness measure misses short slips such
+/// as `rn` for `run`, which one or two edits make.
+fn with_subcommand_tip(mut err: clap::Error) -> clap::Error {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if err.kind() != ErrorKind::InvalidSubcommand
+        || err.get(ContextKind::SuggestedSubcommand).is_some()
+    {
+        return err;
+    }
+    let Some(ContextValue::String(given)) = err.get(ContextKind::InvalidSubcommand) else {
+        return err;
+    };
+    let given = given.clone();
+    let nearest = cli_command()
+        .get_subcommands()
+        .map(|c| {
+            (
+                edit_distance(&given, c.get_name()),
+                c.get_name().to_string(),
+            )
+        })
+        .filter(|(d, name)| *d <= 2 && *d < name.len())
+        .min();
+    if let Some((_, name)) = nearest {
+        err.insert(
+            ContextKind::SuggestedSubcommand,
+            ContextValue::Strings(vec![name]),
+        );
+    }
+    err
+}
+
+/// The fewest one-character insertions, deletions, substitutions or swaps
+/// of neighbours that make `a` into `b`.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut rows = vec![vec![0; b.len() + 1]; a.len() + 1];
+    for (i, row) in rows.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in rows[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut d = (rows[i - 1][j] + 1)
+                .min(rows[i][j - 1] + 1)
+                .min(rows[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d = d.min(rows[i - 2][j - 2] + 1);
+            }
+            rows[i][j] = d;
+        }
+    }
+    rows[a.len()][b.len()]
 }
 
 /// A workload the flags describe that is out of range: one line naming the

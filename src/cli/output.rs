@@ -481,3 +481,52 @@ pub fn write_svg(
 ) -> Result<(), CliError> {
     write_whole(path, force, &figure.svg)
 }
+
+/// Warnings about the outputs, held until the command has checked its
+/// input: a refused command says only its one-line error.
+static HELD_WARNINGS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Warns (once the command has checked its input: [`release_warnings`]), in
+/// one line on stderr, of each given output file whose name does not end in
+/// the extension of what is written to it (`outputs` as flag, file,
+/// extension): a picture named `plot.png` is SVG all the same, and a viewer
+/// that trusts the name would fail to show it. A device such as `/dev/null`
+/// is not a file to name.
+pub fn warn_extensions(outputs: &[(&str, Option<&Path>, &str)]) {
+    for &(flag, path, extension) in outputs {
+        let Some(path) = path else { continue };
+        if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+            continue;
+        }
+        let named = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| e.eq_ignore_ascii_case(extension));
+        if !named {
+            HELD_WARNINGS
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(format!(
+                    "warning: {flag} '{}' does not end in .{extension}; it is written as {} \
+                     all the same",
+                    path.display(),
+                    extension.to_ascii_uppercase()
+                ));
+        }
+    }
+}
+
+/// Prints the held warnings if `shown` (the command's input was good), and
+/// forgets them.
+pub fn release_warnings(shown: bool) {
+    let held = std::mem::take(
+        &mut *HELD_WARNINGS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    );
+    if shown {
+        for warning in held {
+            eprintln!("{warning}");
+        }
+    }
+}

@@ -137,20 +137,45 @@ impl<S: FlagSet> ParamFlags<S> {
     }
 }
 
-/// The flag of `param`.
+/// The longest default `-h` shows.
+const MAX_SHORT_DEFAULT: usize = 32;
+
+/// The flag of `param`, under its group's heading: `-h` gives its summary
+/// and default, `--help` its whole doc, what it accepts, its default, the
+/// models that read it and, for a list, how to give several values.
 fn flag_of<S: FlagSet>(param: &'static Param) -> Arg {
-    let mut help = param.doc.to_string();
-    if S::LIST {
-        help += &match param.list_separator {
-            ',' => ", comma-separated".to_string(),
-            other => format!(", several separated by '{other}'"),
-        };
+    let default = param.default_text();
+    // A default too long for `-h`'s one line is in `--help` only.
+    let help = if S::LIST || default.len() > MAX_SHORT_DEFAULT {
+        param.summary().to_string()
     } else {
-        help += &format!(" [default: {}]", param.default_text());
+        format!("{} [default: {default}]", param.summary())
+    };
+    let mut long_help = format!("{}\n\nAccepts: {}", param.doc, param.accepts);
+    // The names, where the words do not already list them.
+    if let Some(names) = param.choices.map(|names| names())
+        && !names.iter().all(|name| param.accepts.contains(name))
+    {
+        long_help += &format!(" ({})", names.join(", "));
+    }
+    long_help += &format!(
+        "\nDefault: {default}\nRead by: {}",
+        param
+            .models_text()
+            .unwrap_or_else(|| "every model".to_string())
+    );
+    if S::LIST {
+        long_help += &match param.list_separator {
+            ',' => "\nSeveral values (a grid axis): comma-separated".to_string(),
+            other => format!("\nSeveral values (a grid axis): separated by '{other}'"),
+        };
     }
     let arg = Arg::new(param.key)
         .long(param.flag())
         .help(help)
+        .long_help(long_help)
+        .help_heading(param.group.heading())
+        .hide_possible_values(true)
         .allow_hyphen_values(true);
     let arg = match param.choices {
         Some(names) => arg.value_parser(Names::new(names(), move |text: &str| {
@@ -170,11 +195,18 @@ fn flag_of<S: FlagSet>(param: &'static Param) -> Arg {
     }
 }
 
+/// The parameters a command takes, in `--help`'s order: by group, then in
+/// registry order.
+fn taken<S: FlagSet>() -> Vec<&'static Param> {
+    let mut params: Vec<&'static Param> = PARAMS.iter().filter(|p| S::takes(p)).collect();
+    params.sort_by_key(|p| p.group.rank());
+    params
+}
+
 impl<S: FlagSet> Args for ParamFlags<S> {
     fn augment_args(command: Command) -> Command {
-        PARAMS
-            .iter()
-            .filter(|p| S::takes(p))
+        taken::<S>()
+            .into_iter()
             .fold(command, |command, param| command.arg(flag_of::<S>(param)))
     }
 

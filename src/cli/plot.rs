@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::CliError;
-use super::output::{MAX_TABLE_BYTES, check_distinct, check_output, read_input, write_svg};
+use super::output::{
+    MAX_TABLE_BYTES, check_distinct, check_output, read_input, warn_extensions, write_svg,
+};
 use crate::base::format::csv_number;
 use crate::report::error::ReportError;
 use crate::report::svg::{Curve, curves};
@@ -66,6 +68,7 @@ fn parse_filter(text: &str) -> Result<(String, String), String> {
 }
 
 pub fn plot(args: &PlotArgs) -> Result<(), CliError> {
+    warn_extensions(&[("--out", Some(&args.out), "svg")]);
     check_distinct(&[("the input", &args.input), ("--out", &args.out)])?;
     check_output(&args.out, args.force)?;
     let shown = args.input.display().to_string();

@@ -4,8 +4,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::output::{check_distinct, check_output, write_svg, write_whole};
+use super::output::{check_distinct, check_output, warn_extensions, write_svg, write_whole};
 use super::params::{ParamFlags, PolicyShape};
+use super::run::OUTPUTS;
 use super::{CliError, policy_parser, write_stdout};
 use crate::base::format::group_thousands;
 use crate::base::seeding::DEFAULT_MASTER_SEED;
@@ -27,30 +28,34 @@ pub struct PolicyArgs {
     params: ParamFlags<PolicyShape>,
 
     /// Retry numbers to show
-    #[arg(long, value_name = "K", default_value = "12", value_parser = parse_retries, allow_hyphen_values = true)]
+    #[arg(long, value_name = "K", default_value = "12", value_parser = parse_retries, allow_hyphen_values = true, help_heading = SAMPLING)]
     retries: u32,
 
     /// Sampled clients
-    #[arg(long, value_name = "N", default_value = "10000", value_parser = parse_samples, allow_hyphen_values = true)]
+    #[arg(long, value_name = "N", default_value = "10000", value_parser = parse_samples, allow_hyphen_values = true, help_heading = SAMPLING)]
     samples: u32,
 
     /// Master seed
-    #[arg(long, value_name = "SEED", default_value_t = DEFAULT_MASTER_SEED, value_parser = spec::parse_master_seed, allow_hyphen_values = true)]
+    #[arg(long, value_name = "SEED", default_value_t = DEFAULT_MASTER_SEED, value_parser = spec::parse_master_seed, allow_hyphen_values = true, help_heading = SAMPLING)]
     seed: u64,
 
     /// Also write the table as CSV (one row per policy and retry)
-    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
+    #[arg(long, value_name = "FILE.csv", allow_hyphen_values = true, help_heading = OUTPUTS)]
     csv: Option<PathBuf>,
 
-    /// Also draw each policy's delay band per retry (p1 to p99, median marked)
-    /// on a log axis, one row per policy, as SVG
-    #[arg(long, value_name = "FILE.svg", allow_hyphen_values = true)]
+    /// Also draw each policy's delay band per retry as SVG
+    ///
+    /// p1 to p99, median marked, on a log axis, one row per policy.
+    #[arg(long, value_name = "FILE.svg", allow_hyphen_values = true, help_heading = OUTPUTS)]
     plot: Option<PathBuf>,
 
     /// Replace the CSV and SVG files if they exist
-    #[arg(long)]
+    #[arg(long, help_heading = OUTPUTS)]
     force: bool,
 }
+
+/// The heading of the flags that choose how the schedule is sampled.
+const SAMPLING: &str = "Sampling";
 
 fn parse_retries(text: &str) -> Result<u32, ParamError> {
     spec::parse_count(text, 1, 1_000).map(|n| n as u32)
@@ -65,6 +70,10 @@ fn parse_samples(text: &str) -> Result<u32, ParamError> {
 const MAX_DELAYS: u64 = 50_000_000;
 
 pub fn policy(args: &PolicyArgs) -> Result<(), CliError> {
+    warn_extensions(&[
+        ("--csv", args.csv.as_deref(), "csv"),
+        ("--plot", args.plot.as_deref(), "svg"),
+    ]);
     let delays = u64::from(args.samples) * u64::from(args.retries);
     if delays > MAX_DELAYS {
         return Err(CliError::Usage(format!(

@@ -8,7 +8,10 @@ use clap::Args;
 
 use super::CliError;
 use super::compare::{CompareOptions, command_line, reported_scenario, run_comparison};
-use super::output::{MAX_TABLE_BYTES, check_distinct, check_output, read_input, write_whole};
+use super::output::{
+    MAX_TABLE_BYTES, check_distinct, check_output, read_input, warn_extensions, write_whole,
+};
+use super::run::OUTPUTS;
 use super::sweep::GridArgs;
 use crate::base::format::group_thousands;
 use crate::experiment::scenario::Scenario;
@@ -19,42 +22,45 @@ use crate::report::html::{ReportPage, report_html};
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Scenario file [default: the workload flags alone, with `run`'s
-    /// defaults (one point, a grid where a flag is a list; 1 seed unless
-    /// --seeds, master seed 42 unless --seed); with no workload flag either,
-    /// the built-in scenarios/four-strategies.toml (4 points × 100 seeds)]
+    /// Scenario file [default: the workload flags, or the built-in four strategies]
+    ///
+    /// Without one, the workload flags alone, with `run`'s defaults (one
+    /// point, a grid where a flag is a list; 1 seed unless --seeds, master
+    /// seed 42 unless --seed); with no workload flag either, the built-in
+    /// scenarios/four-strategies.toml (4 points × 100 seeds).
     #[arg(value_name = "SCENARIO")]
     scenario: Option<PathBuf>,
 
     /// Report on an existing `herdsim compare --csv` file instead of running
-    /// a scenario (its table; no time series, since its runs are not redone)
+    ///
+    /// Its table only: no time series, since its runs are not redone.
     #[arg(long, value_name = "FILE.csv", allow_hyphen_values = true,
-          conflicts_with_all = ["scenario", "csv", "reference"])]
+          conflicts_with_all = ["scenario", "csv", "reference"], help_heading = OUTPUTS)]
     from: Option<PathBuf>,
 
     /// The HTML file to write
-    #[arg(long, short, value_name = "FILE.html", allow_hyphen_values = true)]
+    #[arg(long, short, value_name = "FILE.html", allow_hyphen_values = true, help_heading = OUTPUTS)]
     out: PathBuf,
 
     #[command(flatten)]
     grid: GridArgs,
 
     /// Also write the table's figures as CSV (`compare --csv`'s long format)
-    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
+    #[arg(long, value_name = "FILE.csv", allow_hyphen_values = true, help_heading = OUTPUTS)]
     csv: Option<PathBuf>,
 
-    /// Judge a study scenario against this reference file instead of the
-    /// built-in one (as `compare --reference`)
-    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
+    /// Judge a study scenario against this reference file (as `compare --reference`)
+    #[arg(long, value_name = "FILE", allow_hyphen_values = true, help_heading = OUTPUTS)]
     reference: Option<PathBuf>,
 
     /// Replace the output files if they exist
-    #[arg(long)]
+    #[arg(long, help_heading = OUTPUTS)]
     force: bool,
 
-    /// Hide the progress bar (shown when stderr is a terminal) and the
-    /// lines that say what runs and where the report went
-    #[arg(long, short)]
+    /// Hide the progress bar and the lines that say what runs and where
+    ///
+    /// The progress bar is shown only when stderr is a terminal.
+    #[arg(long, short, help_heading = OUTPUTS)]
     quiet: bool,
 }
 
@@ -92,6 +98,10 @@ fn workload_lines(scenario: &Scenario) -> Vec<String> {
 }
 
 pub fn report(args: &ReportArgs) -> Result<(), CliError> {
+    warn_extensions(&[
+        ("--out", Some(&args.out), "html"),
+        ("--csv", args.csv.as_deref(), "csv"),
+    ]);
     check_output(&args.out, args.force)?;
     let mut outputs = vec![("--out", args.out.as_path())];
     if let Some(csv) = &args.csv {

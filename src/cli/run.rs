@@ -5,7 +5,7 @@ use std::path::Path;
 use clap::Args;
 use indicatif::ProgressBar;
 
-use super::output::{check_distinct, check_output, write_svg, write_whole};
+use super::output::{check_distinct, check_output, warn_extensions, write_svg, write_whole};
 use super::params::{ParamFlags, Single};
 use super::progress::{events_spinner, runs_bar};
 use super::{CliError, spec_error, write_stdout};
@@ -41,67 +41,81 @@ pub struct RunArgs {
     params: ParamFlags<Single>,
 
     /// Master seed; every replicate's seed is mixed from it and its index
-    #[arg(long, value_name = "SEED", default_value_t = DEFAULT_MASTER_SEED, value_parser = spec::parse_master_seed, allow_hyphen_values = true)]
+    #[arg(long, value_name = "SEED", default_value_t = DEFAULT_MASTER_SEED, value_parser = spec::parse_master_seed, allow_hyphen_values = true, help_heading = SEEDS)]
     seed: u64,
 
     /// Replicates (independent seeds), run in parallel
-    #[arg(long, value_name = "R", default_value = "1", value_parser = spec::parse_replicates, allow_hyphen_values = true)]
+    #[arg(long, value_name = "R", default_value = "1", value_parser = spec::parse_replicates, allow_hyphen_values = true, help_heading = SEEDS)]
     seeds: u32,
 
-    /// Also draw replicate 0 over time as SVG: retries per ms against the
-    /// capacity line, or on the server model stacked panels of load and
-    /// goodput, queue and latency with each trigger shaded, the patience
-    /// window after the last one and the verdict marked, from t = 0 to the
-    /// end of the load plus a tenth (see --plot-all)
-    #[arg(long, value_name = "FILE.svg", allow_hyphen_values = true)]
+    /// Also draw replicate 0 over time as SVG
+    ///
+    /// Retries per ms against the capacity line, or on the server model
+    /// stacked panels of load and goodput, queue and latency with each
+    /// trigger shaded, the patience window after the last one and the
+    /// verdict marked, from t = 0 to the end of the load plus a tenth (see
+    /// --plot-all)
+    #[arg(long, value_name = "FILE.svg", allow_hyphen_values = true, help_heading = OUTPUTS)]
     plot: Option<std::path::PathBuf>,
 
-    /// Server model, with --plot: draw the whole run, to the end of the
-    /// drain after the load (a stuck run's backlog can take far longer to
-    /// drain than the load lasted)
-    #[arg(long, requires = "plot")]
+    /// With --plot: draw the whole run, to the end of the drain [server model]
+    ///
+    /// A stuck run's backlog can take far longer to drain than the load
+    /// lasted.
+    #[arg(long, requires = "plot", help_heading = OUTPUTS)]
     plot_all: bool,
 
-    /// Server model: also write replicate 0's time series as CSV, one row
-    /// per window: arrivals, attempts, successes, gave_up, timeouts,
-    /// rejected, success rate, queue, busy workers, latency p50 and p99
-    #[arg(long, value_name = "FILE.csv", allow_hyphen_values = true)]
+    /// Also write replicate 0's time series as CSV [server model]
+    ///
+    /// One row per window: arrivals, attempts, successes, gave_up, timeouts,
+    /// rejected, success rate, queue, busy workers, latency p50 and p99.
+    #[arg(long, value_name = "FILE.csv", allow_hyphen_values = true, help_heading = OUTPUTS)]
     series: Option<std::path::PathBuf>,
 
-    /// With --series: every replicate's windows, not only replicate 0's (the
-    /// replicate column tells them apart)
-    #[arg(long, requires = "series")]
+    /// With --series: every replicate's windows, not only replicate 0's
+    ///
+    /// The replicate column tells them apart.
+    #[arg(long, requires = "series", help_heading = OUTPUTS)]
     series_all: bool,
 
     /// Replace the --plot or --series file if it exists
-    #[arg(long)]
+    #[arg(long, help_heading = OUTPUTS)]
     force: bool,
 
-    /// Stop a run that reaches this many calls (checked every 1,048,576) and
-    /// report it, rather than run on: no jitter at 100,000 clients is 5·10^9
-    /// calls [default: no limit]
-    #[arg(long, value_name = "N", value_parser = super::sweep::parse_max_events, allow_hyphen_values = true)]
+    /// Stop a run that reaches this many calls, and report it [default: no limit]
+    ///
+    /// Checked every 1,048,576 calls; a run stopped so exits with code 1.
+    /// No jitter at 100,000 clients is 5·10^9 calls.
+    #[arg(long, value_name = "N", value_parser = super::sweep::parse_max_events, allow_hyphen_values = true, help_heading = OUTPUTS)]
     max_events: Option<u64>,
 
-    /// Event queue: radix (a monotone radix heap), heap (the reference binary
-    /// heap), or auto (whichever is faster for the model: heap for occ, radix
-    /// otherwise); all give identical results
-    #[arg(long, value_name = "QUEUE", default_value = "auto", value_parser = parse_queue, allow_hyphen_values = true)]
+    /// Event queue: radix, heap or auto; all give identical results
+    ///
+    /// radix (a monotone radix heap), heap (the reference binary heap), or
+    /// auto (whichever is faster for the model: heap for occ, radix
+    /// otherwise).
+    #[arg(long, value_name = "QUEUE", default_value = "auto", value_parser = parse_queue, allow_hyphen_values = true, help_heading = OUTPUTS)]
     queue: QueueKind,
 
     /// Print the results as one JSON object instead of a table
-    #[arg(long)]
+    #[arg(long, help_heading = OUTPUTS)]
     json: bool,
 
-    /// With --json: also every replicate's value of every metric (and, on
-    /// the server model, its verdict), under "runs"
-    #[arg(long, requires = "json")]
+    /// With --json: also every replicate's value of every metric
+    ///
+    /// And, on the server model, its verdict, under "runs".
+    #[arg(long, requires = "json", help_heading = OUTPUTS)]
     per_run: bool,
 
     /// Hide the progress bar (it is hidden anyway when stderr is not a terminal)
-    #[arg(long, short)]
+    #[arg(long, short, help_heading = OUTPUTS)]
     quiet: bool,
 }
+
+/// The heading of the flags that choose seeds and replicates.
+pub const SEEDS: &str = "Replicates and seeds";
+/// The heading of the flags that choose what is written and when a run stops.
+pub const OUTPUTS: &str = "Outputs and limits";
 
 /// The metrics `run` reports, for `herdsim run --help`.
 pub fn metrics_help() -> String {
@@ -125,6 +139,10 @@ fn parse_queue(text: &str) -> Result<QueueKind, BaseError> {
 }
 
 pub fn run(args: &RunArgs) -> Result<(), CliError> {
+    warn_extensions(&[
+        ("--plot", args.plot.as_deref(), "svg"),
+        ("--series", args.series.as_deref(), "csv"),
+    ]);
     let spec = args.spec()?;
     if spec.resource == ResourceKind::Server {
         return run_server(args, &spec);

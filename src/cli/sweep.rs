@@ -10,10 +10,11 @@ use clap::Args;
 
 use super::output::{
     Access, LineFile, Locked, MAX_SCENARIO_BYTES, MAX_TABLE_BYTES, check_distinct, line_target,
-    open_locked, open_stream, read_input, with_suffix, write_whole,
+    open_locked, open_stream, read_input, warn_extensions, with_suffix, write_whole,
 };
 use super::params::{Lists, ParamFlags};
 use super::progress::runs_bar;
+use super::run::{OUTPUTS, SEEDS};
 use super::{CliError, point_message};
 use crate::base::format::group_thousands;
 use crate::experiment::scenario::Scenario;
@@ -112,16 +113,18 @@ pub struct GridArgs {
     params: ParamFlags<Lists>,
 
     /// Replicate seeds per point [default: the scenario's, or 1]
-    #[arg(long, value_name = "R", value_parser = spec::parse_replicates, allow_hyphen_values = true)]
+    #[arg(long, value_name = "R", value_parser = spec::parse_replicates, allow_hyphen_values = true, help_heading = SEEDS)]
     seeds: Option<u32>,
 
     /// Master seed [default: the scenario's, or 42]
-    #[arg(long, value_name = "SEED", value_parser = spec::parse_master_seed, allow_hyphen_values = true)]
+    #[arg(long, value_name = "SEED", value_parser = spec::parse_master_seed, allow_hyphen_values = true, help_heading = SEEDS)]
     seed: Option<u64>,
 
-    /// Stop at the first run that reaches this many calls (checked every
-    /// 1,048,576), keeping every row before it, and say so [default: no limit]
-    #[arg(long, value_name = "N", value_parser = parse_max_events, allow_hyphen_values = true)]
+    /// Stop at the first run that reaches this many calls [default: no limit]
+    ///
+    /// Checked every 1,048,576 calls; every row before it is kept, and the
+    /// command says so and exits with code 1.
+    #[arg(long, value_name = "N", value_parser = parse_max_events, allow_hyphen_values = true, help_heading = OUTPUTS)]
     max_events: Option<u64>,
 }
 
@@ -175,32 +178,35 @@ pub struct SweepArgs {
     scenario: Option<PathBuf>,
 
     /// Output CSV file
-    #[arg(long, short, value_name = "FILE", allow_hyphen_values = true)]
+    #[arg(long, short, value_name = "FILE.csv", allow_hyphen_values = true, help_heading = OUTPUTS)]
     out: PathBuf,
 
     #[command(flatten)]
     grid: GridArgs,
 
     /// One row per run (with its seed) instead of one per point
-    #[arg(long)]
+    #[arg(long, help_heading = OUTPUTS)]
     per_run: bool,
 
     /// Run only the K-th of N slices of the points, such as 2/8
-    #[arg(long, value_name = "K/N", allow_hyphen_values = true)]
+    #[arg(long, value_name = "K/N", allow_hyphen_values = true, help_heading = OUTPUTS)]
     shard: Option<Shard>,
 
-    /// Continue an interrupted sweep in FILE (or in FILE.new, left by an
-    /// interrupted --force, which then replaces FILE when whole)
-    #[arg(long, conflicts_with = "force")]
+    /// Continue an interrupted sweep in FILE
+    ///
+    /// Or in FILE.new, left by an interrupted --force, which then replaces
+    /// FILE when whole.
+    #[arg(long, conflicts_with = "force", help_heading = OUTPUTS)]
     resume: bool,
 
-    /// Replace FILE if it exists, whole: the rows go to FILE.new, renamed
-    /// over FILE when every row is in
-    #[arg(long)]
+    /// Replace FILE if it exists, whole
+    ///
+    /// The rows go to FILE.new, renamed over FILE when every row is in.
+    #[arg(long, help_heading = OUTPUTS)]
     force: bool,
 
     /// Hide the progress bar and the closing summary
-    #[arg(long, short)]
+    #[arg(long, short, help_heading = OUTPUTS)]
     quiet: bool,
 }
 
@@ -299,6 +305,7 @@ impl GridArgs {
 
 pub fn sweep(args: &SweepArgs) -> Result<(), CliError> {
     let started = Instant::now();
+    warn_extensions(&[("--out", Some(&args.out), "csv")]);
     if let Some(path) = &args.scenario {
         check_distinct(&[("the scenario", path), ("--out", &args.out)])?;
     }
@@ -638,6 +645,7 @@ fn resume(
 }
 
 pub fn merge(args: &MergeArgs) -> Result<(), CliError> {
+    warn_extensions(&[("--out", Some(&args.out), "csv")]);
     for input in &args.files {
         check_distinct(&[("a shard", input), ("--out", &args.out)])?;
     }

@@ -64,7 +64,16 @@ fn every_parameter_is_a_flag_of_run_and_sweep_with_its_default() {
             );
         }
         if command == "run" {
-            assert!(help.contains("[default: 20s]") && help.contains("[default: unlimited]"));
+            assert!(help.contains("Default: 20s\n") && help.contains("Default: unlimited\n"));
+            let short = String::from_utf8(
+                cargo_bin_cmd!("herdsim")
+                    .args([command, "-h"])
+                    .output()
+                    .unwrap()
+                    .stdout,
+            )
+            .unwrap();
+            assert!(short.contains("[default: 20s]") && short.contains("[default: unlimited]"));
             // The metric says where occ counts a retry.
             assert!(
                 help.contains("on occ, when the write reaches the row"),

@@ -7,6 +7,7 @@ mod cli;
 mod common;
 mod compare;
 mod controls;
+mod conventions;
 mod docs;
 mod hardening_bounds;
 mod hardening_journals;

@@ -1,0 +1,224 @@
+//! The examples at the end of each command's `--help`: real commands, quick
+//! on small workloads, run from the repository's root (they name its
+//! `scenarios/`). A test runs every one of them, in order, so they cannot go
+//! stale; a later example may read what an earlier one of the same command
+//! wrote.
+
+/// One example: what it does, and the command.
+pub type Example = (&'static str, &'static str);
+
+/// The examples' text, for `after_long_help`: `before` (the command's own
+/// long help, if any), then each example as a line saying what it does and
+/// the command indented below it.
+pub fn with_examples(before: &str, examples: &[Example]) -> String {
+    let mut text = String::new();
+    if !before.is_empty() {
+        text += before;
+        text += "\n\n";
+    }
+    text += "Examples:";
+    for (what, command) in examples {
+        text += &format!("\n  {what}:\n{}", shell_lines(command));
+    }
+    text
+}
+
+/// `command` indented, broken into lines of at most 78 columns joined by
+/// the shell's ` \` (so help wrapped to a terminal's width never breaks a
+/// command where the shell would not read it).
+fn shell_lines(command: &str) -> String {
+    const WIDTH: usize = 78;
+    // A flag and its value stay together.
+    let mut words: Vec<String> = Vec::new();
+    for word in command.split_whitespace() {
+        match words.last_mut() {
+            Some(flag)
+                if flag.starts_with('-') && !flag.contains(' ') && !word.starts_with('-') =>
+            {
+                flag.push(' ');
+                flag.push_str(word);
+            }
+            _ => words.push(word.to_string()),
+        }
+    }
+    let mut lines = vec![String::from("    ")];
+    for word in &words {
+        let line = lines.last_mut().expect("one line at least");
+        if line.trim().is_empty() {
+            line.push_str(word);
+        } else if line.len() + 1 + word.len() + 2 > WIDTH {
+            line.push_str(" \\");
+            lines.push(format!("      {word}"));
+        } else {
+            line.push(' ');
+            line.push_str(word);
+        }
+    }
+    lines.join("\n")
+}
+
+pub const TOP: [Example; 4] = [
+    (
+        "One workload, 1,000 clients under decorrelated jitter",
+        "herdsim run --clients 1000 --policy decorrelated",
+    ),
+    (
+        "The four classic strategies side by side",
+        "herdsim compare",
+    ),
+    (
+        "A server behind a one-second outage, four replicates",
+        "herdsim run --resource server --rate 800 --workers 4 --service exp:4ms \
+         --timeout 50ms --trigger outage@2s..3s --duration 10s --seeds 4",
+    ),
+    ("Every workload parameter", "herdsim params"),
+];
+
+pub const RUN: [Example; 5] = [
+    (
+        "1,000 clients under decorrelated jitter on the contended slot",
+        "herdsim run --clients 1000 --policy decorrelated",
+    ),
+    (
+        "Twenty replicates with 95% confidence intervals, as JSON",
+        "herdsim run --clients 200 --policy full --seeds 20 --json",
+    ),
+    (
+        "The occ row: 50 writers retrying conflicts",
+        "herdsim run --resource occ --clients 50 --policy full",
+    ),
+    (
+        "A server behind a one-second outage, four replicates",
+        "herdsim run --resource server --rate 800 --workers 4 --service exp:4ms \
+         --timeout 50ms --trigger outage@2s..3s --duration 10s --seeds 4",
+    ),
+    (
+        "The same run drawn over time, and its time series as CSV",
+        "herdsim run --resource server --rate 800 --workers 4 --service exp:4ms \
+         --timeout 50ms --trigger outage@2s..3s --duration 10s --plot server.svg \
+         --series server.csv",
+    ),
+];
+
+pub const SWEEP: [Example; 4] = [
+    (
+        "Three policies by three herd sizes, five seeds each",
+        "herdsim sweep --policy full,equal,decorrelated --clients 10,100,1000 --seeds 5 \
+         -o sweep.csv",
+    ),
+    (
+        "A scenario file's grid, two seeds a point",
+        "herdsim sweep scenarios/base-cap.toml --seeds 2 -o base-cap.csv",
+    ),
+    (
+        "The first of two shards (run the second with --shard 2/2)",
+        "herdsim sweep --policy full,none --clients 10,100 --seeds 3 --shard 1/2 \
+         -o part1.csv",
+    ),
+    (
+        "The second shard",
+        "herdsim sweep --policy full,none --clients 10,100 --seeds 3 --shard 2/2 \
+         -o part2.csv",
+    ),
+];
+
+pub const MERGE: [Example; 3] = [
+    (
+        "Two shards of a sweep",
+        "herdsim sweep --policy full,none --clients 10,100 --seeds 3 --shard 1/2 \
+         -o part1.csv",
+    ),
+    (
+        "The other shard",
+        "herdsim sweep --policy full,none --clients 10,100 --seeds 3 --shard 2/2 \
+         -o part2.csv",
+    ),
+    (
+        "Joined into the file the whole sweep writes",
+        "herdsim merge part1.csv part2.csv -o whole.csv",
+    ),
+];
+
+pub const PLOT: [Example; 2] = [
+    (
+        "A sweep to draw",
+        "herdsim sweep --policy full,equal,decorrelated --clients 10,100,1000 --seeds 5 \
+         -o sweep.csv",
+    ),
+    (
+        "Mean calls by herd size, one curve per policy, with 95% CI bands",
+        "herdsim plot sweep.csv --x clients --y calls_mean --by policy --log-x -o calls.svg",
+    ),
+];
+
+pub const COMPARE: [Example; 4] = [
+    (
+        "The four classic strategies, with the published figures",
+        "herdsim compare",
+    ),
+    (
+        "The same with 100 clients and ten seeds",
+        "herdsim compare --clients 100 --seeds 10",
+    ),
+    (
+        "A scenario file's points as a Markdown table",
+        "herdsim compare scenarios/outage-30s.toml --seeds 5 --markdown",
+    ),
+    (
+        "Every metric of every point as CSV, and replicate 0 drawn",
+        "herdsim compare --seeds 10 --csv compare.csv --plot compare.svg -q",
+    ),
+];
+
+pub const REPORT: [Example; 4] = [
+    (
+        "The four classic strategies as one HTML page",
+        "herdsim report -o four.html -q",
+    ),
+    (
+        "A server at two loads behind an outage, from flags alone",
+        "herdsim report --resource server --rate 500,900 --workers 4 --service exp:4ms \
+         --timeout 50ms --trigger outage@2s..3s --duration 10s --seeds 4 -o server.html -q",
+    ),
+    (
+        "A comparison's CSV to report on",
+        "herdsim compare --seeds 10 --csv four.csv -q",
+    ),
+    (
+        "The report of that CSV, without running again",
+        "herdsim report --from four.csv -o from-csv.html -q",
+    ),
+];
+
+pub const MAP: [Example; 3] = [
+    (
+        "Storm probability by load and outage length, small and quick",
+        "herdsim map scenarios/metastable-map.toml --x trigger --y rate --rate 300,900 \
+         --seeds 4 --refine 1 -o map.csv --svg map.svg -q",
+    ),
+    (
+        "That map's heatmap and boundaries again, from its CSV",
+        "herdsim map scenarios/metastable-map.toml --x trigger --y rate --rate 300,900 \
+         --seeds 4 --refine 1 --from map.csv --svg again.svg",
+    ),
+    (
+        "Its first row alone, as a shard (`herdsim merge` joins the shards)",
+        "herdsim map scenarios/metastable-map.toml --x trigger --y rate --rate 300,900 \
+         --seeds 4 --refine 1 --shard 1/2 -o map-1.csv -q",
+    ),
+];
+
+pub const POLICY: [Example; 3] = [
+    (
+        "Three policies' delays, retry by retry",
+        "herdsim policy full,equal,decorrelated",
+    ),
+    (
+        "Full jitter from 10 ms to 1 s, eight retries, drawn",
+        "herdsim policy full --base 10ms --cap 1s --retries 8 --plot delays.svg",
+    ),
+    (
+        "The same table as CSV",
+        "herdsim policy full --base 10ms --cap 1s --retries 8 --csv delays.csv",
+    ),
+];

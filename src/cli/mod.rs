@@ -60,7 +60,8 @@ const EXIT_USAGE: u8 = 2;
 
 /// Where the docs are, after every `--help` of the whole tool.
 const DOCS: &str = "Each command's -h lists its flags, and its --help says what each accepts, which models \
-     read it, and ends with examples. The docs: README.md and docs/ in the repository.";
+     read it, and ends with examples. The book (tutorials, the model, every command and \
+     parameter): docs/ in the repository, `mdbook serve docs` to read it.";
 
 #[derive(Debug, Parser)]
 #[command(

@@ -77,9 +77,10 @@ fn examples(name: &str, text: &str) -> Result<Vec<Example>, String> {
     Ok(found)
 }
 
-/// `body`'s logical lines (a trailing `\` continues one), each with the
-/// number of its first line.
-fn logical_lines(first: usize, body: &[&str]) -> Vec<(usize, String)> {
+/// `body`'s logical lines, each with the number of its first line: a
+/// trailing `\` continues a line that `continues` accepts (a command, not
+/// the output it prints, which may end in `\` itself).
+fn logical_lines(first: usize, body: &[&str], continues: fn(&str) -> bool) -> Vec<(usize, String)> {
     let mut out: Vec<(usize, String)> = Vec::new();
     let mut open = false;
     for (k, line) in body.iter().enumerate() {
@@ -90,10 +91,16 @@ fn logical_lines(first: usize, body: &[&str]) -> Vec<(usize, String)> {
         } else {
             out.push((first + k, line.to_string()));
         }
-        open = line.trim_end().ends_with('\\');
+        let current = &out.last().expect("a line").1;
+        open = line.trim_end().ends_with('\\') && continues(current);
         if open {
             let last = out.last_mut().expect("a line");
-            let kept = last.1.trim_end().trim_end_matches('\\').trim_end().to_string();
+            let kept = last
+                .1
+                .trim_end()
+                .trim_end_matches('\\')
+                .trim_end()
+                .to_string();
             last.1 = kept;
         }
     }
@@ -107,7 +114,7 @@ fn console_block(
     slow: bool,
 ) -> Result<Vec<Example>, String> {
     let mut found: Vec<Example> = Vec::new();
-    for (number, line) in logical_lines(first, body) {
+    for (number, line) in logical_lines(first, body, |l| l.starts_with("$ ")) {
         if let Some(command) = line.strip_prefix("$ ") {
             found.push(Example {
                 place: format!("{name}:{number}"),
@@ -155,7 +162,7 @@ const SETUP: [&str; 8] = [
 
 fn sh_block(name: &str, first: usize, body: &[&str], slow: bool) -> Result<Vec<Example>, String> {
     let mut found = Vec::new();
-    for (number, line) in logical_lines(first, body) {
+    for (number, line) in logical_lines(first, body, |_| true) {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;
@@ -302,7 +309,11 @@ fn scratch(doc: &Path) -> PathBuf {
 
 /// Runs `doc`'s examples in order; the failures.
 fn check_doc(doc: &Path, slow: bool) -> (usize, Vec<String>) {
-    let relative = doc.strip_prefix(root()).unwrap_or(doc).display().to_string();
+    let relative = doc
+        .strip_prefix(root())
+        .unwrap_or(doc)
+        .display()
+        .to_string();
     let text = fs::read_to_string(doc).unwrap();
     let found = match examples(&relative, &text) {
         Ok(found) => found,
@@ -367,9 +378,9 @@ fn every_command_the_docs_show_runs_and_prints_what_they_show() {
     let readme = fs::read_to_string(root().join("README.md")).unwrap();
     let readme = examples("README.md", &readme).unwrap();
     assert!(
-        readme
-            .iter()
-            .any(|e| e.command.starts_with("cargo run --release -- run --clients 1000")),
+        readme.iter().any(|e| e
+            .command
+            .starts_with("cargo run --release -- run --clients 1000")),
         "the README's main job is not a checked command"
     );
     assert!(ran >= 40, "only {ran} doc commands found");
@@ -385,9 +396,18 @@ fn a_shown_output_must_match_line_for_line_with_dots_for_gaps() {
     assert!(matches(&lines("...\nc\n..."), &printed));
     assert!(matches(&lines("a\n...\nb\nc\nd"), &printed));
     assert!(!matches(&lines("a\nb\nc"), &printed), "a missing line");
-    assert!(!matches(&lines("a\n...\nc"), &printed), "the end is anchored");
-    assert!(!matches(&lines("b\n..."), &printed), "the start is anchored");
-    assert!(!matches(&lines("a\nc\n..."), &printed), "order and adjacency");
+    assert!(
+        !matches(&lines("a\n...\nc"), &printed),
+        "the end is anchored"
+    );
+    assert!(
+        !matches(&lines("b\n..."), &printed),
+        "the start is anchored"
+    );
+    assert!(
+        !matches(&lines("a\nc\n..."), &printed),
+        "order and adjacency"
+    );
 }
 
 #[test]
@@ -416,6 +436,17 @@ fn code_blocks_become_commands_with_their_output_and_exit_code() {
         Some(&["line one".to_string(), "...".to_string()][..])
     );
     assert_eq!(found[2].expected, None);
+    // Output that ends in `\` (an example in a help text) is not a command.
+    let help = examples(
+        "t.md",
+        "```console\n$ herdsim run \\\n  -h\nherdsim x \\\n  --y\n```\n",
+    )
+    .unwrap();
+    assert_eq!(help[0].command, "herdsim run -h");
+    assert_eq!(
+        help[0].expected.as_deref(),
+        Some(&["herdsim x \\".to_string(), "  --y".to_string()][..])
+    );
     assert!(examples("t.md", "```sh\nrm -rf /\n```\n").is_err());
     assert!(examples("t.md", "```console\noutput first\n```\n").is_err());
     assert!(examples("t.md", "```console\n$ x\n").is_err());
@@ -439,7 +470,11 @@ fn generated_blocks() -> Vec<(String, String, String)> {
             let end = after[body_start..]
                 .find("<!-- /generated -->")
                 .unwrap_or_else(|| panic!("{name}: `{args}` has no <!-- /generated -->"));
-            found.push((name.clone(), args, after[body_start..body_start + end].to_string()));
+            found.push((
+                name.clone(),
+                args,
+                after[body_start..body_start + end].to_string(),
+            ));
             rest = &after[body_start + end..];
         }
     }
@@ -476,7 +511,14 @@ fn the_reference_pages_are_what_the_code_prints() {
         "pages that differ from the code (run scripts/book-refresh):\n{}",
         stale.join("\n")
     );
-    for reference in ["params --markdown", "metrics", "policies", "controls", "triggers", "run --help"] {
+    for reference in [
+        "params --markdown",
+        "metrics",
+        "policies",
+        "controls",
+        "triggers",
+        "run --help",
+    ] {
         assert!(
             blocks.iter().any(|(_, args, _)| args == reference),
             "no page holds `herdsim {reference}`"
@@ -558,7 +600,11 @@ fn every_relative_link_in_the_docs_reaches_a_file() {
             }
         }
     }
-    assert!(broken.is_empty(), "links to no file:\n{}", broken.join("\n"));
+    assert!(
+        broken.is_empty(),
+        "links to no file:\n{}",
+        broken.join("\n")
+    );
     assert!(count >= 30, "only {count} links found");
     assert_eq!(
         relative_links("[a](x.md#top) `[b](no.md)` ![c](p.svg) [d](https://e) [f](#here)"),

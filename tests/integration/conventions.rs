@@ -157,7 +157,7 @@ fn the_help_of_every_workload_command_is_in_headings() {
             .unwrap_or_else(|| panic!("{command}: {top}"));
         assert!(line.len() <= 100, "{line}");
     }
-    assert!(top.contains("README.md"), "{top}");
+    assert!(top.contains("mdbook serve docs"), "{top}");
 }
 
 #[test]

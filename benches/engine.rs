@@ -1,4 +1,4 @@
-//! `cargo bench`: events (calls) per second of the event loop, single-threaded,
+//! `cargo bench -p herdsim-benches --bench engine`: events (calls) per second of the event loop, single-threaded,
 //! at 1,000, 100,000 and 1,000,000 clients on each event queue (the binary
 //! heap only up to 100,000: at a million it takes a minute a run), then the
 //! plain Python heapq reference
@@ -166,7 +166,7 @@ fn reference_rate(line: &str) -> Option<f64> {
 /// python3 is here, on each case's (size, runs) and prints its rate under
 /// `label`.
 fn python_reference(script: &str, label: &str, cases: [(&str, &str); 2]) {
-    let script = format!("{}/benches/reference/{script}", env!("CARGO_MANIFEST_DIR"));
+    let script = format!("{}/reference/{script}", env!("CARGO_MANIFEST_DIR"));
     for (size, runs) in cases {
         match Command::new("python3").args([&script, size, runs]).output() {
             Ok(out) if out.status.success() => {

@@ -1,4 +1,4 @@
-//! `cargo bench --bench sweep`: a 1,000-job sweep (seed 002's four strategies ×
+//! `cargo bench -p herdsim-benches --bench sweep`: a 1,000-job sweep (seed 002's four strategies ×
 //! 250 seeds, 1,000 clients) on a pool of one thread and of two, rows formatted
 //! as CSV as `herdsim sweep` writes them. The ratio of the two times is the
 //! parallel speed-up.

@@ -14,6 +14,11 @@ pub fn group_thousands(n: u64) -> String {
     out
 }
 
+/// `n` and its noun, singular for one: "1 point", "2 points".
+pub fn counted(n: u64, one: &str, many: &str) -> String {
+    format!("{} {}", group_thousands(n), if n == 1 { one } else { many })
+}
+
 /// `v` with `decimals` decimals and thousands separators: `3,740.25`.
 pub fn format_number(v: f64, decimals: usize) -> String {
     if !v.is_finite() {

@@ -145,8 +145,8 @@ fn parse_max_runs(text: &str) -> Result<u64, ParamError> {
 /// The long help of `herdsim map`.
 pub fn map_help() -> String {
     "Every cell (an x value in a row of y) is run over --seeds replicates; its storm probability \
-     is\nthe share of runs that ended stuck (never back within 1% of the success rate before \
-     the\ntrigger), with its Wilson 95% interval. A cell whose interval straddles 50% is \
+     is\nthe share of the decided runs that ended stuck (not healthy again over the patience\nwindow \
+     after the last trigger: `herdsim metrics` states the rule), with its Wilson 95%\ninterval. A cell whose interval straddles 50% is \
      uncertain.\nEach refinement round puts a cell half way between neighbours along x that \
      are not both\nsurely on one side, and doubles the seeds of their uncertain cells (up to \
      --max-seeds), so\nafter R rounds the boundary's place along x is known to the coarse \

@@ -16,7 +16,7 @@ use super::params::{Lists, ParamFlags};
 use super::progress::runs_bar;
 use super::run::{OUTPUTS, SEEDS};
 use super::{CliError, point_message};
-use crate::base::format::group_thousands;
+use crate::base::format::{counted, group_thousands};
 use crate::experiment::scenario::Scenario;
 use crate::experiment::sweep::{Shard, SweepPlan, run_sweep};
 use crate::model::ResourceKind;
@@ -359,10 +359,14 @@ fn announce(plan: &SweepPlan<'_>, shard: Shard, args: &SweepArgs) {
         );
     }
     eprintln!(
-        "{} points × {} replicates: {} runs to go",
-        group_thousands(plan.points.len() as u64),
-        group_thousands(u64::from(plan.scenario.replicates)),
-        group_thousands(plan.jobs().len() as u64)
+        "{} × {}: {} to go",
+        counted(plan.points.len() as u64, "point", "points"),
+        counted(
+            u64::from(plan.scenario.replicates),
+            "replicate",
+            "replicates"
+        ),
+        counted(plan.jobs().len() as u64, "run", "runs")
     );
 }
 

@@ -90,7 +90,7 @@ impl QueueKind {
     /// The queue a run of the resource model `resource` uses.
     ///
     /// Measured single-threaded on this project's machine class (base 100
-    /// ms, cap 20 s; `herdsim bench`, `cargo bench --bench engine`): on the
+    /// ms, cap 20 s; `herdsim bench`, `cargo bench -p herdsim-benches --bench engine`): on the
     /// slot the radix heap is about 1.3 times the binary heap's speed at
     /// 1,000 clients, 3.4 at 100,000, and 10 at 1,000,000; on `outage` they
     /// are even at 1,000 clients and the radix heap 2.7 times faster at

@@ -230,9 +230,10 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    let cli = match Cli::try_parse_from(args) {
+    let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+    let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
-        Err(err) => return report_clap_error(err),
+        Err(err) => return report_clap_error(err, &args),
     };
     cap_threads();
     let result = match cli.command {
@@ -311,11 +312,35 @@ fn colour_allowed() -> bool {
     std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
+/// Where the word clap found no place for (`stray`) follows a flag-like
+/// word that the flag before it took as its value (`--seeds --write-time 1`:
+/// `--seeds` took `--write-time`, and `1` is left over), that flag and that
+/// value, so the one-line error names the flag the user meant.
+fn swallowed_flag(args: &[std::ffi::OsString], stray: &str) -> Option<(String, String)> {
+    use clap::CommandFactory;
+    let words: Vec<String> = args
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let command = Cli::command();
+    let sub = command.find_subcommand(words.get(1)?)?;
+    let at = words.iter().rposition(|w| w == stray)?;
+    let (flag, value) = (words.get(at.checked_sub(2)?)?, &words[at - 1]);
+    let takes_value = sub
+        .get_arguments()
+        .find(|a| {
+            a.get_long()
+                .is_some_and(|long| flag.strip_prefix("--") == Some(long))
+        })
+        .is_some_and(|a| a.get_action().takes_values());
+    (takes_value && value.starts_with('-')).then(|| (flag.clone(), value.clone()))
+}
+
 /// Help and version go to stdout as clap prints them (coloured only on a
 /// terminal, and never with `NO_COLOR`); every error becomes one line on
 /// stderr (clap's usage and "for more information" lines dropped, a tip kept
 /// after a semicolon).
-fn report_clap_error(err: clap::Error) -> ExitCode {
+fn report_clap_error(err: clap::Error, args: &[std::ffi::OsString]) -> ExitCode {
     use clap::error::ErrorKind;
     match err.kind() {
         ErrorKind::DisplayHelp
@@ -351,8 +376,18 @@ fn report_clap_error(err: clap::Error) -> ExitCode {
             }
         }
         _ => {
+            let stray_value = match (err.kind(), err.get(clap::error::ContextKind::InvalidArg)) {
+                (ErrorKind::UnknownArgument, Some(clap::error::ContextValue::String(stray))) => {
+                    swallowed_flag(args, stray)
+                }
+                _ => None,
+            };
             let err = with_subcommand_tip(err);
-            eprintln!("{}", one_line(&err.render().to_string()));
+            let mut line = one_line(&err.render().to_string());
+            if let Some((flag, value)) = stray_value {
+                line += &format!("; '{value}' was read as the value of '{flag}'");
+            }
+            eprintln!("{line}");
             ExitCode::from(EXIT_USAGE)
         }
     }

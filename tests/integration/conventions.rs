@@ -417,3 +417,17 @@ fn an_output_named_unlike_what_is_written_is_warned_of() {
     assert!(!String::from_utf8(out.stderr).unwrap().contains("warning"));
     let _ = fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_flag_that_took_the_next_flag_as_its_value_is_named() {
+    // `--seeds --write-time 1`: --seeds takes `--write-time` as its value and
+    // clap finds no place for `1`; the one line names --seeds as well.
+    let err = super::common::usage_error(&["run", "--seeds", "--write-time", "1"]);
+    assert!(
+        err.contains("'--write-time' was read as the value of '--seeds'"),
+        "{err}"
+    );
+    // A flag that takes no value gets no such note.
+    let err = super::common::usage_error(&["run", "--quiet", "--json", "--bogus"]);
+    assert!(!err.contains("was read as the value"), "{err}");
+}

@@ -57,28 +57,31 @@ fn shell_lines(command: &str) -> String {
     lines.join("\n")
 }
 
+/// The main job, shown at the top level and under `run`.
+const DECORRELATED_HERD: Example = (
+    "One workload, 1,000 clients under decorrelated jitter",
+    "herdsim run --clients 1000 --policy decorrelated",
+);
+
+/// A server-model run, shown at the top level and under `run`.
+const SERVER_OUTAGE: Example = (
+    "A server behind a one-second outage, four replicates",
+    "herdsim run --resource server --rate 800 --workers 4 --service exp:4ms \
+     --timeout 50ms --trigger outage@2s..3s --duration 10s --seeds 4",
+);
+
 pub const TOP: [Example; 4] = [
-    (
-        "One workload, 1,000 clients under decorrelated jitter",
-        "herdsim run --clients 1000 --policy decorrelated",
-    ),
+    DECORRELATED_HERD,
     (
         "The four classic strategies side by side",
         "herdsim compare",
     ),
-    (
-        "A server behind a one-second outage, four replicates",
-        "herdsim run --resource server --rate 800 --workers 4 --service exp:4ms \
-         --timeout 50ms --trigger outage@2s..3s --duration 10s --seeds 4",
-    ),
+    SERVER_OUTAGE,
     ("Every workload parameter", "herdsim params"),
 ];
 
 pub const RUN: [Example; 5] = [
-    (
-        "1,000 clients under decorrelated jitter on the contended slot",
-        "herdsim run --clients 1000 --policy decorrelated",
-    ),
+    DECORRELATED_HERD,
     (
         "Twenty replicates with 95% confidence intervals, as JSON",
         "herdsim run --clients 200 --policy full --seeds 20 --json",
@@ -87,11 +90,7 @@ pub const RUN: [Example; 5] = [
         "The occ row: 50 writers retrying conflicts",
         "herdsim run --resource occ --clients 50 --policy full",
     ),
-    (
-        "A server behind a one-second outage, four replicates",
-        "herdsim run --resource server --rate 800 --workers 4 --service exp:4ms \
-         --timeout 50ms --trigger outage@2s..3s --duration 10s --seeds 4",
-    ),
+    SERVER_OUTAGE,
     (
         "The same run drawn over time, and its time series as CSV",
         "herdsim run --resource server --rate 800 --workers 4 --service exp:4ms \

@@ -317,12 +317,11 @@ fn colour_allowed() -> bool {
 /// `--seeds` took `--write-time`, and `1` is left over), that flag and that
 /// value, so the one-line error names the flag the user meant.
 fn swallowed_flag(args: &[std::ffi::OsString], stray: &str) -> Option<(String, String)> {
-    use clap::CommandFactory;
     let words: Vec<String> = args
         .iter()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    let command = Cli::command();
+    let command = cli_command();
     let sub = command.find_subcommand(words.get(1)?)?;
     let at = words.iter().rposition(|w| w == stray)?;
     let (flag, value) = (words.get(at.checked_sub(2)?)?, &words[at - 1]);

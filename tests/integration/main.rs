@@ -13,6 +13,7 @@ mod hardening_bounds;
 mod hardening_journals;
 mod hardening_specs;
 mod hardening_writers;
+mod import;
 mod invariants;
 mod layers;
 mod map;

@@ -238,3 +238,79 @@ fn check_prints_nothing_and_bad_files_get_one_line_naming_the_file_and_field() {
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("retryPolicy.jitter: unknown field"));
 }
+
+/// The server model's request deadline (gRPC's `timeout`) and `retry_on`,
+/// which the importers set, as plain flags.
+#[test]
+fn a_request_deadline_ends_its_retries_and_retry_on_chooses_what_is_retried() {
+    let metrics = |extra: &[&str]| {
+        let json = crate::common::server_json(
+            &[
+                &[
+                    "--workers",
+                    "1",
+                    "--service",
+                    "const:10ms",
+                    "--rate",
+                    "50",
+                    "--trigger",
+                    "capacity:0@1s..3s",
+                    "--timeout",
+                    "100ms",
+                    "--duration",
+                    "4s",
+                ][..],
+                extra,
+            ]
+            .concat(),
+        );
+        let m = |k: &str| crate::common::mean(&json, k);
+        (
+            m("requests"),
+            m("attempts"),
+            m("timeouts"),
+            m("gave_up"),
+            m("successes"),
+        )
+    };
+    // Attempts time out after 100 ms and retry 10 ms later, so a request
+    // caught by the 2 s stall sends attempts at 0, 110 and 220 ms; the third
+    // is cut at the 300 ms deadline: three attempts and three timeouts for
+    // each request given up, none sent after its deadline.
+    let (requests, attempts, timeouts, gave_up, successes) = metrics(&[
+        "--deadline",
+        "300ms",
+        "--policy",
+        "constant",
+        "--base",
+        "10ms",
+    ]);
+    assert!(gave_up > 100.0, "the stall gave requests up: {gave_up}");
+    assert_eq!(requests, successes + gave_up);
+    assert_eq!(attempts, successes + 3.0 * gave_up);
+    assert_eq!(timeouts, 3.0 * gave_up);
+    // Not retrying timeouts: one attempt each.
+    let (requests, attempts, timeouts, gave_up, _) = metrics(&["--retry-on", "failure+rejected"]);
+    assert_eq!(attempts, requests);
+    assert_eq!(timeouts, gave_up);
+    let err = usage_error(&["run", "--resource", "server", "--retry-on", "5xx"]);
+    assert!(
+        err.contains("--retry-on") && err.contains("failure, rejected or timeout"),
+        "{err}"
+    );
+    let err = usage_error(&[
+        "run",
+        "--resource",
+        "server",
+        "--deadline",
+        "1s",
+        "--timeout-noticed",
+        "reply",
+        "--timeout",
+        "100ms",
+    ]);
+    assert!(
+        err.contains("timeout_noticed") || err.contains("--timeout-noticed"),
+        "{err}"
+    );
+}

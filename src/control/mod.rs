@@ -36,6 +36,8 @@ pub mod cumulative_breaker;
 pub mod deadline_propagation;
 pub mod earned_tokens;
 pub mod envoy_budget;
+pub mod envoy_max_requests;
+pub mod envoy_max_retries;
 pub mod error;
 pub mod finagle_budget;
 pub mod grpc_throttle;
@@ -104,6 +106,10 @@ pub trait RetryControl {
     }
     /// The retry goes: takes its cost.
     fn take_retry(&mut self, _now: Nanos, _cause: Outcome) {}
+    /// A retry taken ([`RetryControl::take_retry`]) is not sent after all:
+    /// its request ended in the backoff (a deadline) or a control refused
+    /// its attempt. Envoy's retry limits stop counting it then.
+    fn retry_dropped(&mut self, _now: Nanos) {}
     /// May this attempt be sent? A control that decides at random draws
     /// from `draws` (the controls' own stream) when it needs a draw. A
     /// refused attempt is not sent and ends its request.
@@ -268,6 +274,11 @@ macro_rules! controls {
                     $(ControlState::$variant(s) => s.take_retry(now, cause),)+
                 }
             }
+            fn retry_dropped(&mut self, now: Nanos) {
+                match self {
+                    $(ControlState::$variant(s) => s.retry_dropped(now),)+
+                }
+            }
             fn admit(&mut self, now: Nanos, retry: bool, draws: &mut dyn Draws) -> bool {
                 match self {
                     $(ControlState::$variant(s) => s.admit(now, retry, draws),)+
@@ -290,11 +301,13 @@ controls! {
     Grpc => grpc_throttle::{GrpcThrottleSpec, GrpcThrottle},
     Finagle => finagle_budget::{FinagleBudgetSpec, FinagleBudget},
     Envoy => envoy_budget::{EnvoyBudgetSpec, EnvoyBudget},
+    EnvoyMaxRetries => envoy_max_retries::{EnvoyMaxRetriesSpec, EnvoyMaxRetries},
     Cumulative => cumulative_breaker::{CumulativeBreakerSpec, CumulativeBreaker},
     Windowed => windowed_breaker::{WindowedBreakerSpec, WindowedBreaker},
     Classic => classic_breaker::{ClassicBreakerSpec, ClassicBreaker},
     Sre => sre_throttle::{SreThrottleSpec, SreThrottle},
     AwsAdaptive => aws_adaptive::{AwsAdaptiveSpec, AwsAdaptive},
+    EnvoyMaxRequests => envoy_max_requests::{EnvoyMaxRequestsSpec, EnvoyMaxRequests},
 }
 
 impl ControlSpec {
@@ -410,6 +423,13 @@ impl Controls {
         allowed
     }
 
+    /// A retry of `source` that every control allowed is not sent after all.
+    pub fn retry_dropped(&mut self, source: u32, now: Nanos) {
+        self.scope(source)
+            .iter_mut()
+            .for_each(|c| c.retry_dropped(now));
+    }
+
     /// May `source` send this attempt, and after how long? `None` if a
     /// control refuses it (every control sees it: a throttle counts the
     /// attempts it refuses too); else the longest wait any control asks
@@ -446,6 +466,7 @@ mod tests {
             (Family::Budget, "grpc:10,ratio:0.1"),
             (Family::Budget, "finagle:0.2,ttl:10s,min:10"),
             (Family::Budget, "envoy:0.2,min:3"),
+            (Family::Budget, "envoy-max-retries:3"),
             (Family::Breaker, "cumulative:0.1"),
             (Family::Breaker, "windowed:0.1,window:200ms"),
             (
@@ -454,6 +475,7 @@ mod tests {
             ),
             (Family::Throttle, "sre:2,window:2m"),
             (Family::Throttle, "aws-adaptive:0.4,beta:0.7"),
+            (Family::Throttle, "envoy-max-requests:1024"),
         ];
         assert_eq!(examples.len(), ABOUT.len(), "one example per control");
         for (family, text) in examples {

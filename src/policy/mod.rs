@@ -18,6 +18,7 @@ mod decorrelated;
 mod decorrelated_attempt;
 mod decorrelated_ceiling;
 mod decorrelated_v2;
+mod envoy;
 mod equal;
 mod fibonacci;
 mod full;
@@ -34,6 +35,7 @@ pub use decorrelated::{CapWalk, DecorrelatedJitter};
 pub use decorrelated_attempt::DecorrelatedAttempt;
 pub use decorrelated_ceiling::DecorrelatedCeiling;
 pub use decorrelated_v2::DecorrelatedV2;
+pub use envoy::{EnvoyBackoff, envoy_ms};
 pub use equal::EqualJitter;
 pub use fibonacci::Fibonacci;
 pub use full::FullJitter;
@@ -149,6 +151,8 @@ pub enum PolicyKind {
     Constant,
     /// A delay growing by a fixed step.
     Linear,
+    /// Envoy's jittered exponential backoff (route `retry_back_off`).
+    Envoy,
 }
 
 /// What `herdsim policies` and `--help` say of a policy.
@@ -161,7 +165,7 @@ struct PolicyInfo {
 }
 
 /// Every policy's description, in [`PolicyKind::ALL`] order.
-const POLICIES: [PolicyInfo; 13] = [
+const POLICIES: [PolicyInfo; 14] = [
     PolicyInfo {
         kind: PolicyKind::None,
         name: "none",
@@ -255,11 +259,20 @@ const POLICIES: [PolicyInfo; 13] = [
         parameters: "base, step, cap",
         summary: "a delay that grows by a fixed step each retry",
     },
+    PolicyInfo {
+        kind: PolicyKind::Envoy,
+        name: "envoy",
+        formula: "d = U{0, …, n_k − 1} ms; n_1 = base, n_(k+1) = 2·n_k if n_k < ⌊cap/2⌋ else cap \
+                  (base and cap in whole ms)",
+        parameters: "base (base_interval, default 25ms), cap (max_interval, default 10 × base)",
+        summary: "Envoy's route retry_back_off as its code runs it \
+                  (JitteredExponentialBackOffStrategy): full jitter below a doubling ceiling",
+    },
 ];
 
 impl PolicyKind {
     /// Every policy, in the order `herdsim policies` lists them.
-    pub const ALL: [PolicyKind; 13] = [
+    pub const ALL: [PolicyKind; 14] = [
         PolicyKind::None,
         PolicyKind::Equal,
         PolicyKind::Full,
@@ -273,6 +286,7 @@ impl PolicyKind {
         PolicyKind::NoBackoff,
         PolicyKind::Constant,
         PolicyKind::Linear,
+        PolicyKind::Envoy,
     ];
 
     fn info(self) -> &'static PolicyInfo {
@@ -475,6 +489,7 @@ impl PolicySpec {
             PolicyKind::NoBackoff => self.with_factor(NoBackoff, visitor),
             PolicyKind::Constant => self.with_factor(Constant { base, cap }, visitor),
             PolicyKind::Linear => self.with_factor(Linear { base, step, cap }, visitor),
+            PolicyKind::Envoy => self.with_factor(EnvoyBackoff { base, cap }, visitor),
         }
     }
 
@@ -598,7 +613,7 @@ mod tests {
         }
         let err = "jittery".parse::<PolicyKind>().unwrap_err().to_string();
         assert!(err.contains(
-            "none, equal, full, decorrelated, decorrelated-ceiling, decorrelated-v2, decorrelated-attempt, grpc-connection, grpc-retry, fibonacci, no-backoff, constant, linear"
+            "none, equal, full, decorrelated, decorrelated-ceiling, decorrelated-v2, decorrelated-attempt, grpc-connection, grpc-retry, fibonacci, no-backoff, constant, linear, envoy"
         ));
     }
 

@@ -163,6 +163,9 @@ impl<'a, P: Backoff> Retries<'a, P> {
         // A control that delays attempts (a rate limiter) runs only on the
         // server model (a spec check), so an admitted attempt goes now.
         if controls.admit(client.id, ns, retry_of.is_some()).is_none() {
+            if retry_of.is_some() {
+                controls.retry_dropped(client.id, ns);
+            }
             recorder.give_up();
             return false;
         }
@@ -228,6 +231,9 @@ impl<'a, P: Backoff> Retries<'a, P> {
             .stop
             .start_in_time(ready + delay, || self.first_calls.of(client.id));
         if start.is_none() {
+            if let Some(controls) = &mut self.controls {
+                controls.retry_dropped(client.id, ready.saturating_mul(1_000));
+            }
             recorder.give_up();
         }
         start

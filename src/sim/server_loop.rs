@@ -1059,6 +1059,9 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             if !admitted {
                 match controls.admit(source, now, retry_of.is_some()) {
                     None => {
+                        if retry_of.is_some() {
+                            controls.retry_dropped(source, now);
+                        }
                         if layer == 0 {
                             self.m.refused += 1;
                         }
@@ -1386,6 +1389,10 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         let at = self.now.saturating_add(delay_us.saturating_mul(NS_PER_US));
         if layer == 0 && self.past_deadline(started, at) {
             // The retry would start after the request's deadline.
+            let source = self.requests[req as usize].source;
+            if let Some(controls) = self.controls_of(layer) {
+                controls.retry_dropped(source, now);
+            }
             self.count_gave_up(0, started);
             self.end(req);
             return;

@@ -376,7 +376,13 @@ impl RunSpec {
         let paced = self.server.timeout_noticed == crate::model::server::TimeoutNoticed::Reply
             && self.server.horizon_us.is_some_and(|h| h.is_some());
         let spends = |budget: Option<ControlSpec>| {
-            budget.is_some_and(|b| b.about().name != crate::control::envoy_budget::ABOUT.name)
+            budget.is_some_and(|b| {
+                ![
+                    crate::control::envoy_budget::ABOUT.name,
+                    crate::control::envoy_max_retries::ABOUT.name,
+                ]
+                .contains(&b.about().name)
+            })
         };
         let spends_tokens = spends(self.budget);
         if p.kind == PolicyKind::NoBackoff
@@ -395,6 +401,22 @@ impl RunSpec {
                         ", or use the occ resource"
                     },
                 },
+            );
+        }
+        // Envoy refuses a max_interval below its base_interval (in the whole
+        // ms it keeps them in), and its backoff asserts the order.
+        if p.kind == PolicyKind::Envoy
+            && crate::policy::envoy_ms(p.cap_us) < crate::policy::envoy_ms(p.base_us)
+        {
+            return fail(
+                "cap",
+                crate::base::time::format_duration(p.cap_us),
+                self.conflict(
+                    "base",
+                    "the envoy policy needs a cap (max_interval) of at least the base \
+                     (base_interval), in whole ms, as Envoy refuses a smaller one"
+                        .to_string(),
+                ),
             );
         }
         // The same for a service of a chain that backs off by no-backoff

@@ -247,6 +247,8 @@ fn yaml_value(yaml: &saphyr::Yaml<'_>) -> Result<Value, String> {
                     Yaml::Representation(text, _, _) => text.to_string(),
                     _ => return Err("has a mapping key that is not a plain scalar".to_string()),
                 };
+                // saphyr has refused keys given twice; keys that differ as
+                // YAML but read alike (1 and "1") are refused here.
                 if object.insert(name.clone(), yaml_value(value)?).is_some() {
                     return Err(format!("has the key '{name}' twice in one mapping"));
                 }
@@ -279,6 +281,13 @@ mod tests {
                 .unwrap_err()
                 .starts_with("invalid YAML")
         );
+        // saphyr refuses a key given twice in one mapping (YAML forbids it).
+        assert!(
+            from_yaml("a: 1\nb:\n  c: 1\n  c: 2\n")
+                .unwrap_err()
+                .contains("duplicated key in mapping at byte 17 line 4")
+        );
+        assert!(from_yaml("a: {c: 1}\nb: {c: 2}\nl: [c, c]\n").is_ok());
         assert!(
             from_yaml("a: 1\n---\nb: 2\n")
                 .unwrap_err()

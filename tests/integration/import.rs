@@ -49,6 +49,82 @@ fn every_committed_import_is_what_herdsim_import_prints_now() {
 }
 
 #[test]
+fn every_committed_import_runs_as_its_files_do() {
+    // The printed scenario is the files' equivalent: a sweep of it and a
+    // sweep importing the files give the same bytes, for every format.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = workdir("import-equivalent");
+    let service = [
+        "--workers",
+        "4",
+        "--service",
+        "exp:5ms",
+        "--rate",
+        "600",
+        "--sources",
+        "4",
+        "--trigger",
+        "capacity:0@1s..1.5s",
+        "--duration",
+        "3s",
+        "--seeds",
+        "2",
+        "-q",
+    ];
+    let mut checked = 0;
+    for entry in fs::read_dir(root.join(CONFIGS)).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let Some(stem) = name.strip_suffix(".import.toml") else {
+            continue;
+        };
+        let committed = fs::read_to_string(&path).unwrap();
+        let command = committed
+            .lines()
+            .next()
+            .unwrap()
+            .trim_start_matches("# herdsim import ");
+        // The import's arguments: its files and choices, as --import flags.
+        let mut from_files = vec!["sweep".to_string()];
+        let mut words = command.split_whitespace();
+        while let Some(word) = words.next() {
+            if word.starts_with("--") {
+                from_files.push(word.to_string());
+                from_files.push(words.next().unwrap().to_string());
+            } else {
+                from_files.extend(["--import".to_string(), word.to_string()]);
+            }
+        }
+        let out_files = dir.join(format!("{stem}-files.csv"));
+        let out_scenario = dir.join(format!("{stem}-scenario.csv"));
+        succeed(
+            cargo_bin_cmd!("herdsim")
+                .current_dir(root)
+                .args(&from_files)
+                .args(service)
+                .arg("--out")
+                .arg(&out_files),
+        );
+        succeed(
+            cargo_bin_cmd!("herdsim")
+                .current_dir(root)
+                .arg("sweep")
+                .arg(&path)
+                .args(service)
+                .arg("--out")
+                .arg(&out_scenario),
+        );
+        assert_eq!(
+            fs::read(&out_files).unwrap(),
+            fs::read(&out_scenario).unwrap(),
+            "{name}"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 1);
+}
+
+#[test]
 fn a_run_from_an_imported_file_is_the_run_written_as_flags() {
     let service = [
         "--workers",

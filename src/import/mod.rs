@@ -13,6 +13,7 @@
 //! and the environment and hands them in.
 
 pub mod durations;
+pub mod envoy;
 pub mod grpc;
 pub mod tree;
 
@@ -269,7 +270,7 @@ pub struct Format {
 
 /// Every format, in the order a file is offered to them.
 pub fn formats() -> Vec<&'static Format> {
-    vec![&grpc::FORMAT]
+    vec![&grpc::FORMAT, &envoy::FORMAT]
 }
 
 /// The format of `source`: the first whose parser reads it and whose shape

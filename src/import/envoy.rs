@@ -112,9 +112,6 @@ const DEFAULT_MAX_REQUESTS: u64 = 1024;
 const DEFAULT_BUDGET_PERCENT: f64 = 20.0;
 const DEFAULT_MIN_RETRY_CONCURRENCY: u64 = 3;
 
-/// Read, and named in one warning as changing nothing in herdsim.
-const INERT: &str = "only route, rewrite, name or observe requests";
-
 const ROUTE_CONFIGURATION_FIELDS: [&str; 17] = [
     "@type",
     "name",
@@ -134,8 +131,7 @@ const ROUTE_CONFIGURATION_FIELDS: [&str; 17] = [
     "ignore_path_parameters_in_path_matching",
     "typed_per_filter_config",
 ];
-const ROUTE_CONFIGURATION_INERT: [&str; 12] = [
-    "name",
+const ROUTE_CONFIGURATION_INERT: [&str; 11] = [
     "internal_only_headers",
     "response_headers_to_add",
     "response_headers_to_remove",
@@ -175,9 +171,7 @@ const VIRTUAL_HOST_FIELDS: [&str; 24] = [
     "metadata",
     "request_body_buffer_limit",
 ];
-const VIRTUAL_HOST_INERT: [&str; 15] = [
-    "name",
-    "domains",
+const VIRTUAL_HOST_INERT: [&str; 13] = [
     "require_tls",
     "virtual_clusters",
     "request_headers_to_add",
@@ -213,9 +207,7 @@ const ROUTE_FIELDS: [&str; 18] = [
     "per_request_buffer_limit_bytes",
     "stat_prefix",
 ];
-const ROUTE_INERT: [&str; 11] = [
-    "name",
-    "match",
+const ROUTE_INERT: [&str; 9] = [
     "metadata",
     "decorator",
     "request_headers_to_add",
@@ -265,8 +257,7 @@ const ROUTE_ACTION_FIELDS: [&str; 36] = [
     "multiple_route_choices",
     "request_body_buffer_limit",
 ];
-const ROUTE_ACTION_INERT: [&str; 22] = [
-    "cluster",
+const ROUTE_ACTION_INERT: [&str; 21] = [
     "cluster_header",
     "cluster_specifier_plugin",
     "inline_cluster_specifier_plugin",
@@ -461,9 +452,15 @@ fn read(root: &Node<'_>, ctx: &Context<'_>) -> Result<(), ImportError> {
         _ => route_file(ctx, root, kind, &mut inert)?,
     }
     if !inert.is_empty() {
+        let why = if kind == Kind::Cluster {
+            "these choose hosts, connect to them or observe; herdsim's service is one pool of \
+             workers without connections"
+        } else {
+            "these only rewrite, name or observe requests; herdsim's workload is the requests \
+             that reach this route"
+        };
         ctx.warn(format!(
-            "{}: read but changes nothing (these {INERT}; herdsim's workload is the requests \
-             that reach this route): {}",
+            "{}: read but changes nothing ({why}): {}",
             ctx.file,
             inert.join(", ")
         ));
@@ -800,6 +797,12 @@ fn route(
     if let Some(hedge) = pick("hedge_policy") {
         hedge_policy(ctx, &hedge)?;
     }
+    // The one not applied is still Envoy's config: its fields must be known.
+    if action.get("retry_policy").is_some()
+        && let Some(unused) = chosen.vhost.as_ref().and_then(|v| v.get("retry_policy"))
+    {
+        unused.only(ctx, &RETRY_POLICY_FIELDS)?;
+    }
     match pick("retry_policy") {
         Some(policy) => retry_policy(ctx, &policy, answers),
         None => ctx.set(
@@ -1097,14 +1100,16 @@ fn retry_policy(
             };
             paths.insert(0, base_node.path().to_string());
             let rounded = base_us % 1_000 != 0 || base_us < 1_000;
-            let rule = format!(
-                "base_interval → base {base_ms} ms{}; max_interval → cap {max_ms} ms{}",
-                if rounded { " (Envoy keeps whole ms, at least 1)" } else { "" },
+            let rule = (
+                format!(
+                    "base_interval → base {base_ms} ms{}",
+                    if rounded { " (Envoy keeps whole ms, at least 1)" } else { "" }
+                ),
                 if back_off.get("max_interval").is_none() {
-                    " (Envoy's default: 10 × base)"
+                    format!("no max_interval: Envoy's default 10 × base → cap {max_ms} ms")
                 } else {
-                    ""
-                }
+                    format!("max_interval → cap {max_ms} ms, which bounds the doubling ceiling")
+                },
             );
             (base_ms, max_ms, paths, rule)
         }
@@ -1112,7 +1117,10 @@ fn retry_policy(
             DEFAULT_BASE_MS,
             DEFAULT_BASE_MS * 10,
             vec![policy.path().to_string()],
-            "no retry_back_off: Envoy's defaults, base 25 ms and cap 10 × base = 250 ms".to_string(),
+            (
+                "no retry_back_off: Envoy's default base 25 ms".to_string(),
+                "no retry_back_off: Envoy's default cap 10 × base = 250 ms".to_string(),
+            ),
         ),
     };
     let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
@@ -1123,8 +1131,8 @@ fn retry_policy(
         "retry k waits U{0, …, n_k − 1} ms with n_1 = base, doubling while below ⌊cap/2⌋, \
          then the cap (JitteredExponentialBackOffStrategy)",
     )?;
-    ctx.set("base", herdsim(base_ms * 1_000), &paths[..1], rule.clone())?;
-    ctx.set("cap", herdsim(max_ms * 1_000), &paths, rule)?;
+    ctx.set("base", herdsim(base_ms * 1_000), &paths[..1], rule.0)?;
+    ctx.set("cap", herdsim(max_ms * 1_000), &paths[paths.len() - 1..], rule.1)?;
 
     if let Some(node) = policy.get("per_try_timeout") {
         let ms = duration(ctx, &node)? / 1_000;
@@ -1267,7 +1275,7 @@ fn cluster(ctx: &Context<'_>, root: &Node<'_>, inert: &mut Vec<String>) -> Resul
     }
     ctx.chose(format!("cluster {}", name.unwrap_or("(unnamed)")));
     for (field, _) in root.entries(ctx)? {
-        if !["@type", "name", "circuit_breakers"].contains(&field) {
+        if !["@type", "name", "alt_stat_name", "circuit_breakers"].contains(&field) {
             inert.push(field.to_string());
         }
     }

@@ -288,17 +288,31 @@ mod tests {
         // Sent and ended: it no longer counts.
         walk(
             &mut counted,
-            &[Step::Sent(Some(f)), Step::End(f, Some(f)), Step::Retry(f, true)],
+            &[
+                Step::Sent(Some(f)),
+                Step::End(f, Some(f)),
+                Step::Retry(f, true),
+            ],
         );
         // Uncounted: every failure of a burst enters its backoff (#30205's
         // overshoot), and the limit binds only on retries in flight.
         let mut uncounted = budget("envoy:0,min:1,backoff:uncounted");
         walk(
             &mut uncounted,
-            &[Step::Retry(f, true), Step::Retry(f, true), Step::Retry(f, true)],
+            &[
+                Step::Retry(f, true),
+                Step::Retry(f, true),
+                Step::Retry(f, true),
+            ],
         );
-        walk(&mut uncounted, &[Step::Sent(Some(f)), Step::Retry(f, false)]);
-        walk(&mut uncounted, &[Step::End(f, Some(f)), Step::Retry(f, true)]);
+        walk(
+            &mut uncounted,
+            &[Step::Sent(Some(f)), Step::Retry(f, false)],
+        );
+        walk(
+            &mut uncounted,
+            &[Step::End(f, Some(f)), Step::Retry(f, true)],
+        );
     }
 
     #[test]
@@ -326,7 +340,10 @@ mod tests {
         let err = EnvoyBudgetSpec::parse(&rule("envoy:0.2,min:3,backoff:maybe"))
             .unwrap_err()
             .to_string();
-        assert!(err.contains("backoff must be counted or uncounted"), "{err}");
+        assert!(
+            err.contains("backoff must be counted or uncounted"),
+            "{err}"
+        );
     }
 
     proptest! {

@@ -126,9 +126,10 @@ mod tests {
 
     #[test]
     fn the_rule_reads_back() {
-        let spec =
-            EnvoyMaxRequestsSpec::parse(&Rule::read("throttle", "envoy-max-requests:1024").unwrap())
-                .unwrap();
+        let spec = EnvoyMaxRequestsSpec::parse(
+            &Rule::read("throttle", "envoy-max-requests:1024").unwrap(),
+        )
+        .unwrap();
         assert_eq!(spec.to_string(), "envoy-max-requests:1024");
         assert!(
             EnvoyMaxRequestsSpec::parse(&Rule::read("throttle", "envoy-max-requests:-1").unwrap())

@@ -363,14 +363,8 @@ const CLUSTER_REFUSED: [(&str, &str); 3] = [
         "outlier_detection",
         "ejecting failing hosts needs hosts; herdsim's service is one pool of workers",
     ),
-    (
-        "max_requests_per_connection",
-        "herdsim has no connections",
-    ),
-    (
-        "preconnect_policy",
-        "herdsim has no connections",
-    ),
+    ("max_requests_per_connection", "herdsim has no connections"),
+    ("preconnect_policy", "herdsim has no connections"),
 ];
 
 const THRESHOLDS_FIELDS: [&str; 9] = [
@@ -552,7 +546,10 @@ fn route_file<'a>(
                 ],
             )?;
             let list = root.get("virtual_hosts").ok_or_else(|| {
-                ctx.error(root, "no virtual_hosts: a RouteConfiguration routes through them")
+                ctx.error(
+                    root,
+                    "no virtual_hosts: a RouteConfiguration routes through them",
+                )
             })?;
             vhosts = list.items(ctx)?;
         }
@@ -598,7 +595,10 @@ fn choose_route<'a>(
             continue;
         }
         let routes = vhost.get("routes").ok_or_else(|| {
-            ctx.error(vhost, "no routes: herdsim reads the routes list (not a matcher tree)")
+            ctx.error(
+                vhost,
+                "no routes: herdsim reads the routes list (not a matcher tree)",
+            )
         })?;
         for route in routes.items(ctx)? {
             candidates.push(Chosen {
@@ -720,9 +720,18 @@ fn route(
         ],
     )?;
     let action = route.get("route").ok_or_else(|| {
-        ctx.error(route, "no route action: herdsim reads routes that forward to a cluster")
+        ctx.error(
+            route,
+            "no route action: herdsim reads routes that forward to a cluster",
+        )
     })?;
-    fields(ctx, &action, &ROUTE_ACTION_FIELDS, &ROUTE_ACTION_INERT, inert)?;
+    fields(
+        ctx,
+        &action,
+        &ROUTE_ACTION_FIELDS,
+        &ROUTE_ACTION_INERT,
+        inert,
+    )?;
     refuse(
         ctx,
         &action,
@@ -839,7 +848,11 @@ fn route_timeout(ctx: &Context<'_>, action: &Node<'_>) -> Result<(), ImportError
 fn hedge_policy(ctx: &Context<'_>, node: &Node<'_>) -> Result<(), ImportError> {
     node.only(
         ctx,
-        &["initial_requests", "additional_request_chance", "hedge_on_per_try_timeout"],
+        &[
+            "initial_requests",
+            "additional_request_chance",
+            "hedge_on_per_try_timeout",
+        ],
     )?;
     for key in ["initial_requests", "additional_request_chance"] {
         if let Some(field) = node.get(key) {
@@ -1103,7 +1116,11 @@ fn retry_policy(
             let rule = (
                 format!(
                     "base_interval → base {base_ms} ms{}",
-                    if rounded { " (Envoy keeps whole ms, at least 1)" } else { "" }
+                    if rounded {
+                        " (Envoy keeps whole ms, at least 1)"
+                    } else {
+                        ""
+                    }
                 ),
                 if back_off.get("max_interval").is_none() {
                     format!("no max_interval: Envoy's default 10 × base → cap {max_ms} ms")
@@ -1132,7 +1149,12 @@ fn retry_policy(
          then the cap (JitteredExponentialBackOffStrategy)",
     )?;
     ctx.set("base", herdsim(base_ms * 1_000), &paths[..1], rule.0)?;
-    ctx.set("cap", herdsim(max_ms * 1_000), &paths[paths.len() - 1..], rule.1)?;
+    ctx.set(
+        "cap",
+        herdsim(max_ms * 1_000),
+        &paths[paths.len() - 1..],
+        rule.1,
+    )?;
 
     if let Some(node) = policy.get("per_try_timeout") {
         let ms = duration(ctx, &node)? / 1_000;
@@ -1331,7 +1353,10 @@ fn cluster(ctx: &Context<'_>, root: &Node<'_>, inert: &mut Vec<String>) -> Resul
         }
     }
     if let Some(node) = field("resource_limit_configs") {
-        return Err(ctx.unsupported(&node, "a resource limit extension is code herdsim does not have"));
+        return Err(ctx.unsupported(
+            &node,
+            "a resource limit extension is code herdsim does not have",
+        ));
     }
     for key in ["track_remaining", "max_connection_pools"] {
         if let Some(node) = field(key) {
@@ -1410,7 +1435,9 @@ fn cluster(ctx: &Context<'_>, root: &Node<'_>, inert: &mut Vec<String>) -> Resul
     match budget_values {
         Some((percent, min)) => {
             let p = percent.as_ref().map_or(DEFAULT_BUDGET_PERCENT, |(v, _)| *v);
-            let m = min.as_ref().map_or(DEFAULT_MIN_RETRY_CONCURRENCY, |(v, _)| *v);
+            let m = min
+                .as_ref()
+                .map_or(DEFAULT_MIN_RETRY_CONCURRENCY, |(v, _)| *v);
             let mut from: Vec<String> = Vec::new();
             from.extend(percent.map(|(_, p)| p));
             from.extend(min.map(|(_, p)| p));
@@ -1423,7 +1450,12 @@ fn cluster(ctx: &Context<'_>, root: &Node<'_>, inert: &mut Vec<String>) -> Resul
             if field("max_retries").is_some() {
                 rule += " (max_retries is then not used, as in Envoy)";
             }
-            ctx.set("budget", format!("envoy:{},min:{m}", p / 100.0), &from, rule)?;
+            ctx.set(
+                "budget",
+                format!("envoy:{},min:{m}", p / 100.0),
+                &from,
+                rule,
+            )?;
         }
         None => {
             let (n, from, what) = match field("max_retries") {
@@ -1507,11 +1539,15 @@ virtual_hosts:
     fn num_retries_counts_retries_so_max_attempts_is_one_more() {
         let got = read_with(ROUTE_CONFIG, &[("route", "checkout")]).unwrap();
         assert_eq!(value(&got, "max_attempts"), "3");
-        assert!(got.settings.iter().any(|s| s.rule.contains(
-            "num_retries 2 → max_attempts 3: Envoy counts retries"
-        )));
+        assert!(got.settings.iter().any(|s| {
+            s.rule
+                .contains("num_retries 2 → max_attempts 3: Envoy counts retries")
+        }));
         assert_eq!(value(&got, "policy"), "envoy");
-        assert_eq!((value(&got, "base"), value(&got, "cap")), ("50ms".into(), "1s".into()));
+        assert_eq!(
+            (value(&got, "base"), value(&got, "cap")),
+            ("50ms".into(), "1s".into())
+        );
         assert_eq!(value(&got, "timeout"), "250ms");
         assert_eq!(value(&got, "deadline"), "2s");
         assert_eq!(value(&got, "retry_on"), "failure+rejected+timeout");
@@ -1520,10 +1556,14 @@ virtual_hosts:
 
     #[test]
     fn envoys_defaults_one_retry_25_ms_ten_times_that_and_a_15_s_route_timeout() {
-        let got = read("match: {prefix: /}\nroute:\n  cluster: c\n  retry_policy: {retry_on: 5xx}\n")
-            .unwrap();
+        let got =
+            read("match: {prefix: /}\nroute:\n  cluster: c\n  retry_policy: {retry_on: 5xx}\n")
+                .unwrap();
         assert_eq!(value(&got, "max_attempts"), "2");
-        assert_eq!((value(&got, "base"), value(&got, "cap")), ("25ms".into(), "250ms".into()));
+        assert_eq!(
+            (value(&got, "base"), value(&got, "cap")),
+            ("25ms".into(), "250ms".into())
+        );
         assert_eq!(value(&got, "deadline"), "15s");
         assert_eq!(value(&got, "timeout"), "-", "no per_try_timeout: none");
         // No retry policy: one attempt; timeout 0s: no deadline.
@@ -1536,7 +1576,10 @@ virtual_hosts:
              retry_back_off: {base_interval: 0.0004s}\n",
         )
         .unwrap();
-        assert_eq!((value(&small, "base"), value(&small, "cap")), ("1ms".into(), "10ms".into()));
+        assert_eq!(
+            (value(&small, "base"), value(&small, "cap")),
+            ("1ms".into(), "10ms".into())
+        );
         assert_eq!(value(&small, "retry_on"), "timeout");
     }
 
@@ -1546,7 +1589,11 @@ virtual_hosts:
         // The vhost's policy: connect-failure only, which herdsim never has.
         assert_eq!(value(&got, "max_attempts"), "6");
         assert_eq!(value(&got, "retry_on"), "none");
-        assert!(got.settings.iter().any(|s| s.rule.contains("connect-failure never fire")));
+        assert!(
+            got.settings
+                .iter()
+                .any(|s| s.rule.contains("connect-failure never fire"))
+        );
         let by_path = read_with(ROUTE_CONFIG, &[("route", "virtual_hosts[0].routes[1]")]).unwrap();
         assert_eq!(by_path.settings, got.settings);
         let err = read(ROUTE_CONFIG).unwrap_err();
@@ -1556,7 +1603,10 @@ virtual_hosts:
             "{err}"
         );
         let err = read_with(ROUTE_CONFIG, &[("virtual-host", "front")]).unwrap_err();
-        assert!(err.contains("no virtual host named front: the names are backend"), "{err}");
+        assert!(
+            err.contains("no virtual host named front: the names are backend"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -1570,11 +1620,17 @@ virtual_hosts:
             value(&read_with(&policy(on, ""), select).unwrap(), "retry_on")
         };
         assert_eq!(on("gateway-error", &[]), "failure+rejected+timeout");
-        assert_eq!(on("gateway-error", &[("rejected-status", "429")]), "failure+timeout");
+        assert_eq!(
+            on("gateway-error", &[("rejected-status", "429")]),
+            "failure+timeout"
+        );
         assert_eq!(on("retriable-4xx", &[("failure-status", "409")]), "failure");
         // Behind a gRPC service, failures come in 200 responses.
         assert_eq!(on("5xx,unavailable", &[]), "failure+timeout");
-        assert_eq!(on("unavailable,resource-exhausted", &[]), "failure+rejected");
+        assert_eq!(
+            on("unavailable,resource-exhausted", &[]),
+            "failure+rejected"
+        );
         assert_eq!(on("5xx", &[("upstream", "grpc")]), "timeout");
         let codes = read(&policy(
             "retriable-status-codes",
@@ -1582,9 +1638,17 @@ virtual_hosts:
         ))
         .unwrap();
         assert_eq!(value(&codes, "retry_on"), "failure+rejected");
-        assert!(codes.settings.iter().any(|s| s.rule.contains("status 504 never comes")));
+        assert!(
+            codes
+                .settings
+                .iter()
+                .any(|s| s.rule.contains("status 504 never comes"))
+        );
         let err = read(&policy("5xx,conect-failure", "")).unwrap_err();
-        assert!(err.contains("'conect-failure' is not a retry condition"), "{err}");
+        assert!(
+            err.contains("'conect-failure' is not a retry condition"),
+            "{err}"
+        );
         // retry_on "" makes no retry state: one attempt.
         assert_eq!(value(&read(&policy("", "")).unwrap(), "max_attempts"), "1");
     }

@@ -107,7 +107,9 @@ mod tests {
     fn retry_k_draws_whole_ms_below_its_ceiling() {
         // A draw of 1 is the ceiling less 1 ms, 0 is no wait at all.
         let mut d = ScriptedDraws::new(&[1.0, 0.0, 1.0, 1.0, 1.0, 1.0]);
-        let got: Vec<Micros> = (1..=6).map(|k| DEFAULTS.delay(k, &mut (), &mut d)).collect();
+        let got: Vec<Micros> = (1..=6)
+            .map(|k| DEFAULTS.delay(k, &mut (), &mut d))
+            .collect();
         assert_eq!(
             got,
             [24 * MS, 0, 99 * MS, 199 * MS, 249 * MS, 249 * MS],
@@ -126,7 +128,10 @@ mod tests {
             assert_eq!(d % MS, 0, "whole ms");
             counts[(d / MS) as usize] += 1;
         }
-        assert!(counts.iter().all(|&c| (814..=1_186).contains(&c)), "{counts:?}");
+        assert!(
+            counts.iter().all(|&c| (814..=1_186).contains(&c)),
+            "{counts:?}"
+        );
     }
 
     #[test]
@@ -134,7 +139,10 @@ mod tests {
         assert_eq!(envoy_ms(25_999), 25, "truncated");
         assert_eq!(envoy_ms(400), 1, "below 1 ms is 1 ms");
         // A 1 ms ceiling leaves one value: no wait.
-        let p = EnvoyBackoff { base: 400, cap: 900 };
+        let p = EnvoyBackoff {
+            base: 400,
+            cap: 900,
+        };
         let mut rng = job_rng(1);
         assert!((1..=10).all(|k| p.delay(k, &mut (), &mut rng) == 0));
     }

@@ -9,6 +9,7 @@ mod compare;
 mod controls;
 mod conventions;
 mod docs;
+mod envoy;
 mod hardening_bounds;
 mod hardening_journals;
 mod hardening_specs;

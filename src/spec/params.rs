@@ -675,7 +675,8 @@ pub static PARAMS: [Param; 59] = [
         value_name: "RULE",
         doc: "A retry budget (see `herdsim controls`): tokens (the AWS SDK quota, \
               tokens:500,cost:5,refund:1,timeout-cost:10), ratio, earned (Yandex), adaptive \
-              (Brooker), grpc, finagle, envoy, or none; consulted when a retry is decided, \
+              (Brooker), grpc, finagle, envoy (Envoy's retry_budget), envoy-max-retries \
+              (Envoy's max_retries), or none; consulted when a retry is decided, \
               and a retry it refuses ends the request as given up",
         accepts: "a budget rule of `herdsim controls`, or none",
         absent: Some("no budget"),
@@ -715,7 +716,8 @@ pub static PARAMS: [Param; 59] = [
         value_name: "RULE",
         doc: "A client-side throttle (see `herdsim controls`): sre (the SRE book's adaptive \
               throttling, sre:2,window:2m), aws-adaptive (the AWS SDKs' adaptive-mode rate \
-              limiter, aws-adaptive:0.4,beta:0.7; server model only), or none; an attempt it \
+              limiter, aws-adaptive:0.4,beta:0.7; server model only), envoy-max-requests \
+              (Envoy's max_requests circuit breaker), or none; an attempt it \
               refuses is not sent and ends the request",
         accepts: "a throttle rule of `herdsim controls`, or none",
         absent: Some("no throttle"),

@@ -393,6 +393,8 @@ fn claims(value: &Value) -> bool {
         || has("circuit_breakers")
         || has("connect_timeout")
         || has("load_assignment")
+        || has("lb_policy")
+        || has("eds_cluster_config")
 }
 
 /// What a document is.
@@ -1774,6 +1776,9 @@ virtual_hosts:
             "match": {"prefix": "/"}, "route": {"cluster": "c",
             "retry_policy": {"retry_on": "5xx", "num_retries": "4"}}}"#;
         assert_eq!(value(&read(json).unwrap(), "max_attempts"), "5");
+        // A cluster is known by any of its usual fields, not only its breakers.
+        let eds = read("name: b\ntype: EDS\neds_cluster_config: {service_name: b}\n").unwrap();
+        assert_eq!(value(&eds, "budget"), "envoy-max-retries:3");
         let err = read(r#"{"@type": "type.googleapis.com/envoy.config.listener.v3.Listener"}"#)
             .unwrap_err();
         assert!(err.contains("not a type herdsim reads"), "{err}");

@@ -5,12 +5,13 @@ use std::fs;
 use std::path::Path;
 
 /// The layers, in order: a layer may use those before it.
-const LAYERS: [&[&str]; 10] = [
+const LAYERS: [&[&str]; 11] = [
     &["base"],
     &["model", "policy", "control"],
     &["spec"],
     &["measure"],
     &["sim"],
+    &["import"],
     &["experiment"],
     &["study"],
     &["report"],

@@ -1039,8 +1039,17 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             if !admitted {
                 match controls.admit(source, now, retry_of.is_some()) {
                     None => {
+                        let retried = controls.refusal_retried();
                         if layer == 0 {
                             self.m.refused += 1;
+                        }
+                        // A refusal the client's retry treats as an error
+                        // (resilience4j, Polly) uses up an attempt unsent.
+                        if retried {
+                            self.requests[req as usize].attempts += 1;
+                            if self.schedule_retry(req, Outcome::Failure, false) {
+                                return true;
+                            }
                         }
                         self.count_gave_up(layer, self.requests[req as usize].started);
                         return false;
@@ -1125,7 +1134,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
     fn attempt_ended(&mut self, awaited: &Awaited, outcome: Outcome) {
         let now = self.now;
         if let Some(controls) = self.controls_of(awaited.layer) {
-            controls.attempt_ended(awaited.source, now, outcome, awaited.retry_of);
+            controls.attempt_ended(awaited.source, now, awaited.sent, outcome, awaited.retry_of);
         }
     }
 
@@ -1333,6 +1342,17 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
     /// adjacent retry scope, only the caller right above the failing
     /// service retries, so this one gives up.
     fn attempt_failed_from(&mut self, req: u32, cause: Outcome, from_below: bool) {
+        if !self.schedule_retry(req, cause, from_below) {
+            let r = &self.requests[req as usize];
+            self.count_gave_up(r.layer, r.started);
+            self.end(req);
+        }
+    }
+
+    /// Schedules the retry of the request in slot `req` after an attempt
+    /// that failed with `cause`, if its attempt limit and its controls let
+    /// it; false if they do not (the caller ends the request).
+    fn schedule_retry(&mut self, req: u32, cause: Outcome, from_below: bool) -> bool {
         let now = self.now;
         let r = self.requests[req as usize];
         let max_attempts = self.attempt_limits[usize::from(r.layer)];
@@ -1343,9 +1363,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                 .controls_of(r.layer)
                 .is_none_or(|controls| controls.allow_retry(r.source, now, cause));
         if !may_retry {
-            self.count_gave_up(r.layer, r.started);
-            self.end(req);
-            return;
+            return false;
         }
         let policy = self.policy_of(self.requests[req as usize].layer);
         let r = &mut self.requests[req as usize];
@@ -1354,6 +1372,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         let generation = r.generation;
         let at = self.now.saturating_add(delay_us.saturating_mul(NS_PER_US));
         self.schedule(at, Kind::Resend, req, generation, 0, 0);
+        true
     }
 
     /// The request is over: its slot goes to the next waiting request, or its
@@ -1630,6 +1649,7 @@ mod tests {
                 first_exponent: 0,
                 multiplier: 2.0,
                 cap_mode: CapMode::Before,
+                randomization_factor: 0.5,
             },
             max_attempts,
             controls: Vec::new(),

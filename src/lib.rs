@@ -16,6 +16,7 @@ pub mod base;
 pub mod cli;
 pub mod control;
 pub mod experiment;
+pub mod import;
 pub mod measure;
 pub mod model;
 pub mod policy;

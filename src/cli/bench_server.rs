@@ -53,6 +53,8 @@ pub fn no_retry() -> ServerRetry {
         max_attempts: Some(1),
         controls: Vec::new(),
         fleet: None,
+        deadline: None,
+        retry_on: crate::model::retry_on::RetryOn::ALL,
     }
 }
 

@@ -176,7 +176,8 @@ pub fn reported_scenario(
 /// `scenario` with the flags applied; its description, if it has one,
 /// says which workload flags make it a workload other than the one the
 /// description was written for.
-fn with_flags(mut scenario: Scenario, grid: &GridArgs) -> Result<Scenario, CliError> {
+fn with_flags(scenario: Scenario, grid: &GridArgs) -> Result<Scenario, CliError> {
+    let mut scenario = grid.imported(scenario)?;
     let description = scenario.description.take();
     let before = scenario.clone();
     let mut scenario = grid.apply(scenario)?;

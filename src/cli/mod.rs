@@ -10,6 +10,7 @@ pub mod bench_minimal;
 pub mod bench_server;
 mod compare;
 mod examples;
+mod import;
 mod map;
 mod output;
 mod params;
@@ -100,6 +101,15 @@ enum Command {
     /// Run a grid of workloads × replicate seeds on every core, to CSV
     #[command(after_long_help = examples::with_examples(&sweep::sweep_help(), &examples::SWEEP))]
     Sweep(sweep::SweepArgs),
+    /// Read gRPC, Envoy, AWS, resilience4j, Polly or Linkerd settings as a scenario
+    ///
+    /// Read configuration files (a gRPC service config, an Envoy route and
+    /// cluster, an AWS config file, resilience4j or Polly settings, a
+    /// Linkerd or Gateway API retry budget) and print the scenario TOML they
+    /// amount to, every key commented with the field it came from and the
+    /// rule applied. `--import FILE` on run, sweep, compare, map and report
+    /// (or `import = [...]` in a scenario) runs them directly.
+    Import(import::ImportArgs),
     /// Draw a sweep's curves, with their 95% CI bands, as SVG
     #[command(after_long_help = examples::with_examples("", &examples::PLOT))]
     Plot(plot::PlotArgs),
@@ -238,6 +248,7 @@ where
     cap_threads();
     let result = match cli.command {
         Command::Run(args) => run::run(&args),
+        Command::Import(args) => import::import_command(&args),
         Command::Sweep(args) => sweep::sweep(&args),
         Command::Merge(args) => sweep::merge(&args),
         Command::Map(args) => map::map(&args),

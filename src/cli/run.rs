@@ -5,6 +5,7 @@ use std::path::Path;
 use clap::Args;
 use indicatif::ProgressBar;
 
+use super::import::{ImportFlags, apply_imported, read_configs};
 use super::output::{check_distinct, check_output, warn_extensions, write_svg, write_whole};
 use super::params::{ParamFlags, Single};
 use super::progress::{events_spinner, runs_bar};
@@ -39,6 +40,9 @@ use crate::spec::{self, RunSpec};
 pub struct RunArgs {
     #[command(flatten)]
     params: ParamFlags<Single>,
+
+    #[command(flatten)]
+    import: ImportFlags,
 
     /// Master seed; every replicate's seed is mixed from it and its index
     #[arg(long, value_name = "SEED", default_value_t = DEFAULT_MASTER_SEED, value_parser = spec::parse_master_seed, allow_hyphen_values = true, help_heading = SEEDS)]
@@ -336,6 +340,10 @@ impl RunArgs {
     /// The workload the flags describe, checked.
     fn spec(&self) -> Result<RunSpec, CliError> {
         let mut grid = Grid::default();
+        if !self.import.files.is_empty() {
+            let imported = read_configs(&self.import.files, &self.import.choices)?;
+            apply_imported(&imported, &mut grid)?;
+        }
         self.params.apply_to(&mut grid);
         let spec = grid.point(0);
         spec.validate().map_err(spec_error)?;

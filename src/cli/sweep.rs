@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use clap::Args;
 
+use super::import::{ImportFlags, apply_imported, read_configs};
 use super::output::{
     Access, LineFile, Locked, MAX_SCENARIO_BYTES, MAX_TABLE_BYTES, check_distinct, line_target,
     open_locked, open_stream, read_input, warn_extensions, with_suffix, write_whole,
@@ -120,6 +121,9 @@ pub struct GridArgs {
     #[arg(long, value_name = "SEED", value_parser = spec::parse_master_seed, allow_hyphen_values = true, help_heading = SEEDS)]
     seed: Option<u64>,
 
+    #[command(flatten)]
+    import: ImportFlags,
+
     /// Stop at the first run that reaches this many calls [default: no limit]
     ///
     /// Checked every 1,048,576 calls; every row before it is kept, and the
@@ -229,8 +233,15 @@ pub struct MergeArgs {
 pub fn read_scenario(path: &Path) -> Result<Scenario, CliError> {
     let shown = path.display().to_string();
     let text = read_input(path, "scenario", MAX_SCENARIO_BYTES)?;
-    let scenario =
+    let mut scenario =
         Scenario::from_toml(&shown, &text).map_err(|e| CliError::Usage(e.to_string()))?;
+    // Imported files are named relative to the scenario's directory.
+    let dir = path.parent().unwrap_or(Path::new(""));
+    for (file, _) in &mut scenario.imports {
+        if Path::new(file.as_str()).is_relative() {
+            *file = dir.join(&*file).display().to_string();
+        }
+    }
     if let Some((name, line)) = &scenario.study
         && study(name).is_none()
     {
@@ -246,6 +257,8 @@ impl GridArgs {
     /// True if no flag of the grid was given.
     pub fn is_empty(&self) -> bool {
         self.params.keys().is_empty()
+            && self.import.files.is_empty()
+            && self.import.choices.is_empty()
             && self.seeds.is_none()
             && self.seed.is_none()
             && self.max_events.is_none()
@@ -256,8 +269,35 @@ impl GridArgs {
         self.max_events
     }
 
-    /// `scenario` with the flags' values replacing its own, every point checked.
-    pub fn apply(&self, mut scenario: Scenario) -> Result<Scenario, CliError> {
+    /// `scenario` with the settings of its imported files and of `--import`
+    /// in place where it has none of its own (once).
+    pub fn imported(&self, mut scenario: Scenario) -> Result<Scenario, CliError> {
+        if scenario.imports_applied {
+            return Ok(scenario);
+        }
+        scenario.imports_applied = true;
+        let mut files: Vec<PathBuf> = scenario
+            .imports
+            .iter()
+            .map(|(f, _)| PathBuf::from(f))
+            .collect();
+        files.extend(self.import.files.iter().cloned());
+        if files.is_empty() {
+            return Ok(scenario);
+        }
+        let mut choices = self.import.choices.clone();
+        choices
+            .select
+            .splice(0..0, scenario.import_select.iter().cloned());
+        let imported = read_configs(&files, &choices)?;
+        apply_imported(&imported, &mut scenario.grid)?;
+        Ok(scenario)
+    }
+
+    /// `scenario` with its imports, then the flags' values replacing its own,
+    /// every point checked.
+    pub fn apply(&self, scenario: Scenario) -> Result<Scenario, CliError> {
+        let mut scenario = self.imported(scenario)?;
         self.params.apply_to(&mut scenario.grid);
         let mut changed = self.params.keys();
         if let Some(r) = self.seeds {

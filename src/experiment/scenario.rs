@@ -26,10 +26,12 @@ use crate::spec::server::LAYER_KEYS;
 use crate::spec::{ParamError, parse_master_seed, parse_replicates};
 
 /// The keys that are not grid axes.
-pub const SETTINGS: [&str; 7] = [
+pub const SETTINGS: [&str; 9] = [
     "name",
     "description",
     "study",
+    "import",
+    "import_select",
     "seed",
     "seeds",
     "variant",
@@ -62,6 +64,13 @@ pub struct Scenario {
     pub replicates: u32,
     /// The master seed every job seed is mixed from.
     pub master_seed: u64,
+    /// Configuration files to import (`import = ["grpc.json"]`), as
+    /// written (relative to the scenario's directory), with the line.
+    pub imports: Vec<(String, usize)>,
+    /// `import_select`'s `KIND=NAME` choices among what they offer.
+    pub import_select: Vec<(String, String)>,
+    /// True once the imports' settings are in the grid.
+    pub imports_applied: bool,
     /// Where in the file each value was given, for messages about points.
     pub origins: Origins,
 }
@@ -200,6 +209,9 @@ impl Default for Scenario {
             grid: Grid::default(),
             replicates: 1,
             master_seed: DEFAULT_MASTER_SEED,
+            imports: Vec::new(),
+            import_select: Vec::new(),
+            imports_applied: false,
             origins: Origins::default(),
         }
     }
@@ -274,6 +286,19 @@ impl Scenario {
                     .map(|v| scenario.description = Some(v)),
                 "study" => scalar(value, Kind::Text, |s| Ok(s.to_string()))
                     .map(|v| scenario.study = Some((v, line_of(text, &value.span())))),
+                "import" => texts(value).map(|files| {
+                    let at = line(value.span());
+                    scenario.imports = files.into_iter().map(|f| (f, at)).collect();
+                }),
+                "import_select" => texts(value).and_then(|choices| {
+                    for choice in choices {
+                        let pair = crate::import::parse_select(&choice).map_err(|e| {
+                            (value.span(), format!("invalid value '{choice}': {e}"))
+                        })?;
+                        scenario.import_select.push(pair);
+                    }
+                    Ok(())
+                }),
                 "seed" => {
                     scalar(value, Kind::Count, parse_master_seed).map(|v| scenario.master_seed = v)
                 }
@@ -411,6 +436,30 @@ fn scalar<T>(
     let text = text_of(value.get_ref(), kind)
         .ok_or_else(|| (value.span(), format!("expected {}", kind.expected())))?;
     parse(&text).map_err(|e| (value.span(), format!("invalid value '{text}': {e}")))
+}
+
+/// A key that takes a string or a list of strings (none empty).
+fn texts(value: &Spanned<DeValue<'_>>) -> Result<Vec<String>, ValueError> {
+    let expected = || {
+        (
+            value.span(),
+            "expected a string or a list of strings".to_string(),
+        )
+    };
+    let items: Vec<&DeValue<'_>> = match value.get_ref() {
+        DeValue::Array(list) => list.iter().map(|v| v.get_ref()).collect(),
+        other => vec![other],
+    };
+    if items.is_empty() {
+        return Err(expected());
+    }
+    items
+        .into_iter()
+        .map(|item| match item {
+            DeValue::String(s) if !s.is_empty() => Ok(s.to_string()),
+            _ => Err(expected()),
+        })
+        .collect()
 }
 
 /// `[[variant]]` tables: each one's span and settings, every value checked
@@ -736,9 +785,9 @@ mod tests {
     fn errors_name_the_file_the_line_and_the_key() {
         assert_eq!(
             error("clients = 10\nfrobs = 3\n"),
-            "s.toml:2: key 'frobs': unknown key: expected one of name, description, study, seed, seeds, \
-             variant, layer, policy, clients, capacity, base, cap, step, jitter_factor, window, resource, arrivals, \
-             down, max_attempts, deadline, first_exponent, multiplier, cap_mode, seeding, budget, breaker, \
+            "s.toml:2: key 'frobs': unknown key: expected one of name, description, study, import, \
+             import_select, seed, seeds, variant, layer, policy, clients, capacity, base, cap, step, jitter_factor, window, resource, arrivals, \
+             down, max_attempts, deadline, retry_on, first_exponent, multiplier, cap_mode, seeding, budget, breaker, \
              throttle, fleet, retry_after, occ_server, write_time, occ_done, rate, duration, patience, requests, sources, concurrency, users, think, first_call, workers, queue_limit, \
              service, service_per_busy, fail_rate, request_delay, reply_delay, timeout, timeout_choices, timeout_noticed, deadline_propagation, \
              discipline, shed_wait, depth, layer_workers, layer_service, layer_timeout_ratio, \

@@ -9,7 +9,7 @@ use crate::measure::layer_metrics::LayerMetric;
 use crate::measure::observer::Watch;
 use crate::measure::server_metrics::{Cut, ServerMetric, ServerMetrics};
 use crate::measure::stats::Summary;
-use crate::model::server::Nanos;
+use crate::model::server::{NS_PER_US, Nanos};
 use crate::sim::queue::QueueKind;
 use crate::sim::server_loop::{ServerRetry, simulate_server_watched};
 use crate::spec::RunSpec;
@@ -23,6 +23,8 @@ pub fn server_parts(spec: &RunSpec) -> (crate::model::server::ServerSpec, Server
         max_attempts: spec.max_attempts,
         controls: spec.controls(),
         fleet: spec.fleet,
+        deadline: spec.deadline_us.map(|us| us.saturating_mul(NS_PER_US)),
+        retry_on: spec.retry_on,
     };
     (spec.server.server_spec(window, spec.patience_us()), retry)
 }

@@ -9,6 +9,7 @@ pub mod chain;
 pub mod error;
 pub mod occ;
 mod outage;
+pub mod retry_on;
 pub mod server;
 mod slot;
 

@@ -261,10 +261,19 @@ impl WorkloadSummary {
         if let Some(n) = spec.max_attempts {
             stops.push(format!("at most {n} attempts"));
         }
-        if let Some(d) = spec.deadline_us
-            && spec.resource != crate::model::ResourceKind::Server
-        {
-            stops.push(format!("no attempt after {}", format_duration(d)));
+        let server = spec.resource == crate::model::ResourceKind::Server;
+        if let Some(d) = spec.deadline_us {
+            stops.push(if server {
+                format!("at its request's {} deadline", format_duration(d))
+            } else {
+                format!("no attempt after {}", format_duration(d))
+            });
+        }
+        if server && spec.retry_on != crate::model::retry_on::RetryOn::ALL {
+            stops.push(format!(
+                "after a failure it does not retry (it retries {})",
+                spec.retry_on
+            ));
         }
         let scope = match spec.fleet {
             Some(1) => "per client".to_string(),

@@ -38,6 +38,7 @@ use crate::measure::server_metrics::{
 };
 use crate::measure::verdict::{judge, judged_windows};
 use crate::model::chain::{CONTROL_FAMILIES, RetryScope};
+use crate::model::retry_on::RetryOn;
 use crate::model::server::{
     CLOCK_END_NS, FailureEnd, Load, NS_PER_S, NS_PER_US, Nanos, RateChanges, ServerSpec,
     TimeoutNoticed, TriggerEffects, TriggerKind, round_ns,
@@ -65,6 +66,12 @@ pub struct ServerRetry {
     pub controls: Vec<ControlSpec>,
     /// Sources per scope of the controls' state; `None` is one of all.
     pub fleet: Option<u32>,
+    /// The users' request deadline, ns from the request's start (gRPC's
+    /// call `timeout`): no attempt starts after it, and an attempt still
+    /// awaited when it passes ends the request as given up. `None`: none.
+    pub deadline: Option<Nanos>,
+    /// Which failed attempts are retried; any other failure gives up.
+    pub retry_on: RetryOn,
 }
 
 impl ServerRetry {
@@ -401,6 +408,10 @@ struct State<'a, P: Backoff, Q: EventQueue<Event>> {
     layer_timeouts: Vec<Nanos>,
     /// The attempt limit of calls to each service, top first.
     attempt_limits: Vec<Option<u32>>,
+    /// The users' request deadline, if any ([`ServerRetry::deadline`]).
+    deadline: Option<Nanos>,
+    /// Which failed attempts are retried.
+    retry_on: RetryOn,
     /// True if some attempt can time out (work can be wasted), once.
     times_out: bool,
     /// Per request slot of a call below: the attempt it serves.
@@ -485,8 +496,12 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                 .into_iter()
                 .map(|t| t.unwrap_or(NO_TIMEOUT))
                 .collect(),
+            deadline: retry.deadline,
+            retry_on: retry.retry_on,
             attempt_limits: spec.chain.attempt_limits(retry.max_attempts),
-            times_out: !spec.timeout_choices.is_empty() || spec.chain.times_out(spec.timeout),
+            times_out: !spec.timeout_choices.is_empty()
+                || spec.chain.times_out(spec.timeout)
+                || retry.deadline.is_some(),
             calls: Vec::new(),
             rejected_proposals: 0,
             events_at_mark: 0,
@@ -914,6 +929,11 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                     self.window_counts.timeouts += 1;
                 }
                 self.attempt_ended(&awaited, Outcome::Timeout);
+                if awaited.layer == 0 && self.past_deadline(awaited.started, self.now) {
+                    self.count_gave_up(0, awaited.started);
+                    self.end(e.req);
+                    return;
+                }
                 self.attempt_failed(e.req, Outcome::Timeout);
             }
             Kind::Resend => {
@@ -1073,6 +1093,14 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         let timeout = self.timeout_of_request(&self.requests[req as usize]);
         let r = &mut self.requests[req as usize];
         let (generation, attempt, started) = (r.generation, r.attempts, r.started);
+        // The client stops waiting at the attempt's timeout or the request's
+        // deadline, whichever is first.
+        let wait = match self.deadline {
+            Some(deadline) if layer == 0 => {
+                timeout.min(started.saturating_add(deadline).saturating_sub(now))
+            }
+            _ => timeout,
+        };
         r.attempts += 1;
         r.awaiting = true;
         r.sent = now;
@@ -1096,9 +1124,9 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             deadline,
             layer,
         );
-        if timeout != NO_TIMEOUT && self.spec.timeout_noticed == TimeoutNoticed::Deadline {
+        if wait != NO_TIMEOUT && self.spec.timeout_noticed == TimeoutNoticed::Deadline {
             self.schedule(
-                now.saturating_add(timeout),
+                now.saturating_add(wait),
                 Kind::Timeout,
                 req,
                 generation,
@@ -1155,7 +1183,9 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
     #[inline]
     fn reply_ignored(&self, req: u32, generation: u32, attempt: u32, back: Nanos) -> bool {
         let r = &self.requests[req as usize];
-        !r.awaits(generation, attempt) || back >= r.sent.saturating_add(self.timeout_of_request(r))
+        !r.awaits(generation, attempt)
+            || back >= r.sent.saturating_add(self.timeout_of_request(r))
+            || (r.layer == 0 && self.past_deadline(r.started, back))
     }
 
     /// A worker takes `queued` now. Its service time and reply delay are
@@ -1358,6 +1388,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         let max_attempts = self.attempt_limits[usize::from(r.layer)];
         let passes_up = from_below && self.spec.chain.retry_scope == RetryScope::Adjacent;
         let may_retry = !passes_up
+            && self.retry_on.retries(cause)
             && max_attempts.is_none_or(|max| r.attempts < max)
             && self
                 .controls_of(r.layer)
@@ -1369,10 +1400,24 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         let r = &mut self.requests[req as usize];
         r.retry_of = Some(cause);
         let delay_us = policy.delay(r.attempts, &mut r.walk, &mut self.backoff);
-        let generation = r.generation;
+        let (generation, layer, started) = (r.generation, r.layer, r.started);
         let at = self.now.saturating_add(delay_us.saturating_mul(NS_PER_US));
+        if layer == 0 && self.past_deadline(started, at) {
+            // The retry would start after the request's deadline.
+            self.count_gave_up(0, started);
+            self.end(req);
+            return;
+        }
         self.schedule(at, Kind::Resend, req, generation, 0, 0);
         true
+    }
+
+    /// True if the users' request that started at `started` is past its
+    /// deadline at `t` (never without one).
+    #[inline]
+    fn past_deadline(&self, started: Nanos, t: Nanos) -> bool {
+        self.deadline
+            .is_some_and(|d| t >= started.saturating_add(d))
     }
 
     /// The request is over: its slot goes to the next waiting request, or its
@@ -1654,6 +1699,8 @@ mod tests {
             max_attempts,
             controls: Vec::new(),
             fleet: None,
+            deadline: None,
+            retry_on: crate::model::retry_on::RetryOn::ALL,
         }
     }
 

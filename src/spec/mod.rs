@@ -44,6 +44,8 @@ pub struct RunSpec {
     pub max_attempts: Option<u32>,
     /// No attempt starts later than this after the client's first call, µs.
     pub deadline_us: Option<Micros>,
+    /// Which failed attempts are retried (server model).
+    pub retry_on: crate::model::retry_on::RetryOn,
     /// The window of the peak-retries metric, µs; `None` is one service time
     /// of the slot resource, or 1 ms for the others.
     pub window_us: Option<Micros>,
@@ -136,6 +138,7 @@ impl RunSpec {
             },
             max_attempts: None,
             deadline_us: None,
+            retry_on: crate::model::retry_on::RetryOn::ALL,
             window_us: None,
             seeding: Seeding::Independent,
             budget: None,
@@ -450,6 +453,21 @@ impl RunSpec {
                          (this run is on {})",
                         self.resource
                     ),
+                ),
+            );
+        }
+        if self.resource == ResourceKind::Server
+            && let Some(deadline) = self.deadline_us
+            && self.server.timeout_noticed == crate::model::server::TimeoutNoticed::Reply
+        {
+            return fail(
+                "deadline",
+                crate::base::time::format_duration(deadline),
+                self.conflict(
+                    "timeout_noticed",
+                    "a request's deadline is noticed when it passes: leave timeout_noticed at \
+                     deadline"
+                        .to_string(),
                 ),
             );
         }

@@ -215,11 +215,11 @@ fn optional<T>(value: Option<T>, show: impl Fn(T) -> String) -> Vec<String> {
 
 /// Parameters only the herd models (slot, outage, occ) read: the server
 /// model's load is its rate, users or concurrency.
-const HERD_ONLY: [&str; 5] = ["clients", "capacity", "arrivals", "deadline", "seeding"];
+const HERD_ONLY: [&str; 4] = ["clients", "capacity", "arrivals", "seeding"];
 
 /// Parameters of groups every model reads that only the server model reads
 /// (its verdict's patience and its horizon).
-const SERVER_ONLY: [&str; 2] = ["patience", "horizon"];
+const SERVER_ONLY: [&str; 3] = ["patience", "horizon", "retry_on"];
 
 impl Param {
     /// True if a run on `resource` reads this parameter: the server model's
@@ -570,7 +570,9 @@ pub static PARAMS: [Param; 59] = [
     Param {
         key: "deadline",
         value_name: "DURATION",
-        doc: "No attempt starts later than this after the client's first call",
+        doc: "No attempt starts later than this after the client's first call; on the server \
+              model the request's deadline over all its attempts (gRPC's timeout), which also \
+              ends an attempt still awaited when it passes, as given up",
         accepts: "a duration of at least 1us",
         absent: Some("none"),
         kind: Kind::Duration,
@@ -584,6 +586,27 @@ pub static PARAMS: [Param; 59] = [
         },
         show: |s| s.deadline_us.map(format_duration),
         fields: |s| vec![s.deadline_us.map_or_else(String::new, ms)],
+    },
+    Param {
+        key: "retry_on",
+        value_name: "OUTCOMES",
+        doc: "Which failed attempts are retried: failure (a server error), rejected (a full \
+              queue's rejection), timeout (a per-attempt timeout), joined by +, or none; any \
+              other failure ends its request as given up (gRPC's retryableStatusCodes, \
+              Envoy's retry_on)",
+        accepts: "failure, rejected, timeout joined by +, or none",
+        absent: None,
+        kind: Kind::Text,
+        group: Group::RetryControl,
+        list_separator: ',',
+        choices: None,
+        columns: &["retry_on"],
+        set: |s, t| {
+            s.retry_on = t.parse().map_err(ParamError::Base)?;
+            Ok(())
+        },
+        show: |s| Some(s.retry_on.to_string()),
+        fields: |s| vec![s.retry_on.to_string()],
     },
     Param {
         key: "first_exponent",

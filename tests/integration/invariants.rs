@@ -176,6 +176,7 @@ fn spec_strategy() -> impl Strategy<Value = RunSpec> {
                 },
                 max_attempts,
                 deadline_us,
+                retry_on: herdsim::model::retry_on::RetryOn::ALL,
                 window_us,
                 seeding,
                 budget,
@@ -467,6 +468,8 @@ fn chain_strategy() -> impl Strategy<Value = (ServerSpec, ServerRetry)> {
                     max_attempts: Some(attempts),
                     controls: Vec::new(),
                     fleet: None,
+                    deadline: None,
+                    retry_on: herdsim::model::retry_on::RetryOn::ALL,
                 };
                 (spec, retry)
             },

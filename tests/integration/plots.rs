@@ -389,6 +389,8 @@ fn the_server_series_shades_each_trigger_and_draws_the_queue_it_measured() {
         max_attempts: Some(4),
         controls: Vec::new(),
         fleet: None,
+        deadline: None,
+        retry_on: herdsim::model::retry_on::RetryOn::ALL,
     };
     let run: ServerMetrics = simulate_server(&spec, &retry, Seeds::for_job(9, 0, 0), u64::MAX);
     let picture = SeriesPicture {
@@ -475,6 +477,8 @@ fn stuck_run() -> (ServerSpec, ServerMetrics) {
         max_attempts: Some(4),
         controls: Vec::new(),
         fleet: None,
+        deadline: None,
+        retry_on: herdsim::model::retry_on::RetryOn::ALL,
     };
     let run = simulate_server(&spec, &retry, Seeds::for_job(9, 0, 0), u64::MAX);
     (spec, run)
@@ -736,6 +740,8 @@ fn triggers_are_labelled_by_what_they_do() {
         max_attempts: Some(3),
         controls: Vec::new(),
         fleet: None,
+        deadline: None,
+        retry_on: herdsim::model::retry_on::RetryOn::ALL,
     };
     let run = simulate_server(&spec, &retry, Seeds::for_job(3, 0, 0), u64::MAX);
     let picture = StrategiesPicture {

@@ -1404,9 +1404,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         let at = self.now.saturating_add(delay_us.saturating_mul(NS_PER_US));
         if layer == 0 && self.past_deadline(started, at) {
             // The retry would start after the request's deadline.
-            self.count_gave_up(0, started);
-            self.end(req);
-            return;
+            return false;
         }
         self.schedule(at, Kind::Resend, req, generation, 0, 0);
         true

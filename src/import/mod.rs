@@ -14,6 +14,8 @@
 
 pub mod durations;
 pub mod grpc;
+pub mod polly;
+pub mod resilience4j;
 pub mod tree;
 
 use std::cell::RefCell;
@@ -269,7 +271,7 @@ pub struct Format {
 
 /// Every format, in the order a file is offered to them.
 pub fn formats() -> Vec<&'static Format> {
-    vec![&grpc::FORMAT]
+    vec![&grpc::FORMAT, &resilience4j::FORMAT, &polly::FORMAT]
 }
 
 /// The format of `source`: the first whose parser reads it and whose shape

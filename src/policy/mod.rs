@@ -56,6 +56,17 @@ pub use resilience4j_exponential::Resilience4jExponential;
 pub use resilience4j_exponential_randomized::Resilience4jExponentialRandomized;
 pub use resilience4j_randomized::Resilience4jRandomized;
 
+/// resilience4j's uncapped exponential interval of retry `retry`, ms, from
+/// a base of `base_ms` (for readers that need the longest wait).
+pub(crate) fn exponential_ms_of(base_ms: i64, multiplier: f64, retry: u32) -> i64 {
+    resilience4j_interval::exponential_ms(base_ms, multiplier, retry, i64::MAX)
+}
+
+/// A duration in µs as resilience4j's whole ms (at least 1).
+pub(crate) fn millis_of(us: Micros) -> i64 {
+    resilience4j_interval::millis(us)
+}
+
 use std::fmt;
 use std::str::FromStr;
 

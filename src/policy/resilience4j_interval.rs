@@ -42,7 +42,8 @@ pub(crate) fn exponential_ms(base_ms: i64, multiplier: f64, retry: u32, stop: i6
 /// `min, max = current ∓ f·current`, at least 1.0, then truncated to whole
 /// ms by the caller's `(long)`. The `+ 1` makes the draw uniform on
 /// `[(1−f)·d, (1+f)·d + 1)` ms, so the longest wait is `(1+f)·d` ms
-/// rounded down plus up to 1 ms. `Math.random()` is a 53-bit fraction in
+/// rounded down (at the very top draw, the double's rounding can reach
+/// `(1+f)·d + 1`, in Java too). `Math.random()` is a 53-bit fraction in
 /// [0, 1); so is the draw here.
 pub(crate) fn randomized_ms<D: Draws + ?Sized>(current_ms: i64, factor: f64, draws: &mut D) -> i64 {
     const UNIT: u64 = 1 << 53;

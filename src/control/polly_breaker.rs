@@ -179,15 +179,17 @@ impl Health {
         {
             self.buckets.pop_front();
         }
-        self.buckets.back_mut().expect("the current bucket is never old")
+        self.buckets
+            .back_mut()
+            .expect("the current bucket is never old")
     }
 
     /// (outcomes, failures) in the window at `now`.
     fn info(&mut self, now: Nanos) -> (u64, u64) {
         self.current(now);
-        self.buckets
-            .iter()
-            .fold((0, 0), |(n, f), b| (n + b.successes + b.failures, f + b.failures))
+        self.buckets.iter().fold((0, 0), |(n, f), b| {
+            (n + b.successes + b.failures, f + b.failures)
+        })
     }
 
     fn reset(&mut self) {
@@ -342,7 +344,11 @@ mod tests {
         assert_eq!(b.state().0, State::Closed, "2 outcomes < throughput 4");
         end(&mut b, 0, false);
         end(&mut b, 0, false);
-        assert_eq!(b.state().0, State::Closed, "2/4 ≥ 0.5, but a success is not judged");
+        assert_eq!(
+            b.state().0,
+            State::Closed,
+            "2/4 ≥ 0.5, but a success is not judged"
+        );
         end(&mut b, 10 * MS, true);
         assert_eq!(b.state(), (State::Open, 1_010 * MS), "3/5");
     }
@@ -372,7 +378,11 @@ mod tests {
         // At the instant the break ends: one probe, and the break restarts.
         assert!(admit(&mut b, S));
         assert_eq!(b.state(), (State::HalfOpen, 2 * S));
-        assert_eq!((0..10).filter(|_| admit(&mut b, S)).count(), 0, "one at a time");
+        assert_eq!(
+            (0..10).filter(|_| admit(&mut b, S)).count(),
+            0,
+            "one at a time"
+        );
         // A failure reopens it for a break from now.
         end(&mut b, S + 300 * MS, true);
         assert_eq!(b.state(), (State::Open, 2 * S + 300 * MS));

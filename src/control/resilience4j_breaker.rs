@@ -451,7 +451,11 @@ impl RetryControl for Resilience4jBreaker {
             }
             State::HalfOpen { .. } => {
                 let totals = self.calls.record(now, call);
-                match judge(totals, self.spec.min_calls.min(self.spec.permits), &self.spec) {
+                match judge(
+                    totals,
+                    self.spec.min_calls.min(self.spec.permits),
+                    &self.spec,
+                ) {
                     Verdict::Exceeded => self.to_open(now),
                     Verdict::Below => self.to_closed(),
                     Verdict::TooFew => {}
@@ -531,7 +535,10 @@ mod tests {
             (10, 100, Window::Count(100))
         );
         assert!(!spec.auto && spec.half_open_max == 0 && spec.then_open);
-        assert!(spec.refused_retried, "Retry retries CallNotPermittedException");
+        assert!(
+            spec.refused_retried,
+            "Retry retries CallNotPermittedException"
+        );
         let text = spec.to_string();
         let back = Resilience4jBreakerSpec::parse(&Rule::read("breaker", &text).unwrap());
         assert_eq!(back, Ok(spec), "{text}");
@@ -553,8 +560,13 @@ mod tests {
             "resilience4j:50,bogus:1",
         ] {
             let rule = Rule::read("breaker", bad).unwrap();
-            let err = Resilience4jBreakerSpec::parse(&rule).unwrap_err().to_string();
-            assert!(err.starts_with("invalid breaker") && !err.contains('\n'), "{err}");
+            let err = Resilience4jBreakerSpec::parse(&rule)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.starts_with("invalid breaker") && !err.contains('\n'),
+                "{err}"
+            );
         }
         let rule = Rule::read("breaker", "resilience4j:50,window:60s").unwrap();
         let spec = Resilience4jBreakerSpec::parse(&rule).unwrap();
@@ -572,7 +584,10 @@ mod tests {
         end(&mut b, 10 * MS, 0, false);
         assert_eq!(b.state(), State::Open { until: 110 * MS });
         assert!(!admit(&mut b, 50 * MS));
-        assert!(!admit(&mut b, 110 * MS), "isAfter: not at the instant itself");
+        assert!(
+            !admit(&mut b, 110 * MS),
+            "isAfter: not at the instant itself"
+        );
     }
 
     #[test]
@@ -622,7 +637,11 @@ mod tests {
         end(&mut b, 5 * S, S, false);
         assert_eq!(b.state(), State::Closed, "exactly 1 s is not slow");
         end(&mut b, 6 * S, S + 1, false);
-        assert_eq!(b.state(), State::Open { until: 66 * S }, "1 of 2 slow = 50%");
+        assert_eq!(
+            b.state(),
+            State::Open { until: 66 * S },
+            "1 of 2 slow = 50%"
+        );
     }
 
     #[test]
@@ -642,12 +661,22 @@ mod tests {
         end(&mut b, t + 5 * MS, 5 * MS, false);
         assert!(matches!(b.state(), State::HalfOpen { .. }));
         end(&mut b, t + 6 * MS, 6 * MS, true);
-        assert_eq!(b.state(), State::Open { until: t + 6 * MS + S });
+        assert_eq!(
+            b.state(),
+            State::Open {
+                until: t + 6 * MS + S
+            }
+        );
         // The other eight end while open: nothing changes.
         for _ in 0..8 {
             end(&mut b, t + 7 * MS, 7 * MS, false);
         }
-        assert_eq!(b.state(), State::Open { until: t + 6 * MS + S });
+        assert_eq!(
+            b.state(),
+            State::Open {
+                until: t + 6 * MS + S
+            }
+        );
         // Next time two successes close it, with an empty window.
         let t2 = t + 6 * MS + S + 1;
         assert!(admit(&mut b, t2));
@@ -655,14 +684,17 @@ mod tests {
         end(&mut b, t2, 0, false);
         assert_eq!(b.state(), State::Closed);
         end(&mut b, t2, 0, true);
-        assert_eq!(b.state(), State::Closed, "one call: below the minimum again");
+        assert_eq!(
+            b.state(),
+            State::Closed,
+            "one call: below the minimum again"
+        );
     }
 
     #[test]
     fn the_automatic_transition_and_the_half_open_wait_run_on_time_alone() {
-        let mut b = breaker(
-            "resilience4j:50,window:1,min:1,open:1s,permits:3,auto:on,half-open-max:500ms",
-        );
+        let mut b =
+            breaker("resilience4j:50,window:1,min:1,open:1s,permits:3,auto:on,half-open-max:500ms");
         end(&mut b, 0, 0, true);
         assert_eq!(b.state(), State::Open { until: S });
         // auto: half-open at the wait's end, so a call at exactly 1 s goes.
@@ -678,10 +710,14 @@ mod tests {
                 left: 2
             }
         );
-        let mut c = breaker("resilience4j:50,window:1,min:1,open:1s,half-open-max:500ms,then:closed");
+        let mut c =
+            breaker("resilience4j:50,window:1,min:1,open:1s,half-open-max:500ms,then:closed");
         end(&mut c, 0, 0, true);
         assert!(admit(&mut c, S + 1));
-        assert!(admit(&mut c, S + 500 * MS + 1), "closed after the half-open wait");
+        assert!(
+            admit(&mut c, S + 500 * MS + 1),
+            "closed after the half-open wait"
+        );
         assert_eq!(c.state(), State::Closed);
     }
 }

@@ -158,9 +158,11 @@ impl Rule {
     ) -> Result<&'static str, ControlError> {
         match self.raw(field) {
             None => Ok(default),
-            Some(v) => choices.iter().copied().find(|c| *c == v).ok_or_else(|| {
-                self.range_error(field, &format!("one of {}", choices.join(", ")))
-            }),
+            Some(v) => {
+                choices.iter().copied().find(|c| *c == v).ok_or_else(|| {
+                    self.range_error(field, &format!("one of {}", choices.join(", ")))
+                })
+            }
         }
     }
 

@@ -165,8 +165,14 @@ fn read(root: &Node<'_>, ctx: &Context<'_>) -> Result<(), ImportError> {
         },
     };
     const OTHERS: [(&str, &str); 4] = [
-        ("AttemptTimeout", "a timeout strategy: give the attempt timeout as --timeout"),
-        ("TotalRequestTimeout", "a timeout over all attempts: give it as --deadline"),
+        (
+            "AttemptTimeout",
+            "a timeout strategy: give the attempt timeout as --timeout",
+        ),
+        (
+            "TotalRequestTimeout",
+            "a timeout over all attempts: give it as --deadline",
+        ),
         ("RateLimiter", "Polly's rate limiter is not modelled"),
         ("Hedging", "Polly's hedging is not modelled"),
     ];
@@ -284,7 +290,10 @@ fn duration(ctx: &Context<'_>, node: &Node<'_>) -> Result<Micros, ImportError> {
         other => {
             return Err(ctx.error(
                 node,
-                format!("expected a TimeSpan such as \"00:00:02\", found {}", kind(other)),
+                format!(
+                    "expected a TimeSpan such as \"00:00:02\", found {}",
+                    kind(other)
+                ),
             ));
         }
     };
@@ -312,10 +321,21 @@ fn ranged(
 const DAY_US: Micros = 86_400_000_000;
 
 fn read_retry(ctx: &Context<'_>, node: &Node<'_>) -> Result<(), ImportError> {
-    refuse_delegates(ctx, node, &["ShouldHandle", "DelayGenerator", "OnRetry", "Randomizer"])?;
+    refuse_delegates(
+        ctx,
+        node,
+        &["ShouldHandle", "DelayGenerator", "OnRetry", "Randomizer"],
+    )?;
     node.only_ignoring_case(
         ctx,
-        &["MaxRetryAttempts", "Delay", "BackoffType", "UseJitter", "MaxDelay", "Name"],
+        &[
+            "MaxRetryAttempts",
+            "Delay",
+            "BackoffType",
+            "UseJitter",
+            "MaxDelay",
+            "Name",
+        ],
     )?;
     let field = |k: &str| node.get_ignoring_case(k);
     let (retries, retries_from) = match field("MaxRetryAttempts") {
@@ -336,7 +356,11 @@ fn read_retry(ctx: &Context<'_>, node: &Node<'_>) -> Result<(), ImportError> {
         format!(
             "MaxRetryAttempts {retries}{} counts retries → max_attempts {}: the first \
              attempt and {retries} retries",
-            if retries_from.is_none() { " (Polly's default)" } else { "" },
+            if retries_from.is_none() {
+                " (Polly's default)"
+            } else {
+                ""
+            },
             retries + 1
         ),
     )?;
@@ -355,7 +379,13 @@ fn read_retry(ctx: &Context<'_>, node: &Node<'_>) -> Result<(), ImportError> {
                 Value::String(s) => s.trim().to_string(),
                 Value::Number(x) => x.to_string(),
                 other => {
-                    return Err(ctx.error(&n, format!("expected Constant, Linear or Exponential, found {}", kind(other))));
+                    return Err(ctx.error(
+                        &n,
+                        format!(
+                            "expected Constant, Linear or Exponential, found {}",
+                            kind(other)
+                        ),
+                    ));
                 }
             };
             match text.to_ascii_lowercase().as_str() {
@@ -363,7 +393,9 @@ fn read_retry(ctx: &Context<'_>, node: &Node<'_>) -> Result<(), ImportError> {
                 "linear" | "1" => "Linear",
                 "exponential" | "2" => "Exponential",
                 _ => {
-                    return Err(ctx.error(&n, "expected Constant, Linear or Exponential (or 0, 1, 2)"));
+                    return Err(
+                        ctx.error(&n, "expected Constant, Linear or Exponential (or 0, 1, 2)")
+                    );
                 }
             }
         }
@@ -410,15 +442,22 @@ fn read_retry(ctx: &Context<'_>, node: &Node<'_>) -> Result<(), ImportError> {
             m
         }
         None => {
-            cap_rule = "no MaxDelay: no cap; set above the longest delay the retries reach".to_string();
+            cap_rule =
+                "no MaxDelay: no cap; set above the longest delay the retries reach".to_string();
             (top.ceil() + 1.0).min(DAY_US as f64 * 365.0) as Micros
         }
     };
     let (policy, rule) = match (backoff, jitter) {
         ("Constant", false) => ("constant", "Constant: every retry waits Delay"),
-        ("Constant", true) => ("polly-constant-jitter", "Constant with jitter: Delay·U[0.75, 1.25), then MaxDelay"),
+        ("Constant", true) => (
+            "polly-constant-jitter",
+            "Constant with jitter: Delay·U[0.75, 1.25), then MaxDelay",
+        ),
         ("Linear", false) => ("linear", "Linear: retry k waits k·Delay"),
-        ("Linear", true) => ("polly-linear-jitter", "Linear with jitter: k·Delay·U[0.75, 1.25), then MaxDelay"),
+        ("Linear", true) => (
+            "polly-linear-jitter",
+            "Linear with jitter: k·Delay·U[0.75, 1.25), then MaxDelay",
+        ),
         ("Exponential", false) => ("none", "Exponential: retry k waits Delay·2^(k−1)"),
         _ => (
             "decorrelated-v2",
@@ -429,7 +468,12 @@ fn read_retry(ctx: &Context<'_>, node: &Node<'_>) -> Result<(), ImportError> {
     ctx.set("policy", policy, &from, rule)?;
     ctx.set("base", herdsim(delay), &from, "Delay → base")?;
     if policy == "linear" {
-        ctx.set("step", herdsim(delay), &from, "Linear grows by Delay each retry → step")?;
+        ctx.set(
+            "step",
+            herdsim(delay),
+            &from,
+            "Linear grows by Delay each retry → step",
+        )?;
     }
     if policy == "none" {
         ctx.set("multiplier", "2", &from, "Polly's exponential factor is 2")?;
@@ -454,7 +498,13 @@ fn read_breaker(ctx: &Context<'_>, node: &Node<'_>, refused: &str) -> Result<(),
     )?;
     node.only_ignoring_case(
         ctx,
-        &["FailureRatio", "MinimumThroughput", "SamplingDuration", "BreakDuration", "Name"],
+        &[
+            "FailureRatio",
+            "MinimumThroughput",
+            "SamplingDuration",
+            "BreakDuration",
+            "Name",
+        ],
     )?;
     let field = |k: &str| node.get_ignoring_case(k);
     let mut paths: Vec<String> = Vec::new();
@@ -554,7 +604,15 @@ mod tests {
         ] {
             assert_eq!(timespan(text), Ok(us), "{text}");
         }
-        for bad in ["PT2S", "2s", "00:60:00", "24:00:00", "-00:00:01", "00:00:00.00000001", "00:00:00.0000001"] {
+        for bad in [
+            "PT2S",
+            "2s",
+            "00:60:00",
+            "24:00:00",
+            "-00:00:01",
+            "00:00:00.00000001",
+            "00:00:00.0000001",
+        ] {
             assert!(timespan(bad).is_err(), "{bad}");
         }
     }
@@ -565,7 +623,10 @@ mod tests {
         // CircuitBreakerStrategyOptions: 0.1, 100, 30 s, 5 s.
         let got = read_with(r#"{"Retry": {}, "CircuitBreaker": {}}"#, &[]).unwrap();
         assert_eq!(value(&got, "max_attempts"), "4");
-        assert_eq!((value(&got, "policy"), value(&got, "base")), ("constant".into(), "2s".into()));
+        assert_eq!(
+            (value(&got, "policy"), value(&got, "base")),
+            ("constant".into(), "2s".into())
+        );
         assert_eq!(
             value(&got, "breaker"),
             "polly:0.1,throughput:100,sampling:30s,break:5s,refused:retry"
@@ -577,12 +638,20 @@ mod tests {
         let retry = |body: &str| read_with(&format!(r#"{{"retry": {{{body}}}}}"#), &[]).unwrap();
         let got = retry(r#""backofftype": "linear", "delay": "00:00:01", "MaxRetryAttempts": "5""#);
         assert_eq!(
-            (value(&got, "policy"), value(&got, "step"), value(&got, "cap")),
+            (
+                value(&got, "policy"),
+                value(&got, "step"),
+                value(&got, "cap")
+            ),
             ("linear".into(), "1s".into(), "5000.001ms".into())
         );
         let got = retry(r#""BackoffType": 2, "Delay": "00:00:01", "MaxDelay": "00:00:10""#);
         assert_eq!(
-            (value(&got, "policy"), value(&got, "multiplier"), value(&got, "cap")),
+            (
+                value(&got, "policy"),
+                value(&got, "multiplier"),
+                value(&got, "cap")
+            ),
             ("none".into(), "2".into(), "10s".into())
         );
         let got = retry(r#""BackoffType": "Exponential", "UseJitter": "true""#);
@@ -590,7 +659,10 @@ mod tests {
         let got = retry(r#""UseJitter": true"#);
         assert_eq!(value(&got, "policy"), "polly-constant-jitter");
         let got = retry(r#""BackoffType": "Linear", "UseJitter": true, "MaxDelay": "00:00:03""#);
-        assert_eq!((value(&got, "policy"), value(&got, "cap")), ("polly-linear-jitter".into(), "3s".into()));
+        assert_eq!(
+            (value(&got, "policy"), value(&got, "cap")),
+            ("polly-linear-jitter".into(), "3s".into())
+        );
         let got = retry(r#""Delay": "00:00:00""#);
         assert_eq!(value(&got, "policy"), "no-backoff");
     }
@@ -599,10 +671,16 @@ mod tests {
     fn the_section_is_selected_or_the_only_one() {
         let text = r#"{"Resilience": {"A": {"Retry": {"MaxRetryAttempts": 1}}, "B": {"Retry": {"MaxRetryAttempts": 7}}}}"#;
         let err = read_with(text, &[]).unwrap_err();
-        assert!(err.contains("--select section=PATH (one of Resilience:A, Resilience:B)"), "{err}");
+        assert!(
+            err.contains("--select section=PATH (one of Resilience:A, Resilience:B)"),
+            "{err}"
+        );
         let got = read_with(text, &[("section", "resilience:b")]).unwrap();
         assert_eq!(value(&got, "max_attempts"), "8");
-        let got = read_with(text, &[("section", "Resilience:A"), ("pipeline", "breaker-outside")]);
+        let got = read_with(
+            text,
+            &[("section", "Resilience:A"), ("pipeline", "breaker-outside")],
+        );
         assert!(got.is_ok());
     }
 
@@ -610,20 +688,35 @@ mod tests {
     fn bad_and_unmodelled_fields_are_refused_with_their_path() {
         let err = |text: &str| read_with(text, &[]).unwrap_err();
         let e = err(r#"{"Retry": {"MaxRetryAttempts": 0}}"#);
-        assert!(e.starts_with("appsettings.json: Retry.MaxRetryAttempts: out of Polly's range"), "{e}");
+        assert!(
+            e.starts_with("appsettings.json: Retry.MaxRetryAttempts: out of Polly's range"),
+            "{e}"
+        );
         let e = err(r#"{"Retry": {"Delay": "PT2S"}}"#);
-        assert!(e.contains("Retry.Delay: \"PT2S\" is not a .NET TimeSpan"), "{e}");
+        assert!(
+            e.contains("Retry.Delay: \"PT2S\" is not a .NET TimeSpan"),
+            "{e}"
+        );
         let e = err(r#"{"Retry": {"Delay": "2"}}"#);
         assert!(e.contains("is 48h, out of Polly's range"), "{e}");
         let e = err(r#"{"Retry": {"MaxRetryAttemps": 3}}"#);
         assert!(e.contains("Retry.MaxRetryAttemps: unknown field"), "{e}");
         let e = err(r#"{"CircuitBreaker": {"BreakDuration": "00:00:00.100"}}"#);
-        assert!(e.contains("out of Polly's range: accepted 00:00:00.500 to 1.00:00:00"), "{e}");
+        assert!(
+            e.contains("out of Polly's range: accepted 00:00:00.500 to 1.00:00:00"),
+            "{e}"
+        );
         let e = err(r#"{"CircuitBreaker": {"ShouldHandle": "x"}}"#);
-        assert!(e.contains("CircuitBreaker.ShouldHandle: not modelled"), "{e}");
+        assert!(
+            e.contains("CircuitBreaker.ShouldHandle: not modelled"),
+            "{e}"
+        );
         let e = err(r#"{"Retry": {}, "AttemptTimeout": {"Timeout": "00:00:10"}}"#);
         assert!(e.contains("AttemptTimeout: not modelled"), "{e}");
         let e = err(r#"{"Retry": {"BackoffType": "Fibonacci"}}"#);
-        assert!(e.contains("expected Constant, Linear or Exponential"), "{e}");
+        assert!(
+            e.contains("expected Constant, Linear or Exponential"),
+            "{e}"
+        );
     }
 }

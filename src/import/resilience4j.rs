@@ -84,9 +84,7 @@ pub const FORMAT: Format = Format {
 fn parse(text: &str) -> Result<Value, String> {
     match from_yaml(text) {
         Ok(value) if value.is_object() => Ok(expand(&value)),
-        yaml => {
-            properties(text).or_else(|why| yaml.and_then(|_| Err(why)))
-        }
+        yaml => properties(text).or_else(|why| yaml.and_then(|_| Err(why))),
     }
 }
 
@@ -367,19 +365,40 @@ fn refuse_unmodelled(
             "herdsim's failures are not Java exceptions, and a list also stops the retry of \
              CallNotPermittedException; remove it to retry every failure",
         ),
-        ("ignoreExceptions", "herdsim's failures are not Java exceptions"),
-        ("retryExceptionPredicate", "a Java predicate herdsim cannot run"),
-        ("resultPredicate", "a Java predicate on results herdsim cannot run"),
+        (
+            "ignoreExceptions",
+            "herdsim's failures are not Java exceptions",
+        ),
+        (
+            "retryExceptionPredicate",
+            "a Java predicate herdsim cannot run",
+        ),
+        (
+            "resultPredicate",
+            "a Java predicate on results herdsim cannot run",
+        ),
         ("consumeResultBeforeRetryAttempt", "a Java callback"),
         (
             "intervalBiFunction",
             "a Java interval class; herdsim models waitDuration and its exponential and \
              randomized variants",
         ),
-        ("recordExceptions", "herdsim's failures are not Java exceptions"),
-        ("recordFailurePredicate", "a Java predicate herdsim cannot run"),
-        ("recordResultPredicate", "a Java predicate on results herdsim cannot run"),
-        ("ignoreExceptionPredicate", "a Java predicate herdsim cannot run"),
+        (
+            "recordExceptions",
+            "herdsim's failures are not Java exceptions",
+        ),
+        (
+            "recordFailurePredicate",
+            "a Java predicate herdsim cannot run",
+        ),
+        (
+            "recordResultPredicate",
+            "a Java predicate on results herdsim cannot run",
+        ),
+        (
+            "ignoreExceptionPredicate",
+            "a Java predicate herdsim cannot run",
+        ),
         (
             "exponentialMaxWaitDurationInOpenState",
             "the open state's backoff is not modelled: the breaker waits waitDurationInOpenState",
@@ -460,7 +479,10 @@ fn iso8601_ns(text: &str) -> Option<u128> {
         if !time.is_empty() {
             let body = time.strip_suffix('S')?;
             let (whole, fraction) = body.split_once(['.', ',']).unwrap_or((body, ""));
-            if whole.is_empty() || fraction.len() > 9 || !fraction.bytes().all(|b| b.is_ascii_digit()) {
+            if whole.is_empty()
+                || fraction.len() > 9
+                || !fraction.bytes().all(|b| b.is_ascii_digit())
+            {
                 return None;
             }
             let w: u128 = whole.parse().ok()?;
@@ -501,12 +523,19 @@ fn boolean(ctx: &Context<'_>, node: &Node<'_>) -> Result<bool, ImportError> {
     match word.as_str() {
         "true" | "on" | "yes" | "1" => Ok(true),
         "false" | "off" | "no" | "0" => Ok(false),
-        _ => Err(ctx.error(node, "expected a boolean: true, false (or on/off, yes/no, 1/0)")),
+        _ => Err(ctx.error(
+            node,
+            "expected a boolean: true, false (or on/off, yes/no, 1/0)",
+        )),
     }
 }
 
 /// An enum constant as Spring's relaxed enum binding reads it.
-fn constant<'c>(ctx: &Context<'_>, node: &Node<'_>, names: &[&'c str]) -> Result<&'c str, ImportError> {
+fn constant<'c>(
+    ctx: &Context<'_>,
+    node: &Node<'_>,
+    names: &[&'c str],
+) -> Result<&'c str, ImportError> {
     let text = node.str(ctx)?;
     names
         .iter()
@@ -531,9 +560,7 @@ fn section<'a>(
     let known: Vec<&str> = SECTION_FIELDS
         .iter()
         .copied()
-        .filter(|k| {
-            !k.ends_with("AspectOrder") || *k == order_key
-        })
+        .filter(|k| !k.ends_with("AspectOrder") || *k == order_key)
         .collect();
     let f = fields(ctx, &node, &known)?;
     let list = |key: &str| -> Result<Vec<(&'a str, Node<'a>)>, ImportError> {
@@ -564,7 +591,10 @@ fn section<'a>(
 
 impl<'a> Section<'a> {
     fn config(&self, name: &str) -> Option<&Node<'a>> {
-        self.configs.iter().find(|(n, _)| *n == name).map(|(_, n)| n)
+        self.configs
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, n)| n)
     }
 
     /// The chosen instance's name and properties (`None`: not configured).
@@ -583,7 +613,11 @@ impl<'a> Section<'a> {
                          from configs.default or its defaults",
                         ctx.file,
                         self.node.path(),
-                        if names.is_empty() { "none".to_string() } else { names.join(", ") }
+                        if names.is_empty() {
+                            "none".to_string()
+                        } else {
+                            names.join(", ")
+                        }
                     ));
                 }
                 Ok((name.to_string(), found.map(|(_, n)| n.clone())))
@@ -636,9 +670,18 @@ fn read(root: &Node<'_>, ctx: &Context<'_>) -> Result<(), ImportError> {
         ],
     )?;
     for (key, why) in [
-        ("timelimiter", "herdsim reads resilience4j's retry and circuit breaker; give a TimeLimiter's timeoutDuration as --timeout"),
-        ("bulkhead", "a bulkhead (a client-side concurrency limit) is not modelled"),
-        ("thread-pool-bulkhead", "a bulkhead (a client-side concurrency limit) is not modelled"),
+        (
+            "timelimiter",
+            "herdsim reads resilience4j's retry and circuit breaker; give a TimeLimiter's timeoutDuration as --timeout",
+        ),
+        (
+            "bulkhead",
+            "a bulkhead (a client-side concurrency limit) is not modelled",
+        ),
+        (
+            "thread-pool-bulkhead",
+            "a bulkhead (a client-side concurrency limit) is not modelled",
+        ),
         ("ratelimiter", "resilience4j's rate limiter is not modelled"),
         ("scheduled", "scheduled executors are not modelled"),
     ] {
@@ -730,7 +773,8 @@ enum Interval {
 #[derive(Debug, Clone)]
 struct RetryBuilt {
     interval: Interval,
-    interval_from: Vec<String>,
+    /// The path of each field the interval was built from, by name.
+    interval_from: BTreeMap<&'static str, String>,
     attempts: u64,
     attempts_from: Option<String>,
 }
@@ -742,7 +786,12 @@ fn read_retry(
     props: Option<Node<'_>>,
 ) -> Result<(), ImportError> {
     let props = props
-        .map(|n| fields(ctx, &n, &RETRY_FIELDS).map(|own| RetryProps { own, lent: BTreeMap::new() }))
+        .map(|n| {
+            fields(ctx, &n, &RETRY_FIELDS).map(|own| RetryProps {
+                own,
+                lent: BTreeMap::new(),
+            })
+        })
         .transpose()?;
     if let Some(p) = &props {
         refuse_unmodelled(ctx, &p.own)?;
@@ -750,12 +799,35 @@ fn read_retry(
     let mut visiting = Vec::new();
     let built = build_retry(ctx, section, props, name, &mut visiting)?;
     let (from, rule) = match &built.attempts_from {
-        Some(path) => (vec![path.clone()], format!("maxAttempts {} counts every attempt", built.attempts)),
-        None => (vec![], format!("resilience4j's default maxAttempts {} counts every attempt", built.attempts)),
+        Some(path) => (
+            vec![path.clone()],
+            format!("maxAttempts {} counts every attempt", built.attempts),
+        ),
+        None => (
+            vec![],
+            format!(
+                "resilience4j's default maxAttempts {} counts every attempt",
+                built.attempts
+            ),
+        ),
     };
     let from: Vec<&str> = from.iter().map(String::as_str).collect();
     ctx.set("max_attempts", built.attempts.to_string(), &from, rule)?;
-    let ifrom: Vec<&str> = built.interval_from.iter().map(String::as_str).collect();
+    let ifrom: Vec<&str> = built.interval_from.values().map(String::as_str).collect();
+    let one = |key: &str| -> Vec<&str> {
+        built
+            .interval_from
+            .get(key)
+            .map(String::as_str)
+            .into_iter()
+            .collect()
+    };
+    let (wfrom, mfrom, ffrom, xfrom) = (
+        one("waitDuration"),
+        one("exponentialBackoffMultiplier"),
+        one("randomizedWaitFactor"),
+        one("exponentialMaxWaitDuration"),
+    );
     // The longest wait the retries can reach, for a cap that never binds.
     let retries = built.attempts.saturating_sub(1).clamp(1, u32::MAX as u64) as u32;
     let cap_above = |top_ms: i64| herdsim(((top_ms.max(1) as Micros) + 1).saturating_mul(1_000));
@@ -775,16 +847,40 @@ fn read_retry(
                 ctx.set("policy", "no-backoff", &ifrom, format!("{why} of 0 ms"))?;
             } else {
                 ctx.set("policy", "constant", &ifrom, why)?;
-                ctx.set("base", herdsim(wait_ms), &ifrom, "waitDuration → base")?;
-                ctx.set("cap", herdsim(wait_ms), &ifrom, "no cap in resilience4j: the wait itself")?;
+                ctx.set("base", herdsim(wait_ms), &wfrom, "waitDuration → base")?;
+                ctx.set(
+                    "cap",
+                    herdsim(wait_ms),
+                    &wfrom,
+                    "no cap in resilience4j: the wait itself",
+                )?;
             }
         }
-        Interval::Exponential { wait, multiplier, max } => {
-            check_wait(ctx, &ifrom, wait)?;
+        Interval::Exponential {
+            wait,
+            multiplier,
+            max,
+        } => {
+            check_wait(ctx, &wfrom, wait)?;
             if multiplier == 1.0 {
-                ctx.set("policy", "constant", &ifrom, "exponential backoff with multiplier 1: a fixed wait")?;
-                ctx.set("base", herdsim(wait / 1_000 * 1_000), &ifrom, "waitDuration → base")?;
-                ctx.set("cap", herdsim(wait / 1_000 * 1_000), &ifrom, "multiplier 1: the wait itself")?;
+                ctx.set(
+                    "policy",
+                    "constant",
+                    &ifrom,
+                    "exponential backoff with multiplier 1: a fixed wait",
+                )?;
+                ctx.set(
+                    "base",
+                    herdsim(wait / 1_000 * 1_000),
+                    &wfrom,
+                    "waitDuration → base",
+                )?;
+                ctx.set(
+                    "cap",
+                    herdsim(wait / 1_000 * 1_000),
+                    &wfrom,
+                    "multiplier 1: the wait itself",
+                )?;
                 return Ok(());
             }
             ctx.set(
@@ -795,19 +891,37 @@ fn read_retry(
                  previous times the multiplier, truncated to whole ms; the first retry waits \
                  waitDuration",
             )?;
-            ctx.set("base", herdsim(wait), &ifrom, "waitDuration → base (whole ms)")?;
-            ctx.set("multiplier", format!("{multiplier}"), &ifrom, "exponentialBackoffMultiplier (1.5 if not given) → multiplier")?;
+            ctx.set(
+                "base",
+                herdsim(wait),
+                &wfrom,
+                "waitDuration → base (whole ms)",
+            )?;
+            ctx.set(
+                "multiplier",
+                format!("{multiplier}"),
+                &mfrom,
+                "exponentialBackoffMultiplier (1.5 if not given) → multiplier",
+            )?;
             let cap = match max {
-                Some(m) => (herdsim(m), "exponentialMaxWaitDuration → cap, a min after the growth".to_string()),
+                Some(m) => (
+                    herdsim(m),
+                    "exponentialMaxWaitDuration → cap, a min after the growth".to_string(),
+                ),
                 None => {
                     let top = exponential_ms_of(millis_of(wait), multiplier, retries);
-                    (cap_above(top), format!("no exponentialMaxWaitDuration in force: no cap; set above the longest wait, {top} ms"))
+                    (
+                        cap_above(top),
+                        format!(
+                            "no exponentialMaxWaitDuration in force: no cap; set above the longest wait, {top} ms"
+                        ),
+                    )
                 }
             };
-            ctx.set("cap", cap.0, &ifrom, cap.1)?;
+            ctx.set("cap", cap.0, &xfrom, cap.1)?;
         }
         Interval::Randomized { wait, factor } => {
-            check_wait(ctx, &ifrom, wait)?;
+            check_wait(ctx, &wfrom, wait)?;
             ctx.set(
                 "policy",
                 "resilience4j-randomized",
@@ -815,13 +929,33 @@ fn read_retry(
                 "enableRandomizedWait: IntervalFunction.ofRandomized, every wait uniform on \
                  [(1−f)·waitDuration, (1+f)·waitDuration + 1 ms), truncated to whole ms",
             )?;
-            ctx.set("base", herdsim(wait), &ifrom, "waitDuration → base (whole ms)")?;
-            ctx.set("randomization_factor", format!("{factor}"), &ifrom, "randomizedWaitFactor (0.5 if not given) → randomization_factor")?;
+            ctx.set(
+                "base",
+                herdsim(wait),
+                &wfrom,
+                "waitDuration → base (whole ms)",
+            )?;
+            ctx.set(
+                "randomization_factor",
+                format!("{factor}"),
+                &ffrom,
+                "randomizedWaitFactor (0.5 if not given) → randomization_factor",
+            )?;
             let top = ((1.0 + factor) * millis_of(wait) as f64) as i64 + 1;
-            ctx.set("cap", cap_above(top), &ifrom, format!("ofRandomized has no cap; set above the longest wait, {top} ms"))?;
+            ctx.set(
+                "cap",
+                cap_above(top),
+                &wfrom,
+                format!("ofRandomized has no cap; set above the longest wait, {top} ms"),
+            )?;
         }
-        Interval::ExponentialRandomized { wait, multiplier, factor, max } => {
-            check_wait(ctx, &ifrom, wait)?;
+        Interval::ExponentialRandomized {
+            wait,
+            multiplier,
+            factor,
+            max,
+        } => {
+            check_wait(ctx, &wfrom, wait)?;
             ctx.set(
                 "policy",
                 "resilience4j-exponential-randomized",
@@ -830,18 +964,41 @@ fn read_retry(
                  ofExponentialRandomBackoff, the truncated exponential wait randomized by ±f \
                  (plus up to 1 ms), then the cap",
             )?;
-            ctx.set("base", herdsim(wait), &ifrom, "waitDuration → base (whole ms)")?;
-            ctx.set("multiplier", format!("{multiplier}"), &ifrom, "exponentialBackoffMultiplier (1.5 if not given) → multiplier")?;
-            ctx.set("randomization_factor", format!("{factor}"), &ifrom, "randomizedWaitFactor (0.5 if not given) → randomization_factor")?;
+            ctx.set(
+                "base",
+                herdsim(wait),
+                &wfrom,
+                "waitDuration → base (whole ms)",
+            )?;
+            ctx.set(
+                "multiplier",
+                format!("{multiplier}"),
+                &mfrom,
+                "exponentialBackoffMultiplier (1.5 if not given) → multiplier",
+            )?;
+            ctx.set(
+                "randomization_factor",
+                format!("{factor}"),
+                &ffrom,
+                "randomizedWaitFactor (0.5 if not given) → randomization_factor",
+            )?;
             let cap = match max {
-                Some(m) => (herdsim(m), "exponentialMaxWaitDuration → cap, applied after the randomization".to_string()),
+                Some(m) => (
+                    herdsim(m),
+                    "exponentialMaxWaitDuration → cap, applied after the randomization".to_string(),
+                ),
                 None => {
                     let i = exponential_ms_of(millis_of(wait), multiplier, retries);
                     let top = ((1.0 + factor) * i as f64) as i64 + 1;
-                    (cap_above(top), format!("no exponentialMaxWaitDuration in force: no cap; set above the longest wait, {top} ms"))
+                    (
+                        cap_above(top),
+                        format!(
+                            "no exponentialMaxWaitDuration in force: no cap; set above the longest wait, {top} ms"
+                        ),
+                    )
                 }
             };
-            ctx.set("cap", cap.0, &ifrom, cap.1)?;
+            ctx.set("cap", cap.0, &xfrom, cap.1)?;
         }
     }
     Ok(())
@@ -871,14 +1028,20 @@ fn build_retry<'a>(
     if visiting.iter().any(|v| v == name) {
         return Err(ctx.error(
             &section.node,
-            format!("baseConfig cycle through {} and {name}", visiting.join(", ")),
+            format!(
+                "baseConfig cycle through {} and {name}",
+                visiting.join(", ")
+            ),
         ));
     }
     visiting.push(name.to_string());
     let load = |node: &Node<'a>| -> Result<RetryProps<'a>, ImportError> {
         let own = fields(ctx, node, &RETRY_FIELDS)?;
         refuse_unmodelled(ctx, &own)?;
-        Ok(RetryProps { own, lent: BTreeMap::new() })
+        Ok(RetryProps {
+            own,
+            lent: BTreeMap::new(),
+        })
     };
     let mut props = props;
     let base = match props.as_mut() {
@@ -886,7 +1049,10 @@ fn build_retry<'a>(
             let bc_node = p.own["baseConfig"].clone();
             let bc = bc_node.str(ctx)?;
             let base_node = section.config(bc).ok_or_else(|| {
-                ctx.error(&bc_node, format!("no configs.{bc}: resilience4j throws ConfigurationNotFoundException"))
+                ctx.error(
+                    &bc_node,
+                    format!("no configs.{bc}: resilience4j throws ConfigurationNotFoundException"),
+                )
             })?;
             let base_props = load(base_node)?;
             p.merge_from(&base_props);
@@ -897,14 +1063,20 @@ fn build_retry<'a>(
             if let Some(p) = props.as_mut() {
                 p.merge_from(&default_props);
             }
-            Some(build_retry(ctx, section, Some(default_props), "default", visiting)?)
+            Some(build_retry(
+                ctx,
+                section,
+                Some(default_props),
+                "default",
+                visiting,
+            )?)
         }
         _ => None,
     };
     visiting.pop();
     let mut built = base.unwrap_or(RetryBuilt {
         interval: Interval::Default,
-        interval_from: Vec::new(),
+        interval_from: BTreeMap::new(),
         attempts: 3,
         attempts_from: None,
     });
@@ -925,22 +1097,28 @@ fn build_retry<'a>(
         return Ok(built);
     };
     let wait = duration(ctx, wait_node)?;
-    let mut from = vec![wait_node.path().to_string()];
-    let mut flag = |key: &str| -> Result<bool, ImportError> {
+    let mut from: BTreeMap<&'static str, String> = BTreeMap::new();
+    from.insert("waitDuration", wait_node.path().to_string());
+    let mut flag = |key: &'static str| -> Result<bool, ImportError> {
         match p.get(key) {
             Some(n) => {
                 let on = boolean(ctx, n)?;
-                from.push(n.path().to_string());
+                from.insert(key, n.path().to_string());
                 Ok(on)
             }
             None => Ok(false),
         }
     };
-    let (exponential, randomized) = (flag("enableExponentialBackoff")?, flag("enableRandomizedWait")?);
-    let number = |key: &str, from: &mut Vec<String>| -> Result<Option<f64>, ImportError> {
+    let (exponential, randomized) = (
+        flag("enableExponentialBackoff")?,
+        flag("enableRandomizedWait")?,
+    );
+    let number = |key: &'static str,
+                  from: &mut BTreeMap<&'static str, String>|
+     -> Result<Option<f64>, ImportError> {
         p.get(key)
             .map(|n| {
-                from.push(n.path().to_string());
+                from.insert(key, n.path().to_string());
                 n.f64(ctx, true)
             })
             .transpose()
@@ -955,11 +1133,14 @@ fn build_retry<'a>(
     if let (Some(f), Some(n)) = (factor, p.get("randomizedWaitFactor"))
         && !(0.0..1.0).contains(&f)
     {
-        return Err(ctx.error(n, "out of range: resilience4j's Spring binding accepts 0 to below 1"));
+        return Err(ctx.error(
+            n,
+            "out of range: resilience4j's Spring binding accepts 0 to below 1",
+        ));
     }
     let max = match p.get("exponentialMaxWaitDuration") {
         Some(n) => {
-            from.push(n.path().to_string());
+            from.insert("exponentialMaxWaitDuration", n.path().to_string());
             Some((duration(ctx, n)?, n.path().to_string()))
         }
         None => None,
@@ -973,15 +1154,32 @@ fn build_retry<'a>(
     built.interval = match (exponential, randomized) {
         (true, true) => {
             if max.is_some() && (factor.is_none() || multiplier.is_none()) {
-                ignored(&max.as_ref().expect("some").1, "both exponentialBackoffMultiplier and randomizedWaitFactor");
+                ignored(
+                    &max.as_ref().expect("some").1,
+                    "both exponentialBackoffMultiplier and randomizedWaitFactor",
+                );
             }
             if factor.is_some() && multiplier.is_none() {
-                ignored("randomizedWaitFactor", "exponentialBackoffMultiplier (0.5 is used)");
+                ignored(
+                    "randomizedWaitFactor",
+                    "exponentialBackoffMultiplier (0.5 is used)",
+                );
             }
             let m = multiplier.unwrap_or(1.5);
-            let f = if multiplier.is_some() { factor.unwrap_or(0.5) } else { 0.5 };
-            let max = max.filter(|_| factor.is_some() && multiplier.is_some()).map(|m| m.0);
-            Interval::ExponentialRandomized { wait, multiplier: m, factor: f, max }
+            let f = if multiplier.is_some() {
+                factor.unwrap_or(0.5)
+            } else {
+                0.5
+            };
+            let max = max
+                .filter(|_| factor.is_some() && multiplier.is_some())
+                .map(|m| m.0);
+            Interval::ExponentialRandomized {
+                wait,
+                multiplier: m,
+                factor: f,
+                max,
+            }
         }
         (true, false) => {
             if let Some((_, path)) = &max
@@ -991,9 +1189,16 @@ fn build_retry<'a>(
             }
             let m = multiplier.unwrap_or(1.5);
             let max = max.filter(|_| multiplier.is_some()).map(|m| m.0);
-            Interval::Exponential { wait, multiplier: m, max }
+            Interval::Exponential {
+                wait,
+                multiplier: m,
+                max,
+            }
         }
-        (false, true) => Interval::Randomized { wait, factor: factor.unwrap_or(0.5) },
+        (false, true) => Interval::Randomized {
+            wait,
+            factor: factor.unwrap_or(0.5),
+        },
         (false, false) => Interval::Fixed(wait),
     };
     built.interval_from = from;
@@ -1020,7 +1225,18 @@ fn read_breaker(
         }
     }
     if let Some(node) = get("initialState") {
-        let state = constant(ctx, node, &["CLOSED", "OPEN", "HALF_OPEN", "DISABLED", "METRICS_ONLY", "FORCED_OPEN"])?;
+        let state = constant(
+            ctx,
+            node,
+            &[
+                "CLOSED",
+                "OPEN",
+                "HALF_OPEN",
+                "DISABLED",
+                "METRICS_ONLY",
+                "FORCED_OPEN",
+            ],
+        )?;
         if state != "CLOSED" {
             return Err(ctx.unsupported(node, "herdsim's breakers start CLOSED"));
         }
@@ -1032,7 +1248,10 @@ fn read_breaker(
             Some(n) => {
                 let p = n.f64(ctx, true)?;
                 if !(1.0..=100.0).contains(&p) {
-                    return Err(ctx.error(n, "out of range: resilience4j's Spring binding accepts 1 to 100 (percent)"));
+                    return Err(ctx.error(
+                        n,
+                        "out of range: resilience4j's Spring binding accepts 1 to 100 (percent)",
+                    ));
                 }
                 from.push(n.path().to_string());
                 Ok(p)
@@ -1067,11 +1286,17 @@ fn read_breaker(
     let slow = percent("slowCallRateThreshold", 100.0, &mut from)?;
     let slow_call = dur("slowCallDurationThreshold", 60_000_000, &mut from)?;
     if slow_call == 0 {
-        return Err(ctx.error_at(from.last().map_or("", String::as_str), "must be at least 1ns (resilience4j refuses 0)"));
+        return Err(ctx.error_at(
+            from.last().map_or("", String::as_str),
+            "must be at least 1ns (resilience4j refuses 0)",
+        ));
     }
     let open = dur("waitDurationInOpenState", 60_000_000, &mut from)?;
     if open < 1_000 {
-        return Err(ctx.error_at(from.last().map_or("", String::as_str), "must be at least 1ms (resilience4j refuses less)"));
+        return Err(ctx.error_at(
+            from.last().map_or("", String::as_str),
+            "must be at least 1ms (resilience4j refuses less)",
+        ));
     }
     let half_open_max = dur("maxWaitDurationInHalfOpenState", 0, &mut from)?;
     let window_type = match get("slidingWindowType") {
@@ -1094,9 +1319,23 @@ fn read_breaker(
     let then = match get("transitionToStateAfterWaitDuration") {
         Some(n) => {
             from.push(n.path().to_string());
-            let s = constant(ctx, n, &["OPEN", "CLOSED", "HALF_OPEN", "DISABLED", "METRICS_ONLY", "FORCED_OPEN"])?;
+            let s = constant(
+                ctx,
+                n,
+                &[
+                    "OPEN",
+                    "CLOSED",
+                    "HALF_OPEN",
+                    "DISABLED",
+                    "METRICS_ONLY",
+                    "FORCED_OPEN",
+                ],
+            )?;
             if s != "OPEN" && s != "CLOSED" {
-                return Err(ctx.error(n, "must be OPEN or CLOSED (resilience4j refuses the others)"));
+                return Err(ctx.error(
+                    n,
+                    "must be OPEN or CLOSED (resilience4j refuses the others)",
+                ));
             }
             s
         }
@@ -1271,7 +1510,10 @@ mod tests {
         .unwrap();
         assert_eq!(value(&got, "max_attempts"), "3");
         assert_eq!(value(&got, "policy"), "constant");
-        assert_eq!((value(&got, "base"), value(&got, "cap")), ("500ms".into(), "500ms".into()));
+        assert_eq!(
+            (value(&got, "base"), value(&got, "cap")),
+            ("500ms".into(), "500ms".into())
+        );
         assert_eq!(
             value(&got, "breaker"),
             "resilience4j:50,window:100,min:100,slow:100,slow-call:1m,open:1m,permits:10,\
@@ -1293,7 +1535,11 @@ mod tests {
         .unwrap();
         assert_eq!(value(&got, "policy"), "resilience4j-exponential");
         assert_eq!(
-            (value(&got, "base"), value(&got, "multiplier"), value(&got, "cap")),
+            (
+                value(&got, "base"),
+                value(&got, "multiplier"),
+                value(&got, "cap")
+            ),
             ("500ms".into(), "1.5".into(), "2s".into())
         );
         // Without the multiplier Spring ignores the max (and uses 1.5): the
@@ -1302,8 +1548,15 @@ mod tests {
             "        maxAttempts: 5\n        waitDuration: 500ms\n        enableExponentialBackoff: true\n        exponentialMaxWaitDuration: 1s\n",
         )
         .unwrap();
-        assert_eq!((value(&got, "multiplier"), value(&got, "cap")), ("1.5".into(), "1.688s".into()));
-        assert!(got.warnings.iter().any(|w| w.contains("is ignored")), "{:?}", got.warnings);
+        assert_eq!(
+            (value(&got, "multiplier"), value(&got, "cap")),
+            ("1.5".into(), "1.688s".into())
+        );
+        assert!(
+            got.warnings.iter().any(|w| w.contains("is ignored")),
+            "{:?}",
+            got.warnings
+        );
         // Randomized alone: the factor; 0.5 if not given.
         let got = retry("        waitDuration: 1s\n        enableRandomizedWait: true\n        randomizedWaitFactor: 0.2\n").unwrap();
         assert_eq!(value(&got, "policy"), "resilience4j-randomized");
@@ -1312,7 +1565,13 @@ mod tests {
         // ofExponentialRandomBackoff(waitDuration) takes 1.5 and 0.5.
         let got = retry("        waitDuration: 1s\n        enableRandomizedWait: true\n        enableExponentialBackoff: true\n        randomizedWaitFactor: 0.2\n").unwrap();
         assert_eq!(value(&got, "policy"), "resilience4j-exponential-randomized");
-        assert_eq!((value(&got, "multiplier"), value(&got, "randomization_factor")), ("1.5".into(), "0.5".into()));
+        assert_eq!(
+            (
+                value(&got, "multiplier"),
+                value(&got, "randomization_factor")
+            ),
+            ("1.5".into(), "0.5".into())
+        );
         // A wait of 0 with no backoff is no delay.
         let got = retry("        waitDuration: 0\n").unwrap();
         assert_eq!(value(&got, "policy"), "no-backoff");
@@ -1349,23 +1608,37 @@ mod tests {
         assert_eq!(value(&got, "max_attempts"), "6");
         assert_eq!(value(&got, "policy"), "resilience4j-randomized");
         assert_eq!(value(&got, "base"), "200ms");
-        assert_eq!(value(&got, "randomization_factor"), "0.5", "the factor is not lent");
+        assert_eq!(
+            value(&got, "randomization_factor"),
+            "0.5",
+            "the factor is not lent"
+        );
         // Circuit breaker: every field from configs.default the instance
         // leaves out.
-        assert!(value(&got, "breaker").starts_with("resilience4j:25,window:20,min:5,"), "{}", value(&got, "breaker"));
+        assert!(
+            value(&got, "breaker").starts_with("resilience4j:25,window:20,min:5,"),
+            "{}",
+            value(&got, "breaker")
+        );
         // An instance without its own waitDuration keeps the base's interval.
         let got = read(
             "resilience4j.retry.configs.default.waitDuration: 300ms\nresilience4j.retry.instances.a.maxAttempts: 2\n",
         )
         .unwrap();
-        assert_eq!((value(&got, "base"), value(&got, "max_attempts")), ("300ms".into(), "2".into()));
+        assert_eq!(
+            (value(&got, "base"), value(&got, "max_attempts")),
+            ("300ms".into(), "2".into())
+        );
     }
 
     #[test]
     fn the_instance_is_selected_or_the_only_one() {
         let text = "resilience4j:\n  retry:\n    instances:\n      a:\n        maxAttempts: 2\n      b:\n        maxAttempts: 5\n";
         let err = read(text).unwrap_err();
-        assert!(err.contains("--select instance=NAME (one of a, b)"), "{err}");
+        assert!(
+            err.contains("--select instance=NAME (one of a, b)"),
+            "{err}"
+        );
         let got = read_with(text, &[("instance", "b")]).unwrap();
         assert_eq!(value(&got, "max_attempts"), "5");
         // A name the section lacks: resilience4j's defaults, with a warning.
@@ -1378,33 +1651,64 @@ mod tests {
     fn aspect_orders_say_whether_a_refusal_is_retried() {
         let text = "resilience4j:\n  retry:\n    retryAspectOrder: 10\n    instances:\n      a: {}\n  circuitbreaker:\n    circuitBreakerAspectOrder: 5\n    instances:\n      a: {}\n";
         let got = read(text).unwrap();
-        assert!(value(&got, "breaker").ends_with("refused:end"), "{}", value(&got, "breaker"));
+        assert!(
+            value(&got, "breaker").ends_with("refused:end"),
+            "{}",
+            value(&got, "breaker")
+        );
     }
 
     #[test]
     fn application_properties_read_as_the_yaml_they_spell() {
         let text = "# application.properties\nresilience4j.retry.instances.a.max-attempts=4\nresilience4j.retry.instances.a.wait-duration=PT0.25S\n";
         let got = read(text).unwrap();
-        assert_eq!((value(&got, "max_attempts"), value(&got, "base")), ("4".into(), "250ms".into()));
+        assert_eq!(
+            (value(&got, "max_attempts"), value(&got, "base")),
+            ("4".into(), "250ms".into())
+        );
     }
 
     #[test]
     fn bad_and_unmodelled_fields_are_refused_with_their_path() {
         let retry = |props: &str| {
-            read(&format!("resilience4j:\n  retry:\n    instances:\n      a:\n{props}")).unwrap_err()
+            read(&format!(
+                "resilience4j:\n  retry:\n    instances:\n      a:\n{props}"
+            ))
+            .unwrap_err()
         };
         let err = retry("        maxAttemps: 3\n");
-        assert!(err.starts_with("application.yml: resilience4j.retry.instances.a.maxAttemps: unknown field"), "{err}");
+        assert!(
+            err.starts_with(
+                "application.yml: resilience4j.retry.instances.a.maxAttemps: unknown field"
+            ),
+            "{err}"
+        );
         let err = retry("        waitDuration: 0.5s\n");
-        assert!(err.contains("instances.a.waitDuration: \"0.5s\" is not a Spring Boot duration"), "{err}");
+        assert!(
+            err.contains("instances.a.waitDuration: \"0.5s\" is not a Spring Boot duration"),
+            "{err}"
+        );
         let err = retry("        retryExceptions: [java.io.IOException]\n");
-        assert!(err.contains("instances.a.retryExceptions: not modelled"), "{err}");
-        let err = retry("        randomizedWaitFactor: 1.0\n        waitDuration: 1s\n        enableRandomizedWait: true\n");
+        assert!(
+            err.contains("instances.a.retryExceptions: not modelled"),
+            "{err}"
+        );
+        let err = retry(
+            "        randomizedWaitFactor: 1.0\n        waitDuration: 1s\n        enableRandomizedWait: true\n",
+        );
         assert!(err.contains("randomizedWaitFactor: out of range"), "{err}");
         let err = read("resilience4j:\n  circuitbreaker:\n    instances:\n      a:\n        failureRateThreshold: 0.5\n").unwrap_err();
-        assert!(err.contains("failureRateThreshold: out of range: resilience4j's Spring binding accepts 1 to 100"), "{err}");
+        assert!(
+            err.contains(
+                "failureRateThreshold: out of range: resilience4j's Spring binding accepts 1 to 100"
+            ),
+            "{err}"
+        );
         let err = read("resilience4j:\n  timelimiter:\n    instances:\n      a:\n        timeoutDuration: 1s\n").unwrap_err();
-        assert!(err.contains("resilience4j.timelimiter: not modelled"), "{err}");
+        assert!(
+            err.contains("resilience4j.timelimiter: not modelled"),
+            "{err}"
+        );
         let err = read("resilience4j:\n  circuitbreaker:\n    instances:\n      a:\n        baseConfig: nope\n").unwrap_err();
         assert!(err.contains("no configs.nope"), "{err}");
         for e in [err] {

@@ -44,7 +44,11 @@ mod tests {
         let mut d = ScriptedDraws::new(&[0.0, 0.5, 1.0]);
         assert_eq!(p.delay(1, &mut (), &mut d), 1_500_000);
         assert_eq!(p.delay(2, &mut (), &mut d), 2_000_000);
-        assert_eq!(p.delay(3, &mut (), &mut d), 2_500_000, "2.5 s less 2^-53 of 1 s, rounded");
+        assert_eq!(
+            p.delay(3, &mut (), &mut d),
+            2_500_000,
+            "2.5 s less 2^-53 of 1 s, rounded"
+        );
         // MaxDelay 2.2 s clamps the jittered value, not the base.
         let capped = PollyConstantJitter {
             base: 2_000_000,

@@ -53,7 +53,11 @@ mod tests {
         };
         let mut d = ScriptedDraws::new(&[1.0, 0.0]);
         assert_eq!(capped.delay(3, &mut (), &mut d), 5_000_000);
-        assert_eq!(capped.delay(10, &mut (), &mut d), 5_000_000, "15 s × 0.75 > 5 s");
+        assert_eq!(
+            capped.delay(10, &mut (), &mut d),
+            5_000_000,
+            "15 s × 0.75 > 5 s"
+        );
         let mut none = ScriptedDraws::new(&[0.0]);
         assert_eq!(capped.delay(u32::MAX, &mut (), &mut none), 5_000_000);
     }

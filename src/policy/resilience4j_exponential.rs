@@ -53,10 +53,15 @@ mod tests {
             multiplier: 1.5,
         };
         let mut none = ScriptedDraws::new(&[]);
-        let got: Vec<_> = (1..=7).map(|k| p.delay(k, &mut (), &mut none) / 1_000).collect();
+        let got: Vec<_> = (1..=7)
+            .map(|k| p.delay(k, &mut (), &mut none) / 1_000)
+            .collect();
         assert_eq!(got, [500, 750, 1125, 1687, 2530, 3795, 5692]);
         // The cap is a min, after the growth: maxInterval 2 s.
-        let capped = Resilience4jExponential { cap: 2_000_000, ..p };
+        let capped = Resilience4jExponential {
+            cap: 2_000_000,
+            ..p
+        };
         assert_eq!(capped.delay(5, &mut (), &mut none), 2_000_000);
         assert_eq!(capped.delay(u32::MAX, &mut (), &mut none), 2_000_000);
         // A multiplier that cannot move 1 ms (1.5 × 1 = 1.5 → 1) stands still.

@@ -29,7 +29,10 @@ impl Backoff for Resilience4jRandomized {
 
     #[inline]
     fn delay<D: Draws + ?Sized>(&self, _: u32, _: &mut (), draws: &mut D) -> Micros {
-        capped_us(randomized_ms(millis(self.base), self.factor, draws), self.cap)
+        capped_us(
+            randomized_ms(millis(self.base), self.factor, draws),
+            self.cap,
+        )
     }
 }
 
@@ -64,7 +67,10 @@ mod tests {
             cap: u64::MAX,
             factor: 1.0,
         };
-        assert_eq!(tiny.delay(1, &mut (), &mut ScriptedDraws::new(&[0.0])), 1_000);
+        assert_eq!(
+            tiny.delay(1, &mut (), &mut ScriptedDraws::new(&[0.0])),
+            1_000
+        );
     }
 
     #[test]
@@ -74,7 +80,11 @@ mod tests {
         // with a standard error of 144.6/√50100 = 0.65 ms; 4 SE is 2.6 ms.
         let mut rng = job_rng(36);
         let draws: Vec<_> = (0..50_100).map(|_| P.delay(1, &mut (), &mut rng)).collect();
-        assert!(draws.iter().all(|&d| (250_000..=751_000).contains(&d) && d % 1_000 == 0));
+        assert!(
+            draws
+                .iter()
+                .all(|&d| (250_000..=751_000).contains(&d) && d % 1_000 == 0)
+        );
         assert!(draws.contains(&250_000) && draws.contains(&750_000));
         let mean = draws.iter().sum::<u64>() as f64 / draws.len() as f64 / 1_000.0;
         assert!((mean - 500.0).abs() < 2.6, "{mean}");

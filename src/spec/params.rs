@@ -455,13 +455,15 @@ pub static PARAMS: [Param; 60] = [
         group: Group::Policy,
         list_separator: ',',
         choices: None,
-        columns: &["randomization_factor"],
+        // No CSV column: every committed sweep file keeps its columns (a
+        // sweep over it tells its points apart by their index).
+        columns: &[],
         set: |s, t| {
             s.policy.randomization_factor = spec::parse_randomization_factor(t)?;
             Ok(())
         },
         show: |s| Some(s.policy.randomization_factor.to_string()),
-        fields: |s| vec![n(s.policy.randomization_factor)],
+        fields: |_| Vec::new(),
     },
     Param {
         key: "window",

@@ -389,18 +389,18 @@ impl Resilience4jBreaker {
         self.state
     }
 
-    fn to_open(&mut self, at: Nanos) {
+    fn enter_open(&mut self, at: Nanos) {
         self.state = State::Open {
             until: at.saturating_add(self.spec.open),
         };
     }
 
-    fn to_closed(&mut self) {
+    fn enter_closed(&mut self) {
         self.state = State::Closed;
         self.calls = Calls::new(self.spec.window);
     }
 
-    fn to_half_open(&mut self, at: Nanos) {
+    fn enter_half_open(&mut self, at: Nanos) {
         self.state = State::HalfOpen {
             since: at,
             left: self.spec.permits,
@@ -413,16 +413,18 @@ impl Resilience4jBreaker {
     fn advance(&mut self, now: Nanos) {
         loop {
             match self.state {
-                State::Open { until } if self.spec.auto && now >= until => self.to_half_open(until),
+                State::Open { until } if self.spec.auto && now >= until => {
+                    self.enter_half_open(until)
+                }
                 State::HalfOpen { since, .. }
                     if self.spec.half_open_max >= MS
                         && now >= since.saturating_add(self.spec.half_open_max) =>
                 {
                     let at = since + self.spec.half_open_max;
                     if self.spec.then_open {
-                        self.to_open(at);
+                        self.enter_open(at);
                     } else {
-                        self.to_closed();
+                        self.enter_closed();
                     }
                 }
                 _ => return,
@@ -446,7 +448,7 @@ impl RetryControl for Resilience4jBreaker {
             State::Closed => {
                 let totals = self.calls.record(now, call);
                 if judge(totals, self.spec.closed_minimum(), &self.spec) == Verdict::Exceeded {
-                    self.to_open(now);
+                    self.enter_open(now);
                 }
             }
             State::HalfOpen { .. } => {
@@ -456,8 +458,8 @@ impl RetryControl for Resilience4jBreaker {
                     self.spec.min_calls.min(self.spec.permits),
                     &self.spec,
                 ) {
-                    Verdict::Exceeded => self.to_open(now),
-                    Verdict::Below => self.to_closed(),
+                    Verdict::Exceeded => self.enter_open(now),
+                    Verdict::Below => self.enter_closed(),
                     Verdict::TooFew => {}
                 }
             }
@@ -471,7 +473,7 @@ impl RetryControl for Resilience4jBreaker {
         if let State::Open { until } = self.state
             && now > until
         {
-            self.to_half_open(now);
+            self.enter_half_open(now);
         }
         match &mut self.state {
             State::Closed => true,

@@ -84,7 +84,7 @@ pub const FORMAT: Format = Format {
 fn parse(text: &str) -> Result<Value, String> {
     match from_yaml(text) {
         Ok(value) if value.is_object() => Ok(expand(&value)),
-        yaml => properties(text).or_else(|why| yaml.and_then(|_| Err(why))),
+        yaml => properties(text).or_else(|why| yaml.and(Err(why))),
     }
 }
 
@@ -443,7 +443,7 @@ pub fn spring_duration(text: &str) -> Result<Micros, String> {
         };
         n.checked_mul(scale).ok_or_else(bad)?
     };
-    if ns % 1_000 != 0 {
+    if !ns.is_multiple_of(1_000) {
         return Err(format!(
             "\"{text}\" is not a whole number of microseconds, herdsim's resolution"
         ));
@@ -1153,9 +1153,11 @@ fn build_retry<'a>(
     };
     built.interval = match (exponential, randomized) {
         (true, true) => {
-            if max.is_some() && (factor.is_none() || multiplier.is_none()) {
+            if let Some((_, path)) = &max
+                && (factor.is_none() || multiplier.is_none())
+            {
                 ignored(
-                    &max.as_ref().expect("some").1,
+                    path,
                     "both exponentialBackoffMultiplier and randomizedWaitFactor",
                 );
             }
@@ -1711,8 +1713,6 @@ mod tests {
         );
         let err = read("resilience4j:\n  circuitbreaker:\n    instances:\n      a:\n        baseConfig: nope\n").unwrap_err();
         assert!(err.contains("no configs.nope"), "{err}");
-        for e in [err] {
-            assert!(!e.contains('\n'));
-        }
+        assert!(!err.contains('\n'));
     }
 }

@@ -936,10 +936,10 @@ fn read_retry(
                 "waitDuration → base (whole ms)",
             )?;
             ctx.set(
-                "randomization_factor",
+                "random_factor",
                 format!("{factor}"),
                 &ffrom,
-                "randomizedWaitFactor (0.5 if not given) → randomization_factor",
+                "randomizedWaitFactor (0.5 if not given) → random_factor",
             )?;
             let top = ((1.0 + factor) * millis_of(wait) as f64) as i64 + 1;
             ctx.set(
@@ -977,10 +977,10 @@ fn read_retry(
                 "exponentialBackoffMultiplier (1.5 if not given) → multiplier",
             )?;
             ctx.set(
-                "randomization_factor",
+                "random_factor",
                 format!("{factor}"),
                 &ffrom,
-                "randomizedWaitFactor (0.5 if not given) → randomization_factor",
+                "randomizedWaitFactor (0.5 if not given) → random_factor",
             )?;
             let cap = match max {
                 Some(m) => (
@@ -1562,16 +1562,13 @@ mod tests {
         // Randomized alone: the factor; 0.5 if not given.
         let got = retry("        waitDuration: 1s\n        enableRandomizedWait: true\n        randomizedWaitFactor: 0.2\n").unwrap();
         assert_eq!(value(&got, "policy"), "resilience4j-randomized");
-        assert_eq!(value(&got, "randomization_factor"), "0.2");
+        assert_eq!(value(&got, "random_factor"), "0.2");
         // Both, the factor without a multiplier: Spring's
         // ofExponentialRandomBackoff(waitDuration) takes 1.5 and 0.5.
         let got = retry("        waitDuration: 1s\n        enableRandomizedWait: true\n        enableExponentialBackoff: true\n        randomizedWaitFactor: 0.2\n").unwrap();
         assert_eq!(value(&got, "policy"), "resilience4j-exponential-randomized");
         assert_eq!(
-            (
-                value(&got, "multiplier"),
-                value(&got, "randomization_factor")
-            ),
+            (value(&got, "multiplier"), value(&got, "random_factor")),
             ("1.5".into(), "0.5".into())
         );
         // A wait of 0 with no backoff is no delay.
@@ -1611,7 +1608,7 @@ mod tests {
         assert_eq!(value(&got, "policy"), "resilience4j-randomized");
         assert_eq!(value(&got, "base"), "200ms");
         assert_eq!(
-            value(&got, "randomization_factor"),
+            value(&got, "random_factor"),
             "0.5",
             "the factor is not lent"
         );

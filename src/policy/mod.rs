@@ -301,7 +301,7 @@ const POLICIES: [PolicyInfo; 18] = [
         kind: PolicyKind::Resilience4jRandomized,
         name: "resilience4j-randomized",
         formula: "d = min(cap, ⌊max(1, (1−f)·base + U[0,1)·(2f·base + 1))⌋) ms",
-        parameters: "base (waitDuration, whole ms), randomization-factor f (randomizedWaitFactor), \
+        parameters: "base (waitDuration, whole ms), random-factor f (randomizedWaitFactor), \
                      cap (none in resilience4j)",
         summary: "resilience4j's IntervalFunction.ofRandomized (Spring: enableRandomizedWait)",
     },
@@ -310,7 +310,7 @@ const POLICIES: [PolicyInfo; 18] = [
         name: "resilience4j-exponential-randomized",
         formula: "d = min(cap, ⌊max(1, (1−f)·i_k + U[0,1)·(2f·i_k + 1))⌋) ms, i_k as \
                   resilience4j-exponential's, uncapped: the cap comes after the draw",
-        parameters: "base, cap, multiplier, randomization-factor f",
+        parameters: "base, cap, multiplier, random-factor f",
         summary: "resilience4j's IntervalFunction.ofExponentialRandomBackoff (Spring: both \
                   enableExponentialBackoff and enableRandomizedWait)",
     },

@@ -445,7 +445,7 @@ pub static PARAMS: [Param; 60] = [
         fields: |s| vec![n(s.policy.jitter_factor)],
     },
     Param {
-        key: "randomization_factor",
+        key: "random_factor",
         value_name: "F",
         doc: "resilience4j's randomization factor f: its randomized policies draw from \
               [(1−f)·d, (1+f)·d + 1ms) (Spring's randomizedWaitFactor)",

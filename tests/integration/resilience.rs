@@ -53,7 +53,7 @@ fn an_imported_resilience4j_file_runs_as_its_flags() {
         "200ms",
         "--multiplier",
         "2",
-        "--randomization-factor",
+        "--random-factor",
         "0.5",
         "--cap",
         "2s",

@@ -42,8 +42,10 @@ pub mod error;
 pub mod finagle_budget;
 pub mod grpc_throttle;
 pub mod outcome_window;
+pub mod polly_breaker;
 pub mod queue_discipline;
 pub mod ratio_budget;
+pub mod resilience4j_breaker;
 pub mod retry_after;
 pub mod rule;
 pub mod shed_wait;
@@ -98,6 +100,20 @@ pub trait RetryControl {
     /// An attempt ended with `outcome` (once per attempt: its reply, its
     /// rejection or its timeout, whichever the client learns first).
     fn attempt_ended(&mut self, _now: Nanos, _outcome: Outcome, _retry_of: Option<Outcome>) {}
+    /// The same end, with the time `sent` the attempt went: what a control
+    /// judging an attempt by its duration needs (resilience4j's slow calls).
+    /// The event loops call this one; by default it is
+    /// [`RetryControl::attempt_ended`], so other controls need not know it.
+    fn attempt_timed(
+        &mut self,
+        now: Nanos,
+        sent: Nanos,
+        outcome: Outcome,
+        retry_of: Option<Outcome>,
+    ) {
+        let _ = sent;
+        self.attempt_ended(now, outcome, retry_of);
+    }
     /// May a retry follow an attempt that ended with `cause`? Changes
     /// nothing: [`RetryControl::take_retry`] takes its cost once every
     /// control agrees.
@@ -121,6 +137,13 @@ pub trait RetryControl {
     /// every control admitted it.
     fn send_delay(&mut self, _now: Nanos) -> Nanos {
         0
+    }
+    /// True if an attempt this control refuses fails as a retryable error
+    /// (resilience4j's `CallNotPermittedException`, Polly's
+    /// `BrokenCircuitException`: their retry, outside the breaker, retries
+    /// it by default) rather than ending its request.
+    fn retries_refusal(&self) -> bool {
+        false
     }
 }
 
@@ -264,6 +287,11 @@ macro_rules! controls {
                     $(ControlState::$variant(s) => s.attempt_ended(now, outcome, retry_of),)+
                 }
             }
+            fn attempt_timed(&mut self, now: Nanos, sent: Nanos, outcome: Outcome, retry_of: Option<Outcome>) {
+                match self {
+                    $(ControlState::$variant(s) => s.attempt_timed(now, sent, outcome, retry_of),)+
+                }
+            }
             fn may_retry(&self, now: Nanos, cause: Outcome) -> bool {
                 match self {
                     $(ControlState::$variant(s) => s.may_retry(now, cause),)+
@@ -289,6 +317,11 @@ macro_rules! controls {
                     $(ControlState::$variant(s) => s.send_delay(now),)+
                 }
             }
+            fn retries_refusal(&self) -> bool {
+                match self {
+                    $(ControlState::$variant(s) => s.retries_refusal(),)+
+                }
+            }
         }
     };
 }
@@ -308,6 +341,8 @@ controls! {
     Sre => sre_throttle::{SreThrottleSpec, SreThrottle},
     AwsAdaptive => aws_adaptive::{AwsAdaptiveSpec, AwsAdaptive},
     EnvoyMaxRequests => envoy_max_requests::{EnvoyMaxRequestsSpec, EnvoyMaxRequests},
+    Resilience4j => resilience4j_breaker::{Resilience4jBreakerSpec, Resilience4jBreaker},
+    Polly => polly_breaker::{PollyBreakerSpec, PollyBreaker},
 }
 
 impl ControlSpec {
@@ -351,6 +386,9 @@ pub struct Controls {
     /// Scope `s`'s states are `states[s·per_scope..(s+1)·per_scope]`.
     states: Vec<ControlState>,
     draws: Pcg64Mcg,
+    /// True if the last refused attempt is to be retried
+    /// ([`RetryControl::retries_refusal`] of every control that refused it).
+    refusal_retried: bool,
 }
 
 impl Controls {
@@ -376,6 +414,7 @@ impl Controls {
             per_scope: specs.len(),
             states,
             draws: job_rng(seed),
+            refusal_retried: false,
         })
     }
 
@@ -399,17 +438,18 @@ impl Controls {
             .for_each(|c| c.attempt_sent(now, retry_of));
     }
 
-    /// An attempt of `source` ended.
+    /// An attempt of `source`, sent at `sent`, ended at `now`.
     pub fn attempt_ended(
         &mut self,
         source: u32,
         now: Nanos,
+        sent: Nanos,
         outcome: Outcome,
         retry_of: Option<Outcome>,
     ) {
         self.scope(source)
             .iter_mut()
-            .for_each(|c| c.attempt_ended(now, outcome, retry_of));
+            .for_each(|c| c.attempt_timed(now, sent, outcome, retry_of));
     }
 
     /// May `source` retry after an attempt that ended with `cause`? If every
@@ -430,6 +470,13 @@ impl Controls {
             .for_each(|c| c.retry_dropped(now));
     }
 
+    /// True if the attempt [`Controls::admit`] last refused fails as a
+    /// retryable error (every control that refused it says so,
+    /// [`RetryControl::retries_refusal`]); false if it ends its request.
+    pub fn refusal_retried(&self) -> bool {
+        self.refusal_retried
+    }
+
     /// May `source` send this attempt, and after how long? `None` if a
     /// control refuses it (every control sees it: a throttle counts the
     /// attempts it refuses too); else the longest wait any control asks
@@ -438,10 +485,13 @@ impl Controls {
         // Not short-circuited: every control sees the attempt.
         let first = (source / self.scope_size) as usize * self.per_scope;
         let scope = &mut self.states[first..first + self.per_scope];
-        let mut admitted = true;
+        let (mut admitted, mut retried) = (true, true);
         for control in scope.iter_mut() {
-            admitted &= control.admit(now, retry, &mut self.draws);
+            let admits = control.admit(now, retry, &mut self.draws);
+            admitted &= admits;
+            retried &= admits || control.retries_refusal();
         }
+        self.refusal_retried = !admitted && retried;
         admitted.then(|| {
             scope
                 .iter_mut()
@@ -476,6 +526,15 @@ mod tests {
             (Family::Throttle, "sre:2,window:2m"),
             (Family::Throttle, "aws-adaptive:0.4,beta:0.7"),
             (Family::Throttle, "envoy-max-requests:1024"),
+            (
+                Family::Breaker,
+                "resilience4j:50,window:60s,min:100,slow:100,slow-call:1m,open:1m,\
+                 permits:10,auto:off,half-open-max:0us,then:open,refused:retry",
+            ),
+            (
+                Family::Breaker,
+                "polly:0.1,throughput:100,sampling:30s,break:5s,refused:retry",
+            ),
         ];
         assert_eq!(examples.len(), ABOUT.len(), "one example per control");
         for (family, text) in examples {
@@ -535,7 +594,7 @@ mod tests {
         let mut periods = Vec::new();
         for i in 0..8u64 {
             let now = i * 1_000 * ms;
-            controls.attempt_ended(0, now, Outcome::Failure, None);
+            controls.attempt_ended(0, now, now, Outcome::Failure, None);
             assert_eq!(controls.admit(0, now, false), None, "opens");
             let ControlState::Classic(breaker) = &controls.states[0] else {
                 unreachable!("one classic breaker")
@@ -568,7 +627,7 @@ mod tests {
         // One call, one failure: the breaker's ratio is 1 > 0.1, so it
         // refuses, and the budget keeps both of its retries.
         controls.request_started(0, 0);
-        controls.attempt_ended(0, 1, Outcome::Failure, None);
+        controls.attempt_ended(0, 1, 1, Outcome::Failure, None);
         assert!(!controls.allow_retry(0, 1, Outcome::Failure));
         for _ in 0..20 {
             controls.request_started(0, 2);

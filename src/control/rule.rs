@@ -149,6 +149,28 @@ impl Rule {
         }
     }
 
+    /// The word `field` is given as, one of `choices`, else `default`.
+    pub fn word_or(
+        &self,
+        field: &str,
+        choices: &[&'static str],
+        default: &'static str,
+    ) -> Result<&'static str, ControlError> {
+        match self.raw(field) {
+            None => Ok(default),
+            Some(v) => {
+                choices.iter().copied().find(|c| *c == v).ok_or_else(|| {
+                    self.range_error(field, &format!("one of {}", choices.join(", ")))
+                })
+            }
+        }
+    }
+
+    /// True if `field` is given.
+    pub fn has(&self, field: &str) -> bool {
+        self.raw(field).is_some()
+    }
+
     /// A duration of `field` from `lo` to `hi` µs, in ns.
     pub fn duration(&self, field: &str, lo_us: u64, hi_us: u64) -> Result<Nanos, ControlError> {
         let range = || {

@@ -15,6 +15,8 @@
 pub mod durations;
 pub mod envoy;
 pub mod grpc;
+pub mod polly;
+pub mod resilience4j;
 pub mod tree;
 
 use std::cell::RefCell;
@@ -270,7 +272,12 @@ pub struct Format {
 
 /// Every format, in the order a file is offered to them.
 pub fn formats() -> Vec<&'static Format> {
-    vec![&grpc::FORMAT, &envoy::FORMAT]
+    vec![
+        &grpc::FORMAT,
+        &envoy::FORMAT,
+        &resilience4j::FORMAT,
+        &polly::FORMAT,
+    ]
 }
 
 /// The format of `source`: the first whose parser reads it and whose shape

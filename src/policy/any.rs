@@ -144,6 +144,7 @@ mod tests {
                     first_exponent: 0,
                     multiplier: 1.5,
                     cap_mode: CapMode::Before,
+                    randomization_factor: 0.5,
                 };
                 let concrete = spec.visit(Concrete {
                     retries: 12,

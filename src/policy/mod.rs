@@ -28,6 +28,13 @@ mod jitter_factor;
 mod linear;
 mod no_backoff;
 mod none;
+mod polly_constant_jitter;
+mod polly_jitter;
+mod polly_linear_jitter;
+mod resilience4j_exponential;
+mod resilience4j_exponential_randomized;
+mod resilience4j_interval;
+mod resilience4j_randomized;
 
 pub use any::{AnyPolicy, AnyWalk, WalkBits};
 pub use constant::Constant;
@@ -45,6 +52,22 @@ pub use jitter_factor::ProportionalJitter;
 pub use linear::Linear;
 pub use no_backoff::NoBackoff;
 pub use none::NoJitter;
+pub use polly_constant_jitter::PollyConstantJitter;
+pub use polly_linear_jitter::PollyLinearJitter;
+pub use resilience4j_exponential::Resilience4jExponential;
+pub use resilience4j_exponential_randomized::Resilience4jExponentialRandomized;
+pub use resilience4j_randomized::Resilience4jRandomized;
+
+/// resilience4j's uncapped exponential interval of retry `retry`, ms, from
+/// a base of `base_ms` (for readers that need the longest wait).
+pub(crate) fn exponential_ms_of(base_ms: i64, multiplier: f64, retry: u32) -> i64 {
+    resilience4j_interval::exponential_ms(base_ms, multiplier, retry, i64::MAX)
+}
+
+/// A duration in µs as resilience4j's whole ms (at least 1).
+pub(crate) fn millis_of(us: Micros) -> i64 {
+    resilience4j_interval::millis(us)
+}
 
 use std::fmt;
 use std::str::FromStr;
@@ -153,6 +176,16 @@ pub enum PolicyKind {
     Linear,
     /// Envoy's jittered exponential backoff (route `retry_back_off`).
     Envoy,
+    /// resilience4j's exponential interval, truncated to ms at every step.
+    Resilience4jExponential,
+    /// resilience4j's randomized interval.
+    Resilience4jRandomized,
+    /// resilience4j's exponential randomized interval (cap after the draw).
+    Resilience4jExponentialRandomized,
+    /// Polly v8's constant delay with jitter.
+    PollyConstantJitter,
+    /// Polly v8's linear delay with jitter.
+    PollyLinearJitter,
 }
 
 /// What `herdsim policies` and `--help` say of a policy.
@@ -165,7 +198,7 @@ struct PolicyInfo {
 }
 
 /// Every policy's description, in [`PolicyKind::ALL`] order.
-const POLICIES: [PolicyInfo; 14] = [
+const POLICIES: [PolicyInfo; 19] = [
     PolicyInfo {
         kind: PolicyKind::None,
         name: "none",
@@ -268,11 +301,52 @@ const POLICIES: [PolicyInfo; 14] = [
         summary: "Envoy's route retry_back_off as its code runs it \
                   (JitteredExponentialBackOffStrategy): full jitter below a doubling ceiling",
     },
+    PolicyInfo {
+        kind: PolicyKind::Resilience4jExponential,
+        name: "resilience4j-exponential",
+        formula: "d = min(cap, i_k) ms, i_1 = base, i_(k+1) = ⌊i_k·m⌋ (truncated at every step)",
+        parameters: "base (waitDuration, whole ms), cap (exponentialMaxWaitDuration), \
+                     multiplier (exponentialBackoffMultiplier; resilience4j's default is 1.5)",
+        summary: "resilience4j's IntervalFunction.ofExponentialBackoff (Spring: \
+                  enableExponentialBackoff)",
+    },
+    PolicyInfo {
+        kind: PolicyKind::Resilience4jRandomized,
+        name: "resilience4j-randomized",
+        formula: "d = min(cap, ⌊max(1, (1−f)·base + U[0,1)·(2f·base + 1))⌋) ms",
+        parameters: "base (waitDuration, whole ms), random-factor f (randomizedWaitFactor), \
+                     cap (none in resilience4j)",
+        summary: "resilience4j's IntervalFunction.ofRandomized (Spring: enableRandomizedWait)",
+    },
+    PolicyInfo {
+        kind: PolicyKind::Resilience4jExponentialRandomized,
+        name: "resilience4j-exponential-randomized",
+        formula: "d = min(cap, ⌊max(1, (1−f)·i_k + U[0,1)·(2f·i_k + 1))⌋) ms, i_k as \
+                  resilience4j-exponential's, uncapped: the cap comes after the draw",
+        parameters: "base, cap, multiplier, random-factor f",
+        summary: "resilience4j's IntervalFunction.ofExponentialRandomBackoff (Spring: both \
+                  enableExponentialBackoff and enableRandomizedWait)",
+    },
+    PolicyInfo {
+        kind: PolicyKind::PollyConstantJitter,
+        name: "polly-constant-jitter",
+        formula: "d = min(cap, base·U[0.75, 1.25))",
+        parameters: "base (Delay), cap (MaxDelay)",
+        summary: "Polly v8's Constant backoff with UseJitter (without: constant)",
+    },
+    PolicyInfo {
+        kind: PolicyKind::PollyLinearJitter,
+        name: "polly-linear-jitter",
+        formula: "d = min(cap, k·base·U[0.75, 1.25))",
+        parameters: "base (Delay), cap (MaxDelay)",
+        summary: "Polly v8's Linear backoff with UseJitter (without: linear; Exponential \
+                  with jitter: decorrelated-v2)",
+    },
 ];
 
 impl PolicyKind {
     /// Every policy, in the order `herdsim policies` lists them.
-    pub const ALL: [PolicyKind; 14] = [
+    pub const ALL: [PolicyKind; 19] = [
         PolicyKind::None,
         PolicyKind::Equal,
         PolicyKind::Full,
@@ -287,6 +361,11 @@ impl PolicyKind {
         PolicyKind::Constant,
         PolicyKind::Linear,
         PolicyKind::Envoy,
+        PolicyKind::Resilience4jExponential,
+        PolicyKind::Resilience4jRandomized,
+        PolicyKind::Resilience4jExponentialRandomized,
+        PolicyKind::PollyConstantJitter,
+        PolicyKind::PollyLinearJitter,
     ];
 
     fn info(self) -> &'static PolicyInfo {
@@ -368,6 +447,9 @@ pub struct PolicySpec {
     pub multiplier: f64,
     /// Where equal and full jitter apply the cap.
     pub cap_mode: CapMode,
+    /// resilience4j's randomization factor f in `[0, 1]`: its randomized
+    /// policies draw from `[(1−f)·d, (1+f)·d + 1 ms)`; 0.5 by default.
+    pub randomization_factor: f64,
 }
 
 /// Where the jittered exponential family (equal, full) applies the cap.
@@ -490,6 +572,37 @@ impl PolicySpec {
             PolicyKind::Constant => self.with_factor(Constant { base, cap }, visitor),
             PolicyKind::Linear => self.with_factor(Linear { base, step, cap }, visitor),
             PolicyKind::Envoy => self.with_factor(EnvoyBackoff { base, cap }, visitor),
+            PolicyKind::Resilience4jExponential => self.with_factor(
+                Resilience4jExponential {
+                    base,
+                    cap,
+                    multiplier,
+                },
+                visitor,
+            ),
+            PolicyKind::Resilience4jRandomized => self.with_factor(
+                Resilience4jRandomized {
+                    base,
+                    cap,
+                    factor: self.randomization_factor,
+                },
+                visitor,
+            ),
+            PolicyKind::Resilience4jExponentialRandomized => self.with_factor(
+                Resilience4jExponentialRandomized {
+                    base,
+                    cap,
+                    multiplier,
+                    factor: self.randomization_factor,
+                },
+                visitor,
+            ),
+            PolicyKind::PollyConstantJitter => {
+                self.with_factor(PollyConstantJitter { base, cap }, visitor)
+            }
+            PolicyKind::PollyLinearJitter => {
+                self.with_factor(PollyLinearJitter { base, cap }, visitor)
+            }
         }
     }
 
@@ -583,7 +696,8 @@ mod tests {
                 PolicyKind::Fibonacci,
                 PolicyKind::NoBackoff,
                 PolicyKind::Constant,
-                PolicyKind::Linear
+                PolicyKind::Linear,
+                PolicyKind::Resilience4jExponential,
             ]
         );
         // A jitter factor makes any policy draw.
@@ -614,6 +728,7 @@ mod tests {
         let err = "jittery".parse::<PolicyKind>().unwrap_err().to_string();
         assert!(err.contains(
             "none, equal, full, decorrelated, decorrelated-ceiling, decorrelated-v2, decorrelated-attempt, grpc-connection, grpc-retry, fibonacci, no-backoff, constant, linear, envoy"
+            "none, equal, full, decorrelated, decorrelated-ceiling, decorrelated-v2, decorrelated-attempt, grpc-connection, grpc-retry, fibonacci, no-backoff, constant, linear, resilience4j-exponential, resilience4j-randomized, resilience4j-exponential-randomized, polly-constant-jitter, polly-linear-jitter"
         ));
     }
 

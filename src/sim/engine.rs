@@ -14,7 +14,7 @@ use crate::model::{CallResource, OccNetwork, OutageResource, ResourceKind, SlotR
 use crate::policy::{Backoff, PolicyVisitor};
 use crate::sim::occ_loop::run_occ;
 use crate::sim::queue::{EventQueue, Heaps, QueueFamily, QueueKind, RadixHeaps};
-use crate::sim::retries::{Client, Retries};
+use crate::sim::retries::{Admitted, Client, Retries};
 use crate::sim::wave::wave_loop;
 use crate::spec::RunSpec;
 
@@ -148,9 +148,17 @@ fn call_loop<P: Backoff, R: CallResource, O: Observer, Q: EventQueue<Client<P::W
 
     while let Some((time, mut client)) = queue.first() {
         let attempt = client.attempt;
-        if !retries.about_to_call(&client, time, &mut recorder) {
-            queue.reschedule_first(None);
-            continue;
+        match retries.about_to_call(&client, time, &mut recorder) {
+            Admitted::Yes => {}
+            Admitted::No => {
+                queue.reschedule_first(None);
+                continue;
+            }
+            Admitted::Retry => {
+                let at = retries.after_failure(&mut client, time, 0, observer, &mut recorder);
+                queue.reschedule_first(at.map(|t| (t, client)));
+                continue;
+            }
         }
         if !recorder.call(time, attempt, observer) {
             break;
@@ -159,11 +167,11 @@ fn call_loop<P: Backoff, R: CallResource, O: Observer, Q: EventQueue<Client<P::W
         observer.call(time, client.id, attempt, served);
         if served {
             recorder.success(time, retries.started(client.id));
-            retries.attempt_ended(&client, time, Outcome::Success);
+            retries.attempt_ended(&client, time, time, Outcome::Success);
             queue.reschedule_first(None);
             continue;
         }
-        retries.attempt_ended(&client, time, Outcome::Failure);
+        retries.attempt_ended(&client, time, time, Outcome::Failure);
         let hint = if retries.wants_hints() {
             resource.retry_hint(time)
         } else {

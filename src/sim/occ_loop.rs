@@ -10,7 +10,7 @@ use crate::model::arrivals::FirstCalls;
 use crate::model::occ::{OccDone, OccServer};
 use crate::policy::Backoff;
 use crate::sim::queue::EventQueue;
-use crate::sim::retries::{Client, Retries};
+use crate::sim::retries::{Admitted, Client, Retries};
 use crate::spec::RunSpec;
 
 /// What a client's next event at the row is.
@@ -80,9 +80,22 @@ pub(crate) fn run_occ<P: Backoff, O: Observer, Q: EventQueue<Client<P::Walk>>>(
             }
             Next::Write => {
                 let attempt = client.attempt;
-                if !retries.about_to_call(&client, time, &mut recorder) {
-                    queue.reschedule_first(None);
-                    continue;
+                match retries.about_to_call(&client, time, &mut recorder) {
+                    Admitted::Yes => {}
+                    Admitted::No => {
+                        queue.reschedule_first(None);
+                        continue;
+                    }
+                    Admitted::Retry => {
+                        // Refused at the write: the retry starts over, as
+                        // after a failed write.
+                        next[c] = first;
+                        let at = retries
+                            .after_failure(&mut client, time, 0, observer, &mut recorder)
+                            .map(|sent| sent + network.delay());
+                        queue.reschedule_first(at.map(|t| (t, client)));
+                        continue;
+                    }
                 }
                 if !recorder.call(time, attempt, observer) {
                     break;
@@ -131,10 +144,10 @@ pub(crate) fn run_occ<P: Backoff, O: Observer, Q: EventQueue<Client<P::Walk>>>(
                 OccDone::Commit => time,
             };
             recorder.success(done, retries.started(client.id));
-            retries.attempt_ended(&client, time, Outcome::Success);
+            retries.attempt_ended(&client, time, write_arrived[c], Outcome::Success);
             None
         } else {
-            retries.attempt_ended(&client, time, Outcome::Failure);
+            retries.attempt_ended(&client, time, write_arrived[c], Outcome::Failure);
             next[c] = first;
             // The next attempt starts when the client sends its read or
             // write.

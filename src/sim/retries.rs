@@ -72,6 +72,17 @@ impl<W: Copy> ClientItem for Client<W> {
     }
 }
 
+/// Whether an attempt may go ([`Retries::about_to_call`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Admitted {
+    /// It goes.
+    Yes,
+    /// A control refused it; its request is over (counted as given up).
+    No,
+    /// A control refused it as a retryable error: it failed at once.
+    Retry,
+}
+
 /// What happens after a failed attempt: the next attempt's start, or giving
 /// up. Shared by every model's event loop, so the stop rules mean the same
 /// everywhere.
@@ -143,17 +154,20 @@ impl<'a, P: Backoff> Retries<'a, P> {
     }
 
     /// `client` is about to make its attempt at `now` (µs): a first call
-    /// starts its request for the controls. False if a breaker or throttle
-    /// refuses it; the client then gives up (counted here) without calling.
+    /// starts its request for the controls. [`Admitted::No`] if a breaker or
+    /// throttle refuses it; the client then gives up (counted here) without
+    /// calling. [`Admitted::Retry`] if the refusal is a retryable error
+    /// ([`crate::control::RetryControl::retries_refusal`]): the caller
+    /// treats the attempt as failed at once ([`Retries::after_failure`]).
     #[inline]
     pub(crate) fn about_to_call(
         &mut self,
         client: &Client<P::Walk>,
         now: Micros,
         recorder: &mut Recorder,
-    ) -> bool {
+    ) -> Admitted {
         let Some(controls) = &mut self.controls else {
-            return true;
+            return Admitted::Yes;
         };
         let ns = now.saturating_mul(1_000);
         if client.attempt == 0 {
@@ -166,25 +180,31 @@ impl<'a, P: Backoff> Retries<'a, P> {
             if retry_of.is_some() {
                 controls.retry_dropped(client.id, ns);
             }
+            if controls.refusal_retried() {
+                return Admitted::Retry;
+            }
             recorder.give_up();
-            return false;
+            return Admitted::No;
         }
         controls.attempt_sent(client.id, ns, retry_of);
-        true
+        Admitted::Yes
     }
 
-    /// `client`'s current attempt, made at `now` (µs), ended with `outcome`
-    /// (every failure on these models is the resource's).
+    /// `client`'s current attempt, sent at `sent` and ended at `now` (µs),
+    /// ended with `outcome` (every failure on these models is the
+    /// resource's).
     #[inline]
     pub(crate) fn attempt_ended(
         &mut self,
         client: &Client<P::Walk>,
         now: Micros,
+        sent: Micros,
         outcome: Outcome,
     ) {
         if let Some(controls) = &mut self.controls {
             let retry_of = (client.attempt > 0).then_some(Outcome::Failure);
-            controls.attempt_ended(client.id, now.saturating_mul(1_000), outcome, retry_of);
+            let (now, sent) = (now.saturating_mul(1_000), sent.saturating_mul(1_000));
+            controls.attempt_ended(client.id, now, sent, outcome, retry_of);
         }
     }
 

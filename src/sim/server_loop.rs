@@ -1062,8 +1062,17 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                         if retry_of.is_some() {
                             controls.retry_dropped(source, now);
                         }
+                        let retried = controls.refusal_retried();
                         if layer == 0 {
                             self.m.refused += 1;
+                        }
+                        // A refusal the client's retry treats as an error
+                        // (resilience4j, Polly) uses up an attempt unsent.
+                        if retried {
+                            self.requests[req as usize].attempts += 1;
+                            if self.schedule_retry(req, Outcome::Failure, false) {
+                                return true;
+                            }
                         }
                         self.count_gave_up(layer, self.requests[req as usize].started);
                         return false;
@@ -1156,7 +1165,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
     fn attempt_ended(&mut self, awaited: &Awaited, outcome: Outcome) {
         let now = self.now;
         if let Some(controls) = self.controls_of(awaited.layer) {
-            controls.attempt_ended(awaited.source, now, outcome, awaited.retry_of);
+            controls.attempt_ended(awaited.source, now, awaited.sent, outcome, awaited.retry_of);
         }
     }
 
@@ -1366,6 +1375,17 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
     /// adjacent retry scope, only the caller right above the failing
     /// service retries, so this one gives up.
     fn attempt_failed_from(&mut self, req: u32, cause: Outcome, from_below: bool) {
+        if !self.schedule_retry(req, cause, from_below) {
+            let r = &self.requests[req as usize];
+            self.count_gave_up(r.layer, r.started);
+            self.end(req);
+        }
+    }
+
+    /// Schedules the retry of the request in slot `req` after an attempt
+    /// that failed with `cause`, if its attempt limit and its controls let
+    /// it; false if they do not (the caller ends the request).
+    fn schedule_retry(&mut self, req: u32, cause: Outcome, from_below: bool) -> bool {
         let now = self.now;
         let r = self.requests[req as usize];
         let max_attempts = self.attempt_limits[usize::from(r.layer)];
@@ -1377,9 +1397,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                 .controls_of(r.layer)
                 .is_none_or(|controls| controls.allow_retry(r.source, now, cause));
         if !may_retry {
-            self.count_gave_up(r.layer, r.started);
-            self.end(req);
-            return;
+            return false;
         }
         let policy = self.policy_of(self.requests[req as usize].layer);
         let r = &mut self.requests[req as usize];
@@ -1393,11 +1411,10 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             if let Some(controls) = self.controls_of(layer) {
                 controls.retry_dropped(source, now);
             }
-            self.count_gave_up(0, started);
-            self.end(req);
-            return;
+            return false;
         }
         self.schedule(at, Kind::Resend, req, generation, 0, 0);
+        true
     }
 
     /// True if the users' request that started at `started` is past its
@@ -1682,6 +1699,7 @@ mod tests {
                 first_exponent: 0,
                 multiplier: 2.0,
                 cap_mode: CapMode::Before,
+                randomization_factor: 0.5,
             },
             max_attempts,
             controls: Vec::new(),

@@ -63,6 +63,9 @@ pub enum ParamError {
     /// A jitter factor out of `[0, 1]`.
     #[error("expected a number from 0 to 1 (0 is off)")]
     JitterFactor,
+    /// A randomization factor out of `[0, 1]`.
+    #[error("expected a number from 0 to 1 (resilience4j's randomizationFactor)")]
+    RandomizationFactor,
     /// A backoff multiplier out of `(1, 100]`.
     #[error("expected a number above 1 and at most 100 (2 doubles the ceiling each retry)")]
     Multiplier,

@@ -99,6 +99,8 @@ pub use values::*;
 
 /// The default first-retry delay: 100 ms (seed 002's `BASE_MS`).
 pub const DEFAULT_BASE_US: Micros = 100_000;
+/// resilience4j's `IntervalFunction.DEFAULT_RANDOMIZATION_FACTOR`.
+pub const DEFAULT_RANDOMIZATION_FACTOR: f64 = 0.5;
 /// The default cap: 20 s (seed 002's `CAP_MS`).
 pub const DEFAULT_CAP_US: Micros = 20_000_000;
 /// The default herd: 1,000 clients (seed 002's table).
@@ -132,6 +134,7 @@ impl RunSpec {
                 first_exponent: 0,
                 multiplier: 2.0,
                 cap_mode: CapMode::Before,
+                randomization_factor: DEFAULT_RANDOMIZATION_FACTOR,
             },
             max_attempts: None,
             deadline_us: None,

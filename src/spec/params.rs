@@ -317,7 +317,7 @@ const SUMMARIES: [(&str, &str); 8] = [
 /// Every parameter, in grid-axis and CSV-column order. Adding one here (and
 /// to [`RunSpec`] and the model that reads it) adds its flag, scenario key,
 /// axis, columns and doc rows.
-pub static PARAMS: [Param; 59] = [
+pub static PARAMS: [Param; 60] = [
     Param {
         key: "policy",
         value_name: "POLICY",
@@ -443,6 +443,27 @@ pub static PARAMS: [Param; 59] = [
         },
         show: |s| Some(s.policy.jitter_factor.to_string()),
         fields: |s| vec![n(s.policy.jitter_factor)],
+    },
+    Param {
+        key: "random_factor",
+        value_name: "F",
+        doc: "resilience4j's randomization factor f: its randomized policies draw from \
+              [(1−f)·d, (1+f)·d + 1ms) (Spring's randomizedWaitFactor)",
+        accepts: "0 to 1",
+        absent: None,
+        kind: Kind::Number,
+        group: Group::Policy,
+        list_separator: ',',
+        choices: None,
+        // No CSV column: every committed sweep file keeps its columns (a
+        // sweep over it tells its points apart by their index).
+        columns: &[],
+        set: |s, t| {
+            s.policy.randomization_factor = spec::parse_randomization_factor(t)?;
+            Ok(())
+        },
+        show: |s| Some(s.policy.randomization_factor.to_string()),
+        fields: |_| Vec::new(),
     },
     Param {
         key: "window",

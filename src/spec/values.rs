@@ -141,6 +141,16 @@ pub fn parse_jitter_factor(text: &str) -> Result<f64, ParamError> {
     check_jitter_factor(text.trim().parse().unwrap_or(f64::NAN))
 }
 
+/// Parses resilience4j's randomization factor, in `[0, 1]`.
+pub fn parse_randomization_factor(text: &str) -> Result<f64, ParamError> {
+    let f: f64 = text.trim().parse().unwrap_or(f64::NAN);
+    if (0.0..=1.0).contains(&f) {
+        Ok(f)
+    } else {
+        Err(ParamError::RandomizationFactor)
+    }
+}
+
 /// A duration of at least 1 µs.
 pub fn check_positive_duration(us: Micros) -> Result<Micros, ParamError> {
     if us >= 1 {

@@ -51,7 +51,7 @@ proptest! {
                 Event::Request => budget.request_started(0, 0),
                 Event::Retry => granted += u64::from(budget.allow_retry(0, 0, Outcome::Failure)),
                 Event::Success { on_retry } => {
-                    budget.attempt_ended(0, 0, Outcome::Success, on_retry.then_some(Outcome::Failure));
+                    budget.attempt_ended(0, 0, 0, Outcome::Success, on_retry.then_some(Outcome::Failure));
                     credits += if on_retry { cost } else { refund };
                 }
             }
@@ -71,7 +71,7 @@ proptest! {
                 Event::Request => { budget.request_started(0, 0); requests += 1; }
                 Event::Retry => granted += u64::from(budget.allow_retry(0, 0, Outcome::Failure)),
                 Event::Success { on_retry } => {
-                    budget.attempt_ended(0, 0, Outcome::Success, on_retry.then_some(Outcome::Failure));
+                    budget.attempt_ended(0, 0, 0, Outcome::Success, on_retry.then_some(Outcome::Failure));
                 }
             }
             prop_assert!(granted as f64 <= min as f64 + ratio * requests as f64 + 1e-9);

@@ -118,6 +118,9 @@ fn spec_strategy() -> impl Strategy<Value = RunSpec> {
             Just("cumulative:0.1"),
             Just("windowed:0.1,window:50ms"),
             Just("classic:0.5,window:100ms,calls:5,open:20ms,jitter:0.5"),
+            Just("resilience4j:50,window:10,min:5,slow:50,slow-call:5ms,open:20ms,permits:3"),
+            Just("resilience4j:20,window:1s,min:3,open:10ms,auto:on,half-open-max:5ms,refused:end"),
+            Just("polly:0.2,throughput:5,sampling:500ms,break:500ms"),
         ]
         .prop_map(|rule| ControlSpec::parse(Family::Breaker, rule).unwrap()),
         prop_oneof![
@@ -167,6 +170,9 @@ fn spec_strategy() -> impl Strategy<Value = RunSpec> {
                     first_exponent,
                     multiplier,
                     cap_mode,
+                    // Varies with the jitter factor: the workload tuple has
+                    // no room for an axis of its own.
+                    randomization_factor: 1.0 - jitter_factor,
                 },
                 max_attempts,
                 deadline_us,

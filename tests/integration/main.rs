@@ -22,6 +22,7 @@ mod outputs;
 mod plots;
 mod reference_figures;
 mod report;
+mod resilience;
 mod seed_claims;
 mod server;
 mod server_controls;

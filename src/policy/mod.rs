@@ -727,8 +727,7 @@ mod tests {
         }
         let err = "jittery".parse::<PolicyKind>().unwrap_err().to_string();
         assert!(err.contains(
-            "none, equal, full, decorrelated, decorrelated-ceiling, decorrelated-v2, decorrelated-attempt, grpc-connection, grpc-retry, fibonacci, no-backoff, constant, linear, envoy"
-            "none, equal, full, decorrelated, decorrelated-ceiling, decorrelated-v2, decorrelated-attempt, grpc-connection, grpc-retry, fibonacci, no-backoff, constant, linear, resilience4j-exponential, resilience4j-randomized, resilience4j-exponential-randomized, polly-constant-jitter, polly-linear-jitter"
+            "none, equal, full, decorrelated, decorrelated-ceiling, decorrelated-v2, decorrelated-attempt, grpc-connection, grpc-retry, fibonacci, no-backoff, constant, linear, envoy, resilience4j-exponential, resilience4j-randomized, resilience4j-exponential-randomized, polly-constant-jitter, polly-linear-jitter"
         ));
     }
 

@@ -1750,7 +1750,8 @@ mod tests {
                 assert_eq!(p.applies_to(resource), expected, "{} on {resource}", p.key);
             }
         }
-        // `herdsim policy` takes the same shape as ever.
+        // `herdsim policy` takes the same shape as ever, and resilience4j's
+        // randomization factor.
         let policy: Vec<&str> = PARAMS
             .iter()
             .filter(|p| p.group == Group::Policy)
@@ -1764,6 +1765,7 @@ mod tests {
                 "cap",
                 "step",
                 "jitter_factor",
+                "random_factor",
                 "first_exponent",
                 "multiplier",
                 "cap_mode"

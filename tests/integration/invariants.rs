@@ -113,16 +113,23 @@ fn spec_strategy() -> impl Strategy<Value = RunSpec> {
             (0.0f64..1.0, 0u64..20)
                 .prop_map(|(ratio, min)| Some(ControlSpec::Ratio(RatioBudgetSpec { ratio, min }))),
         ],
+        // Each rule with whether its refusal fails as a retryable error.
         prop_oneof![
-            Just("none"),
-            Just("cumulative:0.1"),
-            Just("windowed:0.1,window:50ms"),
-            Just("classic:0.5,window:100ms,calls:5,open:20ms,jitter:0.5"),
-            Just("resilience4j:50,window:10,min:5,slow:50,slow-call:5ms,open:20ms,permits:3"),
-            Just("resilience4j:20,window:1s,min:3,open:10ms,auto:on,half-open-max:5ms,refused:end"),
-            Just("polly:0.2,throughput:5,sampling:500ms,break:500ms"),
+            Just(("none", false)),
+            Just(("cumulative:0.1", false)),
+            Just(("windowed:0.1,window:50ms", false)),
+            Just(("classic:0.5,window:100ms,calls:5,open:20ms,jitter:0.5", false)),
+            Just((
+                "resilience4j:50,window:10,min:5,slow:50,slow-call:5ms,open:20ms,permits:3",
+                true
+            )),
+            Just((
+                "resilience4j:20,window:1s,min:3,open:10ms,auto:on,half-open-max:5ms,refused:end",
+                false
+            )),
+            Just(("polly:0.2,throughput:5,sampling:500ms,break:500ms", true)),
         ]
-        .prop_map(|rule| ControlSpec::parse(Family::Breaker, rule).unwrap()),
+        .prop_map(|(rule, retried)| (ControlSpec::parse(Family::Breaker, rule).unwrap(), retried)),
         prop_oneof![
             Just("none"),
             Just("sre:2,window:1s"),
@@ -153,8 +160,18 @@ fn spec_strategy() -> impl Strategy<Value = RunSpec> {
                 multiplier,
             ),
             (resource, arrivals, down, max_attempts, deadline_us),
-            (seeding, budget, breaker, throttle, fleet, retry_after),
+            (seeding, budget, (breaker, refusal_retried), throttle, fleet, retry_after),
         )| {
+            // A refusal retried without a delay (no-backoff, or a delay
+            // below a microsecond) comes back at the same instant, refused
+            // again, forever: the loop a Polly or resilience4j client
+            // without an attempt limit spins in. The CLI stops it at
+            // --max-events; these tests' observers keep every call, so such
+            // clients get an attempt limit.
+            let max_attempts = match max_attempts {
+                None if refusal_retried => Some(12),
+                limit => limit,
+            };
             let spec = RunSpec {
                 clients,
                 resource,

@@ -133,3 +133,7 @@ herdsim sweep scenarios/layers-timeouts.toml --out results/layers-timeouts.csv -
 herdsim plot results/layers-timeouts.csv --x depth --y server_amplification_mean \
     --by layer_timeout_ratio --log-y --out results/layers-timeouts.svg --force
 python3 results/scripts/layer_claims.py > results/layer-claims.md
+# Envoy's retry budget with retries in backoff counted or not
+# (envoyproxy/envoy#30205; docs/src/studies/controls.md).
+herdsim compare scenarios/configs/envoy-budget-backoff.toml \
+    --markdown --csv results/envoy-budget-backoff.csv --force --quiet > results/envoy-budget-backoff.md

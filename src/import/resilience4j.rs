@@ -208,10 +208,8 @@ fn relaxed(name: &str) -> String {
 fn fields<'a>(
     ctx: &Context<'a>,
     node: &Node<'a>,
-    known: &[&str],
-) -> Result<BTreeMap<&'static str, Node<'a>>, ImportError>
-where
-{
+    known: &[&'static str],
+) -> Result<BTreeMap<&'static str, Node<'a>>, ImportError> {
     let mut out = BTreeMap::new();
     for (name, child) in node.entries(ctx)? {
         if child.value().is_null() {
@@ -219,13 +217,7 @@ where
         }
         let key = relaxed(name);
         match known.iter().find(|k| relaxed(k) == key) {
-            Some(k) => {
-                // The known names are 'static; find the static one.
-                let k: &'static str = KNOWN_NAMES
-                    .iter()
-                    .copied()
-                    .find(|s| s == k)
-                    .expect("every known name is listed");
+            Some(&k) => {
                 if out.insert(k, child.clone()).is_some() {
                     return Err(ctx.error(
                         &child,
@@ -297,61 +289,6 @@ const SECTION_FIELDS: [&str; 6] = [
     "retryAspectOrder",
     "circuitBreakerAspectOrder",
     "tags",
-];
-
-/// Every name [`fields`] may return.
-const KNOWN_NAMES: [&str; 51] = [
-    "waitDuration",
-    "maxAttempts",
-    "enableExponentialBackoff",
-    "exponentialBackoffMultiplier",
-    "exponentialMaxWaitDuration",
-    "enableRandomizedWait",
-    "randomizedWaitFactor",
-    "baseConfig",
-    "failAfterMaxAttempts",
-    "eventConsumerBufferSize",
-    "intervalBiFunction",
-    "retryExceptionPredicate",
-    "resultPredicate",
-    "consumeResultBeforeRetryAttempt",
-    "retryExceptions",
-    "ignoreExceptions",
-    "failureRateThreshold",
-    "slowCallRateThreshold",
-    "slowCallDurationThreshold",
-    "slidingWindowType",
-    "slidingWindowSize",
-    "minimumNumberOfCalls",
-    "waitDurationInOpenState",
-    "permittedNumberOfCallsInHalfOpenState",
-    "automaticTransitionFromOpenToHalfOpenEnabled",
-    "maxWaitDurationInHalfOpenState",
-    "transitionToStateAfterWaitDuration",
-    "initialState",
-    "writableStackTraceEnabled",
-    "allowHealthIndicatorToFail",
-    "registerHealthIndicator",
-    "ignoreClassBindingExceptions",
-    "recordFailurePredicate",
-    "recordExceptions",
-    "recordResultPredicate",
-    "ignoreExceptionPredicate",
-    "exponentialMaxWaitDurationInOpenState",
-    "automaticTransitionFromOpenToHalfOpen",
-    "instances",
-    "backends",
-    "configs",
-    "retryAspectOrder",
-    "circuitBreakerAspectOrder",
-    "tags",
-    "retry",
-    "circuitbreaker",
-    "timelimiter",
-    "bulkhead",
-    "thread-pool-bulkhead",
-    "ratelimiter",
-    "scheduled",
 ];
 
 /// The fields that say nothing herdsim models, refused with why.
@@ -557,7 +494,7 @@ fn section<'a>(
     node: Node<'a>,
     order_key: &'static str,
 ) -> Result<Section<'a>, ImportError> {
-    let known: Vec<&str> = SECTION_FIELDS
+    let known: Vec<&'static str> = SECTION_FIELDS
         .iter()
         .copied()
         .filter(|k| !k.ends_with("AspectOrder") || *k == order_key)

@@ -96,13 +96,13 @@ fn name_of(node: &Node<'_>) -> String {
 
 fn read(root: &Node<'_>, ctx: &Context<'_>) -> Result<(), ImportError> {
     let policy = if is_policy(root.value()) {
-        if let Some(wanted) = ctx.selection("policy") {
-            if name_of(root) != wanted {
-                return Err(ctx.error_at(
-                    "--select policy",
-                    format!("'{wanted}': the file's only policy is '{}'", name_of(root)),
-                ));
-            }
+        if let Some(wanted) = ctx.selection("policy")
+            && name_of(root) != wanted
+        {
+            return Err(ctx.error_at(
+                "--select policy",
+                format!("'{wanted}': the file's only policy is '{}'", name_of(root)),
+            ));
         }
         root.clone()
     } else {

@@ -20,7 +20,10 @@ pub const ABOUT: About = About {
     name: "finagle",
     family: Family::Budget,
     syntax: "finagle:PERCENT,ttl:DURATION,min:PER_S (Finagle defaults: finagle:0.2,ttl:10s,min:10)",
-    source: "Finagle RetryBudget (TokenBucket.newLeakyBucket over a WindowedAdder)",
+    source: "Finagle RetryBudget(ttl, minRetriesPerSec, percentCanRetry): PERCENT is \
+             percentCanRetry, min is minRetriesPerSec (TokenBucket.newLeakyBucket over a \
+             WindowedAdder); also the Gateway API's \
+             XBackendTrafficPolicy retryConstraint as herdsim imports it",
     rule: "a request deposits 1000; retry iff balance ≥ 1000/PERCENT, withdrawing it; entries \
            expire after the TTL (10 slices); balance = unexpired sum + min × TTL × 1000/PERCENT",
     scope: "per client (a Finagle client); --fleet for a shared one",

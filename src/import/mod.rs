@@ -14,6 +14,7 @@
 
 pub mod durations;
 pub mod envoy;
+pub mod gateway;
 pub mod grpc;
 pub mod polly;
 pub mod resilience4j;
@@ -277,6 +278,7 @@ pub fn formats() -> Vec<&'static Format> {
         &envoy::FORMAT,
         &resilience4j::FORMAT,
         &polly::FORMAT,
+        &gateway::FORMAT,
     ]
 }
 

@@ -118,7 +118,10 @@ fn spec_strategy() -> impl Strategy<Value = RunSpec> {
             Just(("none", false)),
             Just(("cumulative:0.1", false)),
             Just(("windowed:0.1,window:50ms", false)),
-            Just(("classic:0.5,window:100ms,calls:5,open:20ms,jitter:0.5", false)),
+            Just((
+                "classic:0.5,window:100ms,calls:5,open:20ms,jitter:0.5",
+                false
+            )),
             Just((
                 "resilience4j:50,window:10,min:5,slow:50,slow-call:5ms,open:20ms,permits:3",
                 true

@@ -18,6 +18,7 @@ mod import;
 mod invariants;
 mod layers;
 mod map;
+mod mesh;
 mod outputs;
 mod plots;
 mod reference_figures;

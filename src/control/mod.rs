@@ -53,6 +53,7 @@ pub mod sliced_window;
 pub mod sre_throttle;
 #[cfg(test)]
 mod tests_support;
+pub mod tower_budget;
 pub mod windowed_breaker;
 
 use std::fmt;
@@ -333,6 +334,7 @@ controls! {
     Adaptive => adaptive_bucket::{AdaptiveBucketSpec, AdaptiveBucket},
     Grpc => grpc_throttle::{GrpcThrottleSpec, GrpcThrottle},
     Finagle => finagle_budget::{FinagleBudgetSpec, FinagleBudget},
+    Tower => tower_budget::{TowerBudgetSpec, TowerBudget},
     Envoy => envoy_budget::{EnvoyBudgetSpec, EnvoyBudget},
     EnvoyMaxRetries => envoy_max_retries::{EnvoyMaxRetriesSpec, EnvoyMaxRetries},
     Cumulative => cumulative_breaker::{CumulativeBreakerSpec, CumulativeBreaker},
@@ -515,6 +517,7 @@ mod tests {
             (Family::Budget, "adaptive:5,deposit:0.1"),
             (Family::Budget, "grpc:10,ratio:0.1"),
             (Family::Budget, "finagle:0.2,ttl:10s,min:10"),
+            (Family::Budget, "tower:0.2,ttl:10s,min:10"),
             (Family::Budget, "envoy:0.2,min:3"),
             (Family::Budget, "envoy-max-retries:3"),
             (Family::Breaker, "cumulative:0.1"),

@@ -696,7 +696,7 @@ pub static PARAMS: [Param; 60] = [
         value_name: "RULE",
         doc: "A retry budget (see `herdsim controls`): tokens (the AWS SDK quota, \
               tokens:500,cost:5,refund:1,timeout-cost:10), ratio, earned (Yandex), adaptive \
-              (Brooker), grpc, finagle, envoy (Envoy's retry_budget), envoy-max-retries \
+              (Brooker), grpc, finagle, tower (Linkerd's), envoy (Envoy's retry_budget), envoy-max-retries \
               (Envoy's max_retries), or none; consulted when a retry is decided, \
               and a retry it refuses ends the request as given up",
         accepts: "a budget rule of `herdsim controls`, or none",

@@ -16,6 +16,7 @@ pub mod durations;
 pub mod envoy;
 pub mod gateway;
 pub mod grpc;
+pub mod linkerd;
 pub mod polly;
 pub mod resilience4j;
 pub mod tree;
@@ -279,6 +280,7 @@ pub fn formats() -> Vec<&'static Format> {
         &resilience4j::FORMAT,
         &polly::FORMAT,
         &gateway::FORMAT,
+        &linkerd::FORMAT,
     ]
 }
 

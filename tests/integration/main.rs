@@ -17,6 +17,7 @@ mod hardening_writers;
 mod import;
 mod invariants;
 mod layers;
+mod linkerd;
 mod map;
 mod mesh;
 mod outputs;

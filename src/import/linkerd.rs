@@ -79,6 +79,12 @@
 //! decodes it) a single condition; this reader follows the type. Durations
 //! are Go's `time.ParseDuration` (`300ms`, `1m30s`, `1.5s`).
 //!
+//! Not read yet: Linkerd 2.16's retries by HTTPRoute and GRPCRoute
+//! annotations (`retry.linkerd.io/*`, `timeout.linkerd.io/*`), which the
+//! proxy applies as another policy (`max_retries`, a per-try timeout, an
+//! optional backoff, no budget: `linkerd/app/outbound/src/http/logical/
+//! policy/route/retry.rs`).
+//!
 //! The scope: the proxy keeps one budget per profile it resolves, in each
 //! proxy (each client pod): herdsim's `--fleet N` with the N sources behind
 //! one proxy; the import sets no fleet.

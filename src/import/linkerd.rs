@@ -43,7 +43,9 @@
 //! - **A retryable route** (`isRetryable: true`) retries a failure at once,
 //!   with no backoff and no attempt limit but the budget
 //!   (`RetryPolicy::retry` returns a ready future): herdsim's `no-backoff`
-//!   policy with no `max_attempts`, which the server model allows with a
+//!   policy with no `max_attempts` (request bodies assumed to fit the
+//!   proxy's 64 KiB replay buffer: a larger one is never retried), which
+//!   the server model allows with a
 //!   budget that spends (the slot model refuses it): the import sets
 //!   `resource = "server"`. A route not retryable, or a profile with no routes
 //!   (every request takes the proxy's default route), makes one attempt.

@@ -16,8 +16,11 @@
 //!   TTL/10 after the last roll-over commits the current slot, clears the
 //!   ⌈elapsed/slot⌉ − 1 slots after it and restarts the clock *at that
 //!   moment*, not at a slot boundary; the slot the next commit overwrites is
-//!   still counted until then. So an entry lives from about 9/10 of the TTL
-//!   to a little more than the TTL, depending on when events came.
+//!   still counted until then. A roll-over that comes more than one slot
+//!   after the last moves on two slots, clearing one: under steady traffic
+//!   whose events do not fall on the slot grid, every other slot is empty
+//!   and the budget remembers about half its TTL (pinned below); events on
+//!   the grid keep all of it.
 //! - **When Linkerd deposits**: not when a request starts. linkerd2-proxy's
 //!   `RetryPolicy::retry` (`linkerd/app/outbound/src/http/retry.rs`) runs on
 //!   every response of a retryable route: a response its classes call a
@@ -421,6 +424,38 @@ mod tests {
             &mut unrolled,
             &[DEPOSIT, Step::At(980 * MS), DEPOSIT, withdraw(true)],
         );
+    }
+
+    /// Deposits every `gap` from 0 until `until`, then as many withdrawals
+    /// as succeed at `until`: the balance then.
+    fn balance_after_steady_deposits(gap: Nanos, until: Nanos) -> usize {
+        let mut b = budget("tower:1,ttl:1s,min:0");
+        let mut t = 0;
+        while t < until {
+            b.attempt_ended(t, Outcome::Success, None);
+            t += gap;
+        }
+        let mut withdrawn = 0;
+        while b.may_retry(until, F) {
+            b.take_retry(until, F);
+            withdrawn += 1;
+        }
+        withdrawn
+    }
+
+    #[test]
+    fn steady_traffic_off_the_slot_grid_keeps_half_the_ttl() {
+        // TTL 1 s, slots of 100 ms. Deposits every 10 ms: each roll-over
+        // comes exactly 100 ms after the last (`diff < window` is false,
+        // `diff > window` too), commits 10 deposits and moves on one slot:
+        // all ten slots count, the whole TTL's 100 deposits.
+        assert_eq!(balance_after_steady_deposits(10 * MS, 3_000 * MS), 100);
+        // Every 7 ms: a roll-over comes 105 ms after the last (15 deposits),
+        // and 105 ms > 100 ms makes tower's loop clear the next slot and
+        // move on two. Every other slot is empty, so five slots of 15
+        // count at 2,940 ms (28 roll-overs of 105 ms): 75 of the TTL's 143
+        // deposits, about half of it.
+        assert_eq!(balance_after_steady_deposits(7 * MS, 2_940 * MS), 75);
     }
 
     #[test]

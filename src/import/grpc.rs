@@ -740,6 +740,60 @@ mod tests {
         );
     }
 
+    /// gRFC A6's hedging example ("Hedging Policy"), with a deadline: the
+    /// throttle needs one (see [`crate::model::hedging`]).
+    const A6_HEDGING: &str = r#"{
+      "methodConfig": [{
+        "name": [{"service": "grpc.testing.TestService"}],
+        "timeout": "2s",
+        "hedgingPolicy": {
+          "maxAttempts": 4,
+          "hedgingDelay": "0.5s",
+          "nonFatalStatusCodes": ["UNAVAILABLE", "INTERNAL", "ABORTED"]
+        }
+      }],
+      "retryThrottling": {"maxTokens": 10, "tokenRatio": 0.1}
+    }"#;
+
+    #[test]
+    fn a_hedging_policy_is_hedged_copies_of_its_delay_and_non_fatal_codes() {
+        let got = read(A6_HEDGING).unwrap();
+        let value = |k| got.value(k).unwrap_or("-").to_string();
+        assert_eq!(value("max_attempts"), "4");
+        assert_eq!(value("hedge_delay"), "500ms");
+        // UNAVAILABLE is herdsim's failure; a full queue's RESOURCE_EXHAUSTED
+        // is not listed, so a rejection is fatal.
+        assert_eq!(value("retry_on"), "failure");
+        assert_eq!(value("deadline"), "2s");
+        assert_eq!(value("budget"), "grpc:10,ratio:0.1");
+        assert_eq!(value("policy"), "-", "hedging has no backoff");
+        let rule = |k: &str| {
+            got.settings
+                .iter()
+                .find(|s| s.key == k)
+                .map(|s| s.rule.clone())
+                .unwrap()
+        };
+        assert!(
+            rule("retry_on").contains("INTERNAL, ABORTED never come"),
+            "{}",
+            rule("retry_on")
+        );
+        assert!(rule("hedge_delay").contains("pushback"));
+        // Capped at 5 as grpc-java's maxHedgedAttempts; 0s sends all at once;
+        // no nonFatalStatusCodes: every failure is fatal.
+        let text = r#"{"methodConfig": [{"name": [{}], "hedgingPolicy": {"maxAttempts": 9, "hedgingDelay": "0s"}}]}"#;
+        let got = read(text).unwrap();
+        assert_eq!(got.value("max_attempts"), Some("5"));
+        assert_eq!(got.value("hedge_delay"), Some("0us"));
+        assert_eq!(got.value("retry_on"), Some("none"));
+        assert!(
+            read(&text.replace('9', "1"))
+                .unwrap_err()
+                .contains("must be above 1")
+        );
+    }
+
     #[test]
     fn the_method_is_looked_up_as_grpc_does() {
         let text = r#"{"methodConfig": [
@@ -795,7 +849,23 @@ mod tests {
             ),
             (
                 r#"{"methodConfig": [{"name": [{}], "hedgingPolicy": {}}]}"#,
-                "methodConfig[0].hedgingPolicy: not modelled",
+                "methodConfig[0].hedgingPolicy.maxAttempts: missing",
+            ),
+            (
+                r#"{"methodConfig": [{"name": [{}], "hedgingPolicy": {"maxAttempts": 2}}]}"#,
+                "methodConfig[0].hedgingPolicy.hedgingDelay: missing: grpc-java refuses",
+            ),
+            (
+                r#"{"methodConfig": [{"name": [{}], "hedgingPolicy": {"maxAttempts": 2, "hedgingDelay": "1s", "nonFatalStatusCodes": ["OK"]}}]}"#,
+                "nonFatalStatusCodes[0]: must not contain OK",
+            ),
+            (
+                r#"{"methodConfig": [{"name": [{}], "hedgingPolicy": {"maxAttempts": 2, "hedgingDelay": "1s", "maxBackoff": "1s"}}]}"#,
+                "hedgingPolicy.maxBackoff: unknown field",
+            ),
+            (
+                r#"{"methodConfig": [{"name": [{}], "hedgingPolicy": {"maxAttempts": 2, "hedgingDelay": "1s"}, "retryPolicy": {}}]}"#,
+                "methodConfig[0].hedgingPolicy: a method with both retryPolicy and hedgingPolicy",
             ),
             (
                 r#"{"methodConfig": [{"name": [{}], "waitForReady": true}]}"#,

@@ -55,6 +55,7 @@ pub fn no_retry() -> ServerRetry {
         fleet: None,
         deadline: None,
         retry_on: crate::model::retry_on::RetryOn::ALL,
+        hedge: None,
     }
 }
 

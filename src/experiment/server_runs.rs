@@ -25,6 +25,10 @@ pub fn server_parts(spec: &RunSpec) -> (crate::model::server::ServerSpec, Server
         fleet: spec.fleet,
         deadline: spec.deadline_us.map(|us| us.saturating_mul(NS_PER_US)),
         retry_on: spec.retry_on,
+        hedge: spec.hedge_delay_us.map(|us| crate::model::hedging::Hedge {
+            delay: us.saturating_mul(NS_PER_US),
+            copies: spec.max_attempts.unwrap_or(1),
+        }),
     };
     (spec.server.server_spec(window, spec.patience_us()), retry)
 }

@@ -43,8 +43,14 @@
 //! (herdsim's server sends no reset headers), host predicates and
 //! priorities (herdsim's service is one pool), request-header gates,
 //! mirrors, rate limits, per-filter configs, idle and stream timeouts, and
-//! `hedge_policy.hedge_on_per_try_timeout` until the server model has
-//! hedged requests. Fields that only route, rewrite, name or observe a
+//! `hedge_policy.hedge_on_per_try_timeout: true`: herdsim's hedged requests
+//! are gRPC's (copies at a fixed delay), while Envoy's soft per-try timeout
+//! keeps the attempt and sends a retry through its retry state
+//! (`router.cc` `onSoftPerTryTimeout` → `retry_state_impl.cc`
+//! `shouldHedgeRetryPerTryTimeout` → `shouldRetry`, at envoyproxy/envoy
+//! e78906c): after the jittered backoff, spending a `num_retries` and the
+//! `max_retries` or budget's room, and each copy's reply then retried by
+//! Envoy's rules, not modelled. Fields that only route, rewrite, name or observe a
 //! request are read and named in one warning as changing nothing.
 
 use serde_json::Value;
@@ -869,7 +875,10 @@ fn hedge_policy(ctx: &Context<'_>, node: &Node<'_>) -> Result<(), ImportError> {
     {
         return Err(ctx.unsupported(
             &field,
-            "hedged requests are not yet in herdsim's server model; false (the default) is read",
+            "Envoy keeps the timed-out attempt and sends a retry after its backoff, spending a \
+             num_retries and the max_retries or budget's room (shouldHedgeRetryPerTryTimeout), \
+             each copy's reply retried by Envoy's rules: herdsim's hedging is gRPC's copies at \
+             a fixed delay, so this is not modelled; false (the default) is read",
         ));
     }
     Ok(())
@@ -1735,7 +1744,7 @@ virtual_hosts:
             ),
             (
                 "match: {prefix: /}\nroute: {cluster: c, hedge_policy: {hedge_on_per_try_timeout: true}}\n".to_string(),
-                "route.hedge_policy.hedge_on_per_try_timeout: not modelled: hedged requests",
+                "route.hedge_policy.hedge_on_per_try_timeout: not modelled: Envoy keeps the timed-out attempt",
             ),
             (
                 "name: b\nconnect_timeout: 1s\ncircuit_breakers: {thresholds: [{max_pending_requests: 10}]}\n".to_string(),

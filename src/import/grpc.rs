@@ -23,8 +23,17 @@
 //! Where it differs from grpc-go, on purpose: unknown fields are errors
 //! (Go's JSON decoder ignores them, and matches names ignoring case; here
 //! names are A6's exact camelCase), so a misspelt `maxAttemps` is caught.
-//! `hedgingPolicy` (A6; grpc-java implements it, grpc-go does not) is
-//! refused until herdsim's server model has hedged requests.
+//!
+//! `hedgingPolicy` (A6; grpc-java implements it, grpc-go does not) is read
+//! as grpc-java reads it (`ManagedChannelServiceConfig.java`
+//! `hedgingPolicy` and `ServiceConfigUtil.java` at commit 5fda0c7) into
+//! herdsim's hedged requests ([`crate::model::hedging`]): `maxAttempts`
+//! required, above 1, capped at 5 (`maxHedgedAttempts`) → `max_attempts`;
+//! `hedgingDelay` → `hedge_delay`, required (grpc-java's "hedgingDelay
+//! cannot be empty", where A6's comment says it may be left unset for 0s);
+//! `nonFatalStatusCodes`, optional (none: every failure is fatal) →
+//! `retry_on`. A method with both `retryPolicy` and `hedgingPolicy` is
+//! refused (A6 allows one; grpc-java's `RetriableStream` refuses both).
 //!
 //! Status codes: herdsim's server answers three ways besides success. A
 //! server failure (`fail_rate`, a `fail` trigger) is UNAVAILABLE; a
@@ -99,6 +108,7 @@ const METHOD: [&str; 7] = [
     "maxRequestMessageBytes",
     "maxResponseMessageBytes",
 ];
+const HEDGING: [&str; 3] = ["maxAttempts", "hedgingDelay", "nonFatalStatusCodes"];
 const RETRY: [&str; 5] = [
     "maxAttempts",
     "initialBackoff",
@@ -335,12 +345,6 @@ fn method_config(
             ));
         }
     }
-    if let Some(node) = config.get("hedgingPolicy") {
-        return Err(ctx.unsupported(
-            &node,
-            "hedged requests are not yet in herdsim's server model",
-        ));
-    }
     if let Some(node) = config.get("timeout") {
         let us = duration(ctx, &node)?;
         if us == 0 {
@@ -360,6 +364,16 @@ fn method_config(
                 node.str(ctx)?
             ),
         )?;
+    }
+    if let Some(hedging) = config.get("hedgingPolicy") {
+        if config.get("retryPolicy").is_some() {
+            return Err(ctx.error(
+                &hedging,
+                "a method with both retryPolicy and hedgingPolicy: gRFC A6 allows one, and \
+                 grpc-java refuses both (RetriableStream): remove one",
+            ));
+        }
+        return hedging_policy(ctx, &hedging, rejected_as);
     }
     let Some(policy) = config.get("retryPolicy") else {
         ctx.set(
@@ -455,6 +469,15 @@ fn method_config(
             "empty (gRPC refuses the config): list the codes to retry",
         ));
     }
+    let (value, rule) = outcomes_of(&codes, rejected_as, "retried");
+    ctx.set("retry_on", value, &[codes_node.path()], rule)?;
+    Ok(())
+}
+
+/// The `retry_on` value of the status `codes` (retried, or non-fatal for
+/// hedging: `what` says which) and its rule: herdsim's server failure is
+/// UNAVAILABLE, a full queue's rejection `rejected_as`.
+fn outcomes_of(codes: &[&str], rejected_as: &str, what: &str) -> (String, String) {
     let mut retried = Vec::new();
     if codes.contains(&"UNAVAILABLE") {
         retried.push("failure");
@@ -469,7 +492,7 @@ fn method_config(
         .collect();
     let mut rule = format!(
         "herdsim's server failure is UNAVAILABLE, a full queue's rejection {rejected_as}; \
-         retried: {}",
+         {what}: {}",
         if retried.is_empty() {
             "neither".to_string()
         } else {
@@ -484,7 +507,86 @@ fn method_config(
     } else {
         retried.join("+")
     };
-    ctx.set("retry_on", value, &[codes_node.path()], rule)?;
+    (value, rule)
+}
+
+/// A method's `hedgingPolicy`, as grpc-java reads it (the module's notes).
+fn hedging_policy(
+    ctx: &Context<'_>,
+    policy: &Node<'_>,
+    rejected_as: &str,
+) -> Result<(), ImportError> {
+    policy.only(ctx, &HEDGING)?;
+    let field = |key: &str, why: &str| {
+        policy.get(key).ok_or_else(|| {
+            ctx.error_at(
+                &format!("{}.{key}", policy.path()),
+                format!("missing: {why}"),
+            )
+        })
+    };
+    let attempts_node = field(
+        "maxAttempts",
+        "gRPC refuses a hedgingPolicy without it (grpc-java: \"maxAttempts cannot be empty\")",
+    )?;
+    let attempts = attempts_node.u64(ctx, false)?;
+    if attempts < 2 {
+        return Err(ctx.error(
+            &attempts_node,
+            "must be above 1 (gRPC refuses the config): accepted 2 or more",
+        ));
+    }
+    let capped = attempts.min(CLIENT_MAX_ATTEMPTS);
+    let rule = if attempts > CLIENT_MAX_ATTEMPTS {
+        format!(
+            "maxAttempts {attempts} counts every copy; grpc-java's client caps it at 5 \
+             (maxHedgedAttempts) → max_attempts 5"
+        )
+    } else {
+        format!(
+            "maxAttempts {attempts} counts every copy, the first included → max_attempts {attempts}"
+        )
+    };
+    ctx.set(
+        "max_attempts",
+        capped.to_string(),
+        &[attempts_node.path()],
+        rule,
+    )?;
+    let delay_node = field(
+        "hedgingDelay",
+        "grpc-java refuses a hedgingPolicy without it (\"hedgingDelay cannot be empty\"), though \
+         gRFC A6 says unset means 0s: give \"0s\" to send every copy at once",
+    )?;
+    let delay_us = duration(ctx, &delay_node)?;
+    ctx.set(
+        "hedge_delay",
+        herdsim(delay_us),
+        &[delay_node.path()],
+        format!(
+            "hedgingDelay {}: the first copy goes at once, another every {} while none has \
+             answered (a non-fatal failure does not send the next early: grpc-java does so \
+             only on a server's pushback, which herdsim's server never sends); the first \
+             success wins, the others are abandoned, and herdsim's server still serves them",
+            delay_node.str(ctx)?,
+            herdsim(delay_us)
+        ),
+    )?;
+    let mut codes = Vec::new();
+    let codes_node = policy.get("nonFatalStatusCodes");
+    if let Some(node) = &codes_node {
+        for item in node.items(ctx)? {
+            let c = code(ctx, &item)?;
+            if c == "OK" {
+                return Err(ctx.error(&item, "must not contain OK (gRPC refuses the config)"));
+            }
+            codes.push(c);
+        }
+    }
+    let (value, mut rule) = outcomes_of(&codes, rejected_as, "non-fatal");
+    rule += "; any other failure is fatal: it fails the call at once";
+    let from = codes_node.as_ref().map_or(policy.path(), |n| n.path());
+    ctx.set("retry_on", value, &[from], rule)?;
     Ok(())
 }
 
@@ -638,6 +740,60 @@ mod tests {
         );
     }
 
+    /// gRFC A6's hedging example ("Hedging Policy"), with a deadline: the
+    /// throttle needs one (see [`crate::model::hedging`]).
+    const A6_HEDGING: &str = r#"{
+      "methodConfig": [{
+        "name": [{"service": "grpc.testing.TestService"}],
+        "timeout": "2s",
+        "hedgingPolicy": {
+          "maxAttempts": 4,
+          "hedgingDelay": "0.5s",
+          "nonFatalStatusCodes": ["UNAVAILABLE", "INTERNAL", "ABORTED"]
+        }
+      }],
+      "retryThrottling": {"maxTokens": 10, "tokenRatio": 0.1}
+    }"#;
+
+    #[test]
+    fn a_hedging_policy_is_hedged_copies_of_its_delay_and_non_fatal_codes() {
+        let got = read(A6_HEDGING).unwrap();
+        let value = |k| got.value(k).unwrap_or("-").to_string();
+        assert_eq!(value("max_attempts"), "4");
+        assert_eq!(value("hedge_delay"), "500ms");
+        // UNAVAILABLE is herdsim's failure; a full queue's RESOURCE_EXHAUSTED
+        // is not listed, so a rejection is fatal.
+        assert_eq!(value("retry_on"), "failure");
+        assert_eq!(value("deadline"), "2s");
+        assert_eq!(value("budget"), "grpc:10,ratio:0.1");
+        assert_eq!(value("policy"), "-", "hedging has no backoff");
+        let rule = |k: &str| {
+            got.settings
+                .iter()
+                .find(|s| s.key == k)
+                .map(|s| s.rule.clone())
+                .unwrap()
+        };
+        assert!(
+            rule("retry_on").contains("INTERNAL, ABORTED never come"),
+            "{}",
+            rule("retry_on")
+        );
+        assert!(rule("hedge_delay").contains("pushback"));
+        // Capped at 5 as grpc-java's maxHedgedAttempts; 0s sends all at once;
+        // no nonFatalStatusCodes: every failure is fatal.
+        let text = r#"{"methodConfig": [{"name": [{}], "hedgingPolicy": {"maxAttempts": 9, "hedgingDelay": "0s"}}]}"#;
+        let got = read(text).unwrap();
+        assert_eq!(got.value("max_attempts"), Some("5"));
+        assert_eq!(got.value("hedge_delay"), Some("0us"));
+        assert_eq!(got.value("retry_on"), Some("none"));
+        assert!(
+            read(&text.replace('9', "1"))
+                .unwrap_err()
+                .contains("must be above 1")
+        );
+    }
+
     #[test]
     fn the_method_is_looked_up_as_grpc_does() {
         let text = r#"{"methodConfig": [
@@ -693,7 +849,23 @@ mod tests {
             ),
             (
                 r#"{"methodConfig": [{"name": [{}], "hedgingPolicy": {}}]}"#,
-                "methodConfig[0].hedgingPolicy: not modelled",
+                "methodConfig[0].hedgingPolicy.maxAttempts: missing",
+            ),
+            (
+                r#"{"methodConfig": [{"name": [{}], "hedgingPolicy": {"maxAttempts": 2}}]}"#,
+                "methodConfig[0].hedgingPolicy.hedgingDelay: missing: grpc-java refuses",
+            ),
+            (
+                r#"{"methodConfig": [{"name": [{}], "hedgingPolicy": {"maxAttempts": 2, "hedgingDelay": "1s", "nonFatalStatusCodes": ["OK"]}}]}"#,
+                "nonFatalStatusCodes[0]: must not contain OK",
+            ),
+            (
+                r#"{"methodConfig": [{"name": [{}], "hedgingPolicy": {"maxAttempts": 2, "hedgingDelay": "1s", "maxBackoff": "1s"}}]}"#,
+                "hedgingPolicy.maxBackoff: unknown field",
+            ),
+            (
+                r#"{"methodConfig": [{"name": [{}], "hedgingPolicy": {"maxAttempts": 2, "hedgingDelay": "1s"}, "retryPolicy": {}}]}"#,
+                "methodConfig[0].hedgingPolicy: a method with both retryPolicy and hedgingPolicy",
             ),
             (
                 r#"{"methodConfig": [{"name": [{}], "waitForReady": true}]}"#,

@@ -7,6 +7,7 @@
 pub mod arrivals;
 pub mod chain;
 pub mod error;
+pub mod hedging;
 pub mod occ;
 mod outage;
 pub mod retry_on;

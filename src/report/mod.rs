@@ -95,6 +95,9 @@ pub struct WorkloadSummary {
     /// Deadline after each client's first call, ms.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deadline_ms: Option<f64>,
+    /// Hedged requests' delay between copies, ms (server model).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hedge_delay_ms: Option<f64>,
     /// Clients.
     pub clients: u32,
     /// Requests served per ms.
@@ -149,6 +152,10 @@ impl WorkloadSummary {
             down_ms: spec.down.map(|(a, b)| (us_to_ms(a), us_to_ms(b))),
             max_attempts: spec.max_attempts,
             deadline_ms: spec.deadline_us.map(us_to_ms),
+            hedge_delay_ms: spec
+                .hedge_delay_us
+                .filter(|_| spec.resource == crate::model::ResourceKind::Server)
+                .map(us_to_ms),
             clients: spec.clients,
             capacity_per_ms: spec.capacity_per_ms,
             service_ms: spec.service_ns() as f64 / 1e6,
@@ -256,12 +263,32 @@ impl WorkloadSummary {
                 lines.push(rule);
             }
         }
-        lines.push(format!("policy {policy}: {formula}"));
-        let mut stops = Vec::new();
-        if let Some(n) = spec.max_attempts {
-            stops.push(format!("at most {n} attempts"));
-        }
         let server = spec.resource == crate::model::ResourceKind::Server;
+        let hedged = spec.hedge_delay_us.filter(|_| server);
+        let mut stops = Vec::new();
+        match hedged {
+            // Hedging sends copies in place of retries: no backoff.
+            Some(delay) => {
+                let most = spec.max_attempts.unwrap_or(1);
+                lines.push(format!(
+                    "hedged: another copy every {} while none has answered, at most {most} \
+                     copies (amplification counts them); the first success wins, the others \
+                     are abandoned but still served; a failure {} fails the request",
+                    format_duration(delay),
+                    if spec.retry_on == crate::model::retry_on::RetryOn::ALL {
+                        "never".to_string()
+                    } else {
+                        format!("outside {}", spec.retry_on)
+                    }
+                ));
+            }
+            None => {
+                lines.push(format!("policy {policy}: {formula}"));
+                if let Some(n) = spec.max_attempts {
+                    stops.push(format!("at most {n} attempts"));
+                }
+            }
+        }
         if let Some(d) = spec.deadline_us {
             stops.push(if server {
                 format!("at its request's {} deadline", format_duration(d))
@@ -269,7 +296,7 @@ impl WorkloadSummary {
                 format!("no attempt after {}", format_duration(d))
             });
         }
-        if server && spec.retry_on != crate::model::retry_on::RetryOn::ALL {
+        if server && hedged.is_none() && spec.retry_on != crate::model::retry_on::RetryOn::ALL {
             stops.push(format!(
                 "after a failure it does not retry (it retries {})",
                 spec.retry_on

@@ -3,6 +3,7 @@
 //! conversation).
 
 pub mod engine;
+mod hedging;
 mod occ_loop;
 pub mod queue;
 pub(crate) mod retries;

@@ -38,12 +38,14 @@ use crate::measure::server_metrics::{
 };
 use crate::measure::verdict::{judge, judged_windows};
 use crate::model::chain::{CONTROL_FAMILIES, RetryScope};
+use crate::model::hedging::{AfterFailure, Hedge, NextCopy, after_failure, next_copy};
 use crate::model::retry_on::RetryOn;
 use crate::model::server::{
     CLOCK_END_NS, FailureEnd, Load, NS_PER_S, NS_PER_US, Nanos, RateChanges, ServerSpec,
     TimeoutNoticed, TriggerEffects, TriggerKind, round_ns,
 };
 use crate::policy::{AnyPolicy, Backoff, PolicySpec, PolicyVisitor};
+use crate::sim::hedging::Hedging;
 use crate::sim::queue::{ClientItem, EventQueue, HeapQueue, QueueKind, RadixQueue};
 
 /// Thinning's rejected proposals for one arrival between looks at the
@@ -70,8 +72,12 @@ pub struct ServerRetry {
     /// call `timeout`): no attempt starts after it, and an attempt still
     /// awaited when it passes ends the request as given up. `None`: none.
     pub deadline: Option<Nanos>,
-    /// Which failed attempts are retried; any other failure gives up.
+    /// Which failed attempts are retried; any other failure gives up. With
+    /// hedging, the non-fatal outcomes: any other fails the request.
     pub retry_on: RetryOn,
+    /// Hedged requests ([`crate::model::hedging`]): copies at a fixed delay
+    /// in place of retries after a failure; `None` for one attempt at a time.
+    pub hedge: Option<Hedge>,
 }
 
 impl ServerRetry {
@@ -192,6 +198,8 @@ enum Kind {
     /// A worker of a service above the server ends its own work on an
     /// attempt (`arg`: when it took it) and calls the service below.
     CallBelow,
+    /// A hedged request's next copy is due (`attempt`: its number).
+    Hedge,
 }
 
 /// A reply's `arg`: the attempt succeeded.
@@ -416,6 +424,8 @@ struct State<'a, P: Backoff, Q: EventQueue<Event>> {
     times_out: bool,
     /// Per request slot of a call below: the attempt it serves.
     calls: Vec<Call>,
+    /// Hedged requests' copies, if the run hedges.
+    hedging: Option<Hedging>,
     /// Thinning's proposals rejected so far: they count toward the event
     /// limit, as events do (a bound far above the rate once made billions
     /// between two events).
@@ -499,10 +509,13 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             deadline: retry.deadline,
             retry_on: retry.retry_on,
             attempt_limits: spec.chain.attempt_limits(retry.max_attempts),
+            // A hedged request's copies served after it ended are wasted.
             times_out: !spec.timeout_choices.is_empty()
                 || spec.chain.times_out(spec.timeout)
-                || retry.deadline.is_some(),
+                || retry.deadline.is_some()
+                || retry.hedge.is_some(),
             calls: Vec::new(),
+            hedging: retry.hedge.map(Hedging::new),
             rejected_proposals: 0,
             events_at_mark: 0,
             // Set before the first arrival's thinning.
@@ -892,6 +905,10 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                 self.take_next();
             }
             Kind::Reply => {
+                if self.hedging.is_some() {
+                    self.hedged_reply(e);
+                    return;
+                }
                 let Some(awaited) = self.stop_awaiting(e.req, e.generation, e.attempt) else {
                     return;
                 };
@@ -918,6 +935,10 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                 }
             }
             Kind::Timeout => {
+                if self.hedging.is_some() {
+                    self.hedged_deadline(e);
+                    return;
+                }
                 let Some(awaited) = self.stop_awaiting(e.req, e.generation, e.attempt) else {
                     return;
                 };
@@ -949,6 +970,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                     self.take_next();
                 }
             }
+            Kind::Hedge => self.hedge_due(e),
         }
     }
 
@@ -1042,6 +1064,14 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
     #[inline(always)]
     fn start(&mut self, req: u32) -> bool {
         self.requests[req as usize].started = self.now;
+        if let Some(hedging) = &mut self.hedging {
+            hedging.start(req);
+            if !self.send(req, false) {
+                return false;
+            }
+            self.copy_sent(req, true);
+            return true;
+        }
         self.send(req, false)
     }
 
@@ -1186,7 +1216,13 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
     #[inline]
     fn reply_ignored(&self, req: u32, generation: u32, attempt: u32, back: Nanos) -> bool {
         let r = &self.requests[req as usize];
-        !r.awaits(generation, attempt)
+        // A hedged request awaits every copy of its own while it lasts.
+        let awaited = if self.hedging.is_some() {
+            r.generation == generation
+        } else {
+            r.awaits(generation, attempt)
+        };
+        !awaited
             || back >= r.sent.saturating_add(self.timeout_of_request(r))
             || (r.layer == 0 && self.past_deadline(r.started, back))
     }
@@ -1604,6 +1640,124 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         }
     }
 
+    /// A copy of hedged request `req` was sent now (`first`: its first
+    /// copy): it is in flight, and its next copy is scheduled `delay` on if
+    /// the most copies are not sent and the throttle is above half, else
+    /// hedging freezes, though not after the first copy ([`next_copy`]). No
+    /// copy is scheduled past the deadline, which ends the request first.
+    fn copy_sent(&mut self, req: u32, first: bool) {
+        let now = self.now;
+        let r = &self.requests[req as usize];
+        let (generation, source, started, sent) = (r.generation, r.source, r.started, r.attempts);
+        let hedging = self.hedging.as_mut().expect("a hedged run");
+        let hedge = hedging.hedge;
+        let copies = hedging.copies(req);
+        copies.in_flight += 1;
+        let frozen = copies.frozen;
+        // Asked only when a copy may come; gRPC's throttle ignores the
+        // cause (`isAboveThreshold`).
+        let throttle_allows = sent < hedge.copies
+            && !frozen
+            && self
+                .controls
+                .as_mut()
+                .is_none_or(|c| c.allow_retry(source, now, Outcome::Failure));
+        match next_copy(sent, hedge.copies, frozen, throttle_allows, first) {
+            NextCopy::Scheduled => {
+                let at = now.saturating_add(hedge.delay);
+                if !self.past_deadline(started, at) {
+                    self.schedule(at, Kind::Hedge, req, generation, sent, 0);
+                }
+            }
+            NextCopy::Frozen => {
+                self.hedging
+                    .as_mut()
+                    .expect("a hedged run")
+                    .copies(req)
+                    .frozen = true;
+            }
+            NextCopy::NotScheduled => {}
+        }
+    }
+
+    /// A hedged request's next copy is due: it goes, if the request still
+    /// lasts.
+    fn hedge_due(&mut self, e: Event) {
+        if self.requests[e.req as usize].generation != e.generation {
+            return;
+        }
+        if !self.send(e.req, false) {
+            self.end(e.req);
+            return;
+        }
+        self.copy_sent(e.req, false);
+    }
+
+    /// A reply to a copy of a hedged request: the first success wins; a
+    /// fatal failure (an outcome not in `retry_on`) fails the request; a
+    /// non-fatal one takes a throttle token and ends that copy alone, unless
+    /// the throttle is then at or below half or nothing is left to wait for
+    /// ([`after_failure`]). The request's other copies are abandoned when it
+    /// ends: their replies find a later generation.
+    fn hedged_reply(&mut self, e: Event) {
+        let r = &self.requests[e.req as usize];
+        if r.generation != e.generation {
+            return;
+        }
+        let (source, started, sent, attempts) = (r.source, r.started, r.sent, r.attempts);
+        let now = self.now;
+        let hedging = self.hedging.as_mut().expect("a hedged run");
+        let most = hedging.hedge.copies;
+        let copies = hedging.copies(e.req);
+        copies.in_flight -= 1;
+        let (in_flight, frozen) = (copies.in_flight, copies.frozen);
+        let outcome = match e.arg {
+            REPLY_SUCCESS => Outcome::Success,
+            REPLY_REJECTED => Outcome::Rejected,
+            _ => Outcome::Failure,
+        };
+        // The throttle sees the winner's success and non-fatal failures
+        // only; `sent` is the latest copy's (gRPC's throttle reads no time).
+        if outcome == Outcome::Success {
+            if let Some(controls) = self.controls.as_mut() {
+                controls.attempt_ended(source, now, sent, outcome, None);
+            }
+            self.succeed(e.req, 0, started);
+            return;
+        }
+        let fatal = !self.retry_on.retries(outcome);
+        let throttled = !fatal
+            && self.controls.as_mut().is_some_and(|c| {
+                c.attempt_ended(source, now, sent, outcome, None);
+                !c.allow_retry(source, now, outcome)
+            });
+        let hedge_may_come = attempts < most && !frozen;
+        if after_failure(fatal, throttled, in_flight, hedge_may_come) == AfterFailure::Fails {
+            self.count_gave_up(0, started);
+            self.end(e.req);
+        }
+    }
+
+    /// A hedged request's deadline passed (its copies have no timeout of
+    /// their own): it gives up, and every copy still in flight times out.
+    fn hedged_deadline(&mut self, e: Event) {
+        let r = &self.requests[e.req as usize];
+        if r.generation != e.generation {
+            return;
+        }
+        let started = r.started;
+        let in_flight = self
+            .hedging
+            .as_mut()
+            .expect("a hedged run")
+            .copies(e.req)
+            .in_flight;
+        self.m.timeouts += u64::from(in_flight);
+        self.window_counts.timeouts += u64::from(in_flight);
+        self.count_gave_up(0, started);
+        self.end(e.req);
+    }
+
     /// Writes the current window's counts and its latency quantiles, if it
     /// had successes, and empties both for the next.
     fn close_window(&mut self) {
@@ -1626,7 +1780,9 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         self.m.peak_in_flight = self.requests.len() as u64;
         self.m.state_bytes = (self.requests.capacity() * size_of::<Request<P::Walk>>()
             + self.queue.capacity() * size_of::<Queued>()
-            + self.events.capacity_bytes()) as u64;
+            + self.events.capacity_bytes()
+            + self.hedging.as_ref().map_or(0, Hedging::capacity_bytes))
+            as u64;
         let end = self.now;
         self.advance_areas(end);
         // The last event's window was entered, so it is within the bound.
@@ -1706,6 +1862,7 @@ mod tests {
             fleet: None,
             deadline: None,
             retry_on: crate::model::retry_on::RetryOn::ALL,
+            hedge: None,
         }
     }
 

@@ -46,6 +46,9 @@ pub struct RunSpec {
     pub deadline_us: Option<Micros>,
     /// Which failed attempts are retried (server model).
     pub retry_on: crate::model::retry_on::RetryOn,
+    /// Hedged requests (server model): the delay between one copy of a
+    /// request and the next, µs; `None` sends one attempt at a time.
+    pub hedge_delay_us: Option<Micros>,
     /// The window of the peak-retries metric, µs; `None` is one service time
     /// of the slot resource, or 1 ms for the others.
     pub window_us: Option<Micros>,
@@ -139,6 +142,7 @@ impl RunSpec {
             max_attempts: None,
             deadline_us: None,
             retry_on: crate::model::retry_on::RetryOn::ALL,
+            hedge_delay_us: None,
             window_us: None,
             seeding: Seeding::Independent,
             budget: None,
@@ -335,6 +339,57 @@ impl RunSpec {
             .collect()
     }
 
+    /// With hedged requests, the parameter that cannot go with them and
+    /// why, if any ([`crate::model::hedging`] says what is modelled: gRPC's
+    /// hedging, with its retry throttle and the call's deadline alone).
+    fn hedging_conflict(&self) -> Option<(&'static str, String)> {
+        let only_throttle = "hedging is modelled with gRPC's retry throttle alone (budget \
+                             grpc:...): how other controls count copies sent at once is not \
+                             known";
+        if self.max_attempts.is_none_or(|n| n < 2) {
+            return Some((
+                "max_attempts",
+                "hedging needs its most copies per request: give max_attempts of at least 2 \
+                 (gRPC refuses fewer)"
+                    .to_string(),
+            ));
+        }
+        let no_timeout = "a hedged copy has no timeout of its own (gRPC's hedgingPolicy has \
+                          none; the deadline ends every copy): leave it out";
+        if self.server.timeout_us.is_some() {
+            return Some(("timeout", no_timeout.to_string()));
+        }
+        if !self.server.timeout_choices.is_empty() {
+            return Some(("timeout_choices", no_timeout.to_string()));
+        }
+        if self.server.chain.depth > 1 {
+            return Some((
+                "depth",
+                "hedging is modelled for the users' requests to one service, not in a chain"
+                    .to_string(),
+            ));
+        }
+        if self.breaker.is_some() {
+            return Some(("breaker", only_throttle.to_string()));
+        }
+        if self.throttle.is_some() {
+            return Some(("throttle", only_throttle.to_string()));
+        }
+        match self.budget {
+            Some(b) if b.about().name != crate::control::grpc_throttle::ABOUT.name => {
+                Some(("budget", only_throttle.to_string()))
+            }
+            Some(_) if self.deadline_us.is_none() => Some((
+                "deadline",
+                "with gRPC's retry throttle a hedged request can wait with no copy in flight \
+                 and no hedge to come (grpc-java freezes no hedging when the throttle stops \
+                 the first hedge): give a deadline to end it"
+                    .to_string(),
+            )),
+            _ => None,
+        }
+    }
+
     /// A value that cannot go with `other`'s: named as given, or as its
     /// default when it has the default's value (a message must not name a
     /// flag as if the user gave it when nobody did).
@@ -491,6 +546,16 @@ impl RunSpec {
                      deadline"
                         .to_string(),
                 ),
+            );
+        }
+        if self.resource == ResourceKind::Server
+            && let Some(delay) = self.hedge_delay_us
+            && let Some((other, why)) = self.hedging_conflict()
+        {
+            return fail(
+                "hedge_delay",
+                crate::base::time::format_duration(delay),
+                self.conflict(other, why),
             );
         }
         if self.resource == ResourceKind::Server

@@ -219,7 +219,7 @@ const HERD_ONLY: [&str; 4] = ["clients", "capacity", "arrivals", "seeding"];
 
 /// Parameters of groups every model reads that only the server model reads
 /// (its verdict's patience and its horizon).
-const SERVER_ONLY: [&str; 3] = ["patience", "horizon", "retry_on"];
+const SERVER_ONLY: [&str; 4] = ["patience", "horizon", "retry_on", "hedge_delay"];
 
 impl Param {
     /// True if a run on `resource` reads this parameter: the server model's
@@ -317,7 +317,7 @@ const SUMMARIES: [(&str, &str); 8] = [
 /// Every parameter, in grid-axis and CSV-column order. Adding one here (and
 /// to [`RunSpec`] and the model that reads it) adds its flag, scenario key,
 /// axis, columns and doc rows.
-pub static PARAMS: [Param; 60] = [
+pub static PARAMS: [Param; 61] = [
     Param {
         key: "policy",
         value_name: "POLICY",
@@ -609,6 +609,27 @@ pub static PARAMS: [Param; 60] = [
         },
         show: |s| Some(s.retry_on.to_string()),
         fields: |s| vec![s.retry_on.to_string()],
+    },
+    Param {
+        key: "hedge_delay",
+        value_name: "DURATION",
+        doc: "Hedged requests (gRPC's hedgingPolicy): a request sends another copy every this \
+              long while none has answered, up to max_attempts copies; the first success wins, \
+              a failure outside retry_on fails the request, the abandoned copies are still \
+              served; 0 sends every copy at once",
+        accepts: "a duration (0 allowed)",
+        absent: Some("no hedging"),
+        kind: Kind::Duration,
+        group: Group::RetryControl,
+        list_separator: ',',
+        choices: None,
+        columns: &["hedge_delay_ms"],
+        set: |s, t| {
+            s.hedge_delay_us = Some(spec::parse_step(t)?);
+            Ok(())
+        },
+        show: |s| s.hedge_delay_us.map(format_duration),
+        fields: |s| optional(s.hedge_delay_us, ms),
     },
     Param {
         key: "first_exponent",
@@ -1645,6 +1666,7 @@ mod tests {
         spec.down = Some((1, 2_500_001));
         spec.max_attempts = Some(8);
         spec.deadline_us = Some(60_000_000);
+        spec.hedge_delay_us = Some(0);
         spec.budget = spec::parse_control(Family::Budget, "ratio:0.1,min:10").unwrap();
         spec.breaker = spec::parse_control(Family::Breaker, "windowed:0.1,window:200ms").unwrap();
         spec.throttle = spec::parse_control(Family::Throttle, "sre:2,window:2m").unwrap();
@@ -1700,8 +1722,9 @@ mod tests {
     fn every_parameter_applies_to_the_models_it_always_did() {
         // The answers before the groups were split into help headings: they
         // decide empty CSV fields and warnings, so results depend on them.
-        const SERVER: [&str; 34] = [
+        const SERVER: [&str; 35] = [
             "retry_on",
+            "hedge_delay",
             "rate",
             "duration",
             "patience",

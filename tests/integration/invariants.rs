@@ -197,6 +197,7 @@ fn spec_strategy() -> impl Strategy<Value = RunSpec> {
                 max_attempts,
                 deadline_us,
                 retry_on: herdsim::model::retry_on::RetryOn::ALL,
+                hedge_delay_us: None,
                 window_us,
                 seeding,
                 budget,
@@ -490,6 +491,7 @@ fn chain_strategy() -> impl Strategy<Value = (ServerSpec, ServerRetry)> {
                     fleet: None,
                     deadline: None,
                     retry_on: herdsim::model::retry_on::RetryOn::ALL,
+                    hedge: None,
                 };
                 (spec, retry)
             },

@@ -14,6 +14,7 @@ mod hardening_bounds;
 mod hardening_journals;
 mod hardening_specs;
 mod hardening_writers;
+mod hedging;
 mod import;
 mod invariants;
 mod layers;

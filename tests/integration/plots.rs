@@ -391,6 +391,7 @@ fn the_server_series_shades_each_trigger_and_draws_the_queue_it_measured() {
         fleet: None,
         deadline: None,
         retry_on: herdsim::model::retry_on::RetryOn::ALL,
+        hedge: None,
     };
     let run: ServerMetrics = simulate_server(&spec, &retry, Seeds::for_job(9, 0, 0), u64::MAX);
     let picture = SeriesPicture {
@@ -479,6 +480,7 @@ fn stuck_run() -> (ServerSpec, ServerMetrics) {
         fleet: None,
         deadline: None,
         retry_on: herdsim::model::retry_on::RetryOn::ALL,
+        hedge: None,
     };
     let run = simulate_server(&spec, &retry, Seeds::for_job(9, 0, 0), u64::MAX);
     (spec, run)
@@ -742,6 +744,7 @@ fn triggers_are_labelled_by_what_they_do() {
         fleet: None,
         deadline: None,
         retry_on: herdsim::model::retry_on::RetryOn::ALL,
+        hedge: None,
     };
     let run = simulate_server(&spec, &retry, Seeds::for_job(3, 0, 0), u64::MAX);
     let picture = StrategiesPicture {

@@ -554,8 +554,8 @@ fn read(root: &Node<'_>, ctx: &Context<'_>) -> Result<(), ImportError> {
             ),
             None => (
                 Behaviour::V2,
-                "assumed: botocore 1.43's default; SDKs since 10 Nov 2026 run 2026 \
-                 (--select behaviour=2026)"
+                "assumed, botocore 1.43's default; SDKs since 10 Nov 2026 run 2026: \
+                 --select behaviour=2026"
                     .to_string(),
             ),
         },
@@ -708,10 +708,24 @@ fn read(root: &Node<'_>, ctx: &Context<'_>) -> Result<(), ImportError> {
     let attempt_refs: Vec<&str> = attempt_paths.iter().map(String::as_str).collect();
 
     ctx.set(
+        "resource",
+        "server",
+        &[],
+        "an SDK's config describes a client of a service: herdsim's server model",
+    )?;
+    ctx.set(
         "max_attempts",
         attempts.to_string(),
         &attempt_refs,
         attempts_rule,
+    )?;
+    ctx.set(
+        "retry_on",
+        "failure+rejected+timeout",
+        &mode_refs,
+        "every mode retries transient errors (5xx: a server failure), throttling errors \
+         (429, SlowDown: herdsim's rejection at a full queue) and connect and read timeouts \
+         (an attempt's timeout)",
     )?;
     match mode.as_str() {
         "legacy" if dynamodb => {
@@ -908,9 +922,9 @@ output = json
         // legacy: rand()·2^(n−1) s; with 4 attempts retry 3 has ceiling 4 s.
         assert_eq!(got.value("cap"), Some("4s"));
         assert!(
-            got.settings[0].from.contains("$AWS_MAX_ATTEMPTS"),
+            got.settings[1].from.contains("$AWS_MAX_ATTEMPTS"),
             "{:?}",
-            got.settings[0]
+            got.settings[1]
         );
     }
 

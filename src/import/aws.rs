@@ -19,7 +19,9 @@
 //!   `standard # fast`, which botocore refuses as a retry mode (the SEP and
 //!   the Rust SDK strip a `#` after whitespace; here the file is refused, as
 //!   botocore would refuse it).
-//! - `[NAME]` opens a section (the name runs to the last `]`); a key line
+//! - `[NAME]` opens a section; a name holding `]` is read to its last `]`
+//!   (CPython's `_SECT_TMPL` is `[^]]+`, the first `]`, in most versions
+//!   and `.+`, the last, in some: no real profile name holds one); a key line
 //!   before any section is an error; a section given twice is an error
 //!   (`strict`). `[DEFAULT]` is configparser's section of keys every section
 //!   inherits: botocore inherits them, the other SDKs do not, so it is
@@ -298,12 +300,10 @@ pub fn parse(text: &str) -> Result<Value, String> {
             continue;
         }
         let indent = raw.len() - raw.trim_start().len();
-        if pending.is_some() && indent > indent_level {
-            pending
-                .as_mut()
-                .expect("checked")
-                .lines
-                .push(stripped.to_string());
+        if let Some(p) = pending.as_mut()
+            && indent > indent_level
+        {
+            p.lines.push(stripped.to_string());
             continue;
         }
         indent_level = indent;

@@ -158,10 +158,13 @@ fn a_scenario_importing_the_file_runs_as_the_flags_do() {
     );
 }
 
+/// A bad file's name, text, AWS variables and the message expected.
+type Case<'a> = (&'a str, &'a str, &'a [(&'a str, &'a str)], &'a str);
+
 #[test]
 fn bad_aws_files_and_variables_are_one_line_naming_the_field() {
     let dir = workdir("aws-bad");
-    let cases: [(&str, &str, &[(&str, &str)], &str); 7] = [
+    let cases: [Case; 7] = [
         (
             "mode",
             "[default]\nretry_mode = fast\n",

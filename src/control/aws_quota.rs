@@ -9,6 +9,14 @@
 //! quota is consulted when the retry is decided, before its backoff.
 //! Without `timeout-cost`, a timeout costs `cost`, as before timeouts
 //! existed in herdsim.
+//!
+//! `throttle-cost` is the 2026 behaviour's charge for retrying a throttling
+//! error (botocore 1.43.67, `botocore/retries/standard.py`,
+//! `RetryQuotaChecker`: `_THROTTLING_RETRY_COST = 5` beside
+//! `_RETRY_COST_V2 = 14`, and no separate timeout cost). herdsim's
+//! throttling error is [`Outcome::Rejected`], a refusal at a full queue
+//! (an AWS service's `ThrottlingException` or 429). Without it a rejection
+//! costs `cost`.
 
 use std::fmt;
 
@@ -19,10 +27,12 @@ use crate::control::{About, ControlError, Family, Nanos, Outcome, RetryControl};
 pub const ABOUT: About = About {
     name: "tokens",
     family: Family::Budget,
-    syntax: "tokens:CAPACITY,cost:N,refund:N[,timeout-cost:N] (AWS: tokens:500,cost:5,refund:1,timeout-cost:10)",
+    syntax: "tokens:CAPACITY,cost:N,refund:N[,timeout-cost:N][,throttle-cost:N] (AWS 2.0: \
+             tokens:500,cost:5,refund:1,timeout-cost:10; 2026: tokens:500,cost:14,refund:1,throttle-cost:5)",
     source: "AWS SDKs, standard retry mode (retry quota)",
-    rule: "retry iff tokens ≥ cost (timeout-cost after a timeout), taking it; a success returns \
-           a retry's cost, or adds refund after a first try; tokens ≤ capacity",
+    rule: "retry iff tokens ≥ cost (timeout-cost after a timeout, throttle-cost after a \
+           rejection), taking it; a success returns a retry's cost, or adds refund after a first \
+           try; tokens ≤ capacity",
     scope: "per client (SDK client); shared when clients share one",
     delays_attempts: false,
 };
@@ -38,17 +48,24 @@ pub struct AwsQuotaSpec {
     pub refund: u64,
     /// Tokens a retry after a timeout takes; `None` is `cost`.
     pub timeout_cost: Option<u64>,
+    /// Tokens a retry after a rejection (a throttle) takes; `None` is `cost`.
+    pub throttle_cost: Option<u64>,
 }
 
 impl AwsQuotaSpec {
-    /// Reads `tokens:C,cost:N,refund:N[,timeout-cost:N]`.
+    /// Reads `tokens:C,cost:N,refund:N[,timeout-cost:N][,throttle-cost:N]`.
     pub fn parse(rule: &Rule) -> Result<Self, ControlError> {
-        rule.expect(&["cost", "refund"], &["timeout-cost"], ABOUT.syntax)?;
+        rule.expect(
+            &["cost", "refund"],
+            &["timeout-cost", "throttle-cost"],
+            ABOUT.syntax,
+        )?;
         Ok(AwsQuotaSpec {
             capacity: rule.count("tokens", 1, 1 << 40)?,
             cost: rule.count("cost", 1, 1 << 40)?,
             refund: rule.count("refund", 0, 1 << 40)?,
             timeout_cost: rule.count_or("timeout-cost", 1, 1 << 40)?,
+            throttle_cost: rule.count_or("throttle-cost", 1, 1 << 40)?,
         })
     }
 
@@ -56,6 +73,7 @@ impl AwsQuotaSpec {
     fn cost_of(&self, cause: Outcome) -> u64 {
         match cause {
             Outcome::Timeout => self.timeout_cost.unwrap_or(self.cost),
+            Outcome::Rejected => self.throttle_cost.unwrap_or(self.cost),
             _ => self.cost,
         }
     }
@@ -70,6 +88,9 @@ impl fmt::Display for AwsQuotaSpec {
         )?;
         if let Some(t) = self.timeout_cost {
             write!(f, ",timeout-cost:{t}")?;
+        }
+        if let Some(t) = self.throttle_cost {
+            write!(f, ",throttle-cost:{t}")?;
         }
         Ok(())
     }
@@ -151,6 +172,43 @@ mod tests {
                 Step::Retry(Outcome::Timeout, true),
                 Step::Retry(Outcome::Timeout, true),
                 Step::Retry(Outcome::Failure, false),
+            ],
+        );
+    }
+
+    #[test]
+    fn the_2026_quota_charges_a_throttle_5_and_any_other_retry_14() {
+        // botocore RetryQuotaChecker under NEW_RETRIES_ENABLED: a throttling
+        // error takes _THROTTLING_RETRY_COST 5, anything else (a timeout
+        // too) _RETRY_COST_V2 14; a success returns what its retry took.
+        let mut q = quota("tokens:500,cost:14,refund:1,throttle-cost:5");
+        let mut steps = vec![Step::Retry(Outcome::Rejected, true)]; // 495
+        steps.extend([Step::Retry(Outcome::Timeout, true); 35]); // 495 − 490 = 5
+        steps.extend([
+            Step::Retry(Outcome::Failure, false), // 5 < 14
+            Step::Retry(Outcome::Rejected, true), // 0
+            Step::Retry(Outcome::Rejected, false),
+            Step::End(Outcome::Success, Some(Outcome::Rejected)), // +5
+            Step::Retry(Outcome::Rejected, true),
+        ]);
+        walk(&mut q, &steps);
+        assert_eq!(q.tokens(), 0);
+        let spec = AwsQuotaSpec::parse(
+            &Rule::read("budget", "tokens:500,cost:14,refund:1,throttle-cost:5").unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            spec.to_string(),
+            "tokens:500,cost:14,refund:1,throttle-cost:5"
+        );
+        // Without throttle-cost a rejection costs `cost`, as before.
+        let mut plain = quota("tokens:10,cost:5,refund:1,timeout-cost:10");
+        walk(
+            &mut plain,
+            &[
+                Step::Retry(Outcome::Rejected, true),
+                Step::Retry(Outcome::Rejected, true),
+                Step::Retry(Outcome::Rejected, false),
             ],
         );
     }

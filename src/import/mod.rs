@@ -12,6 +12,7 @@
 //! for warnings ([`Unknown::Warn`]). Pure: the command line reads the files
 //! and the environment and hands them in.
 
+pub mod aws;
 pub mod durations;
 pub mod envoy;
 pub mod gateway;
@@ -281,6 +282,7 @@ pub fn formats() -> Vec<&'static Format> {
         &polly::FORMAT,
         &gateway::FORMAT,
         &linkerd::FORMAT,
+        &aws::FORMAT,
     ]
 }
 
@@ -298,10 +300,23 @@ fn detect(source: &Source) -> Result<(&'static Format, Value), ImportError> {
     let names: Vec<_> = formats().iter().map(|f| f.name).collect();
     // A file that no parser reads gets the parsers' own complaint, the
     // likeliest first (JSON for a file that opens with a brace).
-    let looks_json = source.text.trim_start().starts_with(['{', '[']);
+    // An INI file (an AWS config) opens with a `[section]` line.
+    let first = source
+        .text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with(['#', ';']))
+        .unwrap_or("");
+    let looks_ini = first.starts_with('[') && first.ends_with(']') && !first.contains(['"', ',']);
+    let looks_json = !looks_ini && source.text.trim_start().starts_with(['{', '[']);
     let reason = reasons
         .iter()
-        .find(|(_, why)| why.contains("JSON") == looks_json)
+        .find(|(_, why)| looks_ini && why.starts_with(aws::INVALID))
+        .or_else(|| {
+            reasons
+                .iter()
+                .find(|(_, why)| !looks_ini && why.contains("JSON") == looks_json)
+        })
         .or(reasons.first())
         .map(|(_, why)| format!(" ({why})"))
         .unwrap_or_default();

@@ -43,7 +43,7 @@ proptest! {
         // Every grant takes `cost` from a bucket that starts at `capacity` and
         // is credited at most `cost` per successful retry and `refund` per
         // first-try success: grants·cost ≤ capacity + credits, at all times.
-        let spec = ControlSpec::AwsQuota(AwsQuotaSpec { capacity, cost, refund, timeout_cost: None });
+        let spec = ControlSpec::AwsQuota(AwsQuotaSpec { capacity, cost, refund, timeout_cost: None, throttle_cost: None });
         let mut budget = Controls::new(&[spec], 1, Some(1), 0).unwrap();
         let (mut granted, mut credits) = (0u64, 0u64);
         for event in events {

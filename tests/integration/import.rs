@@ -17,6 +17,12 @@ fn herdsim(args: &[&str]) -> String {
     succeed(
         cargo_bin_cmd!("herdsim")
             .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env_remove("AWS_PROFILE")
+            .env_remove("AWS_DEFAULT_PROFILE")
+            .env_remove("AWS_RETRY_MODE")
+            .env_remove("AWS_MAX_ATTEMPTS")
+            .env_remove("AWS_DEFAULTS_MODE")
+            .env_remove("AWS_NEW_RETRIES_2026")
             .args(args),
     )
 }

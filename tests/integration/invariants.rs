@@ -108,6 +108,7 @@ fn spec_strategy() -> impl Strategy<Value = RunSpec> {
                     cost,
                     refund,
                     timeout_cost: None,
+                    throttle_cost: None,
                 })
             )),
             (0.0f64..1.0, 0u64..20)

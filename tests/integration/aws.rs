@@ -1,0 +1,228 @@
+//! The AWS shared config file as herdsim runs it: a run from a profile of
+//! the example file (and from a scenario importing it) is the run written as
+//! flags, the environment is read over the file as botocore reads it, and a
+//! bad file or variable is one line naming its field, exit 2.
+
+use std::fs;
+use std::path::Path;
+
+use assert_cmd::cargo::cargo_bin_cmd;
+
+use crate::common::{succeed, workdir};
+
+const CONFIG: &str = "scenarios/configs/aws-config";
+
+/// The AWS variables the reader reads, cleared so the tester's own
+/// environment cannot change a run.
+const VARS: [&str; 6] = [
+    "AWS_PROFILE",
+    "AWS_DEFAULT_PROFILE",
+    "AWS_RETRY_MODE",
+    "AWS_MAX_ATTEMPTS",
+    "AWS_DEFAULTS_MODE",
+    "AWS_NEW_RETRIES_2026",
+];
+
+/// `herdsim ARGS` from the crate's root with `env` as the only AWS
+/// variables: its standard output.
+fn herdsim(args: &[&str], env: &[(&str, &str)]) -> String {
+    let mut cmd = cargo_bin_cmd!("herdsim");
+    cmd.current_dir(env!("CARGO_MANIFEST_DIR")).args(args);
+    for var in VARS {
+        cmd.env_remove(var);
+    }
+    cmd.envs(env.iter().copied());
+    succeed(&mut cmd)
+}
+
+/// `herdsim ARGS` expected to refuse: exit 2, one line, returned.
+fn refused(args: &[&str], env: &[(&str, &str)]) -> String {
+    let mut cmd = cargo_bin_cmd!("herdsim");
+    cmd.current_dir(env!("CARGO_MANIFEST_DIR")).args(args);
+    for var in VARS {
+        cmd.env_remove(var);
+    }
+    let out = cmd.envs(env.iter().copied()).output().unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(out.stdout.is_empty(), "{args:?} printed results");
+    assert_eq!(err.lines().count(), 1, "{args:?} is not one line:\n{err}");
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
+    err
+}
+
+const SERVICE: [&str; 15] = [
+    "--workers",
+    "8",
+    "--service",
+    "exp:10ms",
+    "--rate",
+    "600",
+    "--sources",
+    "20",
+    "--trigger",
+    "capacity:0@1s..2s",
+    "--duration",
+    "4s",
+    "--seeds",
+    "3",
+    "-q",
+];
+
+/// botocore's standard mode, 2.0 behaviour, as herdsim flags.
+const STANDARD: [&str; 14] = [
+    "--resource",
+    "server",
+    "--retry-on",
+    "failure+rejected+timeout",
+    "--policy",
+    "full",
+    "--base",
+    "1s",
+    "--cap",
+    "20s",
+    "--budget",
+    "tokens:500,cost:5,refund:1,timeout-cost:10",
+    "--max-attempts",
+    "3",
+];
+
+#[test]
+fn a_run_from_an_aws_profile_is_the_run_written_as_flags() {
+    let run = |head: &[&str], env: &[(&str, &str)]| {
+        herdsim(&[head, &SERVICE[..], &["--json"][..]].concat(), env)
+    };
+    // [profile api]: adaptive, 5 attempts (the file), 2.0 behaviour
+    // (assumed): standard's backoff and quota plus CUBIC.
+    let imported = run(&["run", "--import", CONFIG, "--select", "profile=api"], &[]);
+    let mut written: Vec<&str> = vec!["run"];
+    written.extend(&STANDARD[..12]);
+    written.extend([
+        "--max-attempts",
+        "5",
+        "--throttle",
+        "aws-adaptive:0.4,beta:0.7",
+    ]);
+    assert_eq!(imported, run(&written, &[]));
+    // The profile chosen by AWS_PROFILE is the same run.
+    assert_eq!(
+        imported,
+        run(&["run", "--import", CONFIG], &[("AWS_PROFILE", "api")])
+    );
+    // [default] with AWS_MAX_ATTEMPTS over its max_attempts 3: env wins.
+    let env = run(&["run", "--import", CONFIG], &[("AWS_MAX_ATTEMPTS", "4")]);
+    let mut four: Vec<&str> = vec!["run"];
+    four.extend(&STANDARD[..12]);
+    four.extend(["--max-attempts", "4"]);
+    assert_eq!(env, run(&four, &[]));
+    assert_ne!(env, imported);
+}
+
+#[test]
+fn a_scenario_importing_the_file_runs_as_the_flags_do() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = workdir("aws-scenario");
+    let scenario = dir.join("aws.toml");
+    fs::write(
+        &scenario,
+        format!(
+            "import = [{:?}]\nimport_select = [\"profile=batch\"]\n",
+            root.join(CONFIG).display().to_string()
+        ),
+    )
+    .unwrap();
+    let from_scenario = dir.join("scenario.csv");
+    let from_flags = dir.join("flags.csv");
+    let scenario_path = scenario.display().to_string();
+    let out = from_scenario.display().to_string();
+    herdsim(
+        &[
+            &["sweep", &scenario_path][..],
+            &SERVICE[..],
+            &["--out", &out][..],
+        ]
+        .concat(),
+        &[],
+    );
+    let mut flags: Vec<&str> = vec!["sweep"];
+    flags.extend(&STANDARD[..12]);
+    flags.extend(["--max-attempts", "10"]);
+    let out = from_flags.display().to_string();
+    herdsim(
+        &[&flags[..], &SERVICE[..], &["--out", &out][..]].concat(),
+        &[],
+    );
+    assert_eq!(
+        fs::read(&from_scenario).unwrap(),
+        fs::read(&from_flags).unwrap()
+    );
+}
+
+/// A bad file's name, text, AWS variables and the message expected.
+type Case<'a> = (&'a str, &'a str, &'a [(&'a str, &'a str)], &'a str);
+
+#[test]
+fn bad_aws_files_and_variables_are_one_line_naming_the_field() {
+    let dir = workdir("aws-bad");
+    let cases: [Case; 7] = [
+        (
+            "mode",
+            "[default]\nretry_mode = fast\n",
+            &[],
+            "[default].retry_mode: retry_mode 'fast': expected legacy, standard or adaptive",
+        ),
+        (
+            "zero",
+            "[default]\nmax_attempts = 0\n",
+            &[],
+            "[default].max_attempts: max_attempts 0: botocore refuses it",
+        ),
+        (
+            "words",
+            "[default]\nmax_attempts = three\n",
+            &[],
+            "[default].max_attempts: max_attempts 'three': expected a whole number",
+        ),
+        (
+            "env",
+            "[default]\n",
+            &[("AWS_RETRY_MODE", "Adaptive")],
+            "$AWS_RETRY_MODE (environment): retry_mode 'Adaptive'",
+        ),
+        (
+            "typo",
+            "[default]\nretry_mod = standard\n",
+            &[],
+            "[default].retry_mod: unknown field",
+        ),
+        (
+            "ini",
+            "[default]\nretry_mode standard\n",
+            &[],
+            "invalid INI (AWS config): line 2: 'retry_mode standard' is not KEY = VALUE",
+        ),
+        (
+            "profile",
+            "[default]\n",
+            &[("AWS_PROFILE", "prod")],
+            "$AWS_PROFILE: no profile 'prod'",
+        ),
+    ];
+    for (name, text, env, expected) in cases {
+        let path = dir.join(name);
+        fs::write(&path, text).unwrap();
+        let file = path.display().to_string();
+        let err = refused(&["import", &file], env);
+        assert!(
+            err.starts_with(&format!("error: {file}: ")) || err.contains(&format!("{file}: ")),
+            "{name}: {err}"
+        );
+        assert!(err.contains(expected), "{name}: {err}");
+    }
+    // The 2026 behaviour's standard mode is refused, saying why.
+    let err = refused(&["import", CONFIG], &[("AWS_NEW_RETRIES_2026", "TRUE")]);
+    assert!(
+        err.contains("not modelled: standard retries under the 2026 behaviour"),
+        "{err}"
+    );
+}

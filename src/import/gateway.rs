@@ -48,6 +48,7 @@
 use serde_json::Value;
 
 use super::durations::herdsim;
+use super::kube::{Resource, name_of};
 use super::tree::{Node, from_yaml};
 use super::{Context, Format, ImportError};
 use crate::base::time::Micros;
@@ -69,69 +70,21 @@ pub const FORMAT: Format = Format {
 const API_VERSION: &str = "gateway.networking.x-k8s.io/v1alpha1";
 const KIND: &str = "XBackendTrafficPolicy";
 
-fn is_policy(value: &Value) -> bool {
-    value.get("kind").and_then(Value::as_str) == Some(KIND)
-        && value
-            .get("apiVersion")
-            .and_then(Value::as_str)
-            .is_some_and(|v| v.starts_with("gateway.networking.x-k8s.io/"))
-}
+/// What the reader takes: one policy or a List of them.
+const RESOURCE: Resource = Resource {
+    kind: KIND,
+    group: "gateway.networking.x-k8s.io/",
+    select: "policy",
+    noun: "policy",
+    nouns: "policies",
+};
 
 fn claims(value: &Value) -> bool {
-    is_policy(value)
-        || value
-            .get("items")
-            .and_then(Value::as_array)
-            .is_some_and(|items| !items.is_empty() && items.iter().all(is_policy))
-}
-
-fn name_of(node: &Node<'_>) -> String {
-    node.value()
-        .get("metadata")
-        .and_then(|m| m.get("name"))
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string()
+    RESOURCE.claims(value)
 }
 
 fn read(root: &Node<'_>, ctx: &Context<'_>) -> Result<(), ImportError> {
-    let policy = if is_policy(root.value()) {
-        if let Some(wanted) = ctx.selection("policy")
-            && name_of(root) != wanted
-        {
-            return Err(ctx.error_at(
-                "--select policy",
-                format!("'{wanted}': the file's only policy is '{}'", name_of(root)),
-            ));
-        }
-        root.clone()
-    } else {
-        root.only(ctx, &["apiVersion", "kind", "metadata", "items"])?;
-        let items = root.get("items").expect("claimed").items(ctx)?;
-        let names: Vec<String> = items.iter().map(name_of).collect();
-        match ctx.selection("policy") {
-            Some(wanted) => items
-                .iter()
-                .find(|n| name_of(n) == wanted)
-                .cloned()
-                .ok_or_else(|| {
-                    ctx.error_at(
-                        "--select policy",
-                        format!("no policy '{wanted}': the file has {}", names.join(", ")),
-                    )
-                })?,
-            None if items.len() == 1 => items[0].clone(),
-            None => {
-                return Err(ctx.error(
-                    root,
-                    format!(
-                        "several policies: choose one with --select policy=NAME (one of {})",
-                        names.join(", ")
-                    ),
-                ));
-            }
-        }
-    };
+    let policy = RESOURCE.pick(root, ctx)?;
     read_policy(&policy, ctx)
 }
 

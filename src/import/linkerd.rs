@@ -94,6 +94,7 @@
 use serde_json::Value;
 
 use super::durations::herdsim;
+use super::kube::{Resource, name_of};
 use super::tree::{Node, from_yaml};
 use super::{Context, Format, ImportError};
 
@@ -103,7 +104,10 @@ pub const FORMAT: Format = Format {
     about: "a linkerd.io/v1alpha2 ServiceProfile (retryBudget; routes with isRetryable, \
             timeout and responseClasses), or a List of them",
     selects: &[
-        ("profile", "the ServiceProfile (metadata.name) of a List"),
+        (
+            "service-profile",
+            "the ServiceProfile (metadata.name) of a List",
+        ),
         (
             "route",
             "the Linkerd ServiceProfile route, by name, that herdsim's requests take",
@@ -125,69 +129,21 @@ pub const FORMAT: Format = Format {
 const API_VERSION: &str = "linkerd.io/v1alpha2";
 const KIND: &str = "ServiceProfile";
 
-fn is_profile(value: &Value) -> bool {
-    value.get("kind").and_then(Value::as_str) == Some(KIND)
-        && value
-            .get("apiVersion")
-            .and_then(Value::as_str)
-            .is_some_and(|v| v.starts_with("linkerd.io/"))
-}
+/// What the reader takes: one ServiceProfile or a List of them.
+const RESOURCE: Resource = Resource {
+    kind: KIND,
+    group: "linkerd.io/",
+    select: "service-profile",
+    noun: "profile",
+    nouns: "profiles",
+};
 
 fn claims(value: &Value) -> bool {
-    is_profile(value)
-        || value
-            .get("items")
-            .and_then(Value::as_array)
-            .is_some_and(|items| !items.is_empty() && items.iter().all(is_profile))
-}
-
-fn name_of(node: &Node<'_>) -> String {
-    node.value()
-        .get("metadata")
-        .and_then(|m| m.get("name"))
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string()
+    RESOURCE.claims(value)
 }
 
 fn read(root: &Node<'_>, ctx: &Context<'_>) -> Result<(), ImportError> {
-    let profile = if is_profile(root.value()) {
-        if let Some(wanted) = ctx.selection("profile")
-            && name_of(root) != wanted
-        {
-            return Err(ctx.error_at(
-                "--select profile",
-                format!("'{wanted}': the file's only profile is '{}'", name_of(root)),
-            ));
-        }
-        root.clone()
-    } else {
-        root.only(ctx, &["apiVersion", "kind", "metadata", "items"])?;
-        let items = root.get("items").expect("claimed").items(ctx)?;
-        let names: Vec<String> = items.iter().map(name_of).collect();
-        match ctx.selection("profile") {
-            Some(wanted) => items
-                .iter()
-                .find(|n| name_of(n) == wanted)
-                .cloned()
-                .ok_or_else(|| {
-                    ctx.error_at(
-                        "--select profile",
-                        format!("no profile '{wanted}': the file has {}", names.join(", ")),
-                    )
-                })?,
-            None if items.len() == 1 => items[0].clone(),
-            None => {
-                return Err(ctx.error(
-                    root,
-                    format!(
-                        "several profiles: choose one with --select profile=NAME (one of {})",
-                        names.join(", ")
-                    ),
-                ));
-            }
-        }
-    };
+    let profile = RESOURCE.pick(root, ctx)?;
     read_profile(&profile, ctx)
 }
 
@@ -1106,8 +1062,11 @@ mod tests {
         };
         let text = format!("kind: List\nitems:\n{}{}", item("a", 0.5), item("b", 0.25));
         let e = read(&text).unwrap_err();
-        assert!(e.contains("--select profile=NAME (one of a, b)"), "{e}");
-        let got = read_with(&text, &[("profile", "b")]).unwrap();
+        assert!(
+            e.contains("--select service-profile=NAME (one of a, b)"),
+            "{e}"
+        );
+        let got = read_with(&text, &[("service-profile", "b")]).unwrap();
         assert_eq!(got.value("budget"), Some("tower:0.25,ttl:10s,min:1"));
     }
 }

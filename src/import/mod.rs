@@ -17,6 +17,7 @@ pub mod durations;
 pub mod envoy;
 pub mod gateway;
 pub mod grpc;
+pub mod kube;
 pub mod linkerd;
 pub mod polly;
 pub mod resilience4j;

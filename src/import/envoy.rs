@@ -1494,24 +1494,10 @@ fn cluster(ctx: &Context<'_>, root: &Node<'_>, inert: &mut Vec<String>) -> Resul
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Imported, Options, Source, import};
+    use super::super::{Imported, import_one};
 
     fn read_with(text: &str, select: &[(&str, &str)]) -> Result<Imported, String> {
-        let options = Options {
-            select: select
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-            ..Options::default()
-        };
-        import(
-            &[Source {
-                file: "e.yaml".into(),
-                text: text.into(),
-            }],
-            &options,
-        )
-        .map_err(|e| e.to_string())
+        import_one("e.yaml", text, select)
     }
 
     fn read(text: &str) -> Result<Imported, String> {

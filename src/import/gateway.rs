@@ -287,25 +287,11 @@ pub fn gateway_duration(text: &str) -> Option<Micros> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Imported, Options, Source, import};
+    use super::super::{Imported, import_one};
     use super::gateway_duration;
 
     fn read_with(text: &str, select: &[(&str, &str)]) -> Result<Imported, String> {
-        let options = Options {
-            select: select
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-            ..Options::default()
-        };
-        import(
-            &[Source {
-                file: "policy.yaml".into(),
-                text: text.into(),
-            }],
-            &options,
-        )
-        .map_err(|e| e.to_string())
+        import_one("policy.yaml", text, select)
     }
 
     const HEAD: &str =

@@ -645,28 +645,14 @@ fn retry_throttling(ctx: &Context<'_>, node: &Node<'_>) -> Result<(), ImportErro
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Options, Source, import};
+    use super::super::{Imported, import_one};
 
-    fn read(text: &str) -> Result<super::super::Imported, String> {
+    fn read(text: &str) -> Result<Imported, String> {
         read_with(text, &[])
     }
 
-    fn read_with(text: &str, select: &[(&str, &str)]) -> Result<super::super::Imported, String> {
-        let options = Options {
-            select: select
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-            ..Options::default()
-        };
-        import(
-            &[Source {
-                file: "g.json".into(),
-                text: text.into(),
-            }],
-            &options,
-        )
-        .map_err(|e| e.to_string())
+    fn read_with(text: &str, select: &[(&str, &str)]) -> Result<Imported, String> {
+        import_one("g.json", text, select)
     }
 
     /// gRFC A6's example service config ("Retry Policy" and "Throttling

@@ -755,25 +755,11 @@ pub fn parse_go_duration(text: &str) -> Option<u128> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Imported, Options, Source, import};
+    use super::super::{Imported, import_one};
     use super::parse_go_duration;
 
     fn read_with(text: &str, select: &[(&str, &str)]) -> Result<Imported, String> {
-        let options = Options {
-            select: select
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-            ..Options::default()
-        };
-        import(
-            &[Source {
-                file: "profile.yaml".into(),
-                text: text.into(),
-            }],
-            &options,
-        )
-        .map_err(|e| e.to_string())
+        import_one("profile.yaml", text, select)
     }
 
     fn read(text: &str) -> Result<Imported, String> {

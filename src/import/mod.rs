@@ -460,6 +460,28 @@ fn wrap_comment(text: &str, width: usize) -> Vec<String> {
     lines
 }
 
+/// The readers' unit tests' way in: `text` imported as one file named
+/// `file`, with the `--select` choices `select`.
+#[cfg(test)]
+pub(crate) fn import_one(
+    file: &str,
+    text: &str,
+    select: &[(&str, &str)],
+) -> Result<Imported, String> {
+    let options = Options {
+        select: select
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        ..Options::default()
+    };
+    let source = Source {
+        file: file.to_string(),
+        text: text.to_string(),
+    };
+    import(&[source], &options).map_err(|e| e.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -567,25 +567,11 @@ fn read_breaker(ctx: &Context<'_>, node: &Node<'_>, refused: &str) -> Result<(),
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Imported, Options, Source, import};
+    use super::super::{Imported, import_one};
     use super::timespan;
 
     fn read_with(text: &str, select: &[(&str, &str)]) -> Result<Imported, String> {
-        let options = Options {
-            select: select
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-            ..Options::default()
-        };
-        import(
-            &[Source {
-                file: "appsettings.json".into(),
-                text: text.into(),
-            }],
-            &options,
-        )
-        .map_err(|e| e.to_string())
+        import_one("appsettings.json", text, select)
     }
 
     fn value(got: &Imported, key: &str) -> String {

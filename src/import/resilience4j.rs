@@ -1385,25 +1385,11 @@ fn breaker_chain<'a>(
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Imported, Options, Source, import};
+    use super::super::{Imported, import_one};
     use super::spring_duration;
 
     fn read_with(text: &str, select: &[(&str, &str)]) -> Result<Imported, String> {
-        let options = Options {
-            select: select
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-            ..Options::default()
-        };
-        import(
-            &[Source {
-                file: "application.yml".into(),
-                text: text.into(),
-            }],
-            &options,
-        )
-        .map_err(|e| e.to_string())
+        import_one("application.yml", text, select)
     }
 
     fn read(text: &str) -> Result<Imported, String> {

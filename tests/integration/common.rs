@@ -38,6 +38,22 @@ pub fn server_json(args: &[&str]) -> serde_json::Value {
     serde_json::from_str(&out).unwrap()
 }
 
+/// `herdsim run ARGS` from the repository's root (so scenario paths such
+/// as `scenarios/configs/…` resolve), on the import tests' server: 500
+/// requests a second, an outage from 1 s to 1.5 s, 5 s of arrivals with
+/// 2 s of patience after, two seeds; its standard output (the run must
+/// succeed). `ARGS` add the controls under test and the output's form.
+pub fn outage_run(args: &[&str]) -> String {
+    succeed(
+        cargo_bin_cmd!("herdsim")
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(["run", "--resource", "server", "--rate", "500"])
+            .args(["--duration", "5s", "--patience", "2s"])
+            .args(["--trigger", "outage@1s..1.5s", "--seeds", "2"])
+            .args(args),
+    )
+}
+
 /// Runs `command`, which must succeed (failing with its arguments and
 /// stderr if not); its standard output.
 pub fn succeed(command: &mut assert_cmd::Command) -> String {

@@ -7,38 +7,15 @@ use std::fs;
 
 use assert_cmd::cargo::cargo_bin_cmd;
 
-use crate::common::{mean, succeed, usage_error, workdir};
+use crate::common::{mean, outage_run, succeed, usage_error, workdir};
 
 const PROFILE: &str = "scenarios/configs/linkerd-service-profile.yaml";
 
 /// A server run with a half-second outage, no per-attempt timeout (a
 /// ServiceProfile has none), seven seconds in all: shorter than the
 /// budget's 10 s TTL, so nothing deposited or withdrawn expires in it.
-const SERVER: [&str; 14] = [
-    "--resource",
-    "server",
-    "--rate",
-    "500",
-    "--duration",
-    "5s",
-    "--patience",
-    "2s",
-    "--trigger",
-    "outage@1s..1.5s",
-    "--seeds",
-    "2",
-    "--json",
-    "-q",
-];
-
 fn run(args: &[&str]) -> String {
-    succeed(
-        cargo_bin_cmd!("herdsim")
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .arg("run")
-            .args(SERVER)
-            .args(args),
-    )
+    outage_run(&[["--json", "-q"].as_slice(), args].concat())
 }
 
 /// The flags the profile's get-order route amounts to.

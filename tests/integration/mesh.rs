@@ -4,37 +4,17 @@
 
 use std::fs;
 
-use assert_cmd::cargo::cargo_bin_cmd;
+use crate::common::{outage_run, usage_error, workdir};
 
-use crate::common::{succeed, usage_error, workdir};
-
-/// A server run with an outage, long enough for the budget to bind.
-const SERVER: [&str; 16] = [
-    "--resource",
-    "server",
-    "--rate",
-    "500",
-    "--timeout",
-    "100ms",
-    "--max-attempts",
-    "4",
-    "--duration",
-    "5s",
-    "--patience",
-    "2s",
-    "--trigger",
-    "outage@1s..1.5s",
-    "--seeds",
-    "2",
-];
-
+/// `outage_run` with a per-attempt timeout of 100 ms and four attempts:
+/// long enough for the budget to bind.
 fn run(args: &[&str]) -> String {
-    succeed(
-        cargo_bin_cmd!("herdsim")
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .args(["run", "--json", "-q"])
-            .args(SERVER)
-            .args(args),
+    outage_run(
+        &[
+            ["--json", "-q", "--timeout", "100ms", "--max-attempts", "4"].as_slice(),
+            args,
+        ]
+        .concat(),
     )
 }
 

@@ -6,34 +6,12 @@ use std::fs;
 
 use assert_cmd::cargo::cargo_bin_cmd;
 
-use crate::common::{succeed, usage_error, workdir};
+use crate::common::{outage_run, succeed, usage_error, workdir};
 
-/// A server run long enough for the breakers to open and half-open.
-const SERVER: [&str; 14] = [
-    "--resource",
-    "server",
-    "--rate",
-    "500",
-    "--timeout",
-    "100ms",
-    "--duration",
-    "5s",
-    "--patience",
-    "2s",
-    "--trigger",
-    "outage@1s..1.5s",
-    "--seeds",
-    "2",
-];
-
+/// `outage_run` with a per-attempt timeout of 100 ms: long enough for the
+/// breakers to open and half-open.
 fn run(args: &[&str]) -> String {
-    succeed(
-        cargo_bin_cmd!("herdsim")
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .args(["run", "--json", "-q"])
-            .args(SERVER)
-            .args(args),
-    )
+    outage_run(&[["--json", "-q", "--timeout", "100ms"].as_slice(), args].concat())
 }
 
 #[test]

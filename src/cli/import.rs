@@ -152,13 +152,5 @@ pub fn import_command(args: &ImportArgs) -> Result<(), CliError> {
 
 /// A path as a shell reads it back (quoted if it needs to be).
 fn shell_word(path: &Path) -> String {
-    let text = path.display().to_string();
-    if text
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "-_./+=:@".contains(c))
-    {
-        text
-    } else {
-        format!("'{}'", text.replace('\'', r"'\''"))
-    }
+    super::output::shell_word(&path.display().to_string())
 }

@@ -5,6 +5,7 @@
 //! code 2. Output files are never half-written by bad input, and never
 //! clobbered unless asked.
 
+mod assess;
 mod bench;
 pub mod bench_minimal;
 pub mod bench_server;
@@ -121,6 +122,15 @@ enum Command {
     /// the pictures inline, and the command that reproduces it.
     #[command(after_long_help = examples::with_examples("", &examples::REPORT))]
     Report(report::ReportArgs),
+    /// Will this service recover? Its margin, headroom, amplification and recovery
+    ///
+    /// One service at its offered load: the longest stall of each kind it
+    /// survives, the highest load at which a blip is survived, the
+    /// amplification of a full outage, success under partial failure and
+    /// the recovery times, with a verdict in words and the command behind
+    /// every figure.
+    #[command(after_long_help = assess::assess_help())]
+    Assess(assess::AssessArgs),
     /// Map where a server-model service tips over as two parameters vary
     ///
     /// Map where a server-model service tips over as two parameters vary:
@@ -252,6 +262,7 @@ where
         Command::Sweep(args) => sweep::sweep(&args),
         Command::Merge(args) => sweep::merge(&args),
         Command::Map(args) => map::map(&args),
+        Command::Assess(args) => assess::assess_command(&args),
         Command::Report(args) => report::report(&args),
         Command::Compare(args) => compare::compare(&args),
         Command::Plot(args) => plot::plot(&args),

@@ -530,3 +530,17 @@ pub fn release_warnings(shown: bool) {
         }
     }
 }
+
+/// A word as a shell reads it back: as it is if it is made of letters,
+/// digits and `-_./+=:@,`, else in single quotes.
+pub fn shell_word(text: &str) -> String {
+    if !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./+=:@,".contains(c))
+    {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}

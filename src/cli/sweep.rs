@@ -269,6 +269,36 @@ impl GridArgs {
         self.max_events
     }
 
+    /// The seeds flag, if given.
+    pub fn seeds(&self) -> Option<u32> {
+        self.seeds
+    }
+
+    /// The flags given, as a user would type them again: the parameters
+    /// (but `except`'s keys), the imported files and their choices; not the
+    /// seeds or the call limit.
+    pub fn flag_words(&self, except: &[&str]) -> Vec<String> {
+        let mut words = Vec::new();
+        for (param, values) in &self.params.given {
+            if !except.contains(&param.key) {
+                words.push(format!("--{}", param.flag()));
+                words.push(values.join(&param.list_separator.to_string()));
+            }
+        }
+        for file in &self.import.files {
+            words.push("--import".to_string());
+            words.push(file.display().to_string());
+        }
+        for (kind, name) in &self.import.choices.select {
+            words.push("--select".to_string());
+            words.push(format!("{kind}={name}"));
+        }
+        if self.import.choices.warn_unknown {
+            words.push("--warn-unknown".to_string());
+        }
+        words
+    }
+
     /// `scenario` with the settings of its imported files and of `--import`
     /// in place where it has none of its own (once).
     pub fn imported(&self, mut scenario: Scenario) -> Result<Scenario, CliError> {

@@ -1,6 +1,7 @@
 //! Experiments: grids of workloads, scenario files, sweeps over replicate
 //! seeds, and the schedules of single policies.
 
+pub mod assess;
 pub mod error;
 pub mod grid;
 pub mod map;

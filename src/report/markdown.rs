@@ -4,8 +4,6 @@ use std::fmt::Write;
 
 use crate::study::compare::Comparison;
 
-/// `herdsim compare --markdown`: the command that made it, the scenario, the
-/// table and the notes.
 /// A Markdown table: the first column left-aligned, the rest (numbers)
 /// right-aligned.
 pub(crate) fn markdown_table(header: &[String], rows: &[Vec<String>]) -> String {
@@ -20,6 +18,8 @@ pub(crate) fn markdown_table(header: &[String], rows: &[Vec<String>]) -> String 
     out
 }
 
+/// `herdsim compare --markdown`: the command that made it, the scenario, the
+/// table and the notes.
 pub fn compare_markdown(comparison: &Comparison<'_>, command: &str) -> String {
     let mut out = String::new();
     let _ = writeln!(

@@ -1,6 +1,7 @@
 //! Reports of results, one exporter per format. Exporters build strings; the
 //! command line decides where they go.
 
+pub mod assessment;
 pub mod compare_file;
 pub mod csv;
 pub mod error;

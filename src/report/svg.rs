@@ -599,13 +599,15 @@ pub(crate) fn tick(v: f64) -> String {
     }
 }
 
-/// One curve of a sweep: its label and points `(x, y, CI half-width)`.
+/// One curve of a sweep: its label and points `(x, y, band)`, the band a
+/// confidence interval's `(low, high)` (symmetric for a mean's, not for a
+/// proportion's Wilson interval).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Curve {
     /// The group's label (the `--by` value).
     pub label: String,
     /// Points in x order.
-    pub points: Vec<(f64, f64, Option<f64>)>,
+    pub points: Vec<(f64, f64, Option<(f64, f64)>)>,
 }
 
 /// A sweep's curves with their 95% CI bands, one colour per group. The
@@ -621,10 +623,10 @@ pub fn curves(
 ) -> PlotResult<Figure> {
     let all = || curves.iter().flat_map(|c| c.points.iter());
     let lo_y = all()
-        .map(|p| p.1 - p.2.unwrap_or(0.0))
+        .map(|p| p.2.map_or(p.1, |b| b.0.min(p.1)))
         .fold(f64::INFINITY, f64::min);
     let hi_y = all()
-        .map(|p| p.1 + p.2.unwrap_or(0.0))
+        .map(|p| p.2.map_or(p.1, |b| b.1.max(p.1)))
         .fold(f64::NEG_INFINITY, f64::max);
     let lo_x = all().map(|p| p.0).fold(f64::INFINITY, f64::min);
     let hi_x = all().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max);
@@ -812,12 +814,12 @@ impl CurvesPage<'_> {
             let upper: Vec<(f64, f64)> = curve
                 .points
                 .iter()
-                .map(|p| (p.0, p.1 + p.2.unwrap_or(0.0)))
+                .map(|p| (p.0, p.2.map_or(p.1, |b| b.1)))
                 .collect();
             let lower: Vec<(f64, f64)> = curve
                 .points
                 .iter()
-                .map(|p| (p.0, (p.1 - p.2.unwrap_or(0.0)).max(y.0)))
+                .map(|p| (p.0, p.2.map_or(p.1, |b| b.0).max(y.0)))
                 .collect();
             if curve.points.iter().any(|p| p.2.is_some()) {
                 chart

@@ -112,7 +112,7 @@ pub fn curves_of_table<R: Read>(
     let mut skipped = 0;
     let mut x_unit = None;
     let mut order: Vec<String> = Vec::new();
-    let mut groups: BTreeMap<String, Vec<(f64, f64, Option<f64>)>> = BTreeMap::new();
+    let mut groups: BTreeMap<String, Vec<(f64, f64, Option<(f64, f64)>)>> = BTreeMap::new();
     let records = reader
         .records()
         .enumerate()
@@ -177,10 +177,11 @@ pub fn curves_of_table<R: Read>(
         if !groups.contains_key(&label) {
             order.push(label.clone());
         }
-        groups
-            .entry(label)
-            .or_default()
-            .push((xv, yv, band.and_then(number)));
+        groups.entry(label).or_default().push((
+            xv,
+            yv,
+            band.and_then(number).map(|h| (yv - h, yv + h)),
+        ));
     }
     let curves = order
         .into_iter()
@@ -228,11 +229,14 @@ mod tests {
         assert_eq!(curves[0].label, "full");
         assert_eq!(
             curves[0].points,
-            [(10.0, 5.0, Some(1.0)), (100.0, 50.0, Some(2.0))]
+            [
+                (10.0, 5.0, Some((4.0, 6.0))),
+                (100.0, 50.0, Some((48.0, 52.0)))
+            ]
         );
         assert_eq!(
             curves[1].points,
-            [(10.0, 55.0, Some(0.0))],
+            [(10.0, 55.0, Some((55.0, 55.0)))],
             "the non-numeric row is left out"
         );
         let colour = ["colour".to_string()];

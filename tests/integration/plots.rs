@@ -168,9 +168,9 @@ fn curves_draw_each_group_through_its_points() {
         Curve {
             label: "full".into(),
             points: vec![
-                (10.0, 20.0, Some(1.0)),
-                (100.0, 270.0, Some(3.0)),
-                (1_000.0, 4_725.0, Some(4.0)),
+                (10.0, 20.0, Some((19.0, 21.0))),
+                (100.0, 270.0, Some((267.0, 273.0))),
+                (1_000.0, 4_725.0, Some((4_721.0, 4_729.0))),
             ],
         },
         Curve {

@@ -1,0 +1,308 @@
+//! `herdsim assess`: one service at its offered load, the questions an SRE
+//! asks of it answered (margin, headroom, amplification, partial failure,
+//! recovery), each figure with the command that reproduces it.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use clap::Args;
+
+use super::compare::command_line;
+use super::output::{check_distinct, check_output, shell_word, warn_extensions, write_whole};
+use super::progress::runs_bar;
+use super::sweep::{GridArgs, read_scenario};
+use super::{CliError, write_stdout};
+use crate::base::time::{Micros, parse_duration};
+use crate::experiment::assess::{
+    AssessSettings, DEFAULT_BLIP_US, DEFAULT_KINDS, DEFAULT_PARTIAL, DEFAULT_ROUNDS, DEFAULT_SEEDS,
+    LENGTHS_MS, MapPurpose, STALL_START_US, assess, map_flags, run_flags, stall,
+};
+use crate::experiment::scenario::Scenario;
+use crate::model::ResourceKind;
+use crate::report::assessment::{assessment_html, assessment_text};
+use crate::spec::params::param;
+use crate::spec::{self, ParamError};
+
+/// The heading of assess's own flags.
+const ASSESS: &str = "Assess";
+
+/// The budget the margin is compared with when the service has none:
+/// Finagle's defaults, which Linkerd's proxy also ships.
+const SUGGESTED_BUDGET: &str = "finagle:0.2,ttl:10s,min:10";
+
+#[derive(Debug, Args)]
+pub struct AssessArgs {
+    /// Scenario file (TOML) of the server model: the service and its
+    /// clients, one point, no trigger
+    #[arg(value_name = "SCENARIO")]
+    scenario: Option<PathBuf>,
+
+    #[command(flatten)]
+    grid: GridArgs,
+
+    /// A stall kind to find the margin of (a trigger kind without its
+    /// window); repeat for several [default: outage, capacity:0, slow:2]
+    ///
+    /// The first is also the stall of the headroom and the recovery times.
+    #[arg(long = "stall", value_name = "KIND", value_parser = parse_kind, allow_hyphen_values = true, help_heading = ASSESS)]
+    kinds: Vec<String>,
+
+    /// The blip length the headroom and recovery times are read after;
+    /// repeat for several [default: 500ms]
+    #[arg(long = "blip", value_name = "DURATION", value_parser = parse_blip, allow_hyphen_values = true, help_heading = ASSESS)]
+    blips: Vec<Micros>,
+
+    /// The share of attempts failing in the partial failure (0 to 1, not 0)
+    #[arg(long, value_name = "P", default_value_t = DEFAULT_PARTIAL, value_parser = parse_share, allow_hyphen_values = true, help_heading = ASSESS)]
+    partial: f64,
+
+    /// A retry budget to compare the first stall's margin with, or none
+    /// [default: finagle:0.2,ttl:10s,min:10 if the service has no budget]
+    #[arg(long, value_name = "BUDGET", allow_hyphen_values = true, help_heading = ASSESS)]
+    suggest: Option<String>,
+
+    /// Refinement rounds of each map (0 to 10)
+    #[arg(long, value_name = "ROUNDS", default_value_t = DEFAULT_ROUNDS, value_parser = parse_rounds, allow_hyphen_values = true, help_heading = ASSESS)]
+    refine: u32,
+
+    /// Also write the answer as one self-contained HTML page, with the
+    /// margin and headroom curves and their Wilson bands
+    #[arg(long, value_name = "FILE.html", allow_hyphen_values = true, help_heading = super::run::OUTPUTS)]
+    report: Option<PathBuf>,
+
+    /// Replace the report if it exists
+    #[arg(long, help_heading = super::run::OUTPUTS)]
+    force: bool,
+
+    /// Hide the progress bar and the closing summary
+    #[arg(long, short, help_heading = super::run::OUTPUTS)]
+    quiet: bool,
+}
+
+fn parse_kind(text: &str) -> Result<String, String> {
+    let trigger = param("trigger").expect("trigger is a key");
+    if text.contains('@') || text.contains('+') {
+        return Err(format!(
+            "'{text}': give the kind alone (outage, capacity:0, slow:2); assess sets the window"
+        ));
+    }
+    trigger
+        .check(&stall(text, 1_000_000))
+        .map_err(|e| format!("'{text}' is not a trigger kind: {e}"))?;
+    Ok(text.to_string())
+}
+
+fn parse_blip(text: &str) -> Result<Micros, String> {
+    let us = parse_duration(text).map_err(|e| e.to_string())?;
+    let most = LENGTHS_MS[LENGTHS_MS.len() - 1] * 1_000;
+    if us == 0 || us > most {
+        return Err(format!(
+            "'{text}': expected a duration above 0 and at most {}s",
+            most / 1_000_000
+        ));
+    }
+    Ok(us)
+}
+
+fn parse_share(text: &str) -> Result<f64, String> {
+    match crate::spec::server::parse_probability(text) {
+        Ok(p) if p > 0.0 => Ok(p),
+        _ => Err(format!(
+            "'{text}': expected a share above 0 and at most 1, such as 0.1"
+        )),
+    }
+}
+
+fn parse_rounds(text: &str) -> Result<u32, ParamError> {
+    spec::parse_count(text, 0, 10).map(|n| n as u32)
+}
+
+/// The long help of `herdsim assess`.
+pub fn assess_help() -> String {
+    format!(
+        "Every figure is made by maps and runs that the command it names reproduces, byte for \
+         byte:\n\
+         - margin: for each stall kind, a one-row map along the stall's length (from {} to {} \
+         s, from t = {}), refined where\n  the storm probability crosses 50%: the crossing, and \
+         the longest length surely below and the shortest surely above it;\n\
+         - headroom: a map along the offered load (ρ from 0.3 to 0.95, the rate or the users \
+         scaled), one row per blip;\n\
+         - amplification and success under partial failure: runs whose whole load meets the \
+         failure, beside the exact\n  value where the attempt limit alone decides it (with the \
+         z-score of the difference);\n\
+         - recovery: the recovery times of the runs that recovered from the first blip.\n\
+         Each run's patience window and length are the defaults its own trigger gives \
+         (`herdsim metrics`), so assess\nrefuses a service with a trigger, a duration or a \
+         request count of its own.",
+        LENGTHS_MS[0] as f64 / 1e3,
+        LENGTHS_MS[LENGTHS_MS.len() - 1] / 1_000,
+        crate::experiment::assess::seconds(STALL_START_US)
+    )
+}
+
+/// The scenario with the flags applied, checked as one service assess can
+/// stall.
+fn read(args: &AssessArgs) -> Result<Scenario, CliError> {
+    let usage = CliError::Usage;
+    let scenario = match &args.scenario {
+        Some(path) => read_scenario(path)?,
+        None => Scenario::default(),
+    };
+    let scenario = args.grid.apply(scenario)?;
+    if scenario.grid.len() != 1 {
+        return Err(usage(format!(
+            "the scenario has {} points ({}): assess takes one service; give each key one value",
+            scenario.grid.len(),
+            scenario.grid.shape()
+        )));
+    }
+    let base = scenario.grid.point(0);
+    if base.resource != ResourceKind::Server {
+        return Err(usage(format!(
+            "assess needs the server model (--resource server), whose runs can end stuck; this \
+             one is on {}",
+            base.resource
+        )));
+    }
+    if !base.server.triggers.0.is_empty() {
+        return Err(usage(
+            "the service has a trigger: assess makes its own stalls (--stall, --blip); leave \
+             trigger out"
+                .to_string(),
+        ));
+    }
+    if base.server.duration_us.is_some() || base.server.requests.is_some() {
+        return Err(usage(
+            "the service has a duration or a request count: assess gives each run the length \
+             its stall needs; leave duration and requests out"
+                .to_string(),
+        ));
+    }
+    match base.server.peak_offered_load() {
+        None => {
+            return Err(usage(
+                "the service has unbounded workers: it never saturates, so there is no margin \
+                 to find; give --workers"
+                    .to_string(),
+            ));
+        }
+        Some(rho) if rho >= 1.0 => {
+            return Err(usage(format!(
+                "the service's offered load is ρ = {rho:.3}: at ρ ≥ 1 it has no steady state to \
+                 recover to; lower --rate (or --users)"
+            )));
+        }
+        Some(_) => {}
+    }
+    Ok(scenario)
+}
+
+pub fn assess_command(args: &AssessArgs) -> Result<(), CliError> {
+    let started = Instant::now();
+    if let Some(report) = &args.report {
+        warn_extensions(&[("--report", Some(report), "html")]);
+        check_output(report, args.force)?;
+        if let Some(scenario) = &args.scenario {
+            check_distinct(&[("--report", report), ("the scenario", scenario)])?;
+        }
+    }
+    let scenario = read(args)?;
+    let base = scenario.grid.point(0);
+    let suggest = match args.suggest.as_deref() {
+        Some("none") => None,
+        Some(budget) => Some(budget.to_string()),
+        None if base.budget.is_none() => Some(SUGGESTED_BUDGET.to_string()),
+        None => None,
+    };
+    let settings = AssessSettings {
+        kinds: if args.kinds.is_empty() {
+            DEFAULT_KINDS.iter().map(|k| k.to_string()).collect()
+        } else {
+            args.kinds.clone()
+        },
+        blips: if args.blips.is_empty() {
+            vec![DEFAULT_BLIP_US]
+        } else {
+            args.blips.clone()
+        },
+        partial: args.partial,
+        suggest,
+        seeds: args
+            .grid
+            .seeds()
+            .unwrap_or(DEFAULT_SEEDS.max(scenario.replicates)),
+        rounds: args.refine,
+        master_seed: scenario.master_seed,
+        base,
+    };
+    let maps = settings.maps().map_err(CliError::Usage)?;
+    let runs = settings.runs().map_err(CliError::Usage)?;
+    // The commands, before any run: the service as given, but the keys
+    // the command's own flags set, then those flags.
+    let words = |command: &str, extra: Vec<String>| {
+        let set: Vec<String> = extra
+            .iter()
+            .filter_map(|w| w.strip_prefix("--"))
+            .map(|flag| flag.replace('-', "_"))
+            .collect();
+        let set: Vec<&str> = set.iter().map(String::as_str).collect();
+        let mut all = vec!["herdsim".to_string(), command.to_string()];
+        all.extend(args.scenario.iter().map(|p| p.display().to_string()));
+        all.extend(args.grid.flag_words(&set));
+        all.extend(extra);
+        all.iter()
+            .map(|w| shell_word(w))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut commands = Vec::new();
+    for (i, map) in maps.iter().enumerate() {
+        let budget = match &map.purpose {
+            MapPurpose::Margin {
+                suggested: true, ..
+            } => settings.suggest.as_deref(),
+            _ => None,
+        };
+        let mut extra = map_flags(&map.settings, budget);
+        extra.extend(["--out".to_string(), format!("assess-map-{}.csv", i + 1)]);
+        commands.push(words("map", extra));
+    }
+    for run in &runs {
+        commands.push(words("run", run_flags(run, &settings)));
+    }
+    let total: usize = maps.len() + runs.len();
+    let bar = runs_bar(0, args.quiet);
+    let made = assess(
+        &settings,
+        args.grid.max_events().unwrap_or(u64::MAX),
+        |stage, jobs| {
+            bar.set_length(jobs as u64);
+            bar.set_position(0);
+            bar.set_message(stage.to_string());
+        },
+        || bar.inc(1),
+    );
+    bar.finish_and_clear();
+    let made = made.map_err(|stop| {
+        CliError::Limit(format!(
+            "a run of the {} reached --max-events: nothing is written",
+            stop.stage
+        ))
+    })?;
+    if let Some(report) = &args.report {
+        let title = format!("Assessment of {}", scenario.name);
+        let page = assessment_html(&made, &commands, &title, &command_line())
+            .map_err(|e| CliError::Usage(format!("--report: {e}")))?;
+        write_whole(report, args.force, &page)?;
+    }
+    write_stdout(&assessment_text(&made, &commands))?;
+    if !args.quiet {
+        let runs: u64 = made.maps.iter().map(|m| m.runs).sum::<u64>()
+            + made.runs.iter().map(|r| r.runs.len() as u64).sum::<u64>();
+        eprintln!(
+            "{total} maps and run sets, {runs} runs in {:.2} s",
+            started.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,677 @@
+//! `herdsim assess`'s answer for people: what was assessed and how, the
+//! margin and headroom tables, the failure figures, the recovery times, a
+//! verdict in plain words, and the command behind every figure (numbered
+//! `[1]`, `[2]`, … in the tables). Made once as an [`Answer`], then shown
+//! as text (the terminal), or as Markdown inside an HTML page with the
+//! margin and headroom curves (`--report`), so the two never disagree.
+
+use std::fmt::Write as _;
+
+use crate::base::format::{group_thousands, trimmed};
+use crate::base::time::format_duration;
+use crate::experiment::assess::{
+    AssessMap, AssessRun, Assessment, FAILURE_LOAD_US, LENGTHS_MS, LOADS, MapPurpose,
+    PARTIAL_LENGTH_US, RunPurpose, STALL_START_US, exact_under_failure, length_at, quantile,
+    seconds,
+};
+use crate::experiment::map::Side;
+use crate::measure::server_metrics::{ServerMetrics, Storm, wilson_interval};
+use crate::report::error::ReportError;
+use crate::report::html::{ReportPage, report_html};
+use crate::report::markdown::markdown_table;
+use crate::report::svg::{Curve, Figure, curves};
+use crate::report::{WorkloadSummary, aligned_text_first};
+
+/// Where a map's boundary lies, in words and numbers: the crossing and
+/// the surely-below and surely-above places (already turned into what the
+/// axis measures by `unit`).
+struct Found {
+    /// The crossing, or why there is none ("under 0.25 s").
+    at: String,
+    /// The crossing's value, if it crosses.
+    value: Option<f64>,
+    below: String,
+    above: String,
+}
+
+/// Row `row`'s boundary of `map`, each place turned by `unit` and shown by
+/// `show`; `first` and `last` are the coarse grid's ends, as shown.
+fn found(
+    map: &AssessMap,
+    row: usize,
+    unit: impl Fn(f64) -> f64,
+    show: impl Fn(f64) -> String,
+    (first, last): (&str, &str),
+) -> Found {
+    let Some(b) = map.boundaries.iter().find(|b| b.y == row) else {
+        return Found {
+            at: "-".to_string(),
+            value: None,
+            below: "-".to_string(),
+            above: "-".to_string(),
+        };
+    };
+    let side = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| show(unit(v)));
+    let at = match b.crossing {
+        Some(x) => show(unit(x)),
+        None if b.first_probability >= 0.5 => format!("under {first}"),
+        None => format!("beyond {last}"),
+    };
+    Found {
+        at,
+        value: b.crossing.map(&unit),
+        below: side(b.below),
+        above: side(b.above),
+    }
+}
+
+/// A stall length, µs, in seconds for people.
+fn length_s(us: f64) -> String {
+    format!("{} s", trimmed(us / 1e6, 2))
+}
+
+/// The shortest stall of a margin map surely above one half: its length,
+/// µs, its stuck runs and its decided runs.
+fn first_down(map: &AssessMap) -> Option<(f64, u64, u64)> {
+    map.curves
+        .first()?
+        .iter()
+        .copied()
+        .find(|&(_, stuck, runs)| Side::of(&Storm::of_counts(stuck, runs, 0)) == Side::Above)
+}
+
+/// The mean of `values` and its standard error.
+fn mean_se(values: &[f64]) -> (f64, f64) {
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n.max(1.0);
+    if values.len() < 2 {
+        return (mean, 0.0);
+    }
+    let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (mean, (var / n).sqrt())
+}
+
+/// A measured mean beside its exact value: the z-score of the difference
+/// (its standard error the runs' own).
+fn against_exact(mean: f64, se: f64, exact: f64, decimals: usize) -> String {
+    let exact_text = trimmed(exact, decimals);
+    if se > 0.0 {
+        format!("exact {exact_text}, z = {:+.1}", (mean - exact) / se)
+    } else if (mean - exact).abs() <= 1e-9 * exact.abs().max(1.0) {
+        format!("exact {exact_text}, met in every run")
+    } else {
+        format!(
+            "exact {exact_text}; every run gave {}",
+            trimmed(mean, decimals)
+        )
+    }
+}
+
+/// A measured success share beside its exact value `p`: the z-score of
+/// `successes` of `requests` against the binomial `requests · p` (the
+/// requests' outcomes are independent where the exact value holds, so
+/// the binomial is their spread even when every run gave the same share).
+fn share_against_exact(successes: u64, requests: u64, p: f64) -> String {
+    let n = requests as f64;
+    let sd = (n * p * (1.0 - p)).sqrt();
+    let exact = trimmed(p, 6);
+    if sd > 0.0 {
+        format!(
+            "exact {exact}, z = {:+.1} over {} requests",
+            (successes as f64 - n * p) / sd,
+            group_thousands(requests)
+        )
+    } else if successes as f64 == n * p {
+        format!("exact {exact}, met in every run")
+    } else {
+        format!(
+            "exact {exact}; the runs gave {}",
+            trimmed(successes as f64 / n, 6)
+        )
+    }
+}
+
+/// The runs of `purpose`.
+fn runs_of(a: &Assessment, purpose: RunPurpose) -> (usize, &AssessRun) {
+    a.runs
+        .iter()
+        .enumerate()
+        .find(|(_, r)| r.what == purpose)
+        .expect("assess makes every kind of run")
+}
+
+/// Storm counts of a set of runs.
+fn storm_of(runs: &[ServerMetrics]) -> Storm {
+    let stuck = runs.iter().filter(|m| m.stuck()).count() as u64;
+    let unresolved = runs
+        .iter()
+        .filter(|m| m.verdict == Some(crate::measure::verdict::Verdict::Unresolved))
+        .count() as u64;
+    Storm::of_counts(stuck, runs.len() as u64 - unresolved, unresolved)
+}
+
+/// A part of the answer, in reading order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Part {
+    /// Lines that belong together (the failure figures).
+    Lines(Vec<String>),
+    /// A table under its caption; its first column is text, the rest
+    /// numbers.
+    Table {
+        caption: String,
+        header: Vec<&'static str>,
+        rows: Vec<Vec<String>>,
+    },
+}
+
+/// The whole answer, before it is shown.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    /// The workload in words, a line each.
+    pub workload: Vec<String>,
+    /// How it was assessed: seeds, master seed, stall start, rounds.
+    pub method: String,
+    /// The figures.
+    pub parts: Vec<Part>,
+    /// The verdict, one paragraph.
+    pub verdict: String,
+    /// The command behind each `[n]`, in order.
+    pub commands: Vec<String>,
+}
+
+/// The whole answer. `commands` are the reproducing commands of the maps
+/// and then the runs, in the assessment's order.
+pub fn answer(a: &Assessment, commands: &[String]) -> Answer {
+    let s = &a.settings;
+    let rho = s.base.server.peak_offered_load().unwrap_or(f64::NAN);
+    let method = format!(
+        "assessed with {} seeds per cell and per run from master seed {}; every stall starts at \
+         {} (the verdict's baseline is the service before it), each run's patience and length \
+         as its own trigger gives them; maps refined {} rounds",
+        s.seeds,
+        s.master_seed,
+        seconds(STALL_START_US),
+        s.rounds
+    );
+    let number = |i: usize| format!("[{}]", i + 1);
+    let first_ms = LENGTHS_MS[0] as f64 * 1e3;
+    let last_ms = LENGTHS_MS[LENGTHS_MS.len() - 1] as f64 * 1e3;
+    let (first_len, last_len) = (length_s(first_ms), length_s(last_ms));
+    let mut parts = Vec::new();
+
+    // Margins.
+    let mut rows = Vec::new();
+    let mut margins: Vec<(String, bool, Found, Option<(f64, u64, u64)>)> = Vec::new();
+    for (i, map) in a.maps.iter().enumerate() {
+        let MapPurpose::Margin { suggested, .. } = &map.purpose else {
+            continue;
+        };
+        let f = found(map, 0, length_at, length_s, (&first_len, &last_len));
+        let down = first_down(map);
+        let name = margin_name(map, s.suggest.as_deref());
+        rows.push(vec![
+            name.clone(),
+            f.at.clone(),
+            f.below.clone(),
+            f.above.clone(),
+            down.map_or("-".to_string(), |(x, stuck, runs)| {
+                format!("{}: {stuck} of {runs}", length_s(length_at(x)))
+            }),
+            group_thousands(map.runs),
+            number(i),
+        ]);
+        margins.push((name, *suggested, f, down));
+    }
+    parts.push(Part::Table {
+        caption: "margin: the longest stall survived, where the storm probability (runs stuck \
+                  of those decided) crosses 50%, between the longest surely below and the \
+                  shortest surely above (Wilson 95%)"
+            .to_string(),
+        header: vec![
+            "stall",
+            "margin",
+            "surely survived",
+            "surely down",
+            "first surely down: stuck",
+            "runs",
+            "command",
+        ],
+        rows,
+    });
+
+    // Headroom.
+    let (hi, headroom) = headroom_map(a);
+    let to_rho = |place: f64| s.load_at(place);
+    let (first_rho, last_rho) = (show_rho(LOADS[0]), show_rho(LOADS[LOADS.len() - 1]));
+    let mut headrooms = Vec::new();
+    let rows: Vec<Vec<String>> = s
+        .blips
+        .iter()
+        .enumerate()
+        .map(|(row, &blip)| {
+            let f = found(headroom, row, to_rho, show_rho, (&first_rho, &last_rho));
+            let line = vec![
+                blip_name(s, blip),
+                f.at.clone(),
+                f.below.clone(),
+                f.above.clone(),
+                group_thousands(headroom.runs),
+                number(hi),
+            ];
+            headrooms.push((blip, f));
+            line
+        })
+        .collect();
+    parts.push(Part::Table {
+        caption: format!(
+            "headroom: the highest offered load at which the stall is survived (the {} scaled; \
+             now ρ = {})",
+            s.load_param().key,
+            trimmed(rho, 3)
+        ),
+        header: vec![
+            "stall",
+            "headroom",
+            "surely survived",
+            "surely down",
+            "runs",
+            "command",
+        ],
+        rows,
+    });
+
+    // Failures.
+    let (ai, amp) = runs_of(a, RunPurpose::Amplification);
+    let amps: Vec<f64> = amp.runs.iter().map(ServerMetrics::amplification).collect();
+    let (amp_mean, amp_se) = mean_se(&amps);
+    let amp_exact = exact_under_failure(&amp.spec, 1.0).map(|(x, _)| x);
+    let (pi, partial) = runs_of(a, RunPurpose::PartialDuring);
+    let successes: Vec<f64> = partial
+        .runs
+        .iter()
+        .map(ServerMetrics::success_rate)
+        .collect();
+    let (ok_mean, ok_se) = mean_se(&successes);
+    let ok_ci = 1.96 * ok_se;
+    let partial_amps: Vec<f64> = partial
+        .runs
+        .iter()
+        .map(ServerMetrics::amplification)
+        .collect();
+    let (pamp_mean, pamp_se) = mean_se(&partial_amps);
+    let partial_exact = exact_under_failure(&partial.spec, s.partial);
+    let (qi, after) = runs_of(a, RunPurpose::PartialAfter);
+    let after_storm = storm_of(&after.runs);
+    let share = format!("{}%", trimmed(s.partial * 100.0, 2));
+    let load = format_duration(FAILURE_LOAD_US);
+    let mut lines = vec![format!(
+        "in a full outage ({load} of requests, every attempt failing): {:.3} ± {:.3} attempts \
+         per request at the server ({}) {}",
+        amp_mean,
+        1.96 * amp_se,
+        amp_exact.map_or_else(
+            || "no exact value: a control, deadline or hedging decides".to_string(),
+            |x| against_exact(amp_mean, amp_se, x, 4)
+        ),
+        number(a.maps.len() + ai)
+    )];
+    if let Some(first) = amp.runs.first()
+        && first.layers.len() > 1
+    {
+        let per_layer: Vec<String> = (0..first.layers.len())
+            .map(|i| {
+                let per_request: Vec<f64> = amp
+                    .runs
+                    .iter()
+                    .map(|m| m.layers[i].attempts as f64 / m.requests.max(1) as f64)
+                    .collect();
+                let (mean, se) = mean_se(&per_request);
+                format!("service {}: {:.3} ± {:.3}", i + 1, mean, 1.96 * se)
+            })
+            .collect();
+        lines.push(format!(
+            "attempts per request at each service of the chain (1 is the one users call): {}",
+            per_layer.join("; ")
+        ));
+    }
+    lines.push(format!(
+        "with {share} of attempts failing ({load} of requests): success {:.5} ± {:.5} ({}), \
+         {:.3} attempts per request ({}) {}",
+        ok_mean,
+        ok_ci,
+        partial_exact.map_or_else(
+            || "no exact value".to_string(),
+            |(_, ok)| share_against_exact(
+                partial.runs.iter().map(|m| m.successes).sum(),
+                partial.runs.iter().map(|m| m.requests).sum(),
+                ok
+            )
+        ),
+        pamp_mean,
+        partial_exact.map_or_else(
+            || "no exact value".to_string(),
+            |(x, _)| against_exact(pamp_mean, pamp_se, x, 4)
+        ),
+        number(a.maps.len() + pi)
+    ));
+    lines.push(format!(
+        "after {} of it: stuck in {} of {} decided runs ({:.3}, 95% CI {:.3}–{:.3}){} {}",
+        format_duration(PARTIAL_LENGTH_US),
+        after_storm.stuck,
+        after_storm.runs,
+        after_storm.probability(),
+        after_storm.low,
+        after_storm.high,
+        if after_storm.unresolved > 0 {
+            format!(", {} unresolved", after_storm.unresolved)
+        } else {
+            String::new()
+        },
+        number(a.maps.len() + qi)
+    ));
+
+    // Recovery.
+    let (ri, recovery) = runs_of(a, RunPurpose::Recovery);
+    let times: Vec<f64> = recovery
+        .runs
+        .iter()
+        .filter_map(|m| m.recovery_ns().map(|ns| ns as f64 / 1e6))
+        .collect();
+    lines.push(format!(
+        "recovery after {}: {} {}",
+        blip_name(s, s.blips[0]),
+        match (quantile(&times, 0.5), quantile(&times, 0.9)) {
+            (Some(p50), Some(p90)) => format!(
+                "median {} ms, p90 {} ms over the {} of {} runs that recovered (from the \
+                 stall's end to the first of the healthy windows, 100 ms each)",
+                trimmed(p50, 0),
+                trimmed(p90, 0),
+                times.len(),
+                recovery.runs.len()
+            ),
+            _ => format!(
+                "none of the {} runs recovered: the stall is beyond this service's margin; \
+                 give a shorter --blip",
+                recovery.runs.len()
+            ),
+        },
+        number(a.maps.len() + ri)
+    ));
+    parts.push(Part::Lines(lines));
+
+    // The verdict.
+    let mut verdict = format!("At ρ = {} this service", trimmed(rho, 3));
+    let clauses: Vec<String> = margins
+        .iter()
+        .filter(|m| !m.1)
+        .map(|(name, _, f, _)| match f.value {
+            Some(v) => format!(
+                "survives a stall of {name} up to about {} ({})",
+                length_s(v),
+                match (f.below.as_str(), f.above.as_str()) {
+                    ("-", "-") => "no length tried is sure either way".to_string(),
+                    ("-", above) => format!("surely not {above}"),
+                    (below, "-") => format!("surely {below}"),
+                    (below, above) => format!("surely {below}, surely not {above}"),
+                }
+            ),
+            None if f.at.starts_with("under") => {
+                format!("does not survive even a {first_len} stall of {name}")
+            }
+            None => format!("survives every stall of {name} tried, up to {last_len}"),
+        })
+        .collect();
+    verdict += &format!(" {}.", clauses.join("; "));
+    if let Some((name, _, _, Some((x, stuck, runs)))) = margins.first() {
+        let _ = write!(
+            verdict,
+            " A {} stall of {name} leaves it down in {stuck} of {runs} runs.",
+            length_s(length_at(*x))
+        );
+    }
+    if let (Some(budget), Some((_, _, f, _))) = (s.suggest.as_deref(), margins.iter().find(|m| m.1))
+    {
+        let kind = &s.kinds[0];
+        let _ = write!(
+            verdict,
+            " With the retry budget {budget} its margin for {kind} would be {}.",
+            match f.value {
+                Some(v) => format!("about {}", length_s(v)),
+                None if f.at.starts_with("under") => format!("under {first_len}"),
+                None => format!("beyond {last_len}, the longest tried"),
+            }
+        );
+    }
+    if let Some((blip, f)) = headrooms.first() {
+        let blip = blip_name(s, *blip);
+        let _ = match f.value {
+            Some(v) => write!(
+                verdict,
+                " It survives {blip} at offered loads up to about {}.",
+                show_rho(v)
+            ),
+            None if f.at.starts_with("under") => {
+                write!(verdict, " It does not survive {blip} even at {first_rho}.")
+            }
+            None => write!(
+                verdict,
+                " It survives {blip} at every offered load tried, up to {last_rho}."
+            ),
+        };
+    }
+    let _ = write!(
+        verdict,
+        " In a full outage each request makes {:.2} attempts at the server; with {share} of \
+         attempts failing, {:.3}% of requests succeed.",
+        amp_mean,
+        ok_mean * 100.0
+    );
+    Answer {
+        workload: WorkloadSummary::lines(&s.base),
+        method,
+        parts,
+        verdict,
+        commands: commands.to_vec(),
+    }
+}
+
+/// ρ for people.
+fn show_rho(r: f64) -> String {
+    format!("ρ = {}", trimmed(r, 3))
+}
+
+/// A margin map's stall, as its row and curve name it.
+fn margin_name(map: &AssessMap, budget: Option<&str>) -> String {
+    match &map.purpose {
+        MapPurpose::Margin {
+            kind,
+            suggested: true,
+        } => format!("{kind}, budget {}", budget.unwrap_or_default()),
+        MapPurpose::Margin { kind, .. } => kind.clone(),
+        MapPurpose::Headroom => "headroom".to_string(),
+    }
+}
+
+/// A blip of the first stall kind, in words ("0.5 s of outage").
+fn blip_name(s: &crate::experiment::assess::AssessSettings, blip: u64) -> String {
+    format!("{} of {}", length_s(blip as f64), s.kinds[0])
+}
+
+/// The headroom map and its place among the maps.
+fn headroom_map(a: &Assessment) -> (usize, &AssessMap) {
+    a.maps
+        .iter()
+        .enumerate()
+        .find(|(_, m)| m.purpose == MapPurpose::Headroom)
+        .expect("assess makes a headroom map")
+}
+
+/// The answer as text, for a terminal.
+pub fn assessment_text(a: &Assessment, commands: &[String]) -> String {
+    let answer = answer(a, commands);
+    let mut out = String::new();
+    for line in &answer.workload {
+        let _ = writeln!(out, "{line}");
+    }
+    let _ = writeln!(out, "{}", answer.method);
+    for part in &answer.parts {
+        out.push('\n');
+        match part {
+            Part::Lines(lines) => {
+                for line in lines {
+                    let _ = writeln!(out, "{line}");
+                }
+            }
+            Part::Table {
+                caption,
+                header,
+                rows,
+            } => {
+                let _ = write!(out, "{caption}\n{}", aligned_text_first(header, rows, 1));
+            }
+        }
+    }
+    let _ = writeln!(out, "\nverdict: {}", answer.verdict);
+    out.push_str("\nreproduce each figure:\n");
+    for (i, command) in answer.commands.iter().enumerate() {
+        let _ = writeln!(out, "  [{}] {command}", i + 1);
+    }
+    out
+}
+
+/// The figures, verdict and commands as Markdown (the HTML page's body;
+/// the workload is the page's own list).
+fn answer_markdown(answer: &Answer) -> String {
+    let mut out = format!("{}\n\n", answer.method);
+    for part in &answer.parts {
+        match part {
+            Part::Lines(lines) => {
+                for line in lines {
+                    let _ = writeln!(out, "- {line}");
+                }
+                out.push('\n');
+            }
+            Part::Table {
+                caption,
+                header,
+                rows,
+            } => {
+                let header: Vec<String> = header.iter().map(|h| h.to_string()).collect();
+                let _ = write!(out, "{caption}\n\n{}\n", markdown_table(&header, rows));
+            }
+        }
+    }
+    let _ = write!(
+        out,
+        "**Verdict.** {}\n\nReproduce each figure:\n\n",
+        answer.verdict
+    );
+    for (i, command) in answer.commands.iter().enumerate() {
+        let _ = writeln!(out, "- [{}] `{command}`", i + 1);
+    }
+    out
+}
+
+/// The storm-probability curves of `maps`' rows, one per row, against
+/// `place` of each cell: each point's Wilson 95% interval as its band.
+fn storm_curves<'a>(
+    rows: impl Iterator<Item = (String, &'a [(f64, u64, u64)])>,
+    place: impl Fn(f64) -> f64,
+) -> Vec<Curve> {
+    rows.map(|(label, cells)| Curve {
+        label,
+        points: cells
+            .iter()
+            .filter(|&&(_, _, runs)| runs > 0)
+            .map(|&(x, stuck, runs)| {
+                (
+                    place(x),
+                    stuck as f64 / runs as f64,
+                    Some(wilson_interval(stuck, runs)),
+                )
+            })
+            .collect(),
+    })
+    .filter(|c| !c.points.is_empty())
+    .collect()
+}
+
+/// The margin curve (storm probability against stall length, one curve
+/// per stall kind) and the headroom curve (against ρ, one per blip), with
+/// their captions.
+pub fn assessment_figures(a: &Assessment) -> Result<Vec<(String, Figure)>, ReportError> {
+    let s = &a.settings;
+    let margins = a
+        .maps
+        .iter()
+        .filter(|m| matches!(m.purpose, MapPurpose::Margin { .. }))
+        .filter_map(|m| {
+            let cells = m.curves.first()?;
+            Some((margin_name(m, s.suggest.as_deref()), cells.as_slice()))
+        });
+    let margin = curves(
+        "Storm probability against stall length",
+        "stall length, s",
+        "storm probability (stuck of decided runs)",
+        &storm_curves(margins, |x| length_at(x) / 1e6),
+        true,
+        false,
+    )?;
+    let (_, headroom) = headroom_map(a);
+    let blips = s
+        .blips
+        .iter()
+        .zip(&headroom.curves)
+        .map(|(&blip, cells)| (blip_name(s, blip), cells.as_slice()));
+    let load = curves(
+        "Storm probability against offered load",
+        "offered load ρ",
+        "storm probability (stuck of decided runs)",
+        &storm_curves(blips, |x| s.load_at(x)),
+        false,
+        false,
+    )?;
+    Ok(vec![
+        (
+            "The margin curve: each stall kind's storm probability by its length, the band its \
+             Wilson 95% interval; the margin is where it crosses 0.5"
+                .to_string(),
+            margin,
+        ),
+        (
+            "The headroom curve: each blip's storm probability by the offered load, the band \
+             its Wilson 95% interval"
+                .to_string(),
+            load,
+        ),
+    ])
+}
+
+/// The answer as one self-contained HTML page: the workload, the tables,
+/// the verdict, the curves and every command. `title` names the service,
+/// `command` the assess command that made it.
+pub fn assessment_html(
+    a: &Assessment,
+    commands: &[String],
+    title: &str,
+    command: &str,
+) -> Result<String, ReportError> {
+    let answer = answer(a, commands);
+    let figures = assessment_figures(a)?;
+    let markdown = answer_markdown(&answer);
+    let page = ReportPage {
+        title,
+        description: None,
+        summary: "",
+        workload: answer.workload.clone(),
+        markdown: &markdown,
+        services: "",
+        figures: figures
+            .iter()
+            .map(|(caption, f)| (caption.as_str(), f.svg.as_str()))
+            .collect(),
+        command,
+        version: env!("CARGO_PKG_VERSION"),
+    };
+    Ok(report_html(&page))
+}

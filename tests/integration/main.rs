@@ -1,6 +1,7 @@
 //! The integration tests, one module per subject, built as one binary (one
 //! link of the library instead of nine).
 
+mod assess;
 mod aws;
 mod book;
 mod chain;

@@ -1029,7 +1029,9 @@ output = json
             let got = ok(FILE, &[], &[("AWS_NEW_RETRIES_2026", on)]);
             assert_eq!(got.value("policy"), Some("aws-2026"), "{on}");
             assert!(
-                got.files[0].2.contains("behaviour 2026 ($AWS_NEW_RETRIES_2026"),
+                got.files[0]
+                    .2
+                    .contains("behaviour 2026 ($AWS_NEW_RETRIES_2026"),
                 "{:?}",
                 got.files
             );

@@ -200,7 +200,10 @@ mod tests {
         let (any, mut walk) = (AnyPolicy(spec), AnyWalk::default());
         let mut d = ScriptedDraws::new(&[1.0, 1.0, 1.0]);
         // seed 002's base 100 ms, cap 20 s; after a throttle the 40 ms base.
-        assert_eq!(any.delay_after(3, Cause::Throttle, &mut walk, &mut d), 160_000);
+        assert_eq!(
+            any.delay_after(3, Cause::Throttle, &mut walk, &mut d),
+            160_000
+        );
         assert_eq!(any.delay_after(3, Cause::Other, &mut walk, &mut d), 400_000);
         assert_eq!(any.delay(3, &mut walk, &mut d), 400_000);
         // With a jitter factor, the factor's draw comes after the policy's.
@@ -213,6 +216,9 @@ mod tests {
             0.5,
         );
         let mut d = ScriptedDraws::new(&[1.0, 0.0]);
-        assert_eq!(wrapped.delay_after(3, Cause::Throttle, &mut (), &mut d), 120_000);
+        assert_eq!(
+            wrapped.delay_after(3, Cause::Throttle, &mut (), &mut d),
+            120_000
+        );
     }
 }

@@ -1449,7 +1449,8 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         let policy = self.policy_of(self.requests[req as usize].layer);
         let r = &mut self.requests[req as usize];
         r.retry_of = Some(cause);
-        let delay_us = policy.delay_after(r.attempts, cause_of(cause), &mut r.walk, &mut self.backoff);
+        let delay_us =
+            policy.delay_after(r.attempts, cause_of(cause), &mut r.walk, &mut self.backoff);
         let (generation, layer, started) = (r.generation, r.layer, r.started);
         let at = self.now.saturating_add(delay_us.saturating_mul(NS_PER_US));
         if layer == 0 && self.past_deadline(started, at) {

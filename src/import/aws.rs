@@ -100,8 +100,9 @@
 //!   Not modelled, and why: the `x-amz-retry-after` header (milliseconds;
 //!   the delay becomes `max(t, min(hint, t + 5 s))`, so up to 25 s) comes
 //!   with a server's reply, and herdsim's server model sends no retry hint
-//!   (only the slot resource has one; `--retry-after` is refused on the
-//!   server), so the delay is `t`, as for a service that sends no header;
+//!   (only the slot resource has one, where `--retry-after aws` is that
+//!   clamp; `--retry-after` is refused on the server, naming it), so the
+//!   delay is `t`, as for a service that sends no header;
 //!   and the long-polling operations (SQS `ReceiveMessage`, SFN
 //!   `GetActivityTask`, SWF's polls) that sleep their backoff before giving
 //!   up on an empty quota are one operation's rule, not the config's.

@@ -25,8 +25,9 @@ use crate::base::time::Micros;
 /// Called without a cause ([`Backoff::delay`]: the herd models, whose
 /// failures are all the resource's, and `herdsim schedule`) it is the
 /// non-throttling schedule. The `x-amz-retry-after` header, which clamps
-/// `t` into `[t, t + 5 s]`, comes from a server reply; herdsim's server
-/// model gives none, so the delay is `t` as for a reply without the header.
+/// `t` into `[t, t + 5 s]`, comes from a server reply: on the slot resource
+/// it is `--retry-after aws` on the slot's hint; herdsim's server model
+/// gives none, so there the delay is `t`, as for a reply without the header.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Aws2026 {
     /// The non-throttling base scale, µs (botocore: 50 ms, DynamoDB 25 ms).

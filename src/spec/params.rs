@@ -820,8 +820,9 @@ pub static PARAMS: [Param; 62] = [
         key: "retry_after",
         value_name: "MODE",
         doc: "What clients do with the slot's retry hint (its backlog estimate): ignore, \
-              floor (wait max(hint, delay)), floor+jitter (wait hint + delay)",
-        accepts: "ignore, floor, floor+jitter",
+              floor (wait max(hint, delay)), floor+jitter (wait hint + delay), aws (wait \
+              max(delay, min(hint, delay + 5s)): the AWS SDKs' 2026 x-amz-retry-after)",
+        accepts: "ignore, floor, floor+jitter, aws",
         absent: None,
         kind: Kind::Text,
         group: Group::RetryControl,

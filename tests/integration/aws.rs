@@ -230,6 +230,17 @@ fn bad_aws_files_and_variables_are_one_line_naming_the_field() {
     flags.extend(["--throttle-base", "0s"]);
     let err = refused(&[&flags[..], &SERVICE[..]].concat(), &[]);
     assert!(err.contains("--throttle-base"), "{err}");
+    // x-amz-retry-after needs a hint the server model's replies do not carry.
+    let mut flags: Vec<&str> = vec!["run"];
+    flags.extend(&STANDARD_2026[..]);
+    flags.extend(["--retry-after", "aws"]);
+    let err = refused(&[&flags[..], &SERVICE[..]].concat(), &[]);
+    assert!(
+        err.contains("retry-after") && err.contains("slot resource only"),
+        "{err}"
+    );
+    let err = refused(&["run", "--retry-after", "amazon"], &[]);
+    assert!(err.contains("ignore, floor, floor+jitter, aws"), "{err}");
 }
 
 /// botocore's standard mode under the 2026 behaviour, as herdsim flags.

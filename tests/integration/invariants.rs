@@ -144,7 +144,8 @@ fn spec_strategy() -> impl Strategy<Value = RunSpec> {
         prop_oneof![
             Just(RetryAfter::Ignore),
             Just(RetryAfter::Floor),
-            Just(RetryAfter::FloorJitter)
+            Just(RetryAfter::FloorJitter),
+            Just(RetryAfter::Aws)
         ],
     );
     (workload, environment, controls).prop_filter_map(

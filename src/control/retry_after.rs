@@ -14,7 +14,15 @@ pub enum RetryAfter {
     /// Wait `hint + delay`: the hint as a floor with the policy's jitter on top
     /// (seed 004: `retry_after + rand·ceiling`).
     FloorJitter,
+    /// Wait `max(delay, min(hint, delay + 5 s))`: the AWS SDKs' 2026
+    /// `x-amz-retry-after` (botocore 1.43.67, `ExponentialBackoff.delay_amount`,
+    /// `_RETRY_AFTER_MAX_ADDITIONAL = 5`), which lets a server lengthen the
+    /// drawn delay by at most 5 s and never shorten it.
+    Aws,
 }
+
+/// `x-amz-retry-after`'s most a hint adds to the drawn delay, µs.
+pub const AWS_RETRY_AFTER_MAX_ADDITIONAL_US: u64 = 5_000_000;
 
 impl RetryAfter {
     /// The wait for a policy `delay` and a server `hint`.
@@ -24,6 +32,9 @@ impl RetryAfter {
             RetryAfter::Ignore => delay,
             RetryAfter::Floor => delay.max(hint),
             RetryAfter::FloorJitter => delay.saturating_add(hint),
+            RetryAfter::Aws => {
+                delay.max(hint.min(delay.saturating_add(AWS_RETRY_AFTER_MAX_ADDITIONAL_US)))
+            }
         }
     }
 }
@@ -32,6 +43,7 @@ named!(RetryAfter, "retry-after mode", {
     RetryAfter::Ignore => "ignore",
     RetryAfter::Floor => "floor",
     RetryAfter::FloorJitter => "floor+jitter",
+    RetryAfter::Aws => "aws",
 });
 
 #[cfg(test)]
@@ -44,7 +56,21 @@ mod tests {
         assert_eq!(RetryAfter::Floor.wait(10, 50), 50);
         assert_eq!(RetryAfter::Floor.wait(80, 50), 80);
         assert_eq!(RetryAfter::FloorJitter.wait(10, 50), 60);
-        for mode in ["ignore", "floor", "floor+jitter"] {
+    }
+
+    #[test]
+    fn the_aws_hint_is_clamped_into_the_delay_and_5s_more() {
+        // botocore: max(t_i, min(retry_after, 5 + t_i)).
+        let t = 1_200_000;
+        assert_eq!(RetryAfter::Aws.wait(t, 0), t);
+        assert_eq!(RetryAfter::Aws.wait(t, 800_000), t);
+        assert_eq!(RetryAfter::Aws.wait(t, 3_000_000), 3_000_000);
+        assert_eq!(RetryAfter::Aws.wait(t, 6_200_000), 6_200_000);
+        assert_eq!(RetryAfter::Aws.wait(t, 60_000_000), 6_200_000);
+        // After the 20 s cap the wait may reach 25 s.
+        assert_eq!(RetryAfter::Aws.wait(20_000_000, u64::MAX), 25_000_000);
+        assert_eq!(RetryAfter::Aws.wait(u64::MAX, u64::MAX), u64::MAX);
+        for mode in ["ignore", "floor", "floor+jitter", "aws"] {
             assert_eq!(mode.parse::<RetryAfter>().unwrap().name(), mode);
         }
     }

@@ -60,8 +60,9 @@
 //!   default to `standard`: the import says which default it took.
 //! - `max_attempts` / `AWS_MAX_ATTEMPTS`: every attempt, the first included
 //!   (`total_max_attempts`), a whole number (Python's `int`) of at least 1.
-//!   Unset: 3 in standard and adaptive (`DEFAULT_MAX_ATTEMPTS`), 5 in legacy
-//!   (`_retry.json`, `__default__`), 10 for DynamoDB in legacy.
+//!   Unset: 3 in standard and adaptive (`DEFAULT_MAX_ATTEMPTS`; 4 for
+//!   DynamoDB under the 2026 behaviour), 5 in legacy (`_retry.json`,
+//!   `__default__`), 10 for DynamoDB in legacy.
 //! - `AWS_NEW_RETRIES_2026`: the 2026 behaviour on iff its value, lowercased,
 //!   is `true` (`_resolve_new_retries`: `"TRUE"` and `"True"` count, `" true"`
 //!   does not); unset, botocore 1.43.67's default is off.
@@ -84,11 +85,27 @@
 //!   is for its connect and read timeouts, herdsim's attempt timeout here).
 //! - adaptive: standard plus the client rate limiter (`adaptive.py`,
 //!   `throttling.py`: CUBIC, scale 0.4, β 0.7): herdsim's `aws-adaptive`.
-//! - standard and adaptive, 2026: refused, not modelled yet: the backoff's
-//!   base depends on whether the failure was a throttle (1 s) or transient
-//!   (50 ms, 25 ms for DynamoDB), which no herdsim policy does, and the
-//!   quota's throttling cost (5, beside 14 for others) needs a throttling
-//!   outcome the quota tells apart.
+//! - standard and adaptive, 2026 (the same classes with `NEW_RETRIES_ENABLED`,
+//!   boto/botocore#3678): `rand()·min(scale·2^(n−1), 20)` s, `scale` 1 s
+//!   after a throttling error (`throttling_base_scale`) and 0.05 s after any
+//!   other (`non_throttling_base_scale`; 0.025 s for `dynamodb` and
+//!   `dynamodb-streams`, whose throttles keep the 1 s): herdsim's `aws-2026`
+//!   with `base` 50 ms (25 ms), `throttle_base` 1 s, cap 20 s. The quota
+//!   `tokens:500,cost:14,refund:1,throttle-cost:5` (`_RETRY_COST_V2`,
+//!   `_THROTTLING_RETRY_COST`; a timeout is no longer charged apart, so it
+//!   costs 14). Unset `max_attempts` is 4 for DynamoDB and DynamoDB Streams
+//!   (`_SERVICE_MAX_ATTEMPTS`, keyed by hyphenized service id), else 3; an
+//!   unset `retry_mode` is `standard` (`_DEFAULT_RETRY_MODE`). Adaptive adds
+//!   the same CUBIC limiter as under 2.0 (`adaptive.py` is unchanged).
+//!   Not modelled, and why: the `x-amz-retry-after` header (milliseconds;
+//!   the delay becomes `max(t, min(hint, t + 5 s))`, so up to 25 s) comes
+//!   with a server's reply, and herdsim's server model sends no retry hint
+//!   (only the slot resource has one, where `--retry-after aws` is that
+//!   clamp; `--retry-after` is refused on the server, naming it), so the
+//!   delay is `t`, as for a service that sends no header;
+//!   and the long-polling operations (SQS `ReceiveMessage`, SFN
+//!   `GetActivityTask`, SWF's polls) that sleep their backoff before giving
+//!   up on an empty quota are one operation's rule, not the config's.
 //!
 //! **Other keys.** A profile holds many settings that are not retries
 //! (credentials, `region`, `output`, `sso_*`, the CLI's `cli_*`, the IMDS
@@ -120,7 +137,8 @@ pub const FORMAT: Format = Format {
         ),
         (
             "service",
-            "the AWS service called (dynamodb has its own legacy retries)",
+            "the AWS service called (dynamodb: its own legacy retries; dynamodb and \
+             dynamodb-streams: the 2026 behaviour's 25ms base and 4 attempts)",
         ),
     ],
     parse,
@@ -630,6 +648,12 @@ fn read(root: &Node<'_>, ctx: &Context<'_>) -> Result<(), ImportError> {
 
     let service = ctx.selection("service");
     let dynamodb = service == Some("dynamodb");
+    // The 2026 behaviour keys its DynamoDB rules by the hyphenized service
+    // id (`_SERVICE_MAX_ATTEMPTS`, `_SERVICE_BACKOFF_CONFIG`), which names
+    // DynamoDB Streams too; legacy keys them by endpoint prefix
+    // (`_retry.json`: `dynamodb` only, Streams' is `streams.dynamodb`).
+    let dynamodb_2026 =
+        behaviour == Behaviour::V2026 && matches!(service, Some("dynamodb" | "dynamodb-streams"));
     if let Some(name) = service {
         ctx.chose(format!("service {name}"));
     }
@@ -671,29 +695,16 @@ fn read(root: &Node<'_>, ctx: &Context<'_>) -> Result<(), ImportError> {
             let (n, why) = match mode.as_str() {
                 "legacy" if dynamodb => (10, "legacy DynamoDB's default (_retry.json: dynamodb)"),
                 "legacy" => (5, "legacy's default (_retry.json: __default__)"),
+                _ if dynamodb_2026 => (
+                    4,
+                    "the 2026 behaviour's DynamoDB default (_SERVICE_MAX_ATTEMPTS)",
+                ),
                 _ => (3, "standard's default (DEFAULT_MAX_ATTEMPTS)"),
             };
             (n, String::new(), format!("no max_attempts: {n}, {why}"))
         }
     };
     let (attempts, attempts_from, attempts_rule) = attempts;
-
-    if mode != "legacy" && behaviour == Behaviour::V2026 {
-        let at = if mode_from.is_empty() {
-            "retry_mode".to_string()
-        } else {
-            mode_from
-        };
-        return Err(ctx.error_at(
-            &at,
-            format!(
-                "not modelled: {mode} retries under the 2026 behaviour: its backoff base depends \
-                 on whether the failure was a throttle (1s) or transient (50ms, 25ms for \
-                 DynamoDB), which no herdsim policy does yet, and its quota charges throttles 5 \
-                 and other retries 14 (--select behaviour=2.0 for the 2020 standard mode)"
-            ),
-        ));
-    }
 
     let paths = |found: &str| -> Vec<String> {
         if found.is_empty() {
@@ -766,6 +777,65 @@ fn read(root: &Node<'_>, ctx: &Context<'_>) -> Result<(), ImportError> {
                 &attempt_refs,
                 "legacy has no cap: the largest ceiling max_attempts reaches, so none binds",
             )?;
+        }
+        _ if behaviour == Behaviour::V2026 => {
+            let (base, base_rule) = if dynamodb_2026 {
+                (
+                    "25ms",
+                    "DynamoDB's non_throttling_base_scale 0.025 s (_SERVICE_BACKOFF_CONFIG): the \
+                     ceiling of the first retry after an error reply or a timeout",
+                )
+            } else {
+                (
+                    "50ms",
+                    "non_throttling_base_scale 0.05 s (_DEFAULT_BACKOFF_CONFIG): the ceiling of \
+                     the first retry after an error reply or a timeout",
+                )
+            };
+            ctx.set(
+                "policy",
+                "aws-2026",
+                &mode_refs,
+                format!(
+                    "{mode_rule}, behaviour 2026: rand()·min(scale·2^(n−1), 20) s, scale by \
+                     whether the failure was a throttle → aws-2026 (x-amz-retry-after, \
+                     which clamps the delay into [t, t + 5 s], is not modelled: herdsim's \
+                     server sends no retry hint, as a server without the header)"
+                ),
+            )?;
+            ctx.set("base", base, &mode_refs, base_rule)?;
+            ctx.set(
+                "throttle_base",
+                "1s",
+                &mode_refs,
+                "throttling_base_scale 1 s (_DEFAULT_BACKOFF_CONFIG, DynamoDB's too): the \
+                 ceiling of the first retry after a throttle (herdsim's rejection at a full \
+                 queue)",
+            )?;
+            ctx.set(
+                "cap",
+                "20s",
+                &mode_refs,
+                "standard's cap (_MAX_BACKOFF 20 s), on the ceiling before the draw",
+            )?;
+            ctx.set(
+                "budget",
+                "tokens:500,cost:14,refund:1,throttle-cost:5",
+                &mode_refs,
+                "the retry quota (quota.py, RetryQuotaChecker under the 2026 behaviour): 500 \
+                 tokens, a retry 14 (_RETRY_COST_V2, timeouts too), after a throttle 5 \
+                 (_THROTTLING_RETRY_COST), a first-try success adds 1, a retry's success \
+                 returns its cost",
+            )?;
+            if mode == "adaptive" {
+                ctx.set(
+                    "throttle",
+                    "aws-adaptive:0.4,beta:0.7",
+                    &mode_refs,
+                    "adaptive adds the client rate limiter, unchanged in 2026 (throttling.py: \
+                     CUBIC, scale 0.4, beta 0.7)",
+                )?;
+            }
         }
         _ => {
             ctx.set(
@@ -954,31 +1024,38 @@ output = json
     }
 
     #[test]
-    fn the_2026_switch_is_lowercased_true_and_its_standard_is_refused() {
+    fn the_2026_switch_is_lowercased_true_and_select_overrides_it() {
         // _resolve_new_retries: os.environ value .lower() == 'true'.
         for on in ["true", "TRUE", "True"] {
-            let err = run(FILE, &[], &[("AWS_NEW_RETRIES_2026", on)]).unwrap_err();
+            let got = ok(FILE, &[], &[("AWS_NEW_RETRIES_2026", on)]);
+            assert_eq!(got.value("policy"), Some("aws-2026"), "{on}");
             assert!(
-                err.contains("not modelled: standard retries under the 2026"),
-                "{err}"
+                got.files[0]
+                    .2
+                    .contains("behaviour 2026 ($AWS_NEW_RETRIES_2026"),
+                "{:?}",
+                got.files
             );
         }
         for off in ["false", "1", " true", "yes"] {
             assert_eq!(
-                ok(FILE, &[], &[("AWS_NEW_RETRIES_2026", off)]).value("cap"),
-                Some("20s")
+                ok(FILE, &[], &[("AWS_NEW_RETRIES_2026", off)]).value("policy"),
+                Some("full")
             );
         }
         // --select overrides the variable; legacy is the same in both.
-        assert!(run(FILE, &[("behaviour", "2026")], &[]).is_err());
-        assert!(
+        assert_eq!(
+            ok(FILE, &[("behaviour", "2026")], &[]).value("policy"),
+            Some("aws-2026")
+        );
+        assert_eq!(
             ok(
                 FILE,
                 &[("behaviour", "2.0")],
                 &[("AWS_NEW_RETRIES_2026", "true")]
             )
-            .value("budget")
-            .is_some()
+            .value("budget"),
+            Some("tokens:500,cost:5,refund:1,timeout-cost:10")
         );
         let legacy = ok(
             "[default]\nretry_mode = legacy\n",
@@ -986,13 +1063,87 @@ output = json
             &[],
         );
         assert_eq!(legacy.value("max_attempts"), Some("5"));
+        assert_eq!(legacy.value("policy"), Some("full"));
+        let err = run(FILE, &[("behaviour", "3")], &[]).unwrap_err();
         assert!(
-            run(FILE, &[("behaviour", "3")], &[])
-                .unwrap_err()
-                .contains("expected 2.0 or 2026")
+            err.contains("--select behaviour: '3': expected 2.0 or 2026"),
+            "{err}"
         );
-        // No retry_mode under 2026: botocore defaults to standard, refused.
-        assert!(run("[default]\n", &[("behaviour", "2026")], &[]).is_err());
+        // No retry_mode under 2026: _DEFAULT_RETRY_MODE is standard.
+        let unset = ok("[default]\n", &[("behaviour", "2026")], &[]);
+        assert_eq!(unset.value("policy"), Some("aws-2026"));
+        assert_eq!(unset.value("max_attempts"), Some("3"));
+    }
+
+    #[test]
+    fn standard_2026_is_aws_2026_on_botocores_scales_and_the_14_5_quota() {
+        let got = ok(FILE, &[("behaviour", "2026")], &[]);
+        assert_eq!(got.value("policy"), Some("aws-2026"));
+        // _DEFAULT_BACKOFF_CONFIG: non_throttling_base_scale 0.05,
+        // throttling_base_scale 1; _MAX_BACKOFF 20.
+        assert_eq!(got.value("base"), Some("50ms"));
+        assert_eq!(got.value("throttle_base"), Some("1s"));
+        assert_eq!(got.value("cap"), Some("20s"));
+        // DEFAULT_MAX_ATTEMPTS 3.
+        assert_eq!(got.value("max_attempts"), Some("3"));
+        // INITIAL_CAPACITY 500, _RETRY_COST_V2 14, _THROTTLING_RETRY_COST 5,
+        // _NO_RETRY_INCREMENT 1, no timeout cost of its own.
+        assert_eq!(
+            got.value("budget"),
+            Some("tokens:500,cost:14,refund:1,throttle-cost:5")
+        );
+        assert_eq!(got.value("throttle"), None);
+        assert_eq!(got.value("retry_on"), Some("failure+rejected+timeout"));
+        let toml = crate::import::to_toml(&got, "herdsim import config");
+        assert!(toml.contains("x-amz-retry-after"), "{toml}");
+        assert!(toml.contains("_THROTTLING_RETRY_COST"), "{toml}");
+    }
+
+    #[test]
+    fn adaptive_2026_adds_the_same_cubic_limiter() {
+        let got = ok(FILE, &[("behaviour", "2026"), ("profile", "batch")], &[]);
+        assert_eq!(got.value("policy"), Some("aws-2026"));
+        assert_eq!(got.value("max_attempts"), Some("7"));
+        assert_eq!(got.value("throttle"), Some("aws-adaptive:0.4,beta:0.7"));
+        assert_eq!(
+            got.value("budget"),
+            Some("tokens:500,cost:14,refund:1,throttle-cost:5")
+        );
+    }
+
+    #[test]
+    fn dynamodb_2026_has_a_25ms_base_and_4_attempts_unless_set() {
+        for service in ["dynamodb", "dynamodb-streams"] {
+            let got = ok(FILE, &[("behaviour", "2026"), ("service", service)], &[]);
+            // _SERVICE_BACKOFF_CONFIG: non_throttling_base_scale 0.025;
+            // throttles keep throttling_base_scale 1.
+            assert_eq!(got.value("base"), Some("25ms"), "{service}");
+            assert_eq!(got.value("throttle_base"), Some("1s"), "{service}");
+            // _SERVICE_MAX_ATTEMPTS: 4 when max_attempts is unset.
+            assert_eq!(got.value("max_attempts"), Some("4"), "{service}");
+            let set = ok(
+                FILE,
+                &[("behaviour", "2026"), ("service", service)],
+                &[("AWS_MAX_ATTEMPTS", "2")],
+            );
+            assert_eq!(set.value("max_attempts"), Some("2"));
+            assert_eq!(set.value("base"), Some("25ms"));
+        }
+        // Under 2.0 DynamoDB's standard mode is everyone's.
+        let v2 = ok(FILE, &[("service", "dynamodb")], &[]);
+        assert_eq!(v2.value("max_attempts"), Some("3"));
+        assert_eq!(v2.value("base"), Some("1s"));
+        // Another service is the default; legacy Streams is _retry.json's
+        // __default__ (its endpoint prefix is streams.dynamodb).
+        let s3 = ok(FILE, &[("behaviour", "2026"), ("service", "s3")], &[]);
+        assert_eq!(s3.value("base"), Some("50ms"));
+        let streams = ok(
+            "[default]\nretry_mode = legacy\n",
+            &[("behaviour", "2026"), ("service", "dynamodb-streams")],
+            &[],
+        );
+        assert_eq!(streams.value("max_attempts"), Some("5"));
+        assert_eq!(streams.value("policy"), Some("full"));
     }
 
     #[test]

@@ -8,7 +8,7 @@
 
 use crate::base::draws::Draws;
 use crate::base::time::Micros;
-use crate::policy::{Backoff, PolicySpec, PolicyVisitor};
+use crate::policy::{Backoff, Cause, PolicySpec, PolicyVisitor};
 
 /// A policy's per-caller memory as plain bits, so callers of different
 /// policies can keep it in one field.
@@ -81,6 +81,8 @@ impl PolicyVisitor for Start {
 
 struct Delay<'a, D: Draws + ?Sized> {
     retry: u32,
+    /// `None` for [`Backoff::delay`], so a policy is called as it was.
+    cause: Option<Cause>,
     walk: &'a mut AnyWalk,
     draws: &'a mut D,
 }
@@ -89,7 +91,10 @@ impl<D: Draws + ?Sized> PolicyVisitor for Delay<'_, D> {
     type Output = Micros;
     fn visit<P: Backoff>(self, policy: P) -> Micros {
         let mut walk = P::Walk::from_bits(self.walk.0);
-        let delay = policy.delay(self.retry, &mut walk, self.draws);
+        let delay = match self.cause {
+            Some(cause) => policy.delay_after(self.retry, cause, &mut walk, self.draws),
+            None => policy.delay(self.retry, &mut walk, self.draws),
+        };
         *self.walk = AnyWalk(walk.to_bits());
         delay
     }
@@ -103,7 +108,27 @@ impl Backoff for AnyPolicy {
     }
 
     fn delay<D: Draws + ?Sized>(&self, retry: u32, walk: &mut AnyWalk, draws: &mut D) -> Micros {
-        self.0.visit(Delay { retry, walk, draws })
+        self.0.visit(Delay {
+            retry,
+            cause: None,
+            walk,
+            draws,
+        })
+    }
+
+    fn delay_after<D: Draws + ?Sized>(
+        &self,
+        retry: u32,
+        cause: Cause,
+        walk: &mut AnyWalk,
+        draws: &mut D,
+    ) -> Micros {
+        self.0.visit(Delay {
+            retry,
+            cause: Some(cause),
+            walk,
+            draws,
+        })
     }
 }
 
@@ -145,6 +170,7 @@ mod tests {
                     multiplier: 1.5,
                     cap_mode: CapMode::Before,
                     randomization_factor: 0.5,
+                    throttle_base_us: 1_000_000,
                 };
                 let concrete = spec.visit(Concrete {
                     retries: 12,
@@ -161,5 +187,38 @@ mod tests {
                 assert!(concrete.iter().any(|&d| d > 0) || kind == PolicyKind::NoBackoff);
             }
         }
+    }
+
+    #[test]
+    fn the_cause_reaches_the_concrete_policy_through_the_jitter_factor() {
+        use crate::base::draws::ScriptedDraws;
+        use crate::policy::Aws2026;
+        let spec = PolicySpec {
+            throttle_base_us: 40_000,
+            ..crate::RunSpec::seed_002(PolicyKind::Aws2026, 1).policy
+        };
+        let (any, mut walk) = (AnyPolicy(spec), AnyWalk::default());
+        let mut d = ScriptedDraws::new(&[1.0, 1.0, 1.0]);
+        // seed 002's base 100 ms, cap 20 s; after a throttle the 40 ms base.
+        assert_eq!(
+            any.delay_after(3, Cause::Throttle, &mut walk, &mut d),
+            160_000
+        );
+        assert_eq!(any.delay_after(3, Cause::Other, &mut walk, &mut d), 400_000);
+        assert_eq!(any.delay(3, &mut walk, &mut d), 400_000);
+        // With a jitter factor, the factor's draw comes after the policy's.
+        let wrapped = crate::policy::ProportionalJitter::new(
+            Aws2026 {
+                base: 100_000,
+                throttle_base: 40_000,
+                cap: 20_000_000,
+            },
+            0.5,
+        );
+        let mut d = ScriptedDraws::new(&[1.0, 0.0]);
+        assert_eq!(
+            wrapped.delay_after(3, Cause::Throttle, &mut (), &mut d),
+            120_000
+        );
     }
 }

@@ -1,6 +1,6 @@
 //! Seed 003's proportional jitter factor, wrapping any policy.
 
-use super::Backoff;
+use super::{Backoff, Cause};
 use crate::base::draws::Draws;
 use crate::base::time::Micros;
 
@@ -43,6 +43,26 @@ impl<P: Backoff> Backoff for ProportionalJitter<P> {
     #[inline]
     fn delay<D: Draws + ?Sized>(&self, retry: u32, walk: &mut P::Walk, draws: &mut D) -> Micros {
         let d = self.inner.delay(retry, walk, draws);
+        self.jitter(d, draws)
+    }
+
+    #[inline]
+    fn delay_after<D: Draws + ?Sized>(
+        &self,
+        retry: u32,
+        cause: Cause,
+        walk: &mut P::Walk,
+        draws: &mut D,
+    ) -> Micros {
+        let d = self.inner.delay_after(retry, cause, walk, draws);
+        self.jitter(d, draws)
+    }
+}
+
+impl<P> ProportionalJitter<P> {
+    /// `d` with the factor's jitter on top.
+    #[inline]
+    fn jitter<D: Draws + ?Sized>(&self, d: Micros, draws: &mut D) -> Micros {
         let half = half_width(d, self.factor);
         draws.uniform(d - half, d + half)
     }

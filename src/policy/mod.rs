@@ -13,6 +13,7 @@
 //! policy and is applied after the cap, so it may overshoot by `factor·max/2`.
 
 mod any;
+mod aws_standard_2026;
 mod constant;
 mod decorrelated;
 mod decorrelated_attempt;
@@ -37,6 +38,7 @@ mod resilience4j_interval;
 mod resilience4j_randomized;
 
 pub use any::{AnyPolicy, AnyWalk, WalkBits};
+pub use aws_standard_2026::Aws2026;
 pub use constant::Constant;
 pub use decorrelated::{CapWalk, DecorrelatedJitter};
 pub use decorrelated_attempt::DecorrelatedAttempt;
@@ -94,6 +96,31 @@ pub trait Backoff {
     /// The delay before retry `retry` (1 for the first retry, after the first
     /// call failed), updating the client's `walk`.
     fn delay<D: Draws + ?Sized>(&self, retry: u32, walk: &mut Self::Walk, draws: &mut D) -> Micros;
+
+    /// [`Self::delay`] when the caller knows why the attempt failed: only a
+    /// policy whose schedule depends on it (`aws-2026`) overrides this, so
+    /// every other policy draws exactly as it does without a cause.
+    #[inline]
+    fn delay_after<D: Draws + ?Sized>(
+        &self,
+        retry: u32,
+        _cause: Cause,
+        walk: &mut Self::Walk,
+        draws: &mut D,
+    ) -> Micros {
+        self.delay(retry, walk, draws)
+    }
+}
+
+/// Why the attempt before a retry failed, as a policy may care: a policy
+/// sits below the controls' [`crate::control::Outcome`], so the simulator
+/// maps that onto this.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cause {
+    /// A throttling error: herdsim's refusal at a full queue.
+    Throttle,
+    /// Any other failure: an error reply or a timeout.
+    Other,
 }
 
 /// The capped exponential ceiling of retry `retry` (≥ 1):
@@ -186,6 +213,8 @@ pub enum PolicyKind {
     PollyConstantJitter,
     /// Polly v8's linear delay with jitter.
     PollyLinearJitter,
+    /// The AWS SDKs' 2026 standard backoff: a base by the failure's cause.
+    Aws2026,
 }
 
 /// What `herdsim policies` and `--help` say of a policy.
@@ -198,7 +227,7 @@ struct PolicyInfo {
 }
 
 /// Every policy's description, in [`PolicyKind::ALL`] order.
-const POLICIES: [PolicyInfo; 19] = [
+const POLICIES: [PolicyInfo; 20] = [
     PolicyInfo {
         kind: PolicyKind::None,
         name: "none",
@@ -342,11 +371,21 @@ const POLICIES: [PolicyInfo; 19] = [
         summary: "Polly v8's Linear backoff with UseJitter (without: linear; Exponential \
                   with jitter: decorrelated-v2)",
     },
+    PolicyInfo {
+        kind: PolicyKind::Aws2026,
+        name: "aws-2026",
+        formula: "d = U[0, min(cap, b·2^(k−1))], b = throttle-base after a throttle (a full \
+                  queue's refusal), else base",
+        parameters: "base (non_throttling_base_scale: 50ms, DynamoDB 25ms), throttle-base \
+                     (throttling_base_scale: 1s), cap (_MAX_BACKOFF: 20s)",
+        summary: "the AWS SDKs' 2026 standard retries (botocore 1.43.67 with \
+                  AWS_NEW_RETRIES_2026, botocore/retries/standard.py ExponentialBackoff)",
+    },
 ];
 
 impl PolicyKind {
     /// Every policy, in the order `herdsim policies` lists them.
-    pub const ALL: [PolicyKind; 19] = [
+    pub const ALL: [PolicyKind; 20] = [
         PolicyKind::None,
         PolicyKind::Equal,
         PolicyKind::Full,
@@ -366,6 +405,7 @@ impl PolicyKind {
         PolicyKind::Resilience4jExponentialRandomized,
         PolicyKind::PollyConstantJitter,
         PolicyKind::PollyLinearJitter,
+        PolicyKind::Aws2026,
     ];
 
     fn info(self) -> &'static PolicyInfo {
@@ -450,6 +490,9 @@ pub struct PolicySpec {
     /// resilience4j's randomization factor f in `[0, 1]`: its randomized
     /// policies draw from `[(1−f)·d, (1+f)·d + 1 ms)`; 0.5 by default.
     pub randomization_factor: f64,
+    /// `aws-2026`'s base after a throttle, µs (botocore's 1 s by default);
+    /// `base_us` is its base after any other failure.
+    pub throttle_base_us: Micros,
 }
 
 /// Where the jittered exponential family (equal, full) applies the cap.
@@ -603,6 +646,14 @@ impl PolicySpec {
             PolicyKind::PollyLinearJitter => {
                 self.with_factor(PollyLinearJitter { base, cap }, visitor)
             }
+            PolicyKind::Aws2026 => self.with_factor(
+                Aws2026 {
+                    base,
+                    throttle_base: self.throttle_base_us,
+                    cap,
+                },
+                visitor,
+            ),
         }
     }
 
@@ -727,7 +778,7 @@ mod tests {
         }
         let err = "jittery".parse::<PolicyKind>().unwrap_err().to_string();
         assert!(err.contains(
-            "none, equal, full, decorrelated, decorrelated-ceiling, decorrelated-v2, decorrelated-attempt, grpc-connection, grpc-retry, fibonacci, no-backoff, constant, linear, envoy, resilience4j-exponential, resilience4j-randomized, resilience4j-exponential-randomized, polly-constant-jitter, polly-linear-jitter"
+            "none, equal, full, decorrelated, decorrelated-ceiling, decorrelated-v2, decorrelated-attempt, grpc-connection, grpc-retry, fibonacci, no-backoff, constant, linear, envoy, resilience4j-exponential, resilience4j-randomized, resilience4j-exponential-randomized, polly-constant-jitter, polly-linear-jitter, aws-2026"
         ));
     }
 

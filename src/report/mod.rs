@@ -224,6 +224,9 @@ impl WorkloadSummary {
         if p.kind == crate::PolicyKind::Linear {
             policy += &format!(", step {}", format_duration(p.step()));
         }
+        if p.kind == crate::PolicyKind::Aws2026 {
+            policy += &format!(", throttle base {}", format_duration(p.throttle_base_us));
+        }
         // The default doubling is not shown, so the exponential family
         // reads as it did before the multiplier; gRPC's retry policy always
         // names its multiplier.

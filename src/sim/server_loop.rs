@@ -44,7 +44,7 @@ use crate::model::server::{
     CLOCK_END_NS, FailureEnd, Load, NS_PER_S, NS_PER_US, Nanos, RateChanges, ServerSpec,
     TimeoutNoticed, TriggerEffects, TriggerKind, round_ns,
 };
-use crate::policy::{AnyPolicy, Backoff, PolicySpec, PolicyVisitor};
+use crate::policy::{AnyPolicy, Backoff, Cause, PolicySpec, PolicyVisitor};
 use crate::sim::hedging::Hedging;
 use crate::sim::queue::{ClientItem, EventQueue, HeapQueue, QueueKind, RadixQueue};
 
@@ -85,6 +85,17 @@ impl ServerRetry {
     /// once), in [`CONTROL_FAMILIES`] order.
     pub fn control_families(&self) -> [Option<ControlSpec>; 3] {
         CONTROL_FAMILIES.map(|family| self.controls.iter().find(|c| c.family() == family).copied())
+    }
+}
+
+/// What a policy learns of a failed attempt: a refusal at a full queue is
+/// the server's throttling error (HTTP 429, `SlowDown`), which `aws-2026`
+/// backs off from on its own base; a failed reply or a timeout is not.
+#[inline]
+fn cause_of(outcome: Outcome) -> Cause {
+    match outcome {
+        Outcome::Rejected => Cause::Throttle,
+        Outcome::Success | Outcome::Failure | Outcome::Timeout => Cause::Other,
     }
 }
 
@@ -1438,7 +1449,8 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         let policy = self.policy_of(self.requests[req as usize].layer);
         let r = &mut self.requests[req as usize];
         r.retry_of = Some(cause);
-        let delay_us = policy.delay(r.attempts, &mut r.walk, &mut self.backoff);
+        let delay_us =
+            policy.delay_after(r.attempts, cause_of(cause), &mut r.walk, &mut self.backoff);
         let (generation, layer, started) = (r.generation, r.layer, r.started);
         let at = self.now.saturating_add(delay_us.saturating_mul(NS_PER_US));
         if layer == 0 && self.past_deadline(started, at) {
@@ -1856,6 +1868,7 @@ mod tests {
                 multiplier: 2.0,
                 cap_mode: CapMode::Before,
                 randomization_factor: 0.5,
+                throttle_base_us: 1_000_000,
             },
             max_attempts,
             controls: Vec::new(),

@@ -104,6 +104,9 @@ pub use values::*;
 pub const DEFAULT_BASE_US: Micros = 100_000;
 /// resilience4j's `IntervalFunction.DEFAULT_RANDOMIZATION_FACTOR`.
 pub const DEFAULT_RANDOMIZATION_FACTOR: f64 = 0.5;
+/// `aws-2026`'s default base after a throttle: botocore's
+/// `throttling_base_scale`, 1 s.
+pub const DEFAULT_THROTTLE_BASE_US: Micros = 1_000_000;
 /// The default cap: 20 s (seed 002's `CAP_MS`).
 pub const DEFAULT_CAP_US: Micros = 20_000_000;
 /// The default herd: 1,000 clients (seed 002's table).
@@ -138,6 +141,7 @@ impl RunSpec {
                 multiplier: 2.0,
                 cap_mode: CapMode::Before,
                 randomization_factor: DEFAULT_RANDOMIZATION_FACTOR,
+                throttle_base_us: DEFAULT_THROTTLE_BASE_US,
             },
             max_attempts: None,
             deadline_us: None,

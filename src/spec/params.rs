@@ -317,7 +317,7 @@ const SUMMARIES: [(&str, &str); 8] = [
 /// Every parameter, in grid-axis and CSV-column order. Adding one here (and
 /// to [`RunSpec`] and the model that reads it) adds its flag, scenario key,
 /// axis, columns and doc rows.
-pub static PARAMS: [Param; 61] = [
+pub static PARAMS: [Param; 62] = [
     Param {
         key: "policy",
         value_name: "POLICY",
@@ -463,6 +463,28 @@ pub static PARAMS: [Param; 61] = [
             Ok(())
         },
         show: |s| Some(s.policy.randomization_factor.to_string()),
+        fields: |_| Vec::new(),
+    },
+    Param {
+        key: "throttle_base",
+        value_name: "DURATION",
+        doc: "aws-2026's first-retry ceiling after a throttle (a full queue's refusal); \
+              base is its ceiling after any other failure (botocore's \
+              throttling_base_scale)",
+        accepts: "a duration of at least 1us",
+        absent: None,
+        kind: Kind::Duration,
+        group: Group::Policy,
+        list_separator: ',',
+        choices: None,
+        // No CSV column, as random_factor: every committed sweep file keeps
+        // its columns.
+        columns: &[],
+        set: |s, t| {
+            s.policy.throttle_base_us = spec::parse_positive_duration(t)?;
+            Ok(())
+        },
+        show: |s| Some(format_duration(s.policy.throttle_base_us)),
         fields: |_| Vec::new(),
     },
     Param {
@@ -798,8 +820,9 @@ pub static PARAMS: [Param; 61] = [
         key: "retry_after",
         value_name: "MODE",
         doc: "What clients do with the slot's retry hint (its backlog estimate): ignore, \
-              floor (wait max(hint, delay)), floor+jitter (wait hint + delay)",
-        accepts: "ignore, floor, floor+jitter",
+              floor (wait max(hint, delay)), floor+jitter (wait hint + delay), aws (wait \
+              max(delay, min(hint, delay + 5s)): the AWS SDKs' 2026 x-amz-retry-after)",
+        accepts: "ignore, floor, floor+jitter, aws",
         absent: None,
         kind: Kind::Text,
         group: Group::RetryControl,
@@ -1789,6 +1812,7 @@ mod tests {
                 "step",
                 "jitter_factor",
                 "random_factor",
+                "throttle_base",
                 "first_exponent",
                 "multiplier",
                 "cap_mode"

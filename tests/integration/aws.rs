@@ -219,10 +219,130 @@ fn bad_aws_files_and_variables_are_one_line_naming_the_field() {
         );
         assert!(err.contains(expected), "{name}: {err}");
     }
-    // The 2026 behaviour's standard mode is refused, saying why.
-    let err = refused(&["import", CONFIG], &[("AWS_NEW_RETRIES_2026", "TRUE")]);
+    // A behaviour botocore has no name for, and a bad throttling base.
+    let err = refused(&["import", CONFIG, "--select", "behaviour=2.1"], &[]);
     assert!(
-        err.contains("not modelled: standard retries under the 2026 behaviour"),
+        err.contains("--select behaviour: '2.1': expected 2.0 or 2026"),
         "{err}"
     );
+    let mut flags: Vec<&str> = vec!["run"];
+    flags.extend(&STANDARD_2026[..]);
+    flags.extend(["--throttle-base", "0s"]);
+    let err = refused(&[&flags[..], &SERVICE[..]].concat(), &[]);
+    assert!(err.contains("--throttle-base"), "{err}");
+    // x-amz-retry-after needs a hint the server model's replies do not carry.
+    let mut flags: Vec<&str> = vec!["run"];
+    flags.extend(&STANDARD_2026[..]);
+    flags.extend(["--retry-after", "aws"]);
+    let err = refused(&[&flags[..], &SERVICE[..]].concat(), &[]);
+    assert!(
+        err.contains("retry-after") && err.contains("slot resource only"),
+        "{err}"
+    );
+    let err = refused(&["run", "--retry-after", "amazon"], &[]);
+    assert!(err.contains("ignore, floor, floor+jitter, aws"), "{err}");
 }
+
+/// botocore's standard mode under the 2026 behaviour, as herdsim flags.
+const STANDARD_2026: [&str; 16] = [
+    "--resource",
+    "server",
+    "--retry-on",
+    "failure+rejected+timeout",
+    "--policy",
+    "aws-2026",
+    "--base",
+    "50ms",
+    "--throttle-base",
+    "1s",
+    "--cap",
+    "20s",
+    "--budget",
+    "tokens:500,cost:14,refund:1,throttle-cost:5",
+    "--max-attempts",
+    "3",
+];
+
+#[test]
+fn a_2026_run_from_an_aws_profile_is_the_run_written_as_flags() {
+    // A queue of 20 places, so the outage's backlog is refused as throttles.
+    let service = [&SERVICE[..], &["--queue-limit", "20", "--json"][..]].concat();
+    let run = |head: &[&str], env: &[(&str, &str)]| herdsim(&[head, &service[..]].concat(), env);
+    // [profile api]: adaptive, 5 attempts, under AWS_NEW_RETRIES_2026.
+    let imported = run(
+        &["run", "--import", CONFIG, "--select", "profile=api"],
+        &[("AWS_NEW_RETRIES_2026", "true")],
+    );
+    let mut written: Vec<&str> = vec!["run"];
+    written.extend(&STANDARD_2026[..14]);
+    written.extend([
+        "--max-attempts",
+        "5",
+        "--throttle",
+        "aws-adaptive:0.4,beta:0.7",
+    ]);
+    assert_eq!(imported, run(&written, &[]));
+    assert_eq!(
+        imported,
+        run(
+            &[
+                "run",
+                "--import",
+                CONFIG,
+                "--select",
+                "profile=api",
+                "--select",
+                "behaviour=2026"
+            ],
+            &[]
+        )
+    );
+    // DynamoDB: 25 ms, and [default]'s max_attempts 3 (set, so not 4).
+    let ddb = run(
+        &[
+            "run",
+            "--import",
+            CONFIG,
+            "--select",
+            "service=dynamodb",
+            "--select",
+            "behaviour=2026",
+        ],
+        &[],
+    );
+    let mut written: Vec<&str> = vec!["run"];
+    written.extend(&STANDARD_2026[..6]);
+    written.extend(["--base", "25ms"]);
+    written.extend(&STANDARD_2026[8..]);
+    assert_eq!(ddb, run(&written, &[]));
+    // The throttles' base is the policy's after a rejection: it moves this
+    // run, and no run without rejections.
+    let mut slow: Vec<&str> = vec!["run"];
+    slow.extend(&STANDARD_2026[..8]);
+    slow.extend(["--throttle-base", "3s"]);
+    slow.extend(&STANDARD_2026[10..]);
+    assert_ne!(run(&slow, &[]), run(&STANDARD_2026_RUN, &[]));
+    let unbounded = |args: &[&str]| herdsim(&[args, &SERVICE[..], &["--json"][..]].concat(), &[]);
+    assert_eq!(unbounded(&STANDARD_2026_RUN), unbounded(&slow));
+}
+
+/// `run` and [`STANDARD_2026`].
+const STANDARD_2026_RUN: [&str; 17] = [
+    "run",
+    "--resource",
+    "server",
+    "--retry-on",
+    "failure+rejected+timeout",
+    "--policy",
+    "aws-2026",
+    "--base",
+    "50ms",
+    "--throttle-base",
+    "1s",
+    "--cap",
+    "20s",
+    "--budget",
+    "tokens:500,cost:14,refund:1,throttle-cost:5",
+    "--max-attempts",
+    "3",
+];

@@ -137,6 +137,13 @@ fn retry_hints_as_a_floor_spread_the_herd() {
     let ignore = run(RetryAfter::Ignore);
     let floor = run(RetryAfter::Floor);
     let jitter = run(RetryAfter::FloorJitter);
+    let aws = run(RetryAfter::Aws);
+    // A backlog of at most 1,000 clients × 1 ms is under the 5 s AWS's
+    // clamp allows above the delay: the AWS SDKs' rule is the floor here.
+    assert_eq!(
+        (aws.calls, aws.last_success_us),
+        (floor.calls, floor.last_success_us)
+    );
     // Waiting out the backlog makes far fewer calls than guessing.
     assert!(
         floor.calls * 2 < ignore.calls,

@@ -144,7 +144,8 @@ fn spec_strategy() -> impl Strategy<Value = RunSpec> {
         prop_oneof![
             Just(RetryAfter::Ignore),
             Just(RetryAfter::Floor),
-            Just(RetryAfter::FloorJitter)
+            Just(RetryAfter::FloorJitter),
+            Just(RetryAfter::Aws)
         ],
     );
     (workload, environment, controls).prop_filter_map(
@@ -194,6 +195,8 @@ fn spec_strategy() -> impl Strategy<Value = RunSpec> {
                     // Varies with the jitter factor: the workload tuple has
                     // no room for an axis of its own.
                     randomization_factor: 1.0 - jitter_factor,
+                    // The base's double: aws-2026 after a throttle.
+                    throttle_base_us: base_us.saturating_mul(2),
                 },
                 max_attempts,
                 deadline_us,

@@ -629,6 +629,12 @@ impl RunSpec {
             );
         }
         if self.resource == ResourceKind::Server
+            && self.hedge_on_timeout == crate::model::timeout_hedging::HedgeOnTimeout::On
+            && let Some((other, why)) = self.timeout_hedging_conflict()
+        {
+            return fail("hedge_on_timeout", "on".to_string(), self.conflict(other, why));
+        }
+        if self.resource == ResourceKind::Server
             && let Some(delay) = self.hedge_delay_us
             && let Some((other, why)) = self.hedging_conflict()
         {
@@ -637,12 +643,6 @@ impl RunSpec {
                 crate::base::time::format_duration(delay),
                 self.conflict(other, why),
             );
-        }
-        if self.resource == ResourceKind::Server
-            && self.hedge_on_timeout == crate::model::timeout_hedging::HedgeOnTimeout::On
-            && let Some((other, why)) = self.timeout_hedging_conflict()
-        {
-            return fail("hedge_on_timeout", "on".to_string(), self.conflict(other, why));
         }
         if self.resource == ResourceKind::Server
             && let Some((key, other, why)) = self.server.conflicts()

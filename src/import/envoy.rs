@@ -1763,11 +1763,19 @@ virtual_hosts:
             .iter()
             .find(|s| s.key == "hedge_on_timeout")
             .unwrap();
-        assert!(setting.from.contains("route.hedge_policy.hedge_on_per_try_timeout"));
+        assert!(
+            setting
+                .from
+                .contains("route.hedge_policy.hedge_on_per_try_timeout")
+        );
         assert!(setting.from.contains("route.retry_policy.per_try_timeout"));
         assert!(setting.rule.contains("shouldHedgeRetryPerTryTimeout"));
         let timeout = got.settings.iter().find(|s| s.key == "timeout").unwrap();
-        assert!(timeout.rule.contains("keeps the attempt"), "{}", timeout.rule);
+        assert!(
+            timeout.rule.contains("keeps the attempt"),
+            "{}",
+            timeout.rule
+        );
         // Without a per-try timeout no timer fires: read, warned, not set.
         let got = read(&route("hedge_on_per_try_timeout: true", "")).unwrap();
         assert_eq!(value(&got, "hedge_on_timeout"), "-");

@@ -40,11 +40,11 @@ use crate::measure::verdict::{judge, judged_windows};
 use crate::model::chain::{CONTROL_FAMILIES, RetryScope};
 use crate::model::hedging::{AfterFailure, Hedge, NextCopy, after_failure, next_copy};
 use crate::model::retry_on::RetryOn;
-use crate::model::timeout_hedging::{self as kept, AfterFailure as KeptAfter};
 use crate::model::server::{
     CLOCK_END_NS, FailureEnd, Load, NS_PER_S, NS_PER_US, Nanos, RateChanges, ServerSpec,
     TimeoutNoticed, TriggerEffects, TriggerKind, round_ns,
 };
+use crate::model::timeout_hedging::{self as kept, AfterFailure as KeptAfter};
 use crate::policy::{AnyPolicy, Backoff, PolicySpec, PolicyVisitor};
 use crate::sim::hedging::Hedging;
 use crate::sim::queue::{ClientItem, EventQueue, HeapQueue, QueueKind, RadixQueue};
@@ -1999,7 +1999,11 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             return;
         };
         for i in 0..attempts.in_flight {
-            let retry_of = if i == 0 && r.awaiting { r.retry_of } else { None };
+            let retry_of = if i == 0 && r.awaiting {
+                r.retry_of
+            } else {
+                None
+            };
             controls.attempt_ended(r.source, now, r.sent, Outcome::Timeout, retry_of);
         }
         if attempts.pending {

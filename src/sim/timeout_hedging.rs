@@ -172,7 +172,10 @@ mod tests {
         assert_eq!((m.busy_ns, m.end_ns), (20 * u128::from(MS), 15 * MS));
         // Plain retries reset each: the request gives up at 9 ms.
         let p = run(&spec, &plain(2));
-        assert_eq!((p.successes, p.gave_up, p.attempts, p.kept_wins), (0, 1, 2, 0));
+        assert_eq!(
+            (p.successes, p.gave_up, p.attempts, p.kept_wins),
+            (0, 1, 2, 0)
+        );
         // A timeout asks for a retry whatever retry_on says
         // (shouldHedgeRetryPerTryTimeout).
         let none = ServerRetry {
@@ -182,7 +185,10 @@ mod tests {
         assert_eq!(run(&spec, &none), m);
         // One attempt: no retry, and the attempt is still kept.
         let m = run(&spec, &kept(1));
-        assert_eq!((m.successes, m.attempts, m.timeouts, m.kept_wins), (1, 1, 1, 1));
+        assert_eq!(
+            (m.successes, m.attempts, m.timeouts, m.kept_wins),
+            (1, 1, 1, 1)
+        );
     }
 
     #[test]
@@ -192,7 +198,10 @@ mod tests {
         // attempt left), succeeds at 15 ms and wins.
         let spec = failing(one_request(10 * MS, 4 * MS), 9 * MS, 11 * MS);
         let m = run(&spec, &kept(2));
-        assert_eq!((m.successes, m.gave_up, m.attempts, m.timeouts), (1, 0, 2, 2));
+        assert_eq!(
+            (m.successes, m.gave_up, m.attempts, m.timeouts),
+            (1, 0, 2, 2)
+        );
         assert_eq!(m.latency_total_ns, 15 * u128::from(MS));
         // A failure retry_on does not name goes downstream at once: the
         // request fails at 10 ms though its retry would succeed.
@@ -228,7 +237,10 @@ mod tests {
         let m = run(&spec, &retry);
         assert_eq!((m.gave_up, m.attempts, m.timeouts), (1, 3, 3));
         // Every reply would come after the deadline: all of it is wasted.
-        assert_eq!((m.busy_ns, m.wasted_ns), (30 * u128::from(MS), 30 * u128::from(MS)));
+        assert_eq!(
+            (m.busy_ns, m.wasted_ns),
+            (30 * u128::from(MS), 30 * u128::from(MS))
+        );
     }
 
     #[test]

@@ -632,7 +632,11 @@ impl RunSpec {
             && self.hedge_on_timeout == crate::model::timeout_hedging::HedgeOnTimeout::On
             && let Some((other, why)) = self.timeout_hedging_conflict()
         {
-            return fail("hedge_on_timeout", "on".to_string(), self.conflict(other, why));
+            return fail(
+                "hedge_on_timeout",
+                "on".to_string(),
+                self.conflict(other, why),
+            );
         }
         if self.resource == ResourceKind::Server
             && let Some(delay) = self.hedge_delay_us

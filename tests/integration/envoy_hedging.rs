@@ -74,7 +74,9 @@ fn the_run_says_it_hedges_on_timeout_and_the_csv_keeps_its_columns() {
         "1",
     ]));
     assert!(
-        out.contains("hedging on timeout (Envoy's hedge_on_per_try_timeout): a timed-out attempt is kept"),
+        out.contains(
+            "hedging on timeout (Envoy's hedge_on_per_try_timeout): a timed-out attempt is kept"
+        ),
         "{out}"
     );
     let dir = crate::common::workdir("envoy-hedging-csv");
@@ -105,7 +107,14 @@ fn combinations_hedging_on_timeout_cannot_model_are_refused_in_one_line() {
     let cases: [(&[&str], &str); 8] = [
         (&[], "--timeout"),
         (
-            &["--timeout", "5ms", "--hedge-delay", "2ms", "--max-attempts", "2"],
+            &[
+                "--timeout",
+                "5ms",
+                "--hedge-delay",
+                "2ms",
+                "--max-attempts",
+                "2",
+            ],
             "--hedge-delay",
         ),
         (&["--timeout", "5ms", "--depth", "2"], "--depth"),
@@ -117,13 +126,21 @@ fn combinations_hedging_on_timeout_cannot_model_are_refused_in_one_line() {
             &["--timeout", "5ms", "--deadline-propagation", "attempt"],
             "--deadline-propagation",
         ),
-        (&["--timeout", "5ms", "--budget", "ratio:0.1,min:10"], "--budget"),
+        (
+            &["--timeout", "5ms", "--budget", "ratio:0.1,min:10"],
+            "--budget",
+        ),
         (
             &["--timeout", "5ms", "--breaker", "windowed:0.5,window:1s"],
             "--breaker",
         ),
         (
-            &["--timeout", "5ms", "--budget", "envoy:0.2,min:3,backoff:uncounted"],
+            &[
+                "--timeout",
+                "5ms",
+                "--budget",
+                "envoy:0.2,min:3,backoff:uncounted",
+            ],
             "backoff:uncounted",
         ),
     ];
@@ -133,7 +150,10 @@ fn combinations_hedging_on_timeout_cannot_model_are_refused_in_one_line() {
         assert!(err.contains(named), "{extra:?}: {err}");
     }
     let err = usage_error(&["run", "--resource", "server", "--hedge-on-timeout", "yes"]);
-    assert!(err.contains("off, on") || err.contains("off") && err.contains("on"), "{err}");
+    assert!(
+        err.contains("off, on") || err.contains("off") && err.contains("on"),
+        "{err}"
+    );
     // Envoy's own controls are modelled with it.
     server_json(&[
         "--hedge-on-timeout",

@@ -1,8 +1,8 @@
 //! Hedging on per-attempt timeout (server model), as Envoy's router does it
 //! with `hedge_policy.hedge_on_per_try_timeout: true` (envoyproxy/envoy,
-//! `source/common/router/router.cc` and `retry_state_impl.cc`, commit
-//! e78906c for the retry state; the router's functions are named, as their
-//! lines move between releases):
+//! `source/common/router/router.cc` at commit 001b1c0 and
+//! `retry_state_impl.cc` at e78906c, the commit the Envoy import cites; the
+//! functions are named, as their lines move between releases):
 //!
 //! - A per-try timeout does not reset the attempt (`onPerTryTimeoutCommon`
 //!   calls `onSoftPerTryTimeout` and returns): the attempt stays in

@@ -56,6 +56,7 @@ pub fn no_retry() -> ServerRetry {
         deadline: None,
         retry_on: crate::model::retry_on::RetryOn::ALL,
         hedge: None,
+        hedge_on_timeout: false,
     }
 }
 

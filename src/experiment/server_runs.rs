@@ -29,6 +29,8 @@ pub fn server_parts(spec: &RunSpec) -> (crate::model::server::ServerSpec, Server
             delay: us.saturating_mul(NS_PER_US),
             copies: spec.max_attempts.unwrap_or(1),
         }),
+        hedge_on_timeout: spec.hedge_on_timeout
+            == crate::model::timeout_hedging::HedgeOnTimeout::On,
     };
     (spec.server.server_spec(window, spec.patience_us()), retry)
 }

@@ -17,6 +17,13 @@
 //! - `per_try_timeout` is herdsim's per-attempt `timeout`; the route's
 //!   `timeout` (default 15 s, `0s` none) spans all attempts and backoffs:
 //!   herdsim's `deadline`. Both are whole ms, as Envoy keeps them.
+//! - `hedge_policy.hedge_on_per_try_timeout: true` is herdsim's
+//!   `hedge_on_timeout = "on"` ([`crate::model::timeout_hedging`]): at its
+//!   per-try timeout an attempt is kept and a retry asked for whatever
+//!   `retry_on` says (`router.cc` `onSoftPerTryTimeout`,
+//!   `retry_state_impl.cc` `shouldHedgeRetryPerTryTimeout`). Without a
+//!   `per_try_timeout` no per-try timer fires and it changes nothing, as in
+//!   Envoy: read, and named in a warning.
 //! - `retry_on`: herdsim's server answers a failure (default HTTP 503,
 //!   `--select failure-status=`), a full queue's rejection (default 503,
 //!   `--select rejected-status=`), or nothing before a per-attempt timeout.
@@ -43,15 +50,10 @@
 //! (herdsim's server sends no reset headers), host predicates and
 //! priorities (herdsim's service is one pool), request-header gates,
 //! mirrors, rate limits, per-filter configs, idle and stream timeouts, and
-//! `hedge_policy.hedge_on_per_try_timeout: true`: herdsim's hedged requests
-//! are gRPC's (copies at a fixed delay), while Envoy's soft per-try timeout
-//! keeps the attempt and sends a retry through its retry state
-//! (`router.cc` `onSoftPerTryTimeout` → `retry_state_impl.cc`
-//! `shouldHedgeRetryPerTryTimeout` → `shouldRetry`, at envoyproxy/envoy
-//! e78906c): after the jittered backoff, spending a `num_retries` and the
-//! `max_retries` or budget's room, and each copy's reply then retried by
-//! Envoy's rules, not modelled. Fields that only route, rewrite, name or observe a
-//! request are read and named in one warning as changing nothing.
+//! `hedge_policy`'s `initial_requests` and `additional_request_chance`
+//! (Envoy does not implement them). Fields that only route, rewrite, name
+//! or observe a request are read and named in one warning as changing
+//! nothing.
 
 use serde_json::Value;
 
@@ -811,23 +813,48 @@ fn route(
             .get(key)
             .or_else(|| chosen.vhost.as_ref().and_then(|v| v.get(key)))
     };
-    if let Some(hedge) = pick("hedge_policy") {
-        hedge_policy(ctx, &hedge)?;
-    }
+    let hedge = match pick("hedge_policy") {
+        Some(hedge) => hedge_policy(ctx, &hedge)?,
+        None => None,
+    };
     // The one not applied is still Envoy's config: its fields must be known.
     if action.get("retry_policy").is_some()
         && let Some(unused) = chosen.vhost.as_ref().and_then(|v| v.get("retry_policy"))
     {
         unused.only(ctx, &RETRY_POLICY_FIELDS)?;
     }
-    match pick("retry_policy") {
-        Some(policy) => retry_policy(ctx, &policy, answers),
-        None => ctx.set(
-            "max_attempts",
-            "1",
-            &[action.path()],
-            "no retry_policy on the route or its virtual host: Envoy makes one attempt",
+    let per_try = match pick("retry_policy") {
+        Some(policy) => retry_policy(ctx, &policy, answers, hedge.is_some())?,
+        None => {
+            ctx.set(
+                "max_attempts",
+                "1",
+                &[action.path()],
+                "no retry_policy on the route or its virtual host: Envoy makes one attempt",
+            )?;
+            None
+        }
+    };
+    match (hedge, per_try) {
+        (Some(hedge), Some(per_try)) => ctx.set(
+            "hedge_on_timeout",
+            "on",
+            &[&hedge, &per_try],
+            "Envoy keeps an attempt past its per_try_timeout, its reply still able to win \
+             (onSoftPerTryTimeout), and asks for a retry at once whatever retry_on says \
+             (shouldHedgeRetryPerTryTimeout): it spends a num_retries and the max_retries or \
+             budget's room, and goes after the backoff; the first success wins and the others \
+             are reset (herdsim's server still serves them)",
         ),
+        (Some(hedge), None) => {
+            ctx.warn(format!(
+                "{}: {hedge}: read but changes nothing: without a per_try_timeout no per-try \
+                 timer fires, so Envoy never hedges",
+                ctx.file
+            ));
+            Ok(())
+        }
+        (None, _) => Ok(()),
     }
 }
 
@@ -853,7 +880,9 @@ fn route_timeout(ctx: &Context<'_>, action: &Node<'_>) -> Result<(), ImportError
     ctx.set("deadline", herdsim(ms * 1_000), &[&from], rule)
 }
 
-fn hedge_policy(ctx: &Context<'_>, node: &Node<'_>) -> Result<(), ImportError> {
+/// Reads `hedge_policy`: the path of `hedge_on_per_try_timeout` if it is
+/// true.
+fn hedge_policy(ctx: &Context<'_>, node: &Node<'_>) -> Result<Option<String>, ImportError> {
     node.only(
         ctx,
         &[
@@ -870,18 +899,10 @@ fn hedge_policy(ctx: &Context<'_>, node: &Node<'_>) -> Result<(), ImportError> {
             ));
         }
     }
-    if let Some(field) = node.get("hedge_on_per_try_timeout")
-        && field.bool(ctx, false)?
-    {
-        return Err(ctx.unsupported(
-            &field,
-            "Envoy keeps the timed-out attempt and sends a retry after its backoff, spending a \
-             num_retries and the max_retries or budget's room (shouldHedgeRetryPerTryTimeout), \
-             each copy's reply retried by Envoy's rules: herdsim's hedging is gRPC's copies at \
-             a fixed delay, so this is not modelled; false (the default) is read",
-        ));
+    match node.get("hedge_on_per_try_timeout") {
+        Some(field) if field.bool(ctx, false)? => Ok(Some(field.path().to_string())),
+        _ => Ok(None),
     }
-    Ok(())
 }
 
 /// What herdsim's server answers, as Envoy's `retry_on` sees it.
@@ -951,11 +972,15 @@ fn answers(ctx: &Context<'_>) -> Result<Answers, ImportError> {
     })
 }
 
+/// Reads `retry_policy`: the path of its `per_try_timeout` if it sets one.
+/// `hedged`: `hedge_on_per_try_timeout` is true, so the timeout keeps its
+/// attempt.
 fn retry_policy(
     ctx: &Context<'_>,
     policy: &Node<'_>,
     mut answers: Answers,
-) -> Result<(), ImportError> {
+    hedged: bool,
+) -> Result<Option<String>, ImportError> {
     policy.only(ctx, &RETRY_POLICY_FIELDS)?;
     refuse(
         ctx,
@@ -1170,18 +1195,21 @@ fn retry_policy(
     if let Some(node) = policy.get("per_try_timeout") {
         let ms = duration(ctx, &node)? / 1_000;
         if ms > 0 {
+            let what = if hedged {
+                "Envoy keeps the attempt: hedge_on_per_try_timeout"
+            } else {
+                "Envoy resets the upstream stream; herdsim's server keeps working on it"
+            };
             ctx.set(
                 "timeout",
                 herdsim(ms * 1_000),
                 &[node.path()],
-                format!(
-                    "per_try_timeout → timeout {ms} ms per attempt (Envoy resets the upstream \
-                     stream; herdsim's server keeps working on it)"
-                ),
+                format!("per_try_timeout → timeout {ms} ms per attempt ({what})"),
             )?;
+            return Ok(Some(node.path().to_string()));
         }
     }
-    Ok(())
+    Ok(None)
 }
 
 /// `retry_on` (and `retriable_status_codes`) as herdsim's `retry_on`.
@@ -1715,6 +1743,64 @@ virtual_hosts:
     }
 
     #[test]
+    fn hedge_on_per_try_timeout_is_hedging_on_timeout_with_a_per_try_timeout() {
+        let route = |hedge: &str, policy: &str| {
+            format!(
+                "match: {{prefix: /}}\nroute:\n  cluster: c\n  hedge_policy: {{{hedge}}}\n  \
+                 retry_policy: {{retry_on: 5xx, num_retries: 2{policy}}}\n"
+            )
+        };
+        let got = read(&route(
+            "hedge_on_per_try_timeout: true",
+            ", per_try_timeout: 0.25s",
+        ))
+        .unwrap();
+        assert_eq!(value(&got, "hedge_on_timeout"), "on");
+        assert_eq!(value(&got, "timeout"), "250ms");
+        assert_eq!(value(&got, "max_attempts"), "3");
+        let setting = got
+            .settings
+            .iter()
+            .find(|s| s.key == "hedge_on_timeout")
+            .unwrap();
+        assert!(
+            setting
+                .from
+                .contains("route.hedge_policy.hedge_on_per_try_timeout")
+        );
+        assert!(setting.from.contains("route.retry_policy.per_try_timeout"));
+        assert!(setting.rule.contains("shouldHedgeRetryPerTryTimeout"));
+        let timeout = got.settings.iter().find(|s| s.key == "timeout").unwrap();
+        assert!(
+            timeout.rule.contains("keeps the attempt"),
+            "{}",
+            timeout.rule
+        );
+        // Without a per-try timeout no timer fires: read, warned, not set.
+        let got = read(&route("hedge_on_per_try_timeout: true", "")).unwrap();
+        assert_eq!(value(&got, "hedge_on_timeout"), "-");
+        assert!(
+            got.warnings
+                .iter()
+                .any(|w| w.contains("hedge_on_per_try_timeout: read but changes nothing")),
+            "{:?}",
+            got.warnings
+        );
+        // False, or no hedge_policy: nothing.
+        let got = read(&route(
+            "hedge_on_per_try_timeout: false",
+            ", per_try_timeout: 0.25s",
+        ))
+        .unwrap();
+        assert_eq!(value(&got, "hedge_on_timeout"), "-");
+        // The virtual host's hedge_policy applies to a route without one.
+        let vhost = "name: v\ndomains: ['*']\nhedge_policy: {hedge_on_per_try_timeout: true}\n\
+                     routes:\n- match: {prefix: /}\n  route:\n    cluster: c\n    \
+                     retry_policy: {retry_on: 5xx, per_try_timeout: 0.1s}\n";
+        assert_eq!(value(&read(vhost).unwrap(), "hedge_on_timeout"), "on");
+    }
+
+    #[test]
     fn what_herdsim_cannot_model_is_refused_with_its_path_and_why() {
         let route = |policy: &str| {
             format!("match: {{prefix: /}}\nroute:\n  cluster: c\n  retry_policy:\n{policy}")
@@ -1729,8 +1815,8 @@ virtual_hosts:
                 "route.retry_policy.rate_limited_retry_back_off: not modelled",
             ),
             (
-                "match: {prefix: /}\nroute: {cluster: c, hedge_policy: {hedge_on_per_try_timeout: true}}\n".to_string(),
-                "route.hedge_policy.hedge_on_per_try_timeout: not modelled: Envoy keeps the timed-out attempt",
+                "match: {prefix: /}\nroute: {cluster: c, hedge_policy: {initial_requests: 2}}\n".to_string(),
+                "route.hedge_policy.initial_requests: not modelled: Envoy does not implement it",
             ),
             (
                 "name: b\nconnect_timeout: 1s\ncircuit_breakers: {thresholds: [{max_pending_requests: 10}]}\n".to_string(),

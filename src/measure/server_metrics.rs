@@ -192,6 +192,9 @@ pub struct ServerMetrics {
     /// slab, the server's queue and the pending events (not the windows,
     /// which follow the run's length, nor the fixed latency histogram).
     pub state_bytes: u64,
+    /// Successes won by an attempt kept past its per-attempt timeout
+    /// (hedging on timeout); 0 without it.
+    pub kept_wins: u64,
 }
 
 impl ServerMetrics {

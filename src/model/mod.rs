@@ -13,6 +13,7 @@ mod outage;
 pub mod retry_on;
 pub mod server;
 mod slot;
+pub mod timeout_hedging;
 
 pub use occ::OccNetwork;
 pub use outage::OutageResource;

@@ -293,6 +293,14 @@ impl WorkloadSummary {
                 }
             }
         }
+        if server && spec.hedge_on_timeout == crate::model::timeout_hedging::HedgeOnTimeout::On {
+            lines.push(
+                "hedging on timeout (Envoy's hedge_on_per_try_timeout): a timed-out attempt is \
+                 kept, its reply may still win, and a retry goes beside it whatever retry_on \
+                 says; the first success wins, the others are abandoned but still served"
+                    .to_string(),
+            );
+        }
         if let Some(d) = spec.deadline_us {
             stops.push(if server {
                 format!("at its request's {} deadline", format_duration(d))

@@ -131,6 +131,7 @@ mod tests {
             deadline: None,
             retry_on: RetryOn::ALL,
             hedge: Some(Hedge { delay, copies }),
+            hedge_on_timeout: false,
         }
     }
 

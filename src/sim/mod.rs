@@ -8,4 +8,5 @@ mod occ_loop;
 pub mod queue;
 pub(crate) mod retries;
 pub mod server_loop;
+mod timeout_hedging;
 pub mod wave;

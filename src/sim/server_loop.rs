@@ -44,9 +44,11 @@ use crate::model::server::{
     CLOCK_END_NS, FailureEnd, Load, NS_PER_S, NS_PER_US, Nanos, RateChanges, ServerSpec,
     TimeoutNoticed, TriggerEffects, TriggerKind, round_ns,
 };
+use crate::model::timeout_hedging::{self as kept, AfterFailure as KeptAfter};
 use crate::policy::{AnyPolicy, Backoff, Cause, PolicySpec, PolicyVisitor};
 use crate::sim::hedging::Hedging;
 use crate::sim::queue::{ClientItem, EventQueue, HeapQueue, QueueKind, RadixQueue};
+use crate::sim::timeout_hedging::TimeoutHedging;
 
 /// Thinning's rejected proposals for one arrival between looks at the
 /// limits.
@@ -78,6 +80,10 @@ pub struct ServerRetry {
     /// Hedged requests ([`crate::model::hedging`]): copies at a fixed delay
     /// in place of retries after a failure; `None` for one attempt at a time.
     pub hedge: Option<Hedge>,
+    /// Hedging on per-attempt timeout ([`crate::model::timeout_hedging`],
+    /// Envoy's `hedge_on_per_try_timeout`): a timed-out attempt is kept and
+    /// a retry goes beside it.
+    pub hedge_on_timeout: bool,
 }
 
 impl ServerRetry {
@@ -437,6 +443,9 @@ struct State<'a, P: Backoff, Q: EventQueue<Event>> {
     calls: Vec<Call>,
     /// Hedged requests' copies, if the run hedges.
     hedging: Option<Hedging>,
+    /// Requests' attempts kept past their timeout, if the run hedges on
+    /// timeout.
+    timeout_hedging: Option<TimeoutHedging>,
     /// Thinning's proposals rejected so far: they count toward the event
     /// limit, as events do (a bound far above the rate once made billions
     /// between two events).
@@ -527,6 +536,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                 || retry.hedge.is_some(),
             calls: Vec::new(),
             hedging: retry.hedge.map(Hedging::new),
+            timeout_hedging: retry.hedge_on_timeout.then(TimeoutHedging::default),
             rejected_proposals: 0,
             events_at_mark: 0,
             // Set before the first arrival's thinning.
@@ -920,6 +930,10 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                     self.hedged_reply(e);
                     return;
                 }
+                if self.timeout_hedging.is_some() {
+                    self.kept_reply(e);
+                    return;
+                }
                 let Some(awaited) = self.stop_awaiting(e.req, e.generation, e.attempt) else {
                     return;
                 };
@@ -950,6 +964,10 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                     self.hedged_deadline(e);
                     return;
                 }
+                if self.timeout_hedging.is_some() {
+                    self.kept_timeout(e);
+                    return;
+                }
                 let Some(awaited) = self.stop_awaiting(e.req, e.generation, e.attempt) else {
                     return;
                 };
@@ -969,6 +987,10 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                 self.attempt_failed(e.req, Outcome::Timeout);
             }
             Kind::Resend => {
+                if self.timeout_hedging.is_some() {
+                    self.kept_resend(e);
+                    return;
+                }
                 if self.requests[e.req as usize].generation == e.generation
                     && !self.send(e.req, e.arg == ADMITTED)
                 {
@@ -1083,6 +1105,9 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             self.copy_sent(req, true);
             return true;
         }
+        if self.timeout_hedging.is_some() {
+            return self.kept_start(req);
+        }
         self.send(req, false)
     }
 
@@ -1114,6 +1139,16 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                             if self.schedule_retry(req, Outcome::Failure, false) {
                                 return true;
                             }
+                        }
+                        // Hedging on timeout: the refused attempt fails
+                        // alone while others await their replies (Envoy's
+                        // `onUpstreamReset` of an overflow).
+                        if self
+                            .timeout_hedging
+                            .as_mut()
+                            .is_some_and(|kept| kept.of(req).in_flight > 0)
+                        {
+                            return true;
                         }
                         self.count_gave_up(layer, self.requests[req as usize].started);
                         return false;
@@ -1227,6 +1262,11 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
     #[inline]
     fn reply_ignored(&self, req: u32, generation: u32, attempt: u32, back: Nanos) -> bool {
         let r = &self.requests[req as usize];
+        if self.timeout_hedging.is_some() {
+            // Every attempt is awaited while its request lasts, past its
+            // own timeout too.
+            return r.generation != generation || self.past_deadline(r.started, back);
+        }
         // A hedged request awaits every copy of its own while it lasts.
         let awaited = if self.hedging.is_some() {
             r.generation == generation
@@ -1770,6 +1810,220 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         self.end(e.req);
     }
 
+    /// The attempts-kept state (a run hedging on timeout).
+    #[inline]
+    fn kept(&mut self) -> &mut TimeoutHedging {
+        self.timeout_hedging
+            .as_mut()
+            .expect("a run hedging on timeout")
+    }
+
+    /// A request hedging on timeout starts: its deadline (the route's
+    /// timeout, which ends every attempt, kept or not) is set, and its first
+    /// attempt goes. False if a control refused it.
+    fn kept_start(&mut self, req: u32) -> bool {
+        let r = &self.requests[req as usize];
+        let (generation, started) = (r.generation, r.started);
+        self.kept().start(req);
+        if let Some(deadline) = self.deadline {
+            // Any timeout at or past the deadline is the deadline's.
+            self.schedule(
+                started.saturating_add(deadline),
+                Kind::Timeout,
+                req,
+                generation,
+                0,
+                0,
+            );
+        }
+        self.kept_send(req, false)
+    }
+
+    /// Sends the request's next attempt ([`Self::send`]) and counts it in
+    /// flight if it went; false if a control refused it and nothing else
+    /// is in flight (the caller ends the request).
+    fn kept_send(&mut self, req: u32, admitted: bool) -> bool {
+        let before = self.requests[req as usize].attempts;
+        if !self.send(req, admitted) {
+            return false;
+        }
+        if self.requests[req as usize].attempts > before {
+            let attempts = self.kept().of(req);
+            attempts.in_flight += 1;
+            attempts.timed_out = false;
+        }
+        true
+    }
+
+    /// A retry of a request hedging on timeout is due.
+    fn kept_resend(&mut self, e: Event) {
+        if self.requests[e.req as usize].generation != e.generation {
+            return;
+        }
+        self.kept().of(e.req).pending = false;
+        if !self.kept_send(e.req, e.arg == ADMITTED) {
+            self.end(e.req);
+        }
+    }
+
+    /// Envoy's `shouldRetry` for a request hedging on timeout, after an
+    /// attempt that ended (or timed out) with `cause`: true if a retry is
+    /// scheduled, after the policy's backoff. Refused when `num_retries`
+    /// are spent; a control's refusal spends one ([`kept::retries_left`]).
+    /// A retry due past the deadline stays pending until the deadline ends
+    /// the request, as Envoy's backoff timer outlasted by the route's
+    /// timeout does.
+    fn kept_retry(&mut self, req: u32, cause: Outcome) -> bool {
+        let now = self.now;
+        let (attempts, source) = {
+            let r = &self.requests[req as usize];
+            (r.attempts, r.source)
+        };
+        let spent = self.kept().of(req).spent;
+        if !kept::retries_left(attempts, spent, self.attempt_limits[0]) {
+            return false;
+        }
+        if let Some(controls) = self.controls.as_mut()
+            && !controls.allow_retry(source, now, cause)
+        {
+            self.kept().of(req).spent += 1;
+            return false;
+        }
+        let policy = self.policy_of(0);
+        let r = &mut self.requests[req as usize];
+        r.retry_of = Some(cause);
+        let delay_us =
+            policy.delay_after(r.attempts, cause_of(cause), &mut r.walk, &mut self.backoff);
+        let (generation, started) = (r.generation, r.started);
+        let at = now.saturating_add(delay_us.saturating_mul(NS_PER_US));
+        self.kept().of(req).pending = true;
+        if !self.past_deadline(started, at) {
+            self.schedule(at, Kind::Resend, req, generation, 0, 0);
+        }
+        true
+    }
+
+    /// A timeout of a request hedging on timeout. At or past the deadline:
+    /// the request gives up and every attempt in flight is abandoned
+    /// (Envoy's `onResponseTimeout`). Else the latest attempt's per-try
+    /// timeout, if it still awaits its reply: it is kept, the retry counted
+    /// for it stops counting, and a retry is asked for whatever `retry_on`
+    /// says (`onSoftPerTryTimeout`, `shouldHedgeRetryPerTryTimeout`).
+    fn kept_timeout(&mut self, e: Event) {
+        let now = self.now;
+        let r = &self.requests[e.req as usize];
+        if r.generation != e.generation {
+            return;
+        }
+        let (started, source, awaiting, retry_of) = (r.started, r.source, r.awaiting, r.retry_of);
+        if self.past_deadline(started, now) {
+            // The latest attempt is a timeout now unless its own fired.
+            if awaiting && !self.kept().of(e.req).timed_out {
+                self.m.timeouts += 1;
+                self.window_counts.timeouts += 1;
+            }
+            self.abandon(e.req);
+            self.count_gave_up(0, started);
+            self.end(e.req);
+            return;
+        }
+        if !r.awaits(e.generation, e.attempt) {
+            return;
+        }
+        self.m.timeouts += 1;
+        self.window_counts.timeouts += 1;
+        self.kept().of(e.req).timed_out = true;
+        if retry_of.is_some() {
+            // `shouldRetry` resets the retry counted first (`resetRetry`).
+            self.requests[e.req as usize].retry_of = None;
+            if let Some(controls) = self.controls.as_mut() {
+                controls.retry_dropped(source, now);
+            }
+        }
+        if self.kept_retry(e.req, Outcome::Timeout) {
+            // Retried: its reply can still win, but never retry.
+            self.requests[e.req as usize].awaiting = false;
+        }
+    }
+
+    /// A reply to an attempt of a request hedging on timeout: a success
+    /// wins and abandons the others; a failure asks for a retry, waits for
+    /// the others, or fails the request ([`kept::after_failure`]).
+    fn kept_reply(&mut self, e: Event) {
+        let now = self.now;
+        let r = &mut self.requests[e.req as usize];
+        if r.generation != e.generation {
+            return;
+        }
+        let current = r.awaits(e.generation, e.attempt);
+        r.awaiting &= !current;
+        let (source, started, sent) = (r.source, r.started, r.sent);
+        // Only the latest attempt, not yet retried, holds a retry's count.
+        let retry_of = if current { r.retry_of } else { None };
+        let attempts = self.kept().of(e.req);
+        attempts.in_flight -= 1;
+        let kept_won = !current || attempts.timed_out;
+        let outcome = match e.arg {
+            REPLY_SUCCESS => Outcome::Success,
+            REPLY_REJECTED => Outcome::Rejected,
+            _ => Outcome::Failure,
+        };
+        // Envoy's controls read no attempt's duration: `sent` is the
+        // latest's.
+        if let Some(controls) = self.controls.as_mut() {
+            controls.attempt_ended(source, now, sent, outcome, retry_of);
+        }
+        if outcome == Outcome::Success {
+            if kept_won {
+                self.kept().kept_wins += 1;
+            }
+            self.abandon(e.req);
+            self.succeed(e.req, 0, started);
+            return;
+        }
+        let retriable = self.retry_on.retries(outcome);
+        let attempts = *self.kept().of(e.req);
+        let awaited = attempts.in_flight > 0 || attempts.pending;
+        let fails = match kept::after_failure(retriable, current, awaited) {
+            KeptAfter::AsksRetry => {
+                !self.kept_retry(e.req, outcome)
+                    && kept::after_refusal(attempts.in_flight > 0) == KeptAfter::Fails
+            }
+            KeptAfter::Waits => false,
+            KeptAfter::Fails => true,
+        };
+        if fails {
+            self.abandon(e.req);
+            self.count_gave_up(0, started);
+            self.end(e.req);
+        }
+    }
+
+    /// The request hedging on timeout ends with attempts in flight or a
+    /// retry pending: Envoy resets them (`resetOtherUpstreams`, or the
+    /// route's timeout) and drops the retry. The controls learn each
+    /// attempt ended (Envoy's read no outcome) and the retry dropped; only
+    /// the latest attempt, not yet retried, holds a retry's count.
+    fn abandon(&mut self, req: u32) {
+        let now = self.now;
+        let attempts = *self.kept().of(req);
+        let r = &self.requests[req as usize];
+        let Some(controls) = self.controls.as_mut() else {
+            return;
+        };
+        for i in 0..attempts.in_flight {
+            let retry_of = if i == 0 && r.awaiting {
+                r.retry_of
+            } else {
+                None
+            };
+            controls.attempt_ended(r.source, now, r.sent, Outcome::Timeout, retry_of);
+        }
+        if attempts.pending {
+            controls.retry_dropped(r.source, now);
+        }
+    }
+
     /// Writes the current window's counts and its latency quantiles, if it
     /// had successes, and empties both for the next.
     fn close_window(&mut self) {
@@ -1793,8 +2047,12 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         self.m.state_bytes = (self.requests.capacity() * size_of::<Request<P::Walk>>()
             + self.queue.capacity() * size_of::<Queued>()
             + self.events.capacity_bytes()
-            + self.hedging.as_ref().map_or(0, Hedging::capacity_bytes))
-            as u64;
+            + self.hedging.as_ref().map_or(0, Hedging::capacity_bytes)
+            + self
+                .timeout_hedging
+                .as_ref()
+                .map_or(0, TimeoutHedging::capacity_bytes)) as u64;
+        self.m.kept_wins = self.timeout_hedging.as_ref().map_or(0, |k| k.kept_wins);
         let end = self.now;
         self.advance_areas(end);
         // The last event's window was entered, so it is within the bound.
@@ -1876,6 +2134,7 @@ mod tests {
             deadline: None,
             retry_on: crate::model::retry_on::RetryOn::ALL,
             hedge: None,
+            hedge_on_timeout: false,
         }
     }
 

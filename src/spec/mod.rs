@@ -49,6 +49,9 @@ pub struct RunSpec {
     /// Hedged requests (server model): the delay between one copy of a
     /// request and the next, µs; `None` sends one attempt at a time.
     pub hedge_delay_us: Option<Micros>,
+    /// Hedging on per-attempt timeout (server model, Envoy's
+    /// `hedge_on_per_try_timeout`).
+    pub hedge_on_timeout: crate::model::timeout_hedging::HedgeOnTimeout,
     /// The window of the peak-retries metric, µs; `None` is one service time
     /// of the slot resource, or 1 ms for the others.
     pub window_us: Option<Micros>,
@@ -100,6 +103,11 @@ pub use error::{ParamError, SpecError, Years};
 pub use server::ServerParams;
 pub use values::*;
 
+/// Why `backoff:uncounted` cannot go with hedging on timeout.
+const UNCOUNTED_KEPT: &str = "backoff:uncounted counts a retry while its attempt is in flight, \
+                              and Envoy's count of a kept attempt's retry ends at its timeout: \
+                              leave backoff counted (Envoy's code)";
+
 /// The default first-retry delay: 100 ms (seed 002's `BASE_MS`).
 pub const DEFAULT_BASE_US: Micros = 100_000;
 /// resilience4j's `IntervalFunction.DEFAULT_RANDOMIZATION_FACTOR`.
@@ -147,6 +155,7 @@ impl RunSpec {
             deadline_us: None,
             retry_on: crate::model::retry_on::RetryOn::ALL,
             hedge_delay_us: None,
+            hedge_on_timeout: crate::model::timeout_hedging::HedgeOnTimeout::Off,
             window_us: None,
             seeding: Seeding::Independent,
             budget: None,
@@ -394,6 +403,77 @@ impl RunSpec {
         }
     }
 
+    /// With hedging on timeout, the parameter that cannot go with it and
+    /// why, if any ([`crate::model::timeout_hedging`] says what is
+    /// modelled: Envoy's router with its retry limits).
+    fn timeout_hedging_conflict(&self) -> Option<(&'static str, String)> {
+        use crate::control::ControlSpec;
+        use crate::control::envoy_budget::BackoffCounting;
+        let envoy_only = "hedging on timeout is modelled with Envoy's controls alone (budget envoy \
+                          or envoy-max-retries, throttle envoy-max-requests): how others count \
+                          an attempt kept past its timeout is not known";
+        if self.hedge_delay_us.is_some() {
+            return Some((
+                "hedge_delay",
+                "Envoy's hedging on timeout and gRPC's copies at a fixed delay are two \
+                 mechanisms no client combines: give one"
+                    .to_string(),
+            ));
+        }
+        if self.server.timeout_us.is_none() && self.server.timeout_choices.is_empty() {
+            return Some((
+                "timeout",
+                "hedging on timeout needs a per-attempt timeout: without one it never fires \
+                 (as in Envoy without a per_try_timeout)"
+                    .to_string(),
+            ));
+        }
+        if self.server.timeout_noticed == crate::model::server::TimeoutNoticed::Reply {
+            return Some((
+                "timeout_noticed",
+                "the attempt is kept when its timeout passes: leave timeout_noticed at deadline"
+                    .to_string(),
+            ));
+        }
+        if self.server.chain.depth > 1 {
+            return Some((
+                "depth",
+                "hedging on timeout is modelled for the users' requests to one service, not in \
+                 a chain"
+                    .to_string(),
+            ));
+        }
+        if self.server.deadline_propagation
+            != crate::control::deadline_propagation::DeadlinePropagation::Off
+        {
+            return Some((
+                "deadline_propagation",
+                "a kept attempt's deadline is not modelled (Envoy then tells the upstream the \
+                 route's timeout, not the per-try one)"
+                    .to_string(),
+            ));
+        }
+        if self.breaker.is_some() {
+            return Some(("breaker", envoy_only.to_string()));
+        }
+        if self
+            .throttle
+            .is_some_and(|t| !matches!(t, ControlSpec::EnvoyMaxRequests(_)))
+        {
+            return Some(("throttle", envoy_only.to_string()));
+        }
+        match self.budget {
+            Some(ControlSpec::Envoy(b)) if b.backoff == BackoffCounting::Uncounted => {
+                Some(("budget", UNCOUNTED_KEPT.to_string()))
+            }
+            Some(ControlSpec::EnvoyMaxRetries(b)) if b.backoff == BackoffCounting::Uncounted => {
+                Some(("budget", UNCOUNTED_KEPT.to_string()))
+            }
+            Some(ControlSpec::Envoy(_) | ControlSpec::EnvoyMaxRetries(_)) | None => None,
+            Some(_) => Some(("budget", envoy_only.to_string())),
+        }
+    }
+
     /// A value that cannot go with `other`'s: named as given, or as its
     /// default when it has the default's value (a message must not name a
     /// flag as if the user gave it when nobody did).
@@ -550,6 +630,16 @@ impl RunSpec {
                      deadline"
                         .to_string(),
                 ),
+            );
+        }
+        if self.resource == ResourceKind::Server
+            && self.hedge_on_timeout == crate::model::timeout_hedging::HedgeOnTimeout::On
+            && let Some((other, why)) = self.timeout_hedging_conflict()
+        {
+            return fail(
+                "hedge_on_timeout",
+                "on".to_string(),
+                self.conflict(other, why),
             );
         }
         if self.resource == ResourceKind::Server

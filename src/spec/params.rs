@@ -219,7 +219,13 @@ const HERD_ONLY: [&str; 4] = ["clients", "capacity", "arrivals", "seeding"];
 
 /// Parameters of groups every model reads that only the server model reads
 /// (its verdict's patience and its horizon).
-const SERVER_ONLY: [&str; 4] = ["patience", "horizon", "retry_on", "hedge_delay"];
+const SERVER_ONLY: [&str; 5] = [
+    "patience",
+    "horizon",
+    "retry_on",
+    "hedge_delay",
+    "hedge_on_timeout",
+];
 
 impl Param {
     /// True if a run on `resource` reads this parameter: the server model's
@@ -652,6 +658,34 @@ pub static PARAMS: [Param; 62] = [
         },
         show: |s| s.hedge_delay_us.map(format_duration),
         fields: |s| optional(s.hedge_delay_us, ms),
+    },
+    Param {
+        key: "hedge_on_timeout",
+        value_name: "ON",
+        doc: "Hedging on per-attempt timeout (Envoy's hedge_on_per_try_timeout): on keeps a \
+              timed-out attempt, whose reply may still win, and sends a retry beside it after \
+              the policy's backoff, as max_attempts and the controls allow; the first success \
+              wins, the others are abandoned but still served",
+        accepts: "off, on",
+        absent: None,
+        kind: Kind::Text,
+        group: Group::RetryControl,
+        list_separator: ',',
+        choices: Some(|| {
+            names(
+                crate::model::timeout_hedging::HedgeOnTimeout::VARIANTS,
+                crate::model::timeout_hedging::HedgeOnTimeout::name,
+            )
+        }),
+        // No CSV column: every committed sweep file keeps its columns (a
+        // sweep over it tells its points apart by their index).
+        columns: &[],
+        set: |s, t| {
+            s.hedge_on_timeout = t.parse().map_err(ParamError::Base)?;
+            Ok(())
+        },
+        show: |s| Some(s.hedge_on_timeout.name().to_string()),
+        fields: |_| Vec::new(),
     },
     Param {
         key: "first_exponent",
@@ -1745,9 +1779,10 @@ mod tests {
     fn every_parameter_applies_to_the_models_it_always_did() {
         // The answers before the groups were split into help headings: they
         // decide empty CSV fields and warnings, so results depend on them.
-        const SERVER: [&str; 35] = [
+        const SERVER: [&str; 36] = [
             "retry_on",
             "hedge_delay",
+            "hedge_on_timeout",
             "rate",
             "duration",
             "patience",

@@ -202,6 +202,7 @@ fn spec_strategy() -> impl Strategy<Value = RunSpec> {
                 deadline_us,
                 retry_on: herdsim::model::retry_on::RetryOn::ALL,
                 hedge_delay_us: None,
+                hedge_on_timeout: herdsim::model::timeout_hedging::HedgeOnTimeout::Off,
                 window_us,
                 seeding,
                 budget,
@@ -496,6 +497,7 @@ fn chain_strategy() -> impl Strategy<Value = (ServerSpec, ServerRetry)> {
                     deadline: None,
                     retry_on: herdsim::model::retry_on::RetryOn::ALL,
                     hedge: None,
+                    hedge_on_timeout: false,
                 };
                 (spec, retry)
             },

@@ -12,6 +12,7 @@ mod controls;
 mod conventions;
 mod docs;
 mod envoy;
+mod envoy_hedging;
 mod hardening_bounds;
 mod hardening_journals;
 mod hardening_specs;

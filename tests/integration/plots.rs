@@ -392,6 +392,7 @@ fn the_server_series_shades_each_trigger_and_draws_the_queue_it_measured() {
         deadline: None,
         retry_on: herdsim::model::retry_on::RetryOn::ALL,
         hedge: None,
+        hedge_on_timeout: false,
     };
     let run: ServerMetrics = simulate_server(&spec, &retry, Seeds::for_job(9, 0, 0), u64::MAX);
     let picture = SeriesPicture {
@@ -481,6 +482,7 @@ fn stuck_run() -> (ServerSpec, ServerMetrics) {
         deadline: None,
         retry_on: herdsim::model::retry_on::RetryOn::ALL,
         hedge: None,
+        hedge_on_timeout: false,
     };
     let run = simulate_server(&spec, &retry, Seeds::for_job(9, 0, 0), u64::MAX);
     (spec, run)
@@ -745,6 +747,7 @@ fn triggers_are_labelled_by_what_they_do() {
         deadline: None,
         retry_on: herdsim::model::retry_on::RetryOn::ALL,
         hedge: None,
+        hedge_on_timeout: false,
     };
     let run = simulate_server(&spec, &retry, Seeds::for_job(3, 0, 0), u64::MAX);
     let picture = StrategiesPicture {

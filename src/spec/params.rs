@@ -323,7 +323,7 @@ const SUMMARIES: [(&str, &str); 8] = [
 /// Every parameter, in grid-axis and CSV-column order. Adding one here (and
 /// to [`RunSpec`] and the model that reads it) adds its flag, scenario key,
 /// axis, columns and doc rows.
-pub static PARAMS: [Param; 62] = [
+pub static PARAMS: [Param; 63] = [
     Param {
         key: "policy",
         value_name: "POLICY",

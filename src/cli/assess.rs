@@ -15,7 +15,7 @@ use super::{CliError, write_stdout};
 use crate::base::time::{Micros, parse_duration};
 use crate::experiment::assess::{
     AssessSettings, DEFAULT_BLIP_US, DEFAULT_KINDS, DEFAULT_PARTIAL, DEFAULT_ROUNDS, DEFAULT_SEEDS,
-    LENGTHS_MS, MapPurpose, STALL_START_US, assess, map_flags, run_flags, stall,
+    LENGTHS_MS, MapPurpose, STALL_START_US, assess, map_flags, run_flags, spec_flags, stall,
 };
 use crate::experiment::scenario::Scenario;
 use crate::model::ResourceKind;
@@ -247,8 +247,15 @@ pub fn assess_command(args: &AssessArgs) -> Result<(), CliError> {
             .collect();
         let set: Vec<&str> = set.iter().map(String::as_str).collect();
         let mut all = vec!["herdsim".to_string(), command.to_string()];
-        all.extend(args.scenario.iter().map(|p| p.display().to_string()));
-        all.extend(args.grid.flag_words(&set));
+        match &args.scenario {
+            // `run` reads no scenario: the service's every key as flags.
+            Some(_) if command == "run" => all.extend(spec_flags(&settings.base, &set)),
+            Some(path) => {
+                all.push(path.display().to_string());
+                all.extend(args.grid.flag_words(&set));
+            }
+            None => all.extend(args.grid.flag_words(&set)),
+        }
         all.extend(extra);
         all.iter()
             .map(|w| shell_word(w))

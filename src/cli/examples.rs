@@ -207,6 +207,24 @@ pub const MAP: [Example; 3] = [
     ),
 ];
 
+pub const ASSESS: [Example; 3] = [
+    (
+        "The SRE tutorial's service, quick and rough: 4 seeds a cell, one refinement round \
+         (leave both out for the default precision, about 30 s on two cores)",
+        "herdsim assess scenarios/sre-service.toml --seeds 4 --refine 1 -q",
+    ),
+    (
+        "One stall kind, a budget to compare with, and the page with the curves",
+        "herdsim assess scenarios/sre-service.toml --stall capacity:0 --suggest envoy:0.2,min:3 \
+         --seeds 4 --refine 1 --report assess.html -q",
+    ),
+    (
+        "Headroom after two blips, a quarter and a whole second of outage",
+        "herdsim assess scenarios/sre-service.toml --stall outage --blip 250ms --blip 1s \
+         --seeds 4 --refine 1 -q",
+    ),
+];
+
 pub const POLICY: [Example; 3] = [
     (
         "Three policies' delays, retry by retry",

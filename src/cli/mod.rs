@@ -129,7 +129,7 @@ enum Command {
     /// amplification of a full outage, success under partial failure and
     /// the recovery times, with a verdict in words and the command behind
     /// every figure.
-    #[command(after_long_help = assess::assess_help())]
+    #[command(after_long_help = examples::with_examples(&assess::assess_help(), &examples::ASSESS))]
     Assess(assess::AssessArgs),
     /// Map where a server-model service tips over as two parameters vary
     ///

@@ -520,6 +520,26 @@ pub fn run_flags(run: &AssessRun, settings: &AssessSettings) -> Vec<String> {
     flags
 }
 
+/// The flags that make `herdsim run` (which reads no scenario file) run
+/// `spec` but for the keys in `except`: every parameter whose shown value
+/// differs from the default's, as its flag takes it (each shown value
+/// reads back through its parser, so the run is the same).
+pub fn spec_flags(spec: &RunSpec, except: &[&str]) -> Vec<String> {
+    let default = RunSpec::default();
+    let mut flags = Vec::new();
+    for p in crate::spec::params::PARAMS.iter() {
+        if except.contains(&p.key) {
+            continue;
+        }
+        if let Some(value) = (p.show)(spec)
+            && (p.show)(&default).as_deref() != Some(value.as_str())
+        {
+            flags.extend([format!("--{}", p.flag()), value]);
+        }
+    }
+    flags
+}
+
 /// A stall's length at a place on a margin map's axis (its end, s), µs.
 pub fn length_at(place: f64) -> f64 {
     place * 1e6 - STALL_START_US as f64

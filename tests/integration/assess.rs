@@ -272,3 +272,41 @@ fn bad_assess_input_is_refused_in_one_line() {
     let err = usage_error(&["assess", "--resource", "server", "--workers", "inf"]);
     assert!(err.contains("--workers"), "{err}");
 }
+
+#[test]
+fn a_scenarios_run_commands_name_its_keys_as_flags() {
+    // `herdsim run` reads no scenario file: the run commands of a scenario's
+    // assessment give its keys as flags, and reproduce its figures.
+    let out = succeed(
+        cargo_bin_cmd!("herdsim")
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(["assess", "scenarios/sre-service.toml"])
+            .args(["--stall", "outage", "--seeds", "2", "--refine", "0"])
+            .args(["--suggest", "none", "-q"]),
+    );
+    let map = command(&out, 1);
+    assert_eq!(
+        map[1], "scenarios/sre-service.toml",
+        "the map reads the file"
+    );
+    let mut run = command(&out, 3);
+    assert!(!run.iter().any(|w| w.ends_with(".toml")), "{run:?}");
+    for flag in [
+        "--workers",
+        "16",
+        "--service",
+        "lognormal:20ms/0.3",
+        "--max-attempts",
+        "5",
+    ] {
+        assert!(run.iter().any(|w| w == flag), "{flag} missing from {run:?}");
+    }
+    run.extend(["--json".into(), "-q".into()]);
+    let json: serde_json::Value =
+        serde_json::from_str(&succeed(cargo_bin_cmd!("herdsim").args(&run[..]))).unwrap();
+    assert_eq!(
+        json["metrics"]["server_amplification"]["mean"].as_f64(),
+        Some(5.0)
+    );
+    assert!(out.contains("5.000 ± 0.000 attempts per request"), "{out}");
+}

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use criterion::Criterion;
 use herdsim::experiment::assess::{
-    AssessSettings, DEFAULT_BLIP_US, DEFAULT_KINDS, DEFAULT_PARTIAL, DEFAULT_ROUNDS,
-    DEFAULT_SEEDS, assess,
+    AssessSettings, DEFAULT_BLIP_US, DEFAULT_KINDS, DEFAULT_PARTIAL, DEFAULT_ROUNDS, DEFAULT_SEEDS,
+    assess,
 };
 use herdsim::experiment::grid::Grid;
 use herdsim::experiment::server_runs::run_server_replicates;

@@ -166,14 +166,14 @@ fn check_finite(args: &PlotArgs, shown: &str, curves: &[Curve]) -> Result<(), Cl
                 return refuse(format!("--y column {} is {} {at}", args.y, csv_number(y)));
             }
             // The band is y ± the band column's half-width (table_curves).
-            if let Some((low, high)) = ci {
-                if !(low.is_finite() && high.is_finite() && low <= y && y <= high) {
-                    return refuse(format!(
-                        "the band column {band} {at} is not a half-width from 0 whose {} ± it \
-                         stays finite",
-                        args.y
-                    ));
-                }
+            if let Some((low, high)) = ci
+                && !(low.is_finite() && high.is_finite() && low <= y && y <= high)
+            {
+                return refuse(format!(
+                    "the band column {band} {at} is not a half-width from 0 whose {} ± it stays \
+                     finite",
+                    args.y
+                ));
             }
         }
     }

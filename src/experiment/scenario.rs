@@ -786,7 +786,7 @@ mod tests {
         assert_eq!(
             error("clients = 10\nfrobs = 3\n"),
             "s.toml:2: key 'frobs': unknown key: expected one of name, description, study, import, \
-             import_select, seed, seeds, variant, layer, policy, clients, capacity, base, cap, step, jitter_factor, random_factor, window, resource, arrivals, \
+             import_select, seed, seeds, variant, layer, policy, clients, capacity, base, cap, step, jitter_factor, random_factor, throttle_base, window, resource, arrivals, \
              down, max_attempts, deadline, retry_on, hedge_delay, hedge_on_timeout, first_exponent, multiplier, cap_mode, seeding, budget, breaker, \
              throttle, fleet, retry_after, occ_server, write_time, occ_done, rate, duration, patience, requests, sources, concurrency, users, think, first_call, workers, queue_limit, \
              service, service_per_busy, fail_rate, request_delay, reply_delay, timeout, timeout_choices, timeout_noticed, deadline_propagation, \

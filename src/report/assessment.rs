@@ -65,6 +65,11 @@ fn found(
     }
 }
 
+/// A margin map's row as the verdict reads it: its name, whether it is
+/// under the suggested budget, where it crosses, and its first cell surely
+/// down (length place, stuck, decided).
+type Margin = (String, bool, Found, Option<(f64, u64, u64)>);
+
 /// A stall length, µs, in seconds for people.
 fn length_s(us: f64) -> String {
     format!("{} s", trimmed(us / 1e6, 2))
@@ -201,7 +206,9 @@ pub fn answer(a: &Assessment, commands: &[String]) -> Answer {
 
     // Margins.
     let mut rows = Vec::new();
-    let mut margins: Vec<(String, bool, Found, Option<(f64, u64, u64)>)> = Vec::new();
+    // Per margin map: its name, whether under the suggested budget, where
+    // it crosses, and its first surely-down cell.
+    let mut margins: Vec<Margin> = Vec::new();
     for (i, map) in a.maps.iter().enumerate() {
         let MapPurpose::Margin { suggested, .. } = &map.purpose else {
             continue;

@@ -599,15 +599,20 @@ pub(crate) fn tick(v: f64) -> String {
     }
 }
 
-/// One curve of a sweep: its label and points `(x, y, band)`, the band a
-/// confidence interval's `(low, high)` (symmetric for a mean's, not for a
-/// proportion's Wilson interval).
+/// A confidence interval's `(low, high)`: symmetric for a mean's, not for
+/// a proportion's Wilson interval.
+pub type Band = (f64, f64);
+
+/// A point of a curve: `(x, y, band)`.
+pub type CurvePoint = (f64, f64, Option<Band>);
+
+/// One curve of a sweep: its label and points.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Curve {
     /// The group's label (the `--by` value).
     pub label: String,
     /// Points in x order.
-    pub points: Vec<(f64, f64, Option<(f64, f64)>)>,
+    pub points: Vec<CurvePoint>,
 }
 
 /// A sweep's curves with their 95% CI bands, one colour per group. The

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::io::Read;
 
 use crate::report::error::ReportError;
-use crate::report::svg::Curve;
+use crate::report::svg::{Curve, CurvePoint};
 
 /// What to read from a table.
 #[derive(Debug, Clone, Copy)]
@@ -112,7 +112,7 @@ pub fn curves_of_table<R: Read>(
     let mut skipped = 0;
     let mut x_unit = None;
     let mut order: Vec<String> = Vec::new();
-    let mut groups: BTreeMap<String, Vec<(f64, f64, Option<(f64, f64)>)>> = BTreeMap::new();
+    let mut groups: BTreeMap<String, Vec<CurvePoint>> = BTreeMap::new();
     let records = reader
         .records()
         .enumerate()

@@ -4,6 +4,7 @@
 //! run without hedging keeps its requests as small as they were.
 
 use crate::model::hedging::Hedge;
+use crate::sim::request_slots::RequestSlots;
 
 /// One request's copies.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -22,8 +23,8 @@ pub struct Copies {
 pub struct Hedging {
     /// The delay and the most copies.
     pub hedge: Hedge,
-    /// Indexed by request slot, grown as the slab grows.
-    slots: Vec<Copies>,
+    /// Each request slot's copies.
+    pub slots: RequestSlots<Copies>,
 }
 
 impl Hedging {
@@ -31,28 +32,8 @@ impl Hedging {
     pub fn new(hedge: Hedge) -> Self {
         Hedging {
             hedge,
-            slots: Vec::new(),
+            slots: RequestSlots::default(),
         }
-    }
-
-    /// The copies of the request in slot `req`, which starts now: none.
-    pub fn start(&mut self, req: u32) -> &mut Copies {
-        let i = req as usize;
-        if self.slots.len() <= i {
-            self.slots.resize(i + 1, Copies::default());
-        }
-        self.slots[i] = Copies::default();
-        &mut self.slots[i]
-    }
-
-    /// The copies of the request in slot `req` (started).
-    pub fn copies(&mut self, req: u32) -> &mut Copies {
-        &mut self.slots[req as usize]
-    }
-
-    /// Storage held, bytes.
-    pub fn capacity_bytes(&self) -> usize {
-        self.slots.capacity() * size_of::<Copies>()
     }
 }
 
@@ -75,12 +56,12 @@ mod tests {
             delay: 10,
             copies: 3,
         });
-        let c = h.start(4);
+        let c = h.slots.start(4);
         c.in_flight = 2;
         c.frozen = true;
-        assert_eq!(h.copies(4).in_flight, 2);
-        assert_eq!(*h.start(4), Copies::default());
-        assert_eq!(*h.copies(0), Copies::default());
+        assert_eq!(h.slots.of(4).in_flight, 2);
+        assert_eq!(*h.slots.start(4), Copies::default());
+        assert_eq!(*h.slots.of(0), Copies::default());
     }
 
     const MS: Nanos = NS_PER_MS;

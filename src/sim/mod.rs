@@ -6,6 +6,7 @@ pub mod engine;
 mod hedging;
 mod occ_loop;
 pub mod queue;
+mod request_slots;
 pub(crate) mod retries;
 pub mod server_loop;
 mod timeout_hedging;

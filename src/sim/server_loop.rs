@@ -1098,7 +1098,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
     fn start(&mut self, req: u32) -> bool {
         self.requests[req as usize].started = self.now;
         if let Some(hedging) = &mut self.hedging {
-            hedging.start(req);
+            hedging.slots.start(req);
             if !self.send(req, false) {
                 return false;
             }
@@ -1146,7 +1146,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                         if self
                             .timeout_hedging
                             .as_mut()
-                            .is_some_and(|kept| kept.of(req).in_flight > 0)
+                            .is_some_and(|kept| kept.slots.of(req).in_flight > 0)
                         {
                             return true;
                         }
@@ -1703,7 +1703,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         let (generation, source, started, sent) = (r.generation, r.source, r.started, r.attempts);
         let hedging = self.hedging.as_mut().expect("a hedged run");
         let hedge = hedging.hedge;
-        let copies = hedging.copies(req);
+        let copies = hedging.slots.of(req);
         copies.in_flight += 1;
         let frozen = copies.frozen;
         // Asked only when a copy may come; gRPC's throttle ignores the
@@ -1725,7 +1725,8 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                 self.hedging
                     .as_mut()
                     .expect("a hedged run")
-                    .copies(req)
+                    .slots
+                    .of(req)
                     .frozen = true;
             }
             NextCopy::NotScheduled => {}
@@ -1760,7 +1761,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         let now = self.now;
         let hedging = self.hedging.as_mut().expect("a hedged run");
         let most = hedging.hedge.copies;
-        let copies = hedging.copies(e.req);
+        let copies = hedging.slots.of(e.req);
         copies.in_flight -= 1;
         let (in_flight, frozen) = (copies.in_flight, copies.frozen);
         let outcome = match e.arg {
@@ -1802,7 +1803,8 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             .hedging
             .as_mut()
             .expect("a hedged run")
-            .copies(e.req)
+            .slots
+            .of(e.req)
             .in_flight;
         self.m.timeouts += u64::from(in_flight);
         self.window_counts.timeouts += u64::from(in_flight);
@@ -1824,7 +1826,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
     fn kept_start(&mut self, req: u32) -> bool {
         let r = &self.requests[req as usize];
         let (generation, started) = (r.generation, r.started);
-        self.kept().start(req);
+        self.kept().slots.start(req);
         if let Some(deadline) = self.deadline {
             // Any timeout at or past the deadline is the deadline's.
             self.schedule(
@@ -1848,7 +1850,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             return false;
         }
         if self.requests[req as usize].attempts > before {
-            let attempts = self.kept().of(req);
+            let attempts = self.kept().slots.of(req);
             attempts.in_flight += 1;
             attempts.timed_out = false;
         }
@@ -1860,7 +1862,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         if self.requests[e.req as usize].generation != e.generation {
             return;
         }
-        self.kept().of(e.req).pending = false;
+        self.kept().slots.of(e.req).pending = false;
         if !self.kept_send(e.req, e.arg == ADMITTED) {
             self.end(e.req);
         }
@@ -1879,14 +1881,14 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             let r = &self.requests[req as usize];
             (r.attempts, r.source)
         };
-        let spent = self.kept().of(req).spent;
+        let spent = self.kept().slots.of(req).spent;
         if !kept::retries_left(attempts, spent, self.attempt_limits[0]) {
             return false;
         }
         if let Some(controls) = self.controls.as_mut()
             && !controls.allow_retry(source, now, cause)
         {
-            self.kept().of(req).spent += 1;
+            self.kept().slots.of(req).spent += 1;
             return false;
         }
         let policy = self.policy_of(0);
@@ -1896,7 +1898,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             policy.delay_after(r.attempts, cause_of(cause), &mut r.walk, &mut self.backoff);
         let (generation, started) = (r.generation, r.started);
         let at = now.saturating_add(delay_us.saturating_mul(NS_PER_US));
-        self.kept().of(req).pending = true;
+        self.kept().slots.of(req).pending = true;
         if !self.past_deadline(started, at) {
             self.schedule(at, Kind::Resend, req, generation, 0, 0);
         }
@@ -1918,7 +1920,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         let (started, source, awaiting, retry_of) = (r.started, r.source, r.awaiting, r.retry_of);
         if self.past_deadline(started, now) {
             // The latest attempt is a timeout now unless its own fired.
-            if awaiting && !self.kept().of(e.req).timed_out {
+            if awaiting && !self.kept().slots.of(e.req).timed_out {
                 self.m.timeouts += 1;
                 self.window_counts.timeouts += 1;
             }
@@ -1932,7 +1934,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         }
         self.m.timeouts += 1;
         self.window_counts.timeouts += 1;
-        self.kept().of(e.req).timed_out = true;
+        self.kept().slots.of(e.req).timed_out = true;
         if retry_of.is_some() {
             // `shouldRetry` resets the retry counted first (`resetRetry`).
             self.requests[e.req as usize].retry_of = None;
@@ -1960,7 +1962,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         let (source, started, sent) = (r.source, r.started, r.sent);
         // Only the latest attempt, not yet retried, holds a retry's count.
         let retry_of = if current { r.retry_of } else { None };
-        let attempts = self.kept().of(e.req);
+        let attempts = self.kept().slots.of(e.req);
         attempts.in_flight -= 1;
         let kept_won = !current || attempts.timed_out;
         let outcome = match e.arg {
@@ -1982,7 +1984,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             return;
         }
         let retriable = self.retry_on.retries(outcome);
-        let attempts = *self.kept().of(e.req);
+        let attempts = *self.kept().slots.of(e.req);
         let awaited = attempts.in_flight > 0 || attempts.pending;
         let fails = match kept::after_failure(retriable, current, awaited) {
             KeptAfter::AsksRetry => {
@@ -2006,7 +2008,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
     /// the latest attempt, not yet retried, holds a retry's count.
     fn abandon(&mut self, req: u32) {
         let now = self.now;
-        let attempts = *self.kept().of(req);
+        let attempts = *self.kept().slots.of(req);
         let r = &self.requests[req as usize];
         let Some(controls) = self.controls.as_mut() else {
             return;
@@ -2047,11 +2049,14 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         self.m.state_bytes = (self.requests.capacity() * size_of::<Request<P::Walk>>()
             + self.queue.capacity() * size_of::<Queued>()
             + self.events.capacity_bytes()
-            + self.hedging.as_ref().map_or(0, Hedging::capacity_bytes)
+            + self
+                .hedging
+                .as_ref()
+                .map_or(0, |h| h.slots.capacity_bytes())
             + self
                 .timeout_hedging
                 .as_ref()
-                .map_or(0, TimeoutHedging::capacity_bytes)) as u64;
+                .map_or(0, |k| k.slots.capacity_bytes())) as u64;
         self.m.kept_wins = self.timeout_hedging.as_ref().map_or(0, |k| k.kept_wins);
         let end = self.now;
         self.advance_areas(end);

@@ -5,6 +5,8 @@
 //! requests, as gRPC hedging's is, so a run without it keeps its requests
 //! as small as they were.
 
+use crate::sim::request_slots::RequestSlots;
+
 /// One request's attempts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Attempts {
@@ -24,32 +26,10 @@ pub struct Attempts {
 /// timeout.
 #[derive(Debug, Clone, Default)]
 pub struct TimeoutHedging {
-    /// Indexed by request slot, grown as the slab grows.
-    slots: Vec<Attempts>,
+    /// Each request slot's attempts.
+    pub slots: RequestSlots<Attempts>,
     /// Successes won by an attempt whose per-try timeout had fired.
     pub kept_wins: u64,
-}
-
-impl TimeoutHedging {
-    /// The attempts of the request in slot `req`, which starts now: none.
-    pub fn start(&mut self, req: u32) -> &mut Attempts {
-        let i = req as usize;
-        if self.slots.len() <= i {
-            self.slots.resize(i + 1, Attempts::default());
-        }
-        self.slots[i] = Attempts::default();
-        &mut self.slots[i]
-    }
-
-    /// The attempts of the request in slot `req` (started).
-    pub fn of(&mut self, req: u32) -> &mut Attempts {
-        &mut self.slots[req as usize]
-    }
-
-    /// Storage held, bytes.
-    pub fn capacity_bytes(&self) -> usize {
-        self.slots.capacity() * size_of::<Attempts>()
-    }
 }
 
 #[cfg(test)]
@@ -71,13 +51,13 @@ mod tests {
     #[test]
     fn a_slot_reused_starts_with_nothing_in_flight_and_nothing_spent() {
         let mut k = TimeoutHedging::default();
-        let a = k.start(3);
+        let a = k.slots.start(3);
         a.in_flight = 2;
         a.spent = 1;
         a.pending = true;
-        assert_eq!(k.of(3).in_flight, 2);
-        assert_eq!(*k.start(3), Attempts::default());
-        assert_eq!(*k.of(0), Attempts::default());
+        assert_eq!(k.slots.of(3).in_flight, 2);
+        assert_eq!(*k.slots.start(3), Attempts::default());
+        assert_eq!(*k.slots.of(0), Attempts::default());
     }
 
     /// `users` users, each making a request at t = 0 and another `think`

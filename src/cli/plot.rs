@@ -11,7 +11,7 @@ use super::output::{
 use crate::base::format::csv_number;
 use crate::report::error::ReportError;
 use crate::report::svg::{Curve, curves};
-use crate::report::table_curves::{CurveQuery, curves_of_table};
+use crate::report::table_curves::{CurveQuery, TableCurve, curves_of_table};
 
 #[derive(Debug, Args)]
 pub struct PlotArgs {
@@ -126,14 +126,8 @@ pub fn plot(args: &PlotArgs) -> Result<(), CliError> {
         None => args.x.clone(),
     };
     check_finite(args, &shown, &read.curves)?;
-    let figure = curves(
-        &title,
-        &x_label,
-        &y_label,
-        &read.curves,
-        args.log_x,
-        args.log_y,
-    )?;
+    let drawn: Vec<Curve> = read.curves.iter().map(TableCurve::banded).collect();
+    let figure = curves(&title, &x_label, &y_label, &drawn, args.log_x, args.log_y)?;
     write_svg(&args.out, args.force, &figure)
 }
 
@@ -149,7 +143,7 @@ fn band_name(y: &str) -> String {
 /// not a finite number (NaN, inf, or past f64's largest, such as 1e400), a
 /// negative half-width, or a band whose ends pass the largest finite
 /// number (y = 5, ci95 = 1e308); naming the column, the value and where.
-fn check_finite(args: &PlotArgs, shown: &str, curves: &[Curve]) -> Result<(), CliError> {
+fn check_finite(args: &PlotArgs, shown: &str, curves: &[TableCurve]) -> Result<(), CliError> {
     let band = band_name(&args.y);
     for curve in curves {
         for &(x, y, ci) in &curve.points {
@@ -165,15 +159,21 @@ fn check_finite(args: &PlotArgs, shown: &str, curves: &[Curve]) -> Result<(), Cl
             if !y.is_finite() {
                 return refuse(format!("--y column {} is {} {at}", args.y, csv_number(y)));
             }
-            // The band is y ± the band column's half-width (table_curves).
-            if let Some((low, high)) = ci
-                && !(low.is_finite() && high.is_finite() && low <= y && y <= high)
-            {
-                return refuse(format!(
-                    "the band column {band} {at} is not a half-width from 0 whose {} ± it stays \
-                     finite",
-                    args.y
-                ));
+            if let Some(half) = ci {
+                if !(half.is_finite() && half >= 0.0) {
+                    return refuse(format!(
+                        "the band column {band} is {} {at}, not a half-width from 0",
+                        csv_number(half)
+                    ));
+                }
+                if !((y - half).is_finite() && (y + half).is_finite()) {
+                    return refuse(format!(
+                        "{} {} ± {band} {} {at} passes the largest finite number",
+                        args.y,
+                        csv_number(y),
+                        csv_number(half)
+                    ));
+                }
             }
         }
     }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::io::Read;
 
 use crate::report::error::ReportError;
-use crate::report::svg::{Curve, CurvePoint};
+use crate::report::svg::Curve;
 
 /// What to read from a table.
 #[derive(Debug, Clone, Copy)]
@@ -22,11 +22,36 @@ pub struct CurveQuery<'a> {
     pub filters: &'a [(String, String)],
 }
 
+/// One curve read from a table: its label and points `(x, y, half-width)`,
+/// the half-width as the table's band column gives it (checked by the
+/// caller, whose errors name it, before [`TableCurve::banded`] draws it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableCurve {
+    /// The group's label (the `--by` value).
+    pub label: String,
+    /// Points in x order.
+    pub points: Vec<(f64, f64, Option<f64>)>,
+}
+
+impl TableCurve {
+    /// The curve to draw: each band `y ± half-width`.
+    pub fn banded(&self) -> Curve {
+        Curve {
+            label: self.label.clone(),
+            points: self
+                .points
+                .iter()
+                .map(|&(x, y, h)| (x, y, h.map(|h| (y - h, y + h))))
+                .collect(),
+        }
+    }
+}
+
 /// The curves read from a table.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TableCurves {
     /// One curve per group, in the order the groups first appear.
-    pub curves: Vec<Curve>,
+    pub curves: Vec<TableCurve>,
     /// Rows left out because x or y is not a number there.
     pub skipped: usize,
     /// How x values that are not plain numbers were read, for the axis's
@@ -112,7 +137,7 @@ pub fn curves_of_table<R: Read>(
     let mut skipped = 0;
     let mut x_unit = None;
     let mut order: Vec<String> = Vec::new();
-    let mut groups: BTreeMap<String, Vec<CurvePoint>> = BTreeMap::new();
+    let mut groups: BTreeMap<String, Vec<(f64, f64, Option<f64>)>> = BTreeMap::new();
     let records = reader
         .records()
         .enumerate()
@@ -177,18 +202,17 @@ pub fn curves_of_table<R: Read>(
         if !groups.contains_key(&label) {
             order.push(label.clone());
         }
-        groups.entry(label).or_default().push((
-            xv,
-            yv,
-            band.and_then(number).map(|h| (yv - h, yv + h)),
-        ));
+        groups
+            .entry(label)
+            .or_default()
+            .push((xv, yv, band.and_then(number)));
     }
     let curves = order
         .into_iter()
         .map(|label| {
             let mut points = groups.remove(&label).unwrap_or_default();
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
-            Curve { label, points }
+            TableCurve { label, points }
         })
         .collect();
     Ok(TableCurves {
@@ -229,14 +253,11 @@ mod tests {
         assert_eq!(curves[0].label, "full");
         assert_eq!(
             curves[0].points,
-            [
-                (10.0, 5.0, Some((4.0, 6.0))),
-                (100.0, 50.0, Some((48.0, 52.0)))
-            ]
+            [(10.0, 5.0, Some(1.0)), (100.0, 50.0, Some(2.0))]
         );
         assert_eq!(
             curves[1].points,
-            [(10.0, 55.0, Some((55.0, 55.0)))],
+            [(10.0, 55.0, Some(0.0))],
             "the non-numeric row is left out"
         );
         let colour = ["colour".to_string()];

@@ -661,7 +661,7 @@ pub static PARAMS: [Param; 63] = [
     },
     Param {
         key: "hedge_on_timeout",
-        value_name: "ON",
+        value_name: "ON|OFF",
         doc: "Hedging on per-attempt timeout (Envoy's hedge_on_per_try_timeout): on keeps a \
               timed-out attempt, whose reply may still win, and sends a retry beside it after \
               the policy's backoff, as max_attempts and the controls allow; the first success \

@@ -140,7 +140,7 @@ fn the_help_of_every_workload_command_is_in_headings() {
     // The run's short help is one line a flag where the default is short.
     let short = stdout(&["run", "-h"]);
     assert!(
-        short.contains("      --cap <DURATION>      Largest delay [default: 20s]\n"),
+        short.contains("      --cap <DURATION>            Largest delay [default: 20s]\n"),
         "{short}"
     );
     // policy takes the policy's shape only.

@@ -19,7 +19,7 @@ use crate::measure::server_metrics::{ServerMetrics, Storm, wilson_interval};
 use crate::report::error::ReportError;
 use crate::report::html::{ReportPage, report_html};
 use crate::report::markdown::markdown_table;
-use crate::report::svg::{Curve, Figure, curves};
+use crate::report::svg::{Curve, Figure, proportion_curves};
 use crate::report::{WorkloadSummary, aligned_text_first};
 
 /// Where a map's boundary lies, in words and numbers: the crossing and
@@ -616,13 +616,12 @@ pub fn assessment_figures(a: &Assessment) -> Result<Vec<(String, Figure)>, Repor
             let cells = m.curves.first()?;
             Some((margin_name(m, s.suggest.as_deref()), cells.as_slice()))
         });
-    let margin = curves(
+    let margin = proportion_curves(
         "Storm probability against stall length",
         "stall length, s",
         "storm probability (stuck of decided runs)",
         &storm_curves(margins, |x| length_at(x) / 1e6),
         true,
-        false,
     )?;
     let (_, headroom) = headroom_map(a);
     let blips = s
@@ -630,12 +629,11 @@ pub fn assessment_figures(a: &Assessment) -> Result<Vec<(String, Figure)>, Repor
         .iter()
         .zip(&headroom.curves)
         .map(|(&blip, cells)| (blip_name(s, blip), cells.as_slice()));
-    let load = curves(
+    let load = proportion_curves(
         "Storm probability against offered load",
         "offered load ρ",
         "storm probability (stuck of decided runs)",
         &storm_curves(blips, |x| s.load_at(x)),
-        false,
         false,
     )?;
     Ok(vec![

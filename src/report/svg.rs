@@ -626,6 +626,39 @@ pub fn curves(
     log_x: bool,
     log_y: bool,
 ) -> PlotResult<Figure> {
+    curves_within(title, x_label, y_label, curves, log_x, log_y, None)
+}
+
+/// Curves of proportions (storm probabilities): as [`curves`], on a y axis
+/// from 0 to 1 whatever the data, so a flat 0 reads as 0 of 1 at a glance.
+pub fn proportion_curves(
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    curves: &[Curve],
+    log_x: bool,
+) -> PlotResult<Figure> {
+    curves_within(
+        title,
+        x_label,
+        y_label,
+        curves,
+        log_x,
+        false,
+        Some((-0.02, 1.02)),
+    )
+}
+
+/// [`curves`] on the y range `fixed_y` if given, else the data's, padded.
+fn curves_within(
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    curves: &[Curve],
+    log_x: bool,
+    log_y: bool,
+    fixed_y: Option<(f64, f64)>,
+) -> PlotResult<Figure> {
     let all = || curves.iter().flat_map(|c| c.points.iter());
     let lo_y = all()
         .map(|p| p.2.map_or(p.1, |b| b.0.min(p.1)))
@@ -656,7 +689,7 @@ pub fn curves(
         }
     };
     let x = pad(lo_x, hi_x, log_x);
-    let y = pad(lo_y, hi_y, log_y);
+    let y = fixed_y.unwrap_or_else(|| pad(lo_y, hi_y, log_y));
     check_range("x", x_label, (lo_x, hi_x), x, log_x)?;
     check_range("y", y_label, (lo_y, hi_y), y, log_y)?;
     let entries: Vec<Entry> = curves

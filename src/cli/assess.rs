@@ -2,7 +2,7 @@
 //! asks of it answered (margin, headroom, amplification, partial failure,
 //! recovery), each figure with the command that reproduces it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::Args;
@@ -104,7 +104,7 @@ fn parse_blip(text: &str) -> Result<Micros, String> {
     Ok(us)
 }
 
-fn parse_share(text: &str) -> Result<f64, String> {
+pub(super) fn parse_share(text: &str) -> Result<f64, String> {
     match crate::spec::server::parse_probability(text) {
         Ok(p) if p > 0.0 => Ok(p),
         _ => Err(format!(
@@ -140,18 +140,22 @@ pub fn assess_help() -> String {
     )
 }
 
-/// The scenario with the flags applied, checked as one service assess can
-/// stall.
-fn read(args: &AssessArgs) -> Result<Scenario, CliError> {
+/// The scenario at `path` (or none) with `grid`'s flags applied, checked
+/// as one service `command` (assess, tune) can stall.
+pub(super) fn read_service(
+    path: Option<&Path>,
+    grid: &GridArgs,
+    command: &str,
+) -> Result<Scenario, CliError> {
     let usage = CliError::Usage;
-    let scenario = match &args.scenario {
+    let scenario = match path {
         Some(path) => read_scenario(path)?,
         None => Scenario::default(),
     };
-    let scenario = args.grid.apply(scenario)?;
+    let scenario = grid.apply(scenario)?;
     if scenario.grid.len() != 1 {
         return Err(usage(format!(
-            "the scenario has {} points ({}): assess takes one service; give each key one value",
+            "the scenario has {} points ({}): {command} takes one service; give each key one value",
             scenario.grid.len(),
             scenario.grid.shape()
         )));
@@ -159,24 +163,22 @@ fn read(args: &AssessArgs) -> Result<Scenario, CliError> {
     let base = scenario.grid.point(0);
     if base.resource != ResourceKind::Server {
         return Err(usage(format!(
-            "assess needs the server model (--resource server), whose runs can end stuck; this \
+            "{command} needs the server model (--resource server), whose runs can end stuck; this \
              one is on {}",
             base.resource
         )));
     }
     if !base.server.triggers.0.is_empty() {
-        return Err(usage(
-            "the service has a trigger: assess makes its own stalls (--stall, --blip); leave \
+        return Err(usage(format!(
+            "the service has a trigger: {command} makes its own stalls (--stall); leave \
              trigger out"
-                .to_string(),
-        ));
+        )));
     }
     if base.server.duration_us.is_some() || base.server.requests.is_some() {
-        return Err(usage(
-            "the service has a duration or a request count: assess gives each run the length \
-             its stall needs; leave duration and requests out"
-                .to_string(),
-        ));
+        return Err(usage(format!(
+            "the service has a duration or a request count: {command} gives each run the \
+             length its stall needs; leave duration and requests out"
+        )));
     }
     match base.server.peak_offered_load() {
         None => {
@@ -206,7 +208,7 @@ pub fn assess_command(args: &AssessArgs) -> Result<(), CliError> {
             check_distinct(&[("--report", report), ("the scenario", scenario)])?;
         }
     }
-    let scenario = read(args)?;
+    let scenario = read_service(args.scenario.as_deref(), &args.grid, "assess")?;
     let base = scenario.grid.point(0);
     let suggest = match args.suggest.as_deref() {
         Some("none") => None,

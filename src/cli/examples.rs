@@ -225,6 +225,26 @@ pub const ASSESS: [Example; 3] = [
     ),
 ];
 
+pub const TUNE: [Example; 3] = [
+    (
+        "gRPC's retryThrottling on the SRE tutorial's service, small and quick: three \
+         maxTokens by two tokenRatios, 2 seeds",
+        "herdsim tune scenarios/sre-service.toml --control grpc --param grpc=5,20,100 \
+         --param ratio=0.1,1 --seeds 2 --refine 1 -q",
+    ),
+    (
+        "Envoy's budget at a 1.5× bound, to CSV and the picture of its front",
+        "herdsim tune scenarios/sre-service.toml --control envoy --param envoy=0.1,0.5 \
+         --param min=1,10 --bound 1.5 --seeds 2 --refine 0 -o envoy-tune.csv \
+         --svg envoy-tune.svg -q",
+    ),
+    (
+        "That search's front again, from its CSV",
+        "herdsim tune scenarios/sre-service.toml --control envoy --param envoy=0.1,0.5 \
+         --param min=1,10 --bound 1.5 --seeds 2 --refine 0 --from envoy-tune.csv",
+    ),
+];
+
 pub const POLICY: [Example; 3] = [
     (
         "Three policies' delays, retry by retry",

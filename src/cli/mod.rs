@@ -21,6 +21,7 @@ mod progress;
 mod report;
 mod run;
 mod sweep;
+mod tune;
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -131,6 +132,14 @@ enum Command {
     /// every figure.
     #[command(after_long_help = examples::with_examples(&assess::assess_help(), &examples::ASSESS))]
     Assess(assess::AssessArgs),
+    /// How do I set this budget? A control's settings, its Pareto front and knee
+    ///
+    /// Searches one retry control's fields for the settings that keep a
+    /// full outage's amplification under --bound and the service out of a
+    /// storm after --stall, with the most success under a partial failure:
+    /// the Pareto front as a table (and --svg), its knee recommended.
+    #[command(after_long_help = examples::with_examples(&tune::tune_help(), &examples::TUNE))]
+    Tune(tune::TuneArgs),
     /// Map where a server-model service tips over as two parameters vary
     ///
     /// Map where a server-model service tips over as two parameters vary:
@@ -263,6 +272,7 @@ where
         Command::Merge(args) => sweep::merge(&args),
         Command::Map(args) => map::map(&args),
         Command::Assess(args) => assess::assess_command(&args),
+        Command::Tune(args) => tune::tune_command(&args),
         Command::Report(args) => report::report(&args),
         Command::Compare(args) => compare::compare(&args),
         Command::Plot(args) => plot::plot(&args),

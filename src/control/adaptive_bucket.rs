@@ -17,7 +17,7 @@
 use std::fmt;
 
 use crate::control::rule::Rule;
-use crate::control::{About, ControlError, Family, Nanos, Outcome, RetryControl};
+use crate::control::{About, ControlError, Family, Knob, Nanos, Outcome, RetryControl, Tuning};
 
 /// Listed by `herdsim controls`.
 pub const ABOUT: About = About {
@@ -29,6 +29,21 @@ pub const ABOUT: About = About {
            (the prose deposits on success instead)",
     scope: "per client (--fleet 1 reproduces it)",
     delays_attempts: false,
+    tuning: Some(Tuning {
+        start: "adaptive:5,deposit:0.1",
+        knobs: &[
+            Knob {
+                field: "adaptive",
+                what: "the bucket's size",
+                values: &["1", "2", "5", "10", "20", "50"],
+            },
+            Knob {
+                field: "deposit",
+                what: "tokens a success deposits",
+                values: &["0.01", "0.03", "0.1", "0.3", "1"],
+            },
+        ],
+    }),
 };
 
 /// The bucket's parameters.

@@ -37,6 +37,7 @@ pub const ABOUT: About = About {
            token bucket whose rate is min(CUBIC(C, B), 2 × measured response rate), ≥ 0.5/s",
     scope: "per client (SDK client)",
     delays_attempts: true,
+    tuning: None,
 };
 
 /// Smoothing of the measured rate (weight of the newest bucket).

@@ -21,7 +21,7 @@
 use std::fmt;
 
 use crate::control::rule::Rule;
-use crate::control::{About, ControlError, Family, Nanos, Outcome, RetryControl};
+use crate::control::{About, ControlError, Family, Knob, Nanos, Outcome, RetryControl, Tuning};
 
 /// Listed by `herdsim controls`.
 pub const ABOUT: About = About {
@@ -35,6 +35,21 @@ pub const ABOUT: About = About {
            try; tokens ≤ capacity",
     scope: "per client (SDK client); shared when clients share one",
     delays_attempts: false,
+    tuning: Some(Tuning {
+        start: "tokens:500,cost:5,refund:1,timeout-cost:10",
+        knobs: &[
+            Knob {
+                field: "tokens",
+                what: "the quota's capacity",
+                values: &["10", "50", "100", "500", "1000", "5000"],
+            },
+            Knob {
+                field: "cost",
+                what: "a retry's cost",
+                values: &["1", "2", "5", "10", "14", "25", "50"],
+            },
+        ],
+    }),
 };
 
 /// The quota's parameters.

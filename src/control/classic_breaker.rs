@@ -23,7 +23,7 @@ use std::fmt;
 use crate::base::draws::Draws;
 use crate::control::outcome_window::{Evict, OutcomeWindow};
 use crate::control::rule::{Rule, show_duration};
-use crate::control::{About, ControlError, Family, Nanos, Outcome, RetryControl};
+use crate::control::{About, ControlError, Family, Knob, Nanos, Outcome, RetryControl, Tuning};
 
 /// Listed by `herdsim controls`.
 pub const ABOUT: About = About {
@@ -37,6 +37,21 @@ pub const ABOUT: About = About {
            retries bypass it",
     scope: "one for all clients in the study (the default); --fleet for local ones",
     delays_attempts: false,
+    tuning: Some(Tuning {
+        start: "classic:0.1,window:200ms,calls:100,open:100ms",
+        knobs: &[
+            Knob {
+                field: "classic",
+                what: "the failure ratio that opens it",
+                values: &["0.05", "0.1", "0.2", "0.5", "0.9"],
+            },
+            Knob {
+                field: "open",
+                what: "how long it stays open",
+                values: &["50ms", "100ms", "200ms", "500ms", "1s", "2s"],
+            },
+        ],
+    }),
 };
 
 /// The breaker's parameters.

@@ -11,7 +11,7 @@
 use std::fmt;
 
 use crate::control::rule::Rule;
-use crate::control::{About, ControlError, Family, Nanos, Outcome, RetryControl};
+use crate::control::{About, ControlError, Family, Knob, Nanos, Outcome, RetryControl, Tuning};
 
 /// Listed by `herdsim controls`.
 pub const ABOUT: About = About {
@@ -23,6 +23,14 @@ pub const ABOUT: About = About {
            retry iff failures / calls ≤ RATIO",
     scope: "per client (--fleet 1 reproduces it)",
     delays_attempts: false,
+    tuning: Some(Tuning {
+        start: "cumulative:0.1",
+        knobs: &[Knob {
+            field: "cumulative",
+            what: "the retries-per-request ratio that opens it",
+            values: &["0.01", "0.03", "0.1", "0.3", "1"],
+        }],
+    }),
 };
 
 /// The breaker's parameter.

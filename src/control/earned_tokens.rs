@@ -11,7 +11,7 @@
 use std::fmt;
 
 use crate::control::rule::Rule;
-use crate::control::{About, ControlError, Family, Nanos, Outcome, RetryControl};
+use crate::control::{About, ControlError, Family, Knob, Nanos, Outcome, RetryControl, Tuning};
 
 /// Listed by `herdsim controls`.
 pub const ABOUT: About = About {
@@ -23,6 +23,21 @@ pub const ABOUT: About = About {
            tokens ≥ cost, taking it",
     scope: "global (one for all clients) or local (per client): the study compares both",
     delays_attempts: false,
+    tuning: Some(Tuning {
+        start: "earned:3000,cost:100,deposit:10",
+        knobs: &[
+            Knob {
+                field: "earned",
+                what: "the budget's capacity",
+                values: &["300", "1000", "3000", "10000", "30000"],
+            },
+            Knob {
+                field: "deposit",
+                what: "tokens a success earns (a retry costs 100)",
+                values: &["1", "3", "10", "20", "50"],
+            },
+        ],
+    }),
 };
 
 /// The budget's parameters.

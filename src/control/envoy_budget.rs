@@ -38,7 +38,7 @@
 use std::fmt;
 
 use crate::control::rule::Rule;
-use crate::control::{About, ControlError, Family, Nanos, Outcome, RetryControl};
+use crate::control::{About, ControlError, Family, Knob, Nanos, Outcome, RetryControl, Tuning};
 
 /// Listed by `herdsim controls`.
 pub const ABOUT: About = About {
@@ -52,6 +52,21 @@ pub const ABOUT: About = About {
            its attempt is in flight)",
     scope: "per Envoy (client-side proxy): --fleet N for N sources behind one",
     delays_attempts: false,
+    tuning: Some(Tuning {
+        start: "envoy:0.2,min:3",
+        knobs: &[
+            Knob {
+                field: "envoy",
+                what: "budget_percent (as a share)",
+                values: &["0.01", "0.05", "0.1", "0.2", "0.5", "1"],
+            },
+            Knob {
+                field: "min",
+                what: "min_retry_concurrency",
+                values: &["0", "1", "3", "10", "30", "100"],
+            },
+        ],
+    }),
 };
 
 /// When a retry starts to count against Envoy's retry limits (the budget

@@ -23,7 +23,7 @@ use std::fmt;
 
 use crate::base::draws::Draws;
 use crate::control::rule::Rule;
-use crate::control::{About, ControlError, Family, Nanos, Outcome, RetryControl};
+use crate::control::{About, ControlError, Family, Knob, Nanos, Outcome, RetryControl, Tuning};
 
 /// Listed by `herdsim controls`.
 pub const ABOUT: About = About {
@@ -35,6 +35,14 @@ pub const ABOUT: About = About {
            (Envoy's local 503, upstream_rq_pending_overflow)",
     scope: "per Envoy (client-side proxy): --fleet N for N sources behind one",
     delays_attempts: false,
+    tuning: Some(Tuning {
+        start: "envoy-max-requests:1024",
+        knobs: &[Knob {
+            field: "envoy-max-requests",
+            what: "max_requests",
+            values: &["4", "8", "16", "32", "64", "128", "1024"],
+        }],
+    }),
 };
 
 /// The breaker's parameter.

@@ -23,7 +23,7 @@ use std::fmt;
 
 use crate::control::envoy_budget::{BackoffCounting, EnvoyRetryCount};
 use crate::control::rule::Rule;
-use crate::control::{About, ControlError, Family, Nanos, Outcome, RetryControl};
+use crate::control::{About, ControlError, Family, Knob, Nanos, Outcome, RetryControl, Tuning};
 
 /// Listed by `herdsim controls`.
 pub const ABOUT: About = About {
@@ -36,6 +36,14 @@ pub const ABOUT: About = About {
            its attempt ends (backoff:uncounted: only while its attempt is in flight)",
     scope: "per Envoy (client-side proxy): --fleet N for N sources behind one",
     delays_attempts: false,
+    tuning: Some(Tuning {
+        start: "envoy-max-retries:3",
+        knobs: &[Knob {
+            field: "envoy-max-retries",
+            what: "max_retries",
+            values: &["1", "2", "3", "5", "10", "30", "100", "1024"],
+        }],
+    }),
 };
 
 /// The cap's parameters.

@@ -13,7 +13,7 @@ use std::fmt;
 
 use crate::control::rule::{Rule, show_duration};
 use crate::control::sliced_window::SlicedWindow;
-use crate::control::{About, ControlError, Family, Nanos, Outcome, RetryControl};
+use crate::control::{About, ControlError, Family, Knob, Nanos, Outcome, RetryControl, Tuning};
 
 /// Listed by `herdsim controls`.
 pub const ABOUT: About = About {
@@ -28,6 +28,21 @@ pub const ABOUT: About = About {
            expire after the TTL (10 slices); balance = unexpired sum + min × TTL × 1000/PERCENT",
     scope: "per client (a Finagle client); --fleet for a shared one",
     delays_attempts: false,
+    tuning: Some(Tuning {
+        start: "finagle:0.2,ttl:10s,min:10",
+        knobs: &[
+            Knob {
+                field: "finagle",
+                what: "percentCanRetry",
+                values: &["0.01", "0.05", "0.1", "0.2", "0.5", "1"],
+            },
+            Knob {
+                field: "min",
+                what: "minRetriesPerSec",
+                values: &["0", "1", "3", "10", "30", "100"],
+            },
+        ],
+    }),
 };
 
 /// What one request deposits (Finagle's scale factor).

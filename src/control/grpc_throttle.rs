@@ -12,7 +12,7 @@
 use std::fmt;
 
 use crate::control::rule::Rule;
-use crate::control::{About, ControlError, Family, Nanos, Outcome, RetryControl};
+use crate::control::{About, ControlError, Family, Knob, Nanos, Outcome, RetryControl, Tuning};
 
 /// Listed by `herdsim controls`.
 pub const ABOUT: About = About {
@@ -24,6 +24,21 @@ pub const ABOUT: About = About {
            no retry while tokens ≤ max/2",
     scope: "per channel (client)",
     delays_attempts: false,
+    tuning: Some(Tuning {
+        start: "grpc:10,ratio:0.1",
+        knobs: &[
+            Knob {
+                field: "grpc",
+                what: "maxTokens",
+                values: &["2", "5", "10", "20", "50", "100", "1000"],
+            },
+            Knob {
+                field: "ratio",
+                what: "tokenRatio",
+                values: &["0.01", "0.03", "0.1", "0.3", "1"],
+            },
+        ],
+    }),
 };
 
 /// Thousandths of a token.

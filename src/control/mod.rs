@@ -188,6 +188,30 @@ pub struct About {
     /// True if it may hold attempts back (a rate limiter), which only the
     /// server model's loop can do.
     pub delays_attempts: bool,
+    /// What `herdsim tune` searches of it (`None`: nothing to tune).
+    pub tuning: Option<Tuning>,
+}
+
+/// How `herdsim tune` searches a control: the rule it starts from when the
+/// service has none of its own, and the fields it varies.
+#[derive(Debug, Clone, Copy)]
+pub struct Tuning {
+    /// The rule the search varies (its source's defaults).
+    pub start: &'static str,
+    /// The fields varied, each with its coarse values.
+    pub knobs: &'static [Knob],
+}
+
+/// One field of a rule that `herdsim tune` varies.
+#[derive(Debug, Clone, Copy)]
+pub struct Knob {
+    /// The field's name in the rule (the rule's own name for its first
+    /// value: `grpc` in `grpc:10,ratio:0.1`).
+    pub field: &'static str,
+    /// What it is, in the source's words (`maxTokens`).
+    pub what: &'static str,
+    /// Its coarse values, ascending, as the rule takes them.
+    pub values: &'static [&'static str],
 }
 
 /// A server-side control as `herdsim controls` lists it: a server-model key

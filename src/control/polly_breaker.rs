@@ -38,7 +38,7 @@ use std::fmt;
 
 use crate::base::draws::Draws;
 use crate::control::rule::{Rule, show_duration};
-use crate::control::{About, ControlError, Family, Nanos, Outcome, RetryControl};
+use crate::control::{About, ControlError, Family, Knob, Nanos, Outcome, RetryControl, Tuning};
 
 /// Listed by `herdsim controls`.
 pub const ABOUT: About = About {
@@ -52,6 +52,21 @@ pub const ABOUT: About = About {
            success closes, failure reopens; a refused call is retried as an error",
     scope: "one per pipeline (a client process's): --fleet N for N clients per process",
     delays_attempts: false,
+    tuning: Some(Tuning {
+        start: "polly:0.1",
+        knobs: &[
+            Knob {
+                field: "polly",
+                what: "FailureRatio",
+                values: &["0.05", "0.1", "0.2", "0.5", "0.9"],
+            },
+            Knob {
+                field: "sampling",
+                what: "SamplingDuration",
+                values: &["1s", "5s", "10s", "30s"],
+            },
+        ],
+    }),
 };
 
 /// The breaker's parameters (CircuitBreakerStrategyOptions).

@@ -6,7 +6,7 @@
 use std::fmt;
 
 use crate::control::rule::Rule;
-use crate::control::{About, ControlError, Family, Nanos, Outcome, RetryControl};
+use crate::control::{About, ControlError, Family, Knob, Nanos, Outcome, RetryControl, Tuning};
 
 /// Listed by `herdsim controls`.
 pub const ABOUT: About = About {
@@ -17,6 +17,21 @@ pub const ABOUT: About = About {
     rule: "retry iff retries + 1 ≤ min + R × requests, counted since the start",
     scope: "as --fleet says",
     delays_attempts: false,
+    tuning: Some(Tuning {
+        start: "ratio:0.2,min:10",
+        knobs: &[
+            Knob {
+                field: "ratio",
+                what: "retries per request",
+                values: &["0.01", "0.05", "0.1", "0.2", "0.5", "1"],
+            },
+            Knob {
+                field: "min",
+                what: "retries always allowed",
+                values: &["0", "1", "3", "10", "30", "100"],
+            },
+        ],
+    }),
 };
 
 /// The budget's parameters.

@@ -45,7 +45,7 @@ use std::fmt;
 
 use crate::base::draws::Draws;
 use crate::control::rule::{Rule, show_duration};
-use crate::control::{About, ControlError, Family, Nanos, Outcome, RetryControl};
+use crate::control::{About, ControlError, Family, Knob, Nanos, Outcome, RetryControl, Tuning};
 
 /// Listed by `herdsim controls`.
 pub const ABOUT: About = About {
@@ -64,6 +64,21 @@ pub const ABOUT: About = About {
     scope: "one per named instance in an application (a client process): --fleet N for N \
             clients per process",
     delays_attempts: false,
+    tuning: Some(Tuning {
+        start: "resilience4j:50",
+        knobs: &[
+            Knob {
+                field: "resilience4j",
+                what: "failureRateThreshold (%)",
+                values: &["10", "25", "50", "75", "90"],
+            },
+            Knob {
+                field: "window",
+                what: "slidingWindowSize (calls)",
+                values: &["10", "50", "100", "500"],
+            },
+        ],
+    }),
 };
 
 /// The window a breaker judges (`slidingWindowType`, `slidingWindowSize`).

@@ -16,7 +16,7 @@ use std::fmt;
 use crate::base::draws::Draws;
 use crate::control::rule::{Rule, show_duration};
 use crate::control::sliced_window::SlicedWindow;
-use crate::control::{About, ControlError, Family, Nanos, Outcome, RetryControl};
+use crate::control::{About, ControlError, Family, Knob, Nanos, Outcome, RetryControl, Tuning};
 
 /// Listed by `herdsim controls`.
 pub const ABOUT: About = About {
@@ -28,6 +28,21 @@ pub const ABOUT: About = About {
            over the window; requests counted before refusal",
     scope: "per client (--fleet 1 reproduces it)",
     delays_attempts: false,
+    tuning: Some(Tuning {
+        start: "sre:2,window:2m",
+        knobs: &[
+            Knob {
+                field: "sre",
+                what: "K (requests per accept)",
+                values: &["1.1", "1.5", "2", "3", "5"],
+            },
+            Knob {
+                field: "window",
+                what: "its window",
+                values: &["10s", "30s", "1m", "2m"],
+            },
+        ],
+    }),
 };
 
 /// Slices of the window.

@@ -46,7 +46,7 @@ use std::cell::RefCell;
 use std::fmt;
 
 use crate::control::rule::{Rule, show_duration};
-use crate::control::{About, ControlError, Family, Nanos, Outcome, RetryControl};
+use crate::control::{About, ControlError, Family, Knob, Nanos, Outcome, RetryControl, Tuning};
 
 /// Listed by `herdsim controls`.
 pub const ABOUT: About = About {
@@ -63,6 +63,21 @@ pub const ABOUT: About = About {
     scope: "per Linkerd proxy and destination profile (all retryable routes of a \
             ServiceProfile share one): --fleet N for N sources behind one proxy",
     delays_attempts: false,
+    tuning: Some(Tuning {
+        start: "tower:0.2,ttl:10s,min:10",
+        knobs: &[
+            Knob {
+                field: "tower",
+                what: "retry_ratio",
+                values: &["0.01", "0.05", "0.1", "0.2", "0.5", "1"],
+            },
+            Knob {
+                field: "min",
+                what: "min_retries_per_second",
+                values: &["0", "1", "3", "10", "30", "100"],
+            },
+        ],
+    }),
 };
 
 /// Slots of the TTL (tower's `windows`).

@@ -12,7 +12,7 @@ use std::fmt;
 
 use crate::control::outcome_window::{Evict, OutcomeWindow};
 use crate::control::rule::{Rule, show_duration};
-use crate::control::{About, ControlError, Family, Nanos, Outcome, RetryControl};
+use crate::control::{About, ControlError, Family, Knob, Nanos, Outcome, RetryControl, Tuning};
 
 /// Listed by `herdsim controls`.
 pub const ABOUT: About = About {
@@ -24,6 +24,21 @@ pub const ABOUT: About = About {
            and failed / total < RATIO",
     scope: "global (one for all clients) or local (per client): the study compares both",
     delays_attempts: false,
+    tuning: Some(Tuning {
+        start: "windowed:0.1,window:200ms",
+        knobs: &[
+            Knob {
+                field: "windowed",
+                what: "the retry ratio that opens it",
+                values: &["0.01", "0.05", "0.1", "0.2", "0.5"],
+            },
+            Knob {
+                field: "window",
+                what: "its window",
+                values: &["50ms", "100ms", "200ms", "500ms", "1s", "2s"],
+            },
+        ],
+    }),
 };
 
 /// The breaker's parameters.

@@ -11,3 +11,4 @@ pub mod schedule;
 pub mod server_runs;
 pub mod sweep;
 pub mod timelines;
+pub mod tune;

@@ -22,6 +22,9 @@ pub mod svg;
 pub mod sweep_file;
 mod table;
 pub mod table_curves;
+pub mod tune_file;
+pub mod tune_svg;
+pub mod tune_table;
 
 pub use json::{run_json, server_run_json};
 pub use markdown::{ParamNames, compare_markdown, params_markdown};

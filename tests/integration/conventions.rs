@@ -50,7 +50,7 @@ fn examples(help: &str) -> Vec<Vec<String>> {
 fn every_example_in_every_long_help_runs() {
     let scenarios = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios");
     for command in [
-        "", "run", "compare", "sweep", "plot", "report", "assess", "map", "merge", "policy",
+        "", "run", "compare", "sweep", "plot", "report", "assess", "tune", "map", "merge", "policy",
     ] {
         let args: Vec<&str> = [command, "--help"]
             .into_iter()

@@ -34,5 +34,6 @@ mod server;
 mod server_controls;
 mod studies;
 mod sweep;
+mod tune;
 mod verdicts;
 mod workloads;

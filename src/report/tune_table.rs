@@ -1,0 +1,137 @@
+//! `herdsim tune`'s answer for people: what was searched, the Pareto front
+//! as a table, and the recommendation with the commands that reproduce it.
+
+use crate::base::format::{group_thousands, trimmed};
+use crate::experiment::tune::{Front, SettingFigures, TuneSettings};
+use crate::report::aligned_text_first;
+
+/// A mean and its 95% half-width: `1.083 ± 0.004`.
+fn pm(v: (f64, f64), decimals: usize) -> String {
+    format!("{:.decimals$} ± {:.decimals$}", v.0, v.1)
+}
+
+/// One setting in a sentence.
+fn sentence(f: &SettingFigures, settings: &TuneSettings) -> String {
+    format!(
+        "{}: {} attempts per request in a full outage, success {} with {}% of attempts \
+         failing, {} of {} runs stuck after {}",
+        f.rule,
+        pm(f.amplification, 3),
+        pm(f.success, 4),
+        trimmed(settings.partial * 100.0, 2),
+        f.storm.stuck,
+        f.storm.runs,
+        settings.stall
+    )
+}
+
+/// The answer: `service` says what the service is (its offered load),
+/// `commands` reproduce the recommended setting's three run sets.
+pub fn tune_text(
+    settings: &TuneSettings,
+    figures: &[SettingFigures],
+    front: &Front,
+    service: &str,
+    commands: &[String],
+) -> String {
+    let varied: Vec<String> = settings
+        .fields
+        .iter()
+        .filter(|f| f.varies())
+        .map(|f| format!("{} ({}: {})", f.name, f.what, f.values.join(", ")))
+        .collect();
+    let mut out = format!(
+        "{service}\ntuning the {} {} from {} over {}\n\
+         each setting: {} runs of a full outage and of {}% of attempts failing (10 s of \
+         requests, all inside the failure) and of the stall {}\n\
+         allowed: at most {}× attempts per request in the outage, and no run of the stall \
+         ends stuck\n\n",
+        settings.family.key(),
+        settings.start.split(':').next().unwrap_or_default(),
+        settings.start,
+        varied.join(" × "),
+        settings.seeds,
+        trimmed(settings.partial * 100.0, 2),
+        settings.stall,
+        trimmed(settings.bound, 3),
+    );
+    let mut rows = Vec::new();
+    for &i in &front.points {
+        let f = &figures[i];
+        let mark = match (front.knee == Some(i), front.best == Some(i)) {
+            (true, true) => "knee, best",
+            (true, false) => "knee",
+            (false, true) => "best",
+            (false, false) if f.within(settings.bound) => "",
+            _ => "beyond the bound",
+        };
+        let mut row = vec![f.rule.clone()];
+        row.extend([
+            pm(f.amplification, 3),
+            pm(f.success, 4),
+            format!("{} of {}", f.storm.stuck, f.storm.runs),
+            mark.to_string(),
+        ]);
+        rows.push(row);
+    }
+    let header = [
+        "setting",
+        "attempts/request (outage)",
+        "success (partial failure)",
+        "stall stuck",
+        "",
+    ];
+    out.push_str(&format!(
+        "Pareto front: {} of {} settings (survived the stall, and none beats them on both \
+         amplification and success)\n{}\n",
+        front.points.len(),
+        figures.len(),
+        aligned_text_first(&header, &rows, 1)
+    ));
+    let within = figures.iter().filter(|f| f.within(settings.bound)).count();
+    let survive = figures.iter().filter(|f| f.survives()).count();
+    out.push_str(&format!(
+        "{within} of {} settings are within the bound, {survive} survive the stall; {} runs\n\n",
+        figures.len(),
+        group_thousands(figures.iter().map(|f| 3 * u64::from(f.seeds)).sum())
+    ));
+    match (front.knee, front.best) {
+        (Some(knee), Some(best)) => {
+            out.push_str(&format!(
+                "recommended (the knee of the front within the bound, where more amplification \
+                 stops buying success):\n  {}\n",
+                sentence(&figures[knee], settings)
+            ));
+            if best != knee {
+                out.push_str(&format!(
+                    "the most success within the bound:\n  {}\n",
+                    sentence(&figures[best], settings)
+                ));
+            }
+            if !commands.is_empty() {
+                out.push_str("reproduce the recommended setting's runs:\n");
+                for c in commands {
+                    out.push_str(&format!("  {c}\n"));
+                }
+            }
+        }
+        _ => {
+            let least = figures
+                .iter()
+                .filter(|f| f.survives())
+                .map(|f| f.amplification.0)
+                .fold(f64::INFINITY, f64::min);
+            out.push_str(&format!(
+                "no setting is allowed: {}; widen the search (--param) or raise --bound\n",
+                if least.is_finite() {
+                    format!(
+                        "the least amplification of a setting that survives the stall is {least:.3}×"
+                    )
+                } else {
+                    "none survives the stall".to_string()
+                }
+            ));
+        }
+    }
+    out
+}

@@ -266,7 +266,8 @@ fn settings(args: &MapArgs, scenario: &Scenario) -> Result<MapSettings, CliError
 }
 
 /// The journal of `out`: where each run goes as it completes.
-fn journal_path(out: &Path) -> PathBuf {
+/// Where the runs of a search or map writing `out` are journaled.
+pub(super) fn journal_path(out: &Path) -> PathBuf {
     let mut path = out.as_os_str().to_owned();
     path.push(".runs");
     PathBuf::from(path)

@@ -9,6 +9,7 @@ use std::time::Instant;
 use clap::Args;
 
 use super::assess::read_service;
+use super::map::journal_path;
 use super::output::{
     Access, LineFile, MAX_TABLE_BYTES, check_distinct, check_output, is_regular_file, open_locked,
     read_input, shell_word, warn_extensions, write_whole,
@@ -17,8 +18,9 @@ use super::progress::runs_bar;
 use super::sweep::{GridArgs, stop_cause};
 use super::{CliError, write_stdout};
 use crate::base::format::{group_thousands, trimmed};
+use crate::base::time::format_duration;
 use crate::control::{ABOUT, About, Family};
-use crate::experiment::assess::DEFAULT_PARTIAL;
+use crate::experiment::assess::{DEFAULT_PARTIAL, FAILURE_LOAD_US};
 use crate::experiment::scenario::Scenario;
 use crate::experiment::sweep::Shard;
 use crate::experiment::tune::{
@@ -168,9 +170,10 @@ fn parse_rounds(text: &str) -> Result<u32, ParamError> {
 
 /// The long help of `herdsim tune`.
 pub fn tune_help() -> String {
-    "Every setting (the control's rule with its searched fields set) is measured by three sets \
+    format!(
+        "Every setting (the control's rule with its searched fields set) is measured by three sets \
      of --seeds runs:\n\
-     - outage: attempts per request at the server while every attempt fails, over 10 s of \
+     - outage: attempts per request at the server while every attempt fails, over {} of \
      requests all inside the failure;\n\
      - partial: the share of requests that succeed while --partial of attempts fail, \
      likewise;\n\
@@ -179,9 +182,10 @@ pub fn tune_help() -> String {
      A setting is allowed when its mean amplification is at most --bound and no run of the \
      stall ends stuck.\n\
      The Pareto front is the settings that survive the stall and that none beats on both \
-     amplification (lower)\nand success (higher); the knee is the front's setting within the \
-     bound farthest above the chord between\nits ends, both axes scaled to the ends' span: \
-     where more amplification stops buying success.\n\n\
+     amplification (lower)\nand success (higher); its knee is the setting farthest above the \
+     chord between its ends, both axes scaled\nto the ends' span: where more amplification \
+     stops buying success. The knee is recommended where it is within\nthe bound; where it is \
+     not, the bound binds first and the front's best within the bound is recommended.\n\n\
      The search is a grid of the fields' values (the first field along x, a row per value of \
      the second), refined\nas a map is: each round puts a setting half way along the first \
      field between neighbours of a row of which\none is allowed and the other not. A setting's \
@@ -193,8 +197,9 @@ pub fn tune_help() -> String {
      amplification_ci95,\nsuccess_mean, success_ci95 (Student t 95% half-widths over the \
      seeds), stall_runs, stall_stuck,\nstall_unresolved, storm_low, storm_high (Wilson 95%), \
      within_bound, survives_stall, on_front, best, knee,\nbound, partial, stall, control, \
-     master_seed, tune_id and row_checksum."
-        .to_string()
+     master_seed, tune_id and row_checksum.",
+        format_duration(FAILURE_LOAD_US)
+    )
 }
 
 /// A `--param` as its field and values, or why not.
@@ -450,12 +455,6 @@ pub fn tune_command(args: &TuneArgs) -> Result<(), CliError> {
         (Some(out), Some(journal)) => make(args, &scenario, settings, Some((out, journal))),
         _ => make(args, &scenario, settings, None),
     }
-}
-
-fn journal_path(out: &Path) -> PathBuf {
-    let mut path = out.as_os_str().to_owned();
-    path.push(".runs");
-    PathBuf::from(path)
 }
 
 /// `--from`: the settings of made searches (shards joined).

@@ -687,10 +687,37 @@ pub struct Front {
     /// Of the front's settings within the bound, the one with the most
     /// success (the least amplification among equals).
     pub best: Option<usize>,
-    /// The knee of the front within the bound: where more amplification
-    /// stops buying success (the point farthest above the chord between
-    /// the ends, both axes scaled to the ends' span).
+    /// Where the whole front bends: the point farthest above the chord
+    /// between its ends, both axes scaled to the ends' span, where more
+    /// amplification stops buying success (`None` for a front of one or
+    /// two points, which does not bend).
+    pub bend: Option<usize>,
+    /// The recommendation: the bend where it is within the bound, else
+    /// (the bound binds first) the best within it.
     pub knee: Option<usize>,
+}
+
+/// The point of `curve` (front indices, by amplification) farthest above
+/// the chord between its ends, on axes scaled to their span.
+fn bend_of(figures: &[SettingFigures], curve: &[usize]) -> Option<usize> {
+    let (&first, &last) = (curve.first()?, curve.last()?);
+    let span = |v: f64, lo: f64, hi: f64| (v - lo) / (hi - lo).max(f64::MIN_POSITIVE);
+    let (a0, a1) = (
+        figures[first].amplification.0,
+        figures[last].amplification.0,
+    );
+    let (s0, s1) = (figures[first].success.0, figures[last].success.0);
+    let lift =
+        |i: usize| span(figures[i].success.0, s0, s1) - span(figures[i].amplification.0, a0, a1);
+    let mut bend = None;
+    let mut most = 0.0;
+    for &i in curve {
+        if lift(i) > most {
+            most = lift(i);
+            bend = Some(i);
+        }
+    }
+    bend
 }
 
 /// The front of `figures` under `bound`.
@@ -715,39 +742,18 @@ pub fn front(figures: &[SettingFigures], bound: f64) -> Front {
             points.push(i);
         }
     }
-    let allowed: Vec<usize> = points
-        .iter()
-        .copied()
-        .filter(|&i| figures[i].within(bound))
-        .collect();
-    let best = allowed.last().copied();
-    let knee = match allowed.as_slice() {
-        [] => None,
-        [only] => Some(*only),
-        [_, last] => Some(*last),
-        [first, .., last] => {
-            let (a0, a1) = (
-                figures[*first].amplification.0,
-                figures[*last].amplification.0,
-            );
-            let (s0, s1) = (figures[*first].success.0, figures[*last].success.0);
-            let lift = |i: usize| {
-                let a = (figures[i].amplification.0 - a0) / (a1 - a0).max(f64::MIN_POSITIVE);
-                let s = (figures[i].success.0 - s0) / (s1 - s0).max(f64::MIN_POSITIVE);
-                s - a
-            };
-            let mut knee = *last;
-            let mut most = 0.0;
-            for &i in &allowed {
-                if lift(i) > most {
-                    most = lift(i);
-                    knee = i;
-                }
-            }
-            Some(knee)
-        }
+    let best = points.iter().copied().rfind(|&i| figures[i].within(bound));
+    let bend = bend_of(figures, &points);
+    let knee = match bend {
+        Some(i) if figures[i].within(bound) => Some(i),
+        _ => best,
     };
-    Front { points, best, knee }
+    Front {
+        points,
+        best,
+        bend,
+        knee,
+    }
 }
 
 #[cfg(test)]
@@ -821,6 +827,14 @@ mod tests {
         assert_eq!(front.best, Some(4));
         // b buys 0.4 of 0.45 success for 0.05 of 0.18 amplification.
         assert_eq!(front.knee, Some(1));
+        assert_eq!(front.bend, Some(1));
+        // Under a bound below the bend, the bound binds: its best is
+        // recommended.
+        let tight = super::front(&all, 1.02);
+        assert_eq!(
+            (tight.bend, tight.knee, tight.best),
+            (Some(1), Some(0), Some(0))
+        );
     }
 
     #[test]

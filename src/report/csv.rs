@@ -184,6 +184,38 @@ pub fn checksum(text: &str) -> String {
     Fingerprint::of(text)
 }
 
+/// A float that reads back to the same bits (Rust's shortest round trip).
+pub fn f64_exact(v: f64) -> String {
+    format!("{v:?}")
+}
+
+/// Why a checksummed line was not read back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineFault {
+    /// Its text does not match its checksum: it was changed.
+    Changed,
+    /// It is not one CSV record of the expected fields.
+    Fields,
+}
+
+/// The fields of a line written with its checksum last (`text`, without its
+/// newline), if the checksum matches and the record before it has `fields`
+/// fields.
+pub fn checked_record(text: &str, fields: usize) -> Result<::csv::StringRecord, LineFault> {
+    let (body, sum) = text.rsplit_once(',').unwrap_or((text, ""));
+    if checksum(body) != sum {
+        return Err(LineFault::Changed);
+    }
+    ::csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(body.as_bytes())
+        .records()
+        .next()
+        .and_then(Result::ok)
+        .filter(|r| r.len() == fields)
+        .ok_or(LineFault::Fields)
+}
+
 /// A row as its line in the sweep file, matching [`header`]: fields, then
 /// the checksum of the text before it.
 pub fn row_line(row: &SweepRow, sweep: &SweepColumns) -> String {

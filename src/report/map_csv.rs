@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::base::format::csv_number;
 use crate::experiment::map::{CellCounts, Map, MapSettings, RunOutcome};
-use crate::report::csv::{checksum, line};
+use crate::report::csv::{LineFault, checked_record, checksum, f64_exact, line};
 use crate::report::error::ReportError;
 use crate::spec::params::{parameter_columns, parameter_fields};
 
@@ -534,11 +534,6 @@ pub fn journal_line(id: &str, x: &str, y: &str, replicate: u32, outcome: &RunOut
     format!("{text},{}\n", checksum(text))
 }
 
-/// A float that reads back to the same bits (Rust's shortest round trip).
-fn f64_exact(v: f64) -> String {
-    format!("{v:?}")
-}
-
 /// One run read back from a map's journal.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JournalRun {
@@ -563,21 +558,15 @@ pub fn read_journal_line(
     id: &str,
     text: &str,
 ) -> Result<JournalRun, String> {
-    let (body, sum) = text.rsplit_once(',').unwrap_or((text, ""));
-    if checksum(body) != sum {
-        return Err(
-            "the line was changed since it was written (its row_checksum does not match)"
-                .to_string(),
-        );
-    }
-    let record = csv::ReaderBuilder::new()
-        .has_headers(false)
-        .from_reader(body.as_bytes())
-        .records()
-        .next()
-        .and_then(Result::ok)
-        .filter(|r| r.len() == 7)
-        .ok_or_else(|| "not a journal line (7 fields and a checksum expected)".to_string())?;
+    let record = checked_record(text, 7).map_err(|fault| {
+        match fault {
+            LineFault::Changed => {
+                "the line was changed since it was written (its row_checksum does not match)"
+            }
+            LineFault::Fields => "not a journal line (7 fields and a checksum expected)",
+        }
+        .to_string()
+    })?;
     if &record[0] != id {
         return Err(format!(
             "a run of map {}, not of this command's map {id} (its scenario, axes or settings \

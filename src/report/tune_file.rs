@@ -10,12 +10,7 @@ use std::collections::HashMap;
 
 use crate::experiment::tune::{Front, Measure, SettingFigures, TuneRun, TuneSettings};
 use crate::measure::server_metrics::Storm;
-use crate::report::csv::{checksum, line};
-
-/// A float that reads back to the same bits.
-fn exact(v: f64) -> String {
-    format!("{v:?}")
-}
+use crate::report::csv::{LineFault, checked_record, checksum, f64_exact, line};
 
 /// The settings CSV's columns: the fixed ones, with the searched fields'
 /// names after `rule`.
@@ -67,22 +62,22 @@ pub fn tune_csv(settings: &TuneSettings, figures: &[SettingFigures], front: &Fro
         fields.extend(f.values.iter().cloned());
         fields.extend([
             f.seeds.to_string(),
-            exact(f.amplification.0),
-            exact(f.amplification.1),
-            exact(f.success.0),
-            exact(f.success.1),
+            f64_exact(f.amplification.0),
+            f64_exact(f.amplification.1),
+            f64_exact(f.success.0),
+            f64_exact(f.success.1),
             f.storm.runs.to_string(),
             f.storm.stuck.to_string(),
             f.storm.unresolved.to_string(),
-            exact(f.storm.low),
-            exact(f.storm.high),
+            f64_exact(f.storm.low),
+            f64_exact(f.storm.high),
             yes(f.within(settings.bound)),
             yes(f.survives()),
             yes(front.points.contains(&i)),
             yes(front.best == Some(i)),
             yes(front.knee == Some(i)),
-            exact(settings.bound),
-            exact(settings.partial),
+            f64_exact(settings.bound),
+            f64_exact(settings.partial),
             settings.stall.clone(),
             settings.family.key().to_string(),
             settings.master_seed.to_string(),
@@ -118,21 +113,14 @@ pub fn read_tune_csv(
     let mut out = Vec::new();
     for (n, text) in lines.enumerate() {
         let at = |why: String| format!("'{file}' line {}: {why}", n + 2);
-        let (body, sum) = text.rsplit_once(',').unwrap_or((text, ""));
-        if checksum(body) != sum {
-            return Err(at(
-                "the line was changed since it was written (its row_checksum does not match)"
+        let record = checked_record(text, header.len() - 1).map_err(|fault| {
+            at(match fault {
+                LineFault::Changed => "the line was changed since it was written (its \
+                                       row_checksum does not match)"
                     .to_string(),
-            ));
-        }
-        let record = csv::ReaderBuilder::new()
-            .has_headers(false)
-            .from_reader(body.as_bytes())
-            .records()
-            .next()
-            .and_then(Result::ok)
-            .filter(|r| r.len() == header.len() - 1)
-            .ok_or_else(|| at(format!("expected {} fields", header.len())))?;
+                LineFault::Fields => format!("expected {} fields", header.len()),
+            })
+        })?;
         let get = |name: &str| &record[column(name)];
         if get("tune_id") != id {
             return Err(at(format!(
@@ -210,8 +198,8 @@ pub fn tune_journal_line(
         rule.to_string(),
         measure.name().to_string(),
         replicate.to_string(),
-        exact(run.amplification),
-        exact(run.success),
+        f64_exact(run.amplification),
+        f64_exact(run.success),
         verdict.to_string(),
     ]);
     let text = text.trim_end_matches('\n');
@@ -237,18 +225,12 @@ pub fn read_tune_journal(
         let Some(text) = whole.strip_suffix('\n') else {
             break;
         };
-        let (body, sum) = text.rsplit_once(',').unwrap_or((text, ""));
-        if checksum(body) != sum {
-            return Err(at("the line was changed since it was written"));
-        }
-        let record = csv::ReaderBuilder::new()
-            .has_headers(false)
-            .from_reader(body.as_bytes())
-            .records()
-            .next()
-            .and_then(Result::ok)
-            .filter(|r| r.len() == 7)
-            .ok_or_else(|| at("not a journal line (7 fields and a checksum expected)"))?;
+        let record = checked_record(text, 7).map_err(|fault| {
+            at(match fault {
+                LineFault::Changed => "the line was changed since it was written",
+                LineFault::Fields => "not a journal line (7 fields and a checksum expected)",
+            })
+        })?;
         if &record[0] != id {
             return Err(at(
                 "a run of another search (its scenario, control or flags differ)",

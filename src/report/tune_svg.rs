@@ -1,7 +1,7 @@
 //! `herdsim tune --svg`: every setting as a point of amplification in a
 //! full outage (x) against success under the partial failure (y), the
 //! Pareto front joined with its 95% intervals as bars, the bound as a
-//! dashed line and the knee ringed. Written by hand, as the map's heatmap
+//! dashed line and the recommended setting ringed. Written by hand, as the map's heatmap
 //! is, so each point carries a tooltip (`<title>`) with its rule and
 //! figures; settings the stall left stuck are crosses, off the front.
 
@@ -17,7 +17,7 @@ const HEIGHT: f64 = 500.0;
 const LEFT: f64 = 80.0;
 const RIGHT: f64 = 30.0;
 const TOP: f64 = 56.0;
-const BOTTOM: f64 = 110.0;
+const BOTTOM: f64 = 126.0;
 
 /// Ticks of about five steps of 1, 2 or 5 × 10^k covering `lo..hi`.
 fn ticks(lo: f64, hi: f64) -> Vec<f64> {
@@ -55,9 +55,25 @@ pub fn tune_svg(
 ) -> String {
     let amp = |f: &SettingFigures| f.amplification;
     let ok = |f: &SettingFigures| f.success;
+    // The x axis spans the front and the bound, and as far again: a
+    // setting far beyond (one a stall left stuck, at the attempt limit)
+    // would squeeze the front into a sliver, so it is drawn at the axis's
+    // end and counted instead.
+    let low = figures
+        .iter()
+        .map(|f| amp(f).0 - amp(f).1)
+        .fold(settings.bound, f64::min);
+    let reach = front
+        .points
+        .iter()
+        .map(|&i| amp(&figures[i]).0 + amp(&figures[i]).1)
+        .fold(settings.bound, f64::max);
+    let limit = reach + (reach - low).max(0.05);
+    let beyond = |f: &SettingFigures| amp(f).0 > limit;
     let (x0, x1) = padded(
         figures
             .iter()
+            .filter(|f| !beyond(f))
             .flat_map(|f| [amp(f).0 - amp(f).1, amp(f).0 + amp(f).1])
             .chain([settings.bound]),
     );
@@ -118,7 +134,7 @@ pub fn tune_svg(
         r##"<line x1="{bx:.1}" y1="{TOP}" x2="{bx:.1}" y2="{:.1}" stroke="{bound_c}" stroke-dasharray="6 4"/><text x="{:.1}" y="{:.1}">bound {}×</text>"##,
         TOP + ph,
         bx + 4.0,
-        TOP + 14.0,
+        TOP + ph - 6.0,
         trimmed(settings.bound, 3)
     );
     let tooltip = |f: &SettingFigures| {
@@ -139,8 +155,17 @@ pub fn tune_svg(
         if front.points.contains(&i) {
             continue;
         }
-        let (x, y) = (px(f.amplification.0), py(f.success.0));
-        if f.survives() {
+        let (x, y) = (px(f.amplification.0.min(x1)), py(f.success.0));
+        if beyond(f) {
+            let _ = writeln!(
+                svg,
+                r##"<path d="M{:.1} {:.1}l7 4l-7 4z" fill="{}"><title>{}</title></path>"##,
+                x - 8.0,
+                y - 4.0,
+                if f.survives() { "#999" } else { "#b2182b" },
+                tooltip(f)
+            );
+        } else if f.survives() {
             let _ = writeln!(
                 svg,
                 r##"<circle cx="{x:.1}" cy="{y:.1}" r="3" fill="#999"><title>{}</title></circle>"##,
@@ -194,7 +219,7 @@ pub fn tune_svg(
         let dx = if anchor == "end" { -12.0 } else { 12.0 };
         let _ = writeln!(
             svg,
-            r##"<circle cx="{x:.1}" cy="{y:.1}" r="8" fill="none" stroke="{knee_c}" stroke-width="2.5"/><text x="{:.1}" y="{:.1}" text-anchor="{anchor}" fill="{knee_c}">knee: {}</text>"##,
+            r##"<circle cx="{x:.1}" cy="{y:.1}" r="8" fill="none" stroke="{knee_c}" stroke-width="2.5"/><text x="{:.1}" y="{:.1}" text-anchor="{anchor}" fill="{knee_c}">recommended: {}</text>"##,
             x + dx,
             y + 18.0,
             escape(&f.rule)
@@ -207,7 +232,7 @@ pub fn tune_svg(
         r##"<circle cx="{LEFT}" cy="{:.1}" r="4" fill="{front_c}"/><text x="{:.1}" y="{ly:.1}">Pareto front (95% CI bars)</text>
 <circle cx="{:.1}" cy="{:.1}" r="3" fill="#999"/><text x="{:.1}" y="{ly:.1}">other settings</text>
 <path d="M{:.1} {:.1}l8 8m0 -8l-8 8" stroke="#b2182b" stroke-width="1.5"/><text x="{:.1}" y="{ly:.1}">stuck after the stall ({})</text>
-<text x="{LEFT}" y="{:.1}" fill="#555">{} settings of {}; survived: no run of the stall ends stuck</text>
+<text x="{LEFT}" y="{:.1}" fill="#555">{} settings of {}; survived: no run of the stall ends stuck</text>{}
 </svg>
 "##,
         ly - 4.0,
@@ -221,7 +246,22 @@ pub fn tune_svg(
         escape(&settings.stall),
         ly + 22.0,
         figures.len(),
-        escape(settings.family.key()),
+        escape(settings.start.split(':').next().unwrap_or_default()),
+        match figures.iter().filter(|f| beyond(f)).count() {
+            0 => String::new(),
+            n => format!(
+                "\n<text x=\"{LEFT}\" y=\"{:.1}\" fill=\"#555\">{n} beyond the axis's end, drawn as \
+                 triangles there (up to {}×)</text>",
+                ly + 40.0,
+                trimmed(
+                    figures
+                        .iter()
+                        .map(|f| amp(f).0)
+                        .fold(f64::NEG_INFINITY, f64::max),
+                    2
+                )
+            ),
+        },
     );
     svg
 }

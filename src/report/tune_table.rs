@@ -2,6 +2,8 @@
 //! as a table, and the recommendation with the commands that reproduce it.
 
 use crate::base::format::{group_thousands, trimmed};
+use crate::base::time::format_duration;
+use crate::experiment::assess::FAILURE_LOAD_US;
 use crate::experiment::tune::{Front, SettingFigures, TuneSettings};
 use crate::report::aligned_text_first;
 
@@ -42,7 +44,7 @@ pub fn tune_text(
         .collect();
     let mut out = format!(
         "{service}\ntuning the {} {} from {} over {}\n\
-         each setting: {} runs of a full outage and of {}% of attempts failing (10 s of \
+         each setting: {} runs of a full outage and of {}% of attempts failing ({} of \
          requests, all inside the failure) and of the stall {}\n\
          allowed: at most {}× attempts per request in the outage, and no run of the stall \
          ends stuck\n\n",
@@ -52,25 +54,33 @@ pub fn tune_text(
         varied.join(" × "),
         settings.seeds,
         trimmed(settings.partial * 100.0, 2),
+        format_duration(FAILURE_LOAD_US),
         settings.stall,
         trimmed(settings.bound, 3),
     );
     let mut rows = Vec::new();
     for &i in &front.points {
         let f = &figures[i];
-        let mark = match (front.knee == Some(i), front.best == Some(i)) {
-            (true, true) => "knee, best",
-            (true, false) => "knee",
-            (false, true) => "best",
-            (false, false) if f.within(settings.bound) => "",
-            _ => "beyond the bound",
-        };
+        let mut marks = Vec::new();
+        if front.knee == Some(i) {
+            marks.push("recommended");
+        }
+        if front.bend == Some(i) {
+            marks.push("knee");
+        }
+        if front.best == Some(i) {
+            marks.push("best within the bound");
+        }
+        if !f.within(settings.bound) {
+            marks.push("beyond the bound");
+        }
+        let mark = marks.join(", ");
         let mut row = vec![f.rule.clone()];
         row.extend([
             pm(f.amplification, 3),
             pm(f.success, 4),
             format!("{} of {}", f.storm.stuck, f.storm.runs),
-            mark.to_string(),
+            mark,
         ]);
         rows.push(row);
     }
@@ -97,9 +107,19 @@ pub fn tune_text(
     ));
     match (front.knee, front.best) {
         (Some(knee), Some(best)) => {
+            let why = if front.bend == Some(knee) {
+                "the knee of the front, where more amplification stops buying success".to_string()
+            } else {
+                match front.bend {
+                    Some(bend) => format!(
+                        "the most success within the bound; the front bends at {}, beyond it",
+                        figures[bend].rule
+                    ),
+                    None => "the most success within the bound".to_string(),
+                }
+            };
             out.push_str(&format!(
-                "recommended (the knee of the front within the bound, where more amplification \
-                 stops buying success):\n  {}\n",
+                "recommended ({why}):\n  {}\n",
                 sentence(&figures[knee], settings)
             ));
             if best != knee {

@@ -32,7 +32,10 @@ fn ticks(lo: f64, hi: f64) -> Vec<f64> {
     let mut v = (lo / step).ceil() * step;
     let mut out = Vec::new();
     while v <= hi + step * 1e-9 {
-        out.push((v / step).round() * step);
+        // k × step in decimal, not in binary: 6 × 0.2 is 1.2, not
+        // 1.2000000000000002.
+        let k = (v / step).round();
+        out.push(format!("{:.10e}", k * step).parse().unwrap_or(k * step));
         v += step;
     }
     out

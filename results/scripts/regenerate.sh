@@ -137,3 +137,8 @@ python3 results/scripts/layer_claims.py > results/layer-claims.md
 # (envoyproxy/envoy#30205; docs/src/studies/controls.md).
 herdsim compare scenarios/configs/envoy-budget-backoff.toml \
     --markdown --csv results/envoy-budget-backoff.csv --force --quiet > results/envoy-budget-backoff.md
+# Issue 37's open questions: gRPC retryThrottling's settings for an
+# amplification bound (grpc/grpc-go#7539) and Envoy's min_retry_concurrency
+# against the service's concurrency (envoyproxy/envoy#25660;
+# docs/src/studies/grpc-envoy-budgets.md).
+results/scripts/grpc_envoy_budgets.sh target/release/herdsim

@@ -8,12 +8,13 @@ results/grpc-throttling-ratio.csv, and prints Markdown.
 The arithmetic (gRFC A6; grpc-go's retryThrottler): a channel's tokens
 start at maxTokens M, lose 1 per failed attempt, gain tokenRatio r per
 success, stay within [0, M], and a failed attempt is retried only while the
-tokens left stay above M/2. Over any stretch that starts with at most M
-tokens, with F failures and S successes, the last retry came after a failure
-that left M − F + r·S > M/2, so the retries R are fewer than M/2 + r·S and,
-over N requests of one channel,
+tokens left stay above M/2. Each retry follows a failure that took a token
+while the count stayed above M/2, and over any stretch the count comes down
+through its upper half only by what it held there at the start (at most
+M/2) and what its S successes added (r each), so the retries are at most
+M/2 + r·S and, over N requests of one channel,
 
-    attempts per request < 1 + r·S/N + M/(2N)          (the bound)
+    attempts per request ≤ 1 + r·S/N + M/(2N)          (the bound)
 
 In a full outage S = 0 and the first ceil(M/2) − 1 failures are each
 retried while their requests have attempts left, so a channel makes exactly

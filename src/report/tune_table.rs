@@ -42,16 +42,28 @@ pub fn tune_text(
         .filter(|f| f.varies())
         .map(|f| format!("{} ({}: {})", f.name, f.what, f.values.join(", ")))
         .collect();
+    let control = settings.start.split(':').next().unwrap_or_default();
+    // With every field fixed (a reproducing command) there is one setting
+    // and nothing is searched: say which it is rather than "over" nothing.
+    let what = match (varied.is_empty(), figures.first()) {
+        (true, Some(only)) => format!(
+            "measuring the {} {control} at {} (no field varies)",
+            settings.family.key(),
+            only.rule
+        ),
+        _ => format!(
+            "tuning the {} {control} from {} over {}",
+            settings.family.key(),
+            settings.start,
+            varied.join(" × ")
+        ),
+    };
     let mut out = format!(
-        "{service}\ntuning the {} {} from {} over {}\n\
+        "{service}\n{what}\n\
          each setting: {} runs of a full outage and of {}% of attempts failing ({} of \
          requests, all inside the failure) and of the stall {}\n\
          allowed: at most {}× attempts per request in the outage, and no run of the stall \
          ends stuck\n\n",
-        settings.family.key(),
-        settings.start.split(':').next().unwrap_or_default(),
-        settings.start,
-        varied.join(" × "),
         settings.seeds,
         trimmed(settings.partial * 100.0, 2),
         format_duration(FAILURE_LOAD_US),

@@ -117,3 +117,38 @@ fn bad_input_is_one_line_naming_the_flag() {
     ]);
     assert!(err.contains("grpc") && err.contains("envoy"), "{err}");
 }
+
+/// The command a search prints for its recommended setting measures that
+/// setting alone to the same figures, and its header says that nothing
+/// varies rather than searching "over" nothing.
+#[test]
+fn the_printed_command_reproduces_the_recommended_setting() {
+    let text = tune("2", &[]);
+    let mut lines = text.lines();
+    lines
+        .by_ref()
+        .find(|l| l.starts_with("recommended"))
+        .unwrap_or_else(|| panic!("no recommendation in:\n{text}"));
+    let figures = lines.next().unwrap().trim().to_string();
+    let command = text
+        .lines()
+        .skip_while(|l| !l.starts_with("reproduce the recommended"))
+        .nth(1)
+        .unwrap()
+        .trim()
+        .to_string();
+    let args: Vec<&str> = command.split_whitespace().collect();
+    assert_eq!(args[0], "herdsim", "{command}");
+    let again = succeed(
+        cargo_bin_cmd!("herdsim")
+            .current_dir(repo())
+            .args(&args[1..])
+            .arg("-q"),
+    );
+    let rule = figures.split(": ").next().unwrap();
+    assert!(
+        again.contains(&format!("measuring the budget grpc at {rule} (no field varies)")),
+        "{again}"
+    );
+    assert!(again.contains(&figures), "{figures}\nnot in:\n{again}");
+}

@@ -147,7 +147,9 @@ fn the_printed_command_reproduces_the_recommended_setting() {
     );
     let rule = figures.split(": ").next().unwrap();
     assert!(
-        again.contains(&format!("measuring the budget grpc at {rule} (no field varies)")),
+        again.contains(&format!(
+            "measuring the budget grpc at {rule} (no field varies)"
+        )),
         "{again}"
     );
     assert!(again.contains(&figures), "{figures}\nnot in:\n{again}");

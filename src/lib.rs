@@ -10,11 +10,13 @@
 //! [`policy`], [`control`] → [`spec`] (the workload and the parameter
 //! registry) → [`measure`] → [`sim`] → [`experiment`] → [`study`] →
 //! [`report`] → [`cli`]. Everything before `experiment` is the simulation
-//! core: no I/O, and nothing of the command line.
+//! core: no I/O, and nothing of the command line. [`exact`] stands beside
+//! the simulator: Markov chains solved exactly, to check it against.
 
 pub mod base;
 pub mod cli;
 pub mod control;
+pub mod exact;
 pub mod experiment;
 pub mod import;
 pub mod measure;

@@ -142,3 +142,7 @@ herdsim compare scenarios/configs/envoy-budget-backoff.toml \
 # against the service's concurrency (envoyproxy/envoy#25660;
 # docs/src/studies/grpc-envoy-budgets.md).
 results/scripts/grpc_envoy_budgets.sh target/release/herdsim
+# Issue 37's retry-budget shoot-out (GEP-3388; docs/src/studies/budgets.md)
+# and the AWS SDKs' 2026 retries against 2.0 (docs/src/studies/aws-2026.md).
+results/scripts/budgets_shootout.sh target/release/herdsim
+results/scripts/aws_2026.sh target/release/herdsim

@@ -7,7 +7,7 @@ use std::path::Path;
 /// The layers, in order: a layer may use those before it.
 const LAYERS: [&[&str]; 11] = [
     &["base"],
-    &["model", "policy", "control"],
+    &["model", "policy", "control", "exact"],
     &["spec"],
     &["measure"],
     &["sim"],

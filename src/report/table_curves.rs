@@ -181,7 +181,7 @@ pub fn curves_of_table<R: Read>(
         x_unit = x_unit.or(unit);
         let label = match by.as_slice() {
             [] => query.y.to_string(),
-            [one] => r.get(*one).unwrap_or_default().to_string(),
+            [one] => shown(r.get(*one).unwrap_or_default()).to_string(),
             several => {
                 let named: Vec<String> = several
                     .iter()
@@ -189,7 +189,7 @@ pub fn curves_of_table<R: Read>(
                     .filter_map(|(&i, name)| {
                         let value = r.get(i).unwrap_or_default();
                         let shown = baseline.get(&i).is_none_or(|b| b != value);
-                        shown.then(|| format!("{name}={value}"))
+                        shown.then(|| format!("{name}={}", self::shown(value)))
                     })
                     .collect();
                 if named.is_empty() {
@@ -222,12 +222,37 @@ pub fn curves_of_table<R: Read>(
     })
 }
 
+/// A `--by` value as a legend shows it: a sweep writes an unset control
+/// (no budget, no breaker) as an empty cell, which is `none` on the flag.
+fn shown(value: &str) -> &str {
+    if value.is_empty() { "none" } else { value }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn read(text: &str, query: &CurveQuery<'_>) -> Result<TableCurves, ReportError> {
         curves_of_table(csv::Reader::from_reader(text.as_bytes()), query)
+    }
+
+    #[test]
+    fn an_unset_control_is_labelled_none() {
+        let table = "budget,rate,stuck_mean,stuck_ci95\n,100,1,0\n\"grpc:10,ratio:1\",100,0,0\n";
+        let by = ["budget".to_string()];
+        let query = CurveQuery {
+            x: "rate",
+            y: "stuck_mean",
+            by: &by,
+            filters: &[],
+        };
+        let labels: Vec<String> = read(table, &query)
+            .unwrap()
+            .curves
+            .into_iter()
+            .map(|c| c.label)
+            .collect();
+        assert_eq!(labels, ["none", "grpc:10,ratio:1"]);
     }
 
     #[test]

@@ -222,10 +222,11 @@ pub fn curves_of_table<R: Read>(
     })
 }
 
-/// A `--by` value as a legend shows it: a sweep writes an unset control
-/// (no budget, no breaker) as an empty cell, which is `none` on the flag.
+/// A `--by` value as a legend shows it: a sweep writes a parameter left at
+/// its default (no budget, unlimited attempts) as an empty cell, which a
+/// legend must not leave blank.
 fn shown(value: &str) -> &str {
-    if value.is_empty() { "none" } else { value }
+    if value.is_empty() { "default" } else { value }
 }
 
 #[cfg(test)]
@@ -237,7 +238,7 @@ mod tests {
     }
 
     #[test]
-    fn an_unset_control_is_labelled_none() {
+    fn a_parameter_left_at_its_default_is_labelled_so() {
         let table = "budget,rate,stuck_mean,stuck_ci95\n,100,1,0\n\"grpc:10,ratio:1\",100,0,0\n";
         let by = ["budget".to_string()];
         let query = CurveQuery {
@@ -252,7 +253,7 @@ mod tests {
             .into_iter()
             .map(|c| c.label)
             .collect();
-        assert_eq!(labels, ["none", "grpc:10,ratio:1"]);
+        assert_eq!(labels, ["default", "grpc:10,ratio:1"]);
     }
 
     #[test]

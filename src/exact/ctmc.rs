@@ -7,13 +7,13 @@
 //! times of metastable chains reach 10⁹ s, where an iterative method's
 //! stopping rule would decide the answer.
 
+use crate::exact::absorbing::AbsorbingFactors;
 use crate::exact::banded::{Banded, BandedError, BandedLu};
 
 /// Why an exact figure could not be computed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ExactError {
-    /// The linear system was singular: a target no state reaches, or a
-    /// chain that is not irreducible.
+    /// The linear system was singular: a chain that is not irreducible.
     #[error("{what}: {source}")]
     Singular {
         /// Which figure was being solved for.
@@ -21,6 +21,9 @@ pub enum ExactError {
         /// Where the factorisation stopped.
         source: BandedError,
     },
+    /// Some state cannot reach the target of a hitting time.
+    #[error("the target cannot be reached from every state: its hitting times are infinite")]
+    Unreachable,
     /// The slowest rate's iteration did not settle.
     #[error("the slowest relaxation rate did not converge in {0} iterations")]
     NoConvergence(usize),
@@ -173,24 +176,17 @@ impl Generator {
     }
 
     /// Mean hitting times of the states where `target` holds, and their
-    /// second moments: Q h = −1 off the target (h = 0 on it), then
-    /// Q m = −2 h likewise.
+    /// second moments: −Q h = 1 off the target (h = 0 on it), then
+    /// −Q m = 2 h likewise, by subtraction-free elimination
+    /// ([`crate::exact::absorbing`]), so that times of 10⁹ s keep their
+    /// digits.
     pub fn hitting(&self, target: impl Fn(usize) -> bool) -> Result<Hitting, ExactError> {
         let n = self.size();
-        let mut a = self.banded(false, 0.0);
-        for i in (0..n).filter(|&i| target(i)) {
-            a.set_identity_row(i, 1.0);
-        }
-        let lu = a.factor().map_err(|source| ExactError::Singular {
-            what: "the hitting times (is the target reachable from every state?)",
-            source,
-        })?;
-        let mut mean: Vec<f64> = (0..n).map(|i| if target(i) { 0.0 } else { -1.0 }).collect();
-        lu.solve(&mut mean);
-        let mut second: Vec<f64> = (0..n)
-            .map(|i| if target(i) { 0.0 } else { -2.0 * mean[i] })
-            .collect();
-        lu.solve(&mut second);
+        let factors = AbsorbingFactors::new(self, &target).ok_or(ExactError::Unreachable)?;
+        let ones: Vec<f64> = (0..n).map(|i| if target(i) { 0.0 } else { 1.0 }).collect();
+        let mean = factors.solve(&ones);
+        let twice: Vec<f64> = mean.iter().map(|h| 2.0 * h).collect();
+        let second = factors.solve(&twice);
         Ok(Hitting { mean, second })
     }
 
@@ -392,9 +388,6 @@ mod tests {
         let mut g = Generator::new(3);
         g.add(0, 1, 1.0);
         g.add(1, 0, 1.0);
-        assert!(matches!(
-            g.hitting(|i| i == 2),
-            Err(ExactError::Singular { .. })
-        ));
+        assert_eq!(g.hitting(|i| i == 2), Err(ExactError::Unreachable));
     }
 }

@@ -357,19 +357,22 @@ mod against_metafor {
 
     /// How close each figure must come. metafor's solvers agree with one
     /// another to about 1e-9 on well-conditioned figures, so 1e-6 relative
-    /// is met with room (issue 38). Two kinds are ill-conditioned and get
-    /// what their conditioning allows: probabilities below 1e-6 (an SVD's
-    /// null vector carries an absolute error near 1e-16 · n, so they are
-    /// held to 1e-12 absolute), and hitting times beyond 1e8 s, where the
-    /// model file finds solvers differing by 1e-6 and more (7.9e9 s at
-    /// λ = 9.8, τ = 5: its systems have condition numbers near 1e11, so
-    /// f64 elimination leaves about 1e-5; held to 1e-4).
+    /// is met with room (issue 38). Two kinds are ill-conditioned in
+    /// metafor's own solve, and get what its conditioning allows:
+    /// probabilities below 1e-6 (an SVD's null vector carries an absolute
+    /// error near 1e-16 · n, so they are held to 1e-12 absolute), and
+    /// hitting times beyond 1e8 s, whose systems have condition numbers
+    /// near 1e11, so metafor's dense LU keeps about five digits (the model
+    /// file finds its solvers differing by 1e-6 and more there). herdsim's
+    /// are subtraction-free ([`crate::exact::absorbing`]) and exact to
+    /// rounding; they meet metafor's to 1e-5 (7.5e-6 at the worst cell,
+    /// 7.9e9 s at λ = 9.8, τ = 5), where a banded LU met them to 6.3e-5.
     fn close(name: &str, got: f64, want: f64) -> bool {
         let diff = (got - want).abs();
         if name.starts_with("p_") || name.contains("_p_") {
             diff <= 1e-6 * want.abs() + 1e-12
         } else if want.abs() > 1e8 {
-            diff <= 1e-4 * want.abs()
+            diff <= 1e-5 * want.abs()
         } else {
             diff <= 1e-6 * want.abs()
         }

@@ -5,6 +5,8 @@
 //! its run sets (16 seeds of a 500 ms outage, the recovery runs) on the
 //! same pool: the ratio says how many run sets an assessment costs.
 
+mod sre_service;
+
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -13,33 +15,11 @@ use herdsim::experiment::assess::{
     AssessSettings, DEFAULT_BLIP_US, DEFAULT_KINDS, DEFAULT_PARTIAL, DEFAULT_ROUNDS, DEFAULT_SEEDS,
     assess,
 };
-use herdsim::experiment::grid::Grid;
-use herdsim::experiment::server_runs::run_server_replicates;
-use herdsim::measure::observer::Watch;
-use herdsim::sim::queue::QueueKind;
-use herdsim::spec::params::param;
-
-/// The service, as `herdsim assess` reads these flags.
-const SERVICE: [(&str, &str); 9] = [
-    ("resource", "server"),
-    ("rate", "600"),
-    ("workers", "16"),
-    ("service", "lognormal:20ms/0.3"),
-    ("timeout", "1s"),
-    ("policy", "full"),
-    ("base", "100ms"),
-    ("cap", "1s"),
-    ("max_attempts", "5"),
-];
+use sre_service::{bench_run_set, sre_service};
 
 fn settings() -> AssessSettings {
-    let mut grid = Grid::default();
-    for (key, value) in SERVICE {
-        grid.set(param(key).unwrap(), vec![value.to_string()])
-            .unwrap();
-    }
     AssessSettings {
-        base: grid.point(0),
+        base: sre_service(),
         kinds: DEFAULT_KINDS.iter().map(|k| k.to_string()).collect(),
         blips: vec![DEFAULT_BLIP_US],
         partial: DEFAULT_PARTIAL,
@@ -69,27 +49,12 @@ fn bench_assess(c: &mut Criterion) {
         })
     });
     let recovery = settings.runs().unwrap().pop().unwrap().spec;
-    let watch = Watch {
-        max_events: u64::MAX,
-        on_progress: &|_, _| {},
-        window_latencies: false,
-    };
-    group.bench_function("reference: one run set of 16 seeds, two threads", |b| {
-        b.iter(|| {
-            pool.install(|| {
-                let runs = run_server_replicates(
-                    &recovery,
-                    42,
-                    0,
-                    DEFAULT_SEEDS,
-                    &watch,
-                    QueueKind::default(),
-                    || {},
-                );
-                black_box(runs.len())
-            })
-        })
-    });
+    bench_run_set(
+        &mut group,
+        "reference: one run set of 16 seeds, two threads",
+        &recovery,
+        &pool,
+    );
     group.finish();
 }
 

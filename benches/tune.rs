@@ -6,43 +6,20 @@
 //! stall) on the same pool: the ratio says how many run sets a search
 //! costs. Issue 37 asks for under 5 minutes on two cores.
 
+mod sre_service;
+
 use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::Criterion;
 use herdsim::control::{ABOUT, Family};
 use herdsim::experiment::assess::DEFAULT_PARTIAL;
-use herdsim::experiment::grid::Grid;
-use herdsim::experiment::server_runs::run_server_replicates;
 use herdsim::experiment::tune::{
     DEFAULT_BOUND, DEFAULT_ROUNDS, DEFAULT_STALL, Field, Measure, Tune, TuneSettings, run_tune,
 };
-use herdsim::measure::observer::Watch;
-use herdsim::sim::queue::QueueKind;
-use herdsim::spec::params::param;
-
-/// The service, as `herdsim tune` reads these flags.
-const SERVICE: [(&str, &str); 9] = [
-    ("resource", "server"),
-    ("rate", "600"),
-    ("workers", "16"),
-    ("service", "lognormal:20ms/0.3"),
-    ("timeout", "1s"),
-    ("policy", "full"),
-    ("base", "100ms"),
-    ("cap", "1s"),
-    ("max_attempts", "5"),
-];
-
-/// The seeds `herdsim tune` runs by default.
-const SEEDS: u32 = 16;
+use sre_service::{SEEDS, bench_run_set, sre_service};
 
 fn settings() -> TuneSettings {
-    let mut grid = Grid::default();
-    for (key, value) in SERVICE {
-        grid.set(param(key).unwrap(), vec![value.to_string()])
-            .unwrap();
-    }
     let about = ABOUT.iter().find(|a| a.name == "grpc").unwrap();
     let tuning = about.tuning.unwrap();
     let fields: Vec<Field> = tuning.knobs.iter().map(Field::of_knob).collect();
@@ -54,7 +31,7 @@ fn settings() -> TuneSettings {
         .values
         .len();
     let settings = TuneSettings {
-        base: grid.point(0),
+        base: sre_service(),
         family: Family::Budget,
         start: tuning.start.to_string(),
         fields,
@@ -98,29 +75,11 @@ fn bench_tune(c: &mut Criterion) {
         })
     });
     let stall = settings.spec(&settings.start, Measure::Stall).unwrap();
-    let watch = Watch {
-        max_events: u64::MAX,
-        on_progress: &|_, _| {},
-        window_latencies: false,
-    };
-    group.bench_function(
+    bench_run_set(
+        &mut group,
         "reference: one run set of 16 seeds of the stall, two threads",
-        |b| {
-            b.iter(|| {
-                pool.install(|| {
-                    let runs = run_server_replicates(
-                        &stall,
-                        42,
-                        0,
-                        SEEDS,
-                        &watch,
-                        QueueKind::default(),
-                        || {},
-                    );
-                    black_box(runs.len())
-                })
-            })
-        },
+        &stall,
+        &pool,
     );
     group.finish();
 }

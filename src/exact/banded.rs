@@ -43,11 +43,6 @@ impl Banded {
         }
     }
 
-    /// Its size.
-    pub fn size(&self) -> usize {
-        self.n
-    }
-
     fn width(&self) -> usize {
         2 * self.lower + self.upper + 1
     }

@@ -3,9 +3,11 @@
 //! hitting times with their spread, the distribution at a time, and the
 //! slowest relaxation rate.
 //!
-//! Every solve is direct (banded LU: [`crate::exact::banded`]): hitting
-//! times of metastable chains reach 10⁹ s, where an iterative method's
-//! stopping rule would decide the answer.
+//! Every solve is direct, since hitting times of metastable chains reach
+//! 10⁹ s, where an iterative method's stopping rule would decide the
+//! answer: hitting times by subtraction-free elimination
+//! ([`crate::exact::absorbing`]), the rest by banded LU
+//! ([`crate::exact::banded`]).
 
 use crate::exact::absorbing::AbsorbingFactors;
 use crate::exact::banded::{Banded, BandedError, BandedLu};

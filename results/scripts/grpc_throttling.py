@@ -130,8 +130,10 @@ def ratio_table(root):
     print(f"{RATIO_S:g} s of requests at {RATE:g} requests/s over {RATIO_CHANNELS} channels ({per_channel:g} requests per")
     print(f"channel), maxTokens {RATIO_TOKENS:g}, a share f of attempts failing throughout; 8 seeds a cell.")
     print("The bound is 1 + r·(success share) + M/(2N); f* = r/(1 + r) is the share above which")
-    print("the tokens drift down. Cells at f = 0.3 and above with r ≥ 0.25 overload the server")
-    print("(ρ = 0.78 times the amplification passes 1), which is what costs their success.\n")
+    print("the tokens drift down. Above f*, the tokens cut retries and success falls toward")
+    print("1 − f (first tries only). Below f* with r ≥ 0.5 at f = 0.3, retries flow but push the")
+    print("server past capacity (ρ = 0.78 times 1.30 attempts per request passes 1), which is")
+    print("what costs those cells their success.\n")
     ratios = sorted({float(r["budget"].split("ratio:")[1]) for r in data})
     fails = sorted({float(r["fail_rate"]) for r in data})
     cells = {(float(r["budget"].split("ratio:")[1]), float(r["fail_rate"])): r for r in data}

@@ -42,6 +42,7 @@ pub mod error;
 pub mod finagle_budget;
 pub mod grpc_throttle;
 pub mod outcome_window;
+pub mod persistence;
 pub mod polly_breaker;
 pub mod queue_discipline;
 pub mod ratio_budget;
@@ -232,6 +233,7 @@ pub struct ServerAbout {
 pub const SERVER_ABOUT: &[ServerAbout] = &[
     deadline_propagation::ABOUT,
     queue_discipline::LIFO_ABOUT,
+    queue_discipline::RANDOM_ABOUT,
     adaptive_lifo::ABOUT,
     codel::ABOUT,
     shed_wait::ABOUT,
@@ -354,6 +356,7 @@ macro_rules! controls {
 controls! {
     AwsQuota => aws_quota::{AwsQuotaSpec, AwsQuota},
     Ratio => ratio_budget::{RatioBudgetSpec, RatioBudget},
+    Persistence => persistence::{PersistenceSpec, Persistence},
     Earned => earned_tokens::{EarnedTokensSpec, EarnedTokens},
     Adaptive => adaptive_bucket::{AdaptiveBucketSpec, AdaptiveBucket},
     Grpc => grpc_throttle::{GrpcThrottleSpec, GrpcThrottle},
@@ -537,6 +540,7 @@ mod tests {
         let examples = [
             (Family::Budget, "tokens:500,cost:5,refund:1,timeout-cost:10"),
             (Family::Budget, "ratio:0.2,min:10"),
+            (Family::Budget, "persistence:0.75"),
             (Family::Budget, "earned:3000,cost:100,deposit:10"),
             (Family::Budget, "adaptive:5,deposit:0.1"),
             (Family::Budget, "grpc:10,ratio:0.1"),

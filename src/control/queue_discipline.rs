@@ -1,11 +1,12 @@
 //! The server queue's discipline: which waiting attempt a free worker takes,
-//! and which it drops. FIFO (the default) and LIFO live here; adaptive LIFO
-//! and CoDel have files of their own.
+//! and which it drops. FIFO (the default), LIFO and random order live here;
+//! adaptive LIFO and CoDel have files of their own.
 
 use std::collections::VecDeque;
 use std::fmt;
 use std::str::FromStr;
 
+use crate::base::draws::Draws;
 use crate::control::Nanos;
 use crate::control::adaptive_lifo::AdaptiveLifo;
 use crate::control::codel::CoDel;
@@ -20,8 +21,17 @@ pub const LIFO_ABOUT: crate::control::ServerAbout = crate::control::ServerAbout 
     rule: "a free worker takes the newest waiting attempt",
 };
 
+/// Listed by `herdsim controls`.
+pub const RANDOM_ABOUT: crate::control::ServerAbout = crate::control::ServerAbout {
+    key: "discipline",
+    syntax: "random",
+    source: "queueing theory's random order of service; the order that makes counts a \
+             sufficient state (herdsim exact)",
+    rule: "a free worker takes a waiting attempt chosen uniformly at random",
+};
+
 /// What `discipline` accepts.
-pub const DISCIPLINE_SYNTAX: &str = "fifo, lifo, adaptive-lifo:THRESHOLD (such as \
+pub const DISCIPLINE_SYNTAX: &str = "fifo, lifo, random, adaptive-lifo:THRESHOLD (such as \
      adaptive-lifo:50ms) or codel:TARGET,interval:DURATION (such as codel:5ms,interval:100ms)";
 
 /// An attempt waiting in the queue: when it arrived.
@@ -39,6 +49,9 @@ pub enum Discipline {
     /// Newest first: under overload the newest, least likely timed out, are
     /// served, the oldest wait.
     Lifo,
+    /// A waiting attempt chosen uniformly: with exponential service and
+    /// timeouts the queue's counts are then a Markov chain's state.
+    Random,
     /// Facebook's adaptive LIFO (Wangle): FIFO until the oldest waiting
     /// attempt is older than the threshold (ns), then LIFO.
     AdaptiveLifo(Nanos),
@@ -58,6 +71,7 @@ impl FromStr for Discipline {
         match text.trim() {
             "fifo" => return Ok(Discipline::Fifo),
             "lifo" => return Ok(Discipline::Lifo),
+            "random" => return Ok(Discipline::Random),
             _ => {}
         }
         let rule = Rule::read("discipline", text)?;
@@ -77,7 +91,7 @@ impl FromStr for Discipline {
                     interval: rule.duration("interval", 1, 3_600_000_000)?,
                 })
             }
-            _ => Err(rule.unknown(&["fifo", "lifo", "adaptive-lifo", "codel"])),
+            _ => Err(rule.unknown(&["fifo", "lifo", "random", "adaptive-lifo", "codel"])),
         }
     }
 }
@@ -87,6 +101,7 @@ impl fmt::Display for Discipline {
         match self {
             Discipline::Fifo => write!(f, "fifo"),
             Discipline::Lifo => write!(f, "lifo"),
+            Discipline::Random => write!(f, "random"),
             Discipline::AdaptiveLifo(t) => write!(f, "adaptive-lifo:{}", show_duration(*t)),
             Discipline::CoDel { target, interval } => write!(
                 f,
@@ -105,6 +120,8 @@ pub enum Server {
     Fifo,
     /// Newest first.
     Lifo,
+    /// Uniformly at random.
+    Random,
     /// See [`AdaptiveLifo`].
     AdaptiveLifo(AdaptiveLifo),
     /// See [`CoDel`].
@@ -117,6 +134,7 @@ impl Discipline {
         match self {
             Discipline::Fifo => Server::Fifo,
             Discipline::Lifo => Server::Lifo,
+            Discipline::Random => Server::Random,
             Discipline::AdaptiveLifo(threshold) => Server::AdaptiveLifo(AdaptiveLifo { threshold }),
             Discipline::CoDel { target, interval } => Server::CoDel(CoDel::new(target, interval)),
         }
@@ -125,17 +143,27 @@ impl Discipline {
 
 impl Server {
     /// The attempt a free worker takes from `queue` at `now`, if any;
-    /// attempts the discipline drops on the way go to `dropped`.
+    /// attempts the discipline drops on the way go to `dropped`. Random
+    /// order draws from `draws` (the run's environment), the others draw
+    /// nothing.
     #[inline(always)]
     pub fn take<T: Waiting>(
         &mut self,
         queue: &mut VecDeque<T>,
         now: Nanos,
         dropped: &mut Vec<T>,
+        draws: &mut dyn Draws,
     ) -> Option<T> {
         match self {
             Server::Fifo => queue.pop_front(),
             Server::Lifo => queue.pop_back(),
+            Server::Random => match queue.len() {
+                0 => None,
+                n => {
+                    let pick = ((draws.unit_above_zero() * n as f64) as usize).min(n - 1);
+                    queue.swap_remove_back(pick)
+                }
+            },
             Server::AdaptiveLifo(a) => a.take(queue, now),
             Server::CoDel(c) => c.take(queue, now, dropped),
         }
@@ -145,6 +173,7 @@ impl Server {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::draws::ScriptedDraws;
 
     impl Waiting for Nanos {
         fn arrived(&self) -> Nanos {
@@ -157,6 +186,7 @@ mod tests {
         for text in [
             "fifo",
             "lifo",
+            "random",
             "adaptive-lifo:50ms",
             "codel:5ms,interval:100ms",
         ] {
@@ -181,8 +211,36 @@ mod tests {
     fn fifo_takes_the_oldest_and_lifo_the_newest() {
         let mut queue: VecDeque<Nanos> = (1..=3).collect();
         let mut dropped = Vec::new();
-        assert_eq!(Server::Fifo.take(&mut queue, 10, &mut dropped), Some(1));
-        assert_eq!(Server::Lifo.take(&mut queue, 10, &mut dropped), Some(3));
+        let mut none = ScriptedDraws::new(&[]);
+        assert_eq!(
+            Server::Fifo.take(&mut queue, 10, &mut dropped, &mut none),
+            Some(1)
+        );
+        assert_eq!(
+            Server::Lifo.take(&mut queue, 10, &mut dropped, &mut none),
+            Some(3)
+        );
         assert!(dropped.is_empty());
+        assert_eq!(none.taken(), 0, "only random order draws");
+    }
+
+    #[test]
+    fn random_order_takes_the_attempt_its_draw_points_at() {
+        let mut dropped = Vec::new();
+        // Fractions of the range: 0.1 of 4 is the first, 0.6 the third.
+        for (fraction, expected) in [(0.1, 1), (0.6, 3), (0.99, 4)] {
+            let mut queue: VecDeque<Nanos> = (1..=4).collect();
+            let mut draws = ScriptedDraws::new(&[fraction]);
+            let taken = Server::Random.take(&mut queue, 0, &mut dropped, &mut draws);
+            assert_eq!(taken, Some(expected), "draw {fraction}");
+            assert_eq!(queue.len(), 3);
+            assert!(!queue.contains(&expected));
+        }
+        let mut empty: VecDeque<Nanos> = VecDeque::new();
+        let mut none = ScriptedDraws::new(&[]);
+        assert_eq!(
+            Server::Random.take(&mut empty, 0, &mut dropped, &mut none),
+            None
+        );
     }
 }

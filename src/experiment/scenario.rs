@@ -789,7 +789,7 @@ mod tests {
              import_select, seed, seeds, variant, layer, policy, clients, capacity, base, cap, step, jitter_factor, random_factor, throttle_base, window, resource, arrivals, \
              down, max_attempts, deadline, retry_on, hedge_delay, hedge_on_timeout, first_exponent, multiplier, cap_mode, seeding, budget, breaker, \
              throttle, fleet, retry_after, occ_server, write_time, occ_done, rate, duration, patience, requests, sources, concurrency, users, think, first_call, workers, queue_limit, \
-             service, service_per_busy, fail_rate, request_delay, reply_delay, timeout, timeout_choices, timeout_noticed, deadline_propagation, \
+             service, service_per_busy, fail_rate, request_delay, reply_delay, timeout, timeout_choices, timeout_law, timeout_noticed, deadline_propagation, \
              discipline, shed_wait, depth, layer_workers, layer_service, layer_timeout_ratio, \
              layer_max_attempts, layer_specs, retry_scope, trigger, rate_changes, failure_end, horizon"
         );

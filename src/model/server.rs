@@ -477,6 +477,23 @@ crate::base::names::named!(TimeoutNoticed, "timeout noticed", {
     TimeoutNoticed::Reply => "reply",
 });
 
+/// How long an attempt's timeout is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TimeoutLaw {
+    /// Exactly the configured timeout, as clients set it.
+    #[default]
+    Fixed,
+    /// A fresh exponential draw per attempt, of the configured mean: the
+    /// memoryless timeout of a Markov chain (`herdsim exact`), so that the
+    /// simulator can be checked against the chain on the same settings.
+    Exponential,
+}
+
+crate::base::names::named!(TimeoutLaw, "timeout law", {
+    TimeoutLaw::Fixed => "fixed",
+    TimeoutLaw::Exponential => "exponential",
+});
+
 /// How an open loop's arrivals follow a rate that changes (load spikes and
 /// ramps).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -556,6 +573,8 @@ pub struct ServerSpec {
     pub timeout_choices: Vec<Nanos>,
     /// When the client notices a timeout.
     pub timeout_noticed: TimeoutNoticed,
+    /// Whether `timeout` is each attempt's timeout or its mean.
+    pub timeout_law: TimeoutLaw,
     /// Triggers, any number.
     pub triggers: Vec<Trigger>,
     /// How arrivals follow a changing rate.
@@ -604,6 +623,7 @@ impl Default for ServerSpec {
             timeout: None,
             timeout_choices: Vec::new(),
             timeout_noticed: TimeoutNoticed::Deadline,
+            timeout_law: TimeoutLaw::Fixed,
             triggers: Vec::new(),
             rate_changes: RateChanges::Exact,
             failure_end: FailureEnd::Window,

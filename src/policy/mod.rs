@@ -27,6 +27,7 @@ mod grpc_connection;
 mod grpc_retry;
 mod jitter_factor;
 mod linear;
+mod memoryless;
 mod no_backoff;
 mod none;
 mod polly_constant_jitter;
@@ -52,6 +53,7 @@ pub use grpc_connection::GrpcConnection;
 pub use grpc_retry::GrpcRetry;
 pub use jitter_factor::ProportionalJitter;
 pub use linear::Linear;
+pub use memoryless::Memoryless;
 pub use no_backoff::NoBackoff;
 pub use none::NoJitter;
 pub use polly_constant_jitter::PollyConstantJitter;
@@ -215,6 +217,8 @@ pub enum PolicyKind {
     PollyLinearJitter,
     /// The AWS SDKs' 2026 standard backoff: a base by the failure's cause.
     Aws2026,
+    /// Exponential delays of mean base: the retrial orbit.
+    Memoryless,
 }
 
 /// What `herdsim policies` and `--help` say of a policy.
@@ -227,7 +231,7 @@ struct PolicyInfo {
 }
 
 /// Every policy's description, in [`PolicyKind::ALL`] order.
-const POLICIES: [PolicyInfo; 20] = [
+const POLICIES: [PolicyInfo; 21] = [
     PolicyInfo {
         kind: PolicyKind::None,
         name: "none",
@@ -381,11 +385,18 @@ const POLICIES: [PolicyInfo; 20] = [
         summary: "the AWS SDKs' 2026 standard retries (botocore 1.43.67 with \
                   AWS_NEW_RETRIES_2026, botocore/retries/standard.py ExponentialBackoff)",
     },
+    PolicyInfo {
+        kind: PolicyKind::Memoryless,
+        name: "memoryless",
+        formula: "d = min(cap, base·E), E ~ Exp(1): exponential of mean base, every retry alike",
+        parameters: "base (the mean delay), cap",
+        summary: "the retrial queue's orbit: what herdsim exact's Markov chain needs of a retry delay",
+    },
 ];
 
 impl PolicyKind {
     /// Every policy, in the order `herdsim policies` lists them.
-    pub const ALL: [PolicyKind; 20] = [
+    pub const ALL: [PolicyKind; 21] = [
         PolicyKind::None,
         PolicyKind::Equal,
         PolicyKind::Full,
@@ -406,6 +417,7 @@ impl PolicyKind {
         PolicyKind::PollyConstantJitter,
         PolicyKind::PollyLinearJitter,
         PolicyKind::Aws2026,
+        PolicyKind::Memoryless,
     ];
 
     fn info(self) -> &'static PolicyInfo {
@@ -654,6 +666,7 @@ impl PolicySpec {
                 },
                 visitor,
             ),
+            PolicyKind::Memoryless => self.with_factor(Memoryless { base, cap }, visitor),
         }
     }
 

@@ -42,7 +42,7 @@ use crate::model::hedging::{AfterFailure, Hedge, NextCopy, after_failure, next_c
 use crate::model::retry_on::RetryOn;
 use crate::model::server::{
     CLOCK_END_NS, FailureEnd, Load, NS_PER_S, NS_PER_US, Nanos, RateChanges, ServerSpec,
-    TimeoutNoticed, TriggerEffects, TriggerKind, round_ns,
+    TimeoutLaw, TimeoutNoticed, TriggerEffects, TriggerKind, round_ns,
 };
 use crate::model::timeout_hedging::{self as kept, AfterFailure as KeptAfter};
 use crate::policy::{AnyPolicy, Backoff, Cause, PolicySpec, PolicyVisitor};
@@ -372,6 +372,8 @@ struct State<'a, P: Backoff, Q: EventQueue<Event>> {
     /// one for all when there is one).
     policies: &'a [P],
     environment: Lookahead,
+    /// The key of exponential timeouts' draws ([`Self::exponential_timeout`]).
+    timeout_key: u64,
     backoff: Pcg64Mcg,
     events: Q,
     now: Nanos,
@@ -472,6 +474,9 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             spec,
             policies,
             environment: Lookahead::new(job_rng(seeds.environment)),
+            timeout_key: crate::base::seeding::splitmix64(
+                seeds.environment ^ 0x7A3D_91C4_E05B_2F68,
+            ),
             backoff: job_rng(seeds.policy),
             events: Q::with_events(Vec::new()),
             now: 0,
@@ -637,6 +642,31 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             0 => self.controls.as_mut(),
             l => self.uppers[usize::from(l) - 1].controls.as_mut(),
         }
+    }
+
+    /// The timeout of attempt `attempt` of request `r` in slot `req`: the
+    /// request's, or with the exponential law a draw of that mean. The
+    /// draw is a hash of the run's key and the attempt's slot, generation
+    /// and number, not a generator's next value, so that the send and the
+    /// server (which must know whether the reply will be ignored) get the
+    /// same one without a field per request.
+    #[inline(always)]
+    fn attempt_timeout(
+        &self,
+        r: &Request<P::Walk>,
+        req: u32,
+        generation: u32,
+        attempt: u32,
+    ) -> Nanos {
+        let timeout = self.timeout_of_request(r);
+        if self.spec.timeout_law != TimeoutLaw::Exponential || timeout == NO_TIMEOUT {
+            return timeout;
+        }
+        use crate::base::seeding::splitmix64;
+        let slot = (u64::from(req) << 32) | u64::from(generation);
+        let bits = splitmix64(splitmix64(self.timeout_key ^ slot) ^ u64::from(attempt));
+        let unit = crate::base::draws::unit_above_zero_of(bits);
+        round_ns(timeout as f64 * -unit.ln())
     }
 
     /// The timeout of the attempts of request `r` ([`NO_TIMEOUT`] for
@@ -1169,7 +1199,10 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             }
             controls.attempt_sent(source, now, retry_of);
         }
-        let timeout = self.timeout_of_request(&self.requests[req as usize]);
+        let timeout = {
+            let r = &self.requests[req as usize];
+            self.attempt_timeout(r, req, r.generation, r.attempts)
+        };
         let r = &mut self.requests[req as usize];
         let (generation, attempt, started) = (r.generation, r.attempts, r.started);
         // The client stops waiting at the attempt's timeout or the request's
@@ -1274,7 +1307,9 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             r.awaits(generation, attempt)
         };
         !awaited
-            || back >= r.sent.saturating_add(self.timeout_of_request(r))
+            || back
+                >= r.sent
+                    .saturating_add(self.attempt_timeout(r, req, generation, attempt))
             || (r.layer == 0 && self.past_deadline(r.started, back))
     }
 
@@ -1331,9 +1366,12 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
     #[inline(always)]
     fn take_next(&mut self) {
         if self.busy < self.workers_now() {
-            let next = self
-                .discipline
-                .take(&mut self.queue, self.now, &mut self.dropped);
+            let next = self.discipline.take(
+                &mut self.queue,
+                self.now,
+                &mut self.dropped,
+                &mut self.environment,
+            );
             if !self.dropped.is_empty() {
                 let mut dropped = std::mem::take(&mut self.dropped);
                 for attempt in dropped.drain(..) {

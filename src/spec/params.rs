@@ -323,7 +323,7 @@ const SUMMARIES: [(&str, &str); 8] = [
 /// Every parameter, in grid-axis and CSV-column order. Adding one here (and
 /// to [`RunSpec`] and the model that reads it) adds its flag, scenario key,
 /// axis, columns and doc rows.
-pub static PARAMS: [Param; 63] = [
+pub static PARAMS: [Param; 64] = [
     Param {
         key: "policy",
         value_name: "POLICY",
@@ -1303,6 +1303,34 @@ pub static PARAMS: [Param; 63] = [
         fields: |s| vec![server::show_timeout_choices(&s.server.timeout_choices)],
     },
     Param {
+        key: "timeout_law",
+        value_name: "LAW",
+        doc: "How long each attempt's timeout is: fixed (exactly timeout) or exponential (a fresh \
+              draw of mean timeout per attempt: the memoryless timeout of herdsim exact's Markov \
+              chain)",
+        accepts: "fixed, exponential",
+        absent: None,
+        kind: Kind::Text,
+        group: Group::Server,
+        list_separator: ',',
+        choices: Some(|| {
+            names(
+                crate::model::server::TimeoutLaw::VARIANTS,
+                crate::model::server::TimeoutLaw::name,
+            )
+        }),
+        // No CSV column, as hedge_on_timeout: every committed sweep file
+        // keeps its columns (a sweep over it tells its points apart by their
+        // index).
+        columns: &[],
+        set: |s, t| {
+            s.server.timeout_law = t.parse().map_err(ParamError::Base)?;
+            Ok(())
+        },
+        show: |s| Some(s.server.timeout_law.name().to_string()),
+        fields: |_| Vec::new(),
+    },
+    Param {
         key: "timeout_noticed",
         value_name: "WHEN",
         doc: "When the client notices a timeout: deadline (when it passes), or reply (when the \
@@ -1354,10 +1382,10 @@ pub static PARAMS: [Param; 63] = [
     Param {
         key: "discipline",
         value_name: "RULE",
-        doc: "The queue's discipline: fifo, lifo, adaptive-lifo:THRESHOLD (LIFO once the \
-              oldest has waited that long) or codel:TARGET,interval:D (drops answered as \
-              rejections)",
-        accepts: "fifo, lifo, adaptive-lifo:D, codel:D,interval:D",
+        doc: "The queue's discipline: fifo, lifo, random (a waiting attempt drawn uniformly: \
+              herdsim exact's order), adaptive-lifo:THRESHOLD (LIFO once the oldest has waited \
+              that long) or codel:TARGET,interval:D (drops answered as rejections)",
+        accepts: "fifo, lifo, random, adaptive-lifo:D, codel:D,interval:D",
         absent: None,
         kind: Kind::Text,
         group: Group::ServerControl,
@@ -1779,7 +1807,7 @@ mod tests {
     fn every_parameter_applies_to_the_models_it_always_did() {
         // The answers before the groups were split into help headings: they
         // decide empty CSV fields and warnings, so results depend on them.
-        const SERVER: [&str; 36] = [
+        const SERVER: [&str; 37] = [
             "retry_on",
             "hedge_delay",
             "hedge_on_timeout",
@@ -1801,6 +1829,7 @@ mod tests {
             "reply_delay",
             "timeout",
             "timeout_choices",
+            "timeout_law",
             "timeout_noticed",
             "deadline_propagation",
             "discipline",

@@ -8,8 +8,8 @@ use crate::control::deadline_propagation::DeadlinePropagation;
 use crate::control::queue_discipline::Discipline;
 use crate::model::chain::{CONTROL_FAMILIES, Chain, LayerSpec, MAX_DEPTH};
 use crate::model::server::{
-    Dist, FailureEnd, Load, NS_PER_MS, NS_PER_US, RateChanges, ServerSpec, Service, TimeoutNoticed,
-    TriggerKind, Triggers,
+    Dist, FailureEnd, Load, NS_PER_MS, NS_PER_US, RateChanges, ServerSpec, Service, TimeoutLaw,
+    TimeoutNoticed, TriggerKind, Triggers,
 };
 
 /// The default arrival rate of the open loop, requests per second.
@@ -67,6 +67,8 @@ pub struct ServerParams {
     pub timeout_choices: Vec<Micros>,
     /// When the client notices a timeout.
     pub timeout_noticed: TimeoutNoticed,
+    /// See [`TimeoutLaw`].
+    pub timeout_law: TimeoutLaw,
     /// Triggers over windows.
     pub triggers: Triggers,
     /// How arrivals follow a changing rate.
@@ -112,6 +114,7 @@ impl Default for ServerParams {
             timeout_us: None,
             timeout_choices: Vec::new(),
             timeout_noticed: TimeoutNoticed::Deadline,
+            timeout_law: TimeoutLaw::Fixed,
             triggers: Triggers::default(),
             rate_changes: RateChanges::Exact,
             failure_end: FailureEnd::Window,
@@ -158,6 +161,7 @@ impl ServerParams {
                 .map(|us| us * NS_PER_US)
                 .collect(),
             timeout_noticed: self.timeout_noticed,
+            timeout_law: self.timeout_law,
             triggers: self.triggers.0.clone(),
             rate_changes: self.rate_changes,
             failure_end: self.failure_end,
@@ -318,6 +322,35 @@ impl ServerParams {
                 "timeout",
                 "only a timeout can be noticed: give a timeout".into(),
             ));
+        }
+        if self.timeout_law == TimeoutLaw::Exponential {
+            let clash = [
+                (
+                    self.timeout_us.is_none(),
+                    "timeout",
+                    "give the timeout's mean",
+                ),
+                (
+                    !self.timeout_choices.is_empty(),
+                    "timeout_choices",
+                    "an exponential timeout has one mean: give timeout instead",
+                ),
+                (
+                    self.timeout_noticed != TimeoutNoticed::Deadline,
+                    "timeout_noticed",
+                    "an exponential timeout is noticed when it passes: leave timeout_noticed at \
+                     deadline",
+                ),
+                (
+                    self.deadline_propagation != DeadlinePropagation::Off,
+                    "deadline_propagation",
+                    "an exponential timeout is not a deadline the server can know: leave \
+                     deadline_propagation at none",
+                ),
+            ];
+            if let Some(&(_, key, why)) = clash.iter().find(|c| c.0) {
+                return Some(("timeout_law", key, why.into()));
+            }
         }
         if self.shed_wait_us.is_some() && self.workers.is_none() {
             return Some((

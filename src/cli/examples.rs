@@ -245,6 +245,18 @@ pub const TUNE: [Example; 3] = [
     ),
 ];
 
+pub const EXACT: [Example; 2] = [
+    (
+        "A small Markovian service solved exactly: its stationary figures and the mean time \
+         to a storm with no trigger",
+        "herdsim exact scenarios/exact-small.toml",
+    ),
+    (
+        "The same service after a 100 ms outage: the storm probability and the time back to calm",
+        "herdsim exact scenarios/exact-small.toml --trigger outage@1s+100ms",
+    ),
+];
+
 pub const POLICY: [Example; 3] = [
     (
         "Three policies' delays, retry by retry",

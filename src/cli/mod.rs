@@ -10,6 +10,7 @@ mod bench;
 pub mod bench_minimal;
 pub mod bench_server;
 mod compare;
+mod exact;
 mod examples;
 mod import;
 mod map;
@@ -140,6 +141,15 @@ enum Command {
     /// the Pareto front as a table (and --svg), its knee recommended.
     #[command(after_long_help = examples::with_examples(&tune::tune_help(), &examples::TUNE))]
     Tune(tune::TuneArgs),
+    /// Solve a Markovian service exactly: stationary figures, time to a storm, storm probability
+    ///
+    /// The service as a continuous-time Markov chain, with no seeds: its
+    /// stationary figures, the mean time from an empty system into a storm
+    /// with no trigger at all, how long a storm lasts, the relaxation time,
+    /// and after a trigger the probability of a storm and the time back to
+    /// calm.
+    #[command(after_long_help = examples::with_examples(&exact::exact_help(), &examples::EXACT))]
+    Exact(exact::ExactArgs),
     /// Map where a server-model service tips over as two parameters vary
     ///
     /// Map where a server-model service tips over as two parameters vary:
@@ -273,6 +283,7 @@ where
         Command::Map(args) => map::map(&args),
         Command::Assess(args) => assess::assess_command(&args),
         Command::Tune(args) => tune::tune_command(&args),
+        Command::Exact(args) => exact::exact_command(&args),
         Command::Report(args) => report::report(&args),
         Command::Compare(args) => compare::compare(&args),
         Command::Plot(args) => plot::plot(&args),

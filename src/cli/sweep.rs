@@ -269,6 +269,11 @@ impl GridArgs {
         self.max_events
     }
 
+    /// The master seed flag, if given.
+    pub fn seed(&self) -> Option<u64> {
+        self.seed
+    }
+
     /// The seeds flag, if given.
     pub fn seeds(&self) -> Option<u32> {
         self.seeds

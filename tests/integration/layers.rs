@@ -7,9 +7,9 @@ use std::path::Path;
 /// The layers, in order: a layer may use those before it.
 const LAYERS: [&[&str]; 11] = [
     &["base"],
-    &["model", "policy", "control", "exact"],
+    &["model", "policy", "control"],
     &["spec"],
-    &["measure"],
+    &["measure", "exact"],
     &["sim"],
     &["import"],
     &["experiment"],

@@ -13,6 +13,7 @@ mod conventions;
 mod docs;
 mod envoy;
 mod envoy_hedging;
+mod exact;
 mod hardening_bounds;
 mod hardening_journals;
 mod hardening_specs;

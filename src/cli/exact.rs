@@ -1,0 +1,453 @@
+//! `herdsim exact`: a Markovian service solved as a continuous-time Markov
+//! chain, with no seeds: its stationary figures, the mean time an untouched
+//! service takes to fall into a storm, how long a storm lasts, and what a
+//! trigger leaves behind.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::sweep::{GridArgs, read_scenario};
+use super::{CliError, write_stdout};
+use crate::base::format::counted;
+use crate::exact::markovian::ChainTrigger;
+use crate::exact::server_chain::{ChainError, ChainModel, NEGLIGIBLE_CAP, ServerChain};
+use crate::exact::server_figures::{Passage, Regions, ServerFigures, server_figures};
+use crate::spec::{self, ParamError};
+
+/// The heading of exact's own flags.
+const EXACT: &str = "Exact";
+
+/// The most states by default: about 20 s of solves on one core.
+pub const DEFAULT_MAX_STATES: usize = 200_000;
+
+#[derive(Debug, Args)]
+pub struct ExactArgs {
+    /// Scenario file (TOML) of a Markovian service: Poisson arrivals,
+    /// exponential service, a queue limit, random order, exponential
+    /// timeouts and memoryless retries
+    #[arg(value_name = "SCENARIO")]
+    scenario: Option<PathBuf>,
+
+    #[command(flatten)]
+    grid: GridArgs,
+
+    /// The storm region: backlog (waiting attempts + waiting retries) at
+    /// least this [default: 90% of queue_limit, rounded up]
+    #[arg(long, value_name = "N", value_parser = parse_backlog, allow_hyphen_values = true, help_heading = EXACT)]
+    high: Option<usize>,
+
+    /// The calm region: backlog at most this [default: 10% of queue_limit,
+    /// rounded down]
+    #[arg(long, value_name = "N", value_parser = parse_backlog, allow_hyphen_values = true, help_heading = EXACT)]
+    low: Option<usize>,
+
+    /// The most retries the chain keeps waiting; one more is lost (the
+    /// figures say how likely the cap is) [default: the smallest of 2 ×
+    /// (workers + queue_limit) + 20, then × 1.5, where the cap's chance is
+    /// at most 1e-9]
+    #[arg(long, value_name = "N", value_parser = parse_backlog, allow_hyphen_values = true, help_heading = EXACT)]
+    orbit_cap: Option<usize>,
+
+    /// Refuse a chain of more states than this (solve time grows as states
+    /// × the states of one orbit count, squared)
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_STATES, value_parser = parse_states, allow_hyphen_values = true, help_heading = EXACT)]
+    max_states: usize,
+
+    /// Print the figures as JSON instead of text (times in seconds, rates
+    /// per second)
+    #[arg(long, help_heading = super::run::OUTPUTS)]
+    json: bool,
+}
+
+fn parse_backlog(text: &str) -> Result<usize, ParamError> {
+    spec::parse_count(text, 0, 1_000_000).map(|n| n as usize)
+}
+
+fn parse_states(text: &str) -> Result<usize, ParamError> {
+    spec::parse_count(text, 1, 1_000_000).map(|n| n as usize)
+}
+
+/// The long help of `herdsim exact`.
+pub fn exact_help() -> String {
+    "The chain's state is (live and abandoned attempts in service, live and abandoned attempts \
+     waiting, retries waiting out their delay): an attempt whose client timed out stays and is \
+     served. It is exact where the simulator's model is Markovian, so exact refuses, naming the \
+     key, any setting that is not: give rate, workers, queue_limit, service = \"exp:MEAN\", and \
+     with timeouts timeout_law = \"exponential\" and discipline = \"random\"; retries need policy \
+     = \"memoryless\" (base is the mean delay, cap at least 40 × base), max_attempts 1 or \
+     unlimited, and budget = \"persistence:P\" for a geometric number of attempts. One trigger \
+     (outage, fail:P, spike:K) is followed from the stationary state. The same scenario runs in \
+     the simulator (herdsim run, sweep) for a side-by-side check."
+        .to_string()
+}
+
+/// `herdsim exact`.
+pub fn exact_command(args: &ExactArgs) -> Result<(), CliError> {
+    let usage = CliError::Usage;
+    if args.grid.seeds().is_some() || args.grid.seed().is_some() || args.grid.max_events().is_some()
+    {
+        return Err(usage(
+            "exact draws nothing: --seeds, --seed and --max-events do not apply".to_string(),
+        ));
+    }
+    let scenario = match args.scenario.as_deref() {
+        Some(path) => read_scenario(path)?,
+        None => {
+            // Without a file the service is given by flags: the server
+            // model's, the only one the chain solves.
+            let mut scenario = crate::experiment::scenario::Scenario::default();
+            let resource = crate::spec::params::param("resource").expect("resource is a key");
+            scenario
+                .grid
+                .set(resource, vec!["server".into()])
+                .expect("server is a resource");
+            scenario
+        }
+    };
+    let scenario = args.grid.apply(scenario)?;
+    if scenario.grid.len() != 1 {
+        return Err(usage(format!(
+            "the scenario has {} points ({}): exact solves one service; give each key one value",
+            scenario.grid.len(),
+            scenario.grid.shape()
+        )));
+    }
+    let spec = scenario.grid.point(0);
+    let queue_limit = spec.server.queue_limit.unwrap_or(0) as usize;
+    let (model, trigger) =
+        ChainModel::of(&spec, args.orbit_cap.unwrap_or(1)).map_err(|e| usage(e.to_string()))?;
+    let regions = Regions {
+        high: args.high.unwrap_or((queue_limit * 9).div_ceil(10).max(1)),
+        low: args.low.unwrap_or(queue_limit / 10),
+    };
+    let too_large = |e: ChainError| match e {
+        ChainError::TooLarge { .. } => usage(format!("--max-states: {e}")),
+        ChainError::Solve(e) => usage(format!("the chain cannot be solved: {e}")),
+    };
+    let (chain, cap_negligible) = match args.orbit_cap {
+        Some(_) => (
+            ServerChain::new(model, args.max_states).map_err(too_large)?,
+            true,
+        ),
+        None => ServerChain::with_negligible_cap(model, args.max_states).map_err(too_large)?,
+    };
+    let most_backlog = queue_limit + chain.model.orbit_cap;
+    if regions.high > most_backlog || regions.low >= regions.high {
+        return Err(usage(format!(
+            "--high {} and --low {}: expected 0 ≤ low < high ≤ {most_backlog} (queue_limit + \
+             the orbit cap)",
+            regions.high, regions.low
+        )));
+    }
+    let figures = server_figures(&chain, regions, trigger)
+        .map_err(|e| usage(format!("the chain cannot be solved: {e}")))?;
+    let shown = Shown {
+        args,
+        chain: &chain,
+        cap_negligible,
+        trigger,
+    };
+    if args.json {
+        write_stdout(
+            &(serde_json::to_string_pretty(&shown.json(&figures)).expect("plain values") + "\n"),
+        )
+    } else {
+        write_stdout(&shown.text(&figures))
+    }
+}
+
+fn passage_json(p: Option<Passage>) -> serde_json::Value {
+    match p {
+        Some(p) => serde_json::json!({ "mean_s": p.mean, "sd_s": p.sd }),
+        None => serde_json::Value::Null,
+    }
+}
+
+struct Shown<'a> {
+    args: &'a ExactArgs,
+    chain: &'a ServerChain,
+    /// False if no cap within --max-states made the cap's chance negligible.
+    cap_negligible: bool,
+    trigger: Option<ChainTrigger>,
+}
+
+/// `v` to 5 significant digits, trailing zeros dropped, in exponent form
+/// beyond 1e6 or below 1e-3.
+fn sig(v: f64) -> String {
+    if v == 0.0 {
+        "0".into()
+    } else if !(1e-3..1e6).contains(&v.abs()) {
+        let text = format!("{v:.4e}");
+        let (mantissa, exponent) = text.split_once('e').expect("exponent form");
+        let mantissa = mantissa.trim_end_matches('0').trim_end_matches('.');
+        format!("{mantissa}e{exponent}")
+    } else {
+        let digits = 4 - v.abs().log10().floor() as i32;
+        crate::base::format::trimmed(v, digits.max(0) as usize)
+    }
+}
+
+/// Seconds, readably.
+fn time(s: f64) -> String {
+    if s < 1.0 {
+        format!("{} ms", sig(s * 1e3))
+    } else if s < 3600.0 {
+        format!("{} s", sig(s))
+    } else if s < 86_400.0 * 365.0 {
+        format!("{} s ({} h)", sig(s), sig(s / 3600.0))
+    } else {
+        format!("{} s ({} years)", sig(s), sig(s / (86_400.0 * 365.25)))
+    }
+}
+
+fn passage(p: Option<Passage>) -> String {
+    match p {
+        Some(p) => format!("{} (sd {})", time(p.mean), time(p.sd)),
+        None => "never (the region cannot be reached)".into(),
+    }
+}
+
+fn per_second(rate: f64) -> String {
+    format!("{}/s", sig(rate))
+}
+
+impl Shown<'_> {
+    fn json(&self, f: &ServerFigures) -> serde_json::Value {
+        let m = &self.chain.model;
+        let s = &f.stationary;
+        serde_json::json!({
+            "model": {
+                "arrival_rate_per_s": m.arrival_rate,
+                "service_rate_per_s": m.service_rate,
+                "workers": m.workers,
+                "queue_limit": m.queue_limit,
+                "offered_load": m.arrival_rate / (m.workers as f64 * m.service_rate),
+                "timeout_rate_per_s": m.timeout_rate,
+                "retry_rate_per_s": m.retry_rate,
+                "persistence": m.persistence,
+                "retry_on": {
+                    "failure": m.retry_on_failure,
+                    "rejected": m.retry_on_rejected,
+                    "timeout": m.retry_on_timeout,
+                },
+                "fail_rate": m.fail_rate,
+                "orbit_cap": m.orbit_cap,
+                "orbit_cap_chosen": self.args.orbit_cap.is_none(),
+            },
+            "states": self.chain.size(),
+            "regions": {
+                "high_backlog_at_least": f.regions.high,
+                "high_default": self.args.high.is_none(),
+                "low_backlog_at_most": f.regions.low,
+                "low_default": self.args.low.is_none(),
+            },
+            "stationary": {
+                "mean_waiting": s.mean_waiting,
+                "mean_busy": s.mean_busy,
+                "mean_orbit": s.mean_orbit,
+                "attempts_per_s": s.attempts_per_s,
+                "amplification": s.attempts_per_s / m.arrival_rate,
+                "throughput_per_s": s.throughput_per_s,
+                "goodput_per_s": s.goodput_per_s,
+                "success_share": s.goodput_per_s / m.arrival_rate,
+                "wasted_share": s.wasted_share,
+                "p_storm": s.p_high,
+                "p_calm": s.p_low,
+                "p_orbit_cap": s.p_orbit_cap,
+                "cut_per_s": s.cut_per_s,
+                "residual": s.residual,
+            },
+            "time_to_storm": passage_json(f.time_to_storm),
+            "storm_length": passage_json(f.storm_length),
+            "relaxation_s": f.relaxation_s,
+            "after_trigger": f.after_trigger.map(|a| serde_json::json!({
+                "start_s": a.trigger.start_s,
+                "length_s": a.trigger.length_s,
+                "load_factor": a.trigger.conditions.load_factor,
+                "fail_rate": a.trigger.conditions.fail_rate,
+                "p_storm_at_end": a.p_high_at_end,
+                "mean_backlog_at_end": a.mean_backlog_at_end,
+                "storm_probability": a.escape,
+                "return_time": passage_json(Some(a.return_time)),
+            })),
+        })
+    }
+
+    fn text(&self, f: &ServerFigures) -> String {
+        let m = &self.chain.model;
+        let rho = m.arrival_rate / (m.workers as f64 * m.service_rate);
+        let mut out = String::new();
+        out += "herdsim exact: the service as a continuous-time Markov chain (no seeds)\n";
+        out += &format!(
+            "  offered load ρ = {:.3}: {} first tries on {} at {} each, queue limit {}, \
+             random order\n",
+            rho,
+            per_second(m.arrival_rate),
+            counted(m.workers as u64, "worker", "workers"),
+            per_second(m.service_rate),
+            m.queue_limit
+        );
+        out += &format!("  {}\n", self.clients());
+        out += &match self.trigger {
+            Some(t) => format!(
+                "  trigger: {} for {}, from the stationary state\n",
+                trigger_words(&t, m.fail_rate),
+                time(t.length_s)
+            ),
+            None => "  trigger: none\n".into(),
+        };
+        let cap_note = match self.args.orbit_cap {
+            Some(_) => "given".to_string(),
+            None if m.orbit_cap == 0 => "no retries".to_string(),
+            None if self.cap_negligible => format!(
+                "the first of 2 × (workers + queue_limit) + 20, then × 1.5, where P(cap) ≤ {}",
+                sig(NEGLIGIBLE_CAP)
+            ),
+            None => format!(
+                "the largest within --max-states; P(cap) ≤ {} was not reached",
+                sig(NEGLIGIBLE_CAP)
+            ),
+        };
+        out += &format!(
+            "  states: {} ({} per orbit count; orbit capped at {}, {})\n",
+            crate::base::format::group_thousands(self.chain.size() as u64),
+            self.chain.slice(),
+            m.orbit_cap,
+            cap_note
+        );
+        let default_note = |given: Option<usize>, what: &str| match given {
+            Some(_) => String::new(),
+            None => format!(" ({what})"),
+        };
+        out += &format!(
+            "  storm: backlog ≥ {}{}; calm: backlog ≤ {}{} (backlog = waiting attempts + \
+             waiting retries)\n",
+            f.regions.high,
+            default_note(self.args.high, "default: 90% of queue_limit"),
+            f.regions.low,
+            default_note(self.args.low, "default: 10% of queue_limit")
+        );
+        let s = &f.stationary;
+        out += "\nStationary\n";
+        let rows: Vec<(&str, String)> = vec![
+            ("attempts waiting (mean)", sig(s.mean_waiting)),
+            ("attempts in service (mean)", sig(s.mean_busy)),
+            ("retries waiting (mean)", sig(s.mean_orbit)),
+            ("attempts sent", per_second(s.attempts_per_s)),
+            (
+                "  per first try (amplification)",
+                sig(s.attempts_per_s / m.arrival_rate),
+            ),
+            ("throughput (completions)", per_second(s.throughput_per_s)),
+            ("goodput (successes)", per_second(s.goodput_per_s)),
+            (
+                "  share of first tries",
+                sig(s.goodput_per_s / m.arrival_rate),
+            ),
+            (
+                "service on attempts whose reply is ignored",
+                format!("{}%", sig(100.0 * s.wasted_share)),
+            ),
+            ("P(storm)", sig(s.p_high)),
+            ("P(calm)", sig(s.p_low)),
+            ("P(orbit at its cap)", sig(s.p_orbit_cap)),
+            ("retries lost at the cap", per_second(s.cut_per_s)),
+            ("max |πQ| (solve residual)", sig(s.residual)),
+        ];
+        out += &table(&rows);
+        out += "\nPassage times\n";
+        let mut rows: Vec<(&str, String)> = vec![
+            ("empty → storm, no trigger", passage(f.time_to_storm)),
+            (
+                "storm → calm (from π in the storm)",
+                passage(f.storm_length),
+            ),
+            ("relaxation time 1/|λ₂|", time(f.relaxation_s)),
+        ];
+        if let Some(a) = &f.after_trigger {
+            out += &table(&rows);
+            out += "\nAfter the trigger\n";
+            rows = vec![
+                ("P(storm) at its end", sig(a.p_high_at_end)),
+                ("backlog at its end (mean)", sig(a.mean_backlog_at_end)),
+                ("P(storm before calm): storm probability", sig(a.escape)),
+                ("its end → calm", passage(Some(a.return_time))),
+            ];
+        }
+        out += &table(&rows);
+        if s.p_orbit_cap > 1e-6 {
+            out += &format!(
+                "\nwarning: the orbit sits at its cap with probability {}: the cap, not the \
+                 service, bounds the retries there; raise --orbit-cap\n",
+                sig(s.p_orbit_cap)
+            );
+        }
+        out
+    }
+
+    fn clients(&self) -> String {
+        let m = &self.chain.model;
+        let timeout = if m.timeout_rate > 0.0 {
+            format!("timeouts exponential, mean {}", time(1.0 / m.timeout_rate))
+        } else {
+            "no timeout".into()
+        };
+        if m.orbit_cap == 0 {
+            return format!("{timeout}; one attempt per request");
+        }
+        let on: Vec<&str> = [
+            (m.retry_on_failure, "failure"),
+            (m.retry_on_rejected, "rejected"),
+            (m.retry_on_timeout, "timeout"),
+        ]
+        .iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, w)| *w)
+        .collect();
+        let attempts = if m.persistence < 1.0 {
+            format!(
+                "each going with P = {} ({} attempts on average)",
+                m.persistence,
+                sig(1.0 / (1.0 - m.persistence))
+            )
+        } else {
+            "every one going (attempts unlimited)".into()
+        };
+        format!(
+            "{timeout}; retries on {} after exponential delays of mean {}, {attempts}",
+            if on.is_empty() {
+                "nothing".to_string()
+            } else {
+                on.join(", ")
+            },
+            time(1.0 / m.retry_rate)
+        )
+    }
+}
+
+fn trigger_words(t: &ChainTrigger, base_fail: f64) -> String {
+    let c = t.conditions;
+    if c.load_factor != 1.0 {
+        format!("the arrival rate × {}", c.load_factor)
+    } else if c.fail_rate >= 1.0 {
+        "an outage (every completion fails)".into()
+    } else {
+        format!(
+            "{}% of completions failing (from {}%)",
+            sig(100.0 * c.fail_rate),
+            sig(100.0 * base_fail)
+        )
+    }
+}
+
+fn table(rows: &[(&str, String)]) -> String {
+    let width = rows
+        .iter()
+        .map(|(k, _)| k.chars().count())
+        .max()
+        .unwrap_or(0);
+    rows.iter()
+        .map(|(k, v)| format!("  {k:<width$}  {v}\n"))
+        .collect()
+}

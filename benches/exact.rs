@@ -112,7 +112,8 @@ fn bench_exact(c: &mut Criterion) {
             })
         })
     });
-    group.measurement_time(Duration::from_secs(400));
+    // About 56 s an iteration: criterion's ten take some ten minutes.
+    group.measurement_time(Duration::from_secs(600));
     let large = ServerChain::new(small_service(20, 400.0, 215), 200_000).unwrap();
     assert_eq!(large.size(), 100_008);
     let wide = Regions { high: 25, low: 2 };

@@ -372,7 +372,7 @@ struct State<'a, P: Backoff, Q: EventQueue<Event>> {
     /// one for all when there is one).
     policies: &'a [P],
     environment: Lookahead,
-    /// The key of exponential timeouts' draws ([`Self::exponential_timeout`]).
+    /// The key of exponential timeouts' draws ([`Self::attempt_timeout`]).
     timeout_key: u64,
     backoff: Pcg64Mcg,
     events: Q,

@@ -106,9 +106,9 @@ fn bench_exact(c: &mut Criterion) {
     group.bench_function("herdsim exact-small, 8,512 states: every figure", |b| {
         b.iter(|| {
             pool.install(|| {
-                let (chain, _) =
+                let (chain, _, pi) =
                     ServerChain::with_negligible_cap(small_service(10, 600.0, 1), 200_000).unwrap();
-                black_box(server_figures(&chain, regions, None).unwrap())
+                black_box(server_figures(&chain, regions, None, Some(pi)).unwrap())
             })
         })
     });
@@ -118,7 +118,7 @@ fn bench_exact(c: &mut Criterion) {
     assert_eq!(large.size(), 100_008);
     let wide = Regions { high: 25, low: 2 };
     group.bench_function("herdsim queue 20, 100,008 states: every figure", |b| {
-        b.iter(|| pool.install(|| black_box(server_figures(&large, wide, None).unwrap())))
+        b.iter(|| pool.install(|| black_box(server_figures(&large, wide, None, None).unwrap())))
     });
     group.finish();
 }

@@ -125,12 +125,17 @@ pub fn exact_command(args: &ExactArgs) -> Result<(), CliError> {
         ChainError::TooLarge { .. } => usage(format!("--max-states: {e}")),
         ChainError::Solve(e) => usage(format!("the chain cannot be solved: {e}")),
     };
-    let (chain, cap_negligible) = match args.orbit_cap {
+    let (chain, cap_negligible, known) = match args.orbit_cap {
         Some(_) => (
             ServerChain::new(model, args.max_states).map_err(too_large)?,
             true,
+            None,
         ),
-        None => ServerChain::with_negligible_cap(model, args.max_states).map_err(too_large)?,
+        None => {
+            let (chain, negligible, pi) =
+                ServerChain::with_negligible_cap(model, args.max_states).map_err(too_large)?;
+            (chain, negligible, Some(pi))
+        }
     };
     let most_backlog = queue_limit + chain.model.orbit_cap;
     if regions.high > most_backlog || regions.low >= regions.high {
@@ -140,7 +145,7 @@ pub fn exact_command(args: &ExactArgs) -> Result<(), CliError> {
             regions.high, regions.low
         )));
     }
-    let figures = server_figures(&chain, regions, trigger)
+    let figures = server_figures(&chain, regions, trigger, known)
         .map_err(|e| usage(format!("the chain cannot be solved: {e}")))?;
     let shown = Shown {
         args,

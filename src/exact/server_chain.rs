@@ -101,8 +101,6 @@ pub struct ServerChain {
     /// orbit's slice.
     offsets: Vec<usize>,
     slice: usize,
-    /// True if attempts can be abandoned (there is a timeout).
-    abandons: bool,
 }
 
 /// Why a chain was not built.
@@ -179,7 +177,6 @@ impl ServerChain {
             states: all,
             offsets,
             slice,
-            abandons,
         })
     }
 
@@ -190,6 +187,12 @@ impl ServerChain {
         }
         let busy = at_server.min(workers);
         (busy + 1) * (at_server - busy + 1)
+    }
+
+    /// True if attempts can be abandoned (there is a timeout): else the
+    /// abandoned counts are always 0 and left out of the states.
+    fn abandons(&self) -> bool {
+        self.model.timeout_rate > 0.0
     }
 
     /// Its number of states.
@@ -216,7 +219,7 @@ impl ServerChain {
     pub fn index(&self, s: State) -> usize {
         let busy = s.busy();
         let waiting = s.waiting();
-        let within = if self.abandons {
+        let within = if self.abandons() {
             s.live_busy * (waiting + 1) + s.live_waiting
         } else {
             0
@@ -259,7 +262,7 @@ impl ServerChain {
             }
             // A live attempt times out: abandoned where it is, and its
             // request retries.
-            if self.abandons {
+            if self.abandons() {
                 let timeout = m.timeout_rate;
                 let retried = |s: State| self.retried(s, m.retry_on_timeout);
                 if s.live_busy > 0 {
@@ -308,12 +311,17 @@ impl ServerChain {
         g
     }
 
-    /// The generator with no trigger.
-    pub fn normal(&self) -> Generator {
-        self.generator(Conditions {
+    /// The rates with no trigger.
+    pub fn normal_conditions(&self) -> Conditions {
+        Conditions {
             load_factor: 1.0,
             fail_rate: self.model.fail_rate,
-        })
+        }
+    }
+
+    /// The generator with no trigger.
+    pub fn normal(&self) -> Generator {
+        self.generator(self.normal_conditions())
     }
 
     /// Where an arriving attempt takes `s`: into service, into the queue,
@@ -413,13 +421,18 @@ impl ServerChain {
     /// c₀, 1.5·c₀, 2.25·c₀, … ([`first_orbit_cap`]) at which the
     /// stationary chance of the cap is at most [`NEGLIGIBLE_CAP`], within
     /// `most_states`; or the largest that fits, and false, if none does.
-    /// A model without retries has no orbit and is returned as it is.
+    /// A model without retries has no orbit and is returned as it is. The
+    /// chain's stationary distribution comes with it: the search solved for
+    /// it, and [`crate::exact::server_figures::server_figures`] need not
+    /// again.
     pub fn with_negligible_cap(
         model: ChainModel,
         most_states: usize,
-    ) -> Result<(ServerChain, bool), ChainError> {
+    ) -> Result<(ServerChain, bool, Vec<f64>), ChainError> {
         if model.orbit_cap == 0 {
-            return Ok((ServerChain::new(model, most_states)?, true));
+            let chain = ServerChain::new(model, most_states)?;
+            let pi = chain.normal().stationary()?;
+            return Ok((chain, true, pi));
         }
         let mut cap = first_orbit_cap(&model);
         let mut chain = ServerChain::new(
@@ -439,7 +452,7 @@ impl ServerChain {
                 .map(|(_, p)| p)
                 .sum();
             if at_cap <= NEGLIGIBLE_CAP {
-                return Ok((chain, true));
+                return Ok((chain, true, pi));
             }
             cap = cap * 3 / 2;
             match ServerChain::new(
@@ -450,7 +463,7 @@ impl ServerChain {
                 most_states,
             ) {
                 Ok(larger) => chain = larger,
-                Err(_) => return Ok((chain, false)),
+                Err(_) => return Ok((chain, false, pi)),
             }
         }
     }

@@ -10,7 +10,7 @@
 use crate::exact::absorbing::AbsorbingFactors;
 use crate::exact::ctmc::{ExactError, Generator, Hitting};
 use crate::exact::markovian::ChainTrigger;
-use crate::exact::server_chain::{Conditions, ServerChain, State};
+use crate::exact::server_chain::{ServerChain, State};
 
 /// Where a storm starts and where it has ended, by backlog.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,10 +157,7 @@ pub fn stationary_summary(
     regions: Regions,
 ) -> Stationary {
     let m = &chain.model;
-    let normal = Conditions {
-        load_factor: 1.0,
-        fail_rate: m.fail_rate,
-    };
+    let normal = chain.normal_conditions();
     let mut e = Stationary {
         mean_waiting: 0.0,
         mean_busy: 0.0,
@@ -208,11 +205,13 @@ pub fn stationary_summary(
 }
 
 /// Every figure of `chain` for `regions`, and the trigger's aftermath if
-/// `trigger` is given (started from the stationary state).
+/// `trigger` is given (started from the stationary state); `known` is the
+/// stationary distribution if it has been solved for already.
 pub fn server_figures(
     chain: &ServerChain,
     regions: Regions,
     trigger: Option<ChainTrigger>,
+    known: Option<Vec<f64>>,
 ) -> Result<ServerFigures, ExactError> {
     let g = chain.normal();
     let states = chain.states();
@@ -221,7 +220,7 @@ pub fn server_figures(
     // The factorisations are independent: two cores share them. Each is
     // deterministic, so the figures do not depend on the thread count.
     let (pi, (to_high, to_low)) = rayon::join(
-        || g.stationary(),
+        || known.map_or_else(|| g.stationary(), Ok),
         || rayon::join(|| g.hitting(high).ok(), || g.hitting(low).ok()),
     );
     let pi = pi?;
@@ -402,7 +401,7 @@ mod tests {
         let (lambda, mu) = (3.0, 4.0);
         let chain = ServerChain::new(plain(lambda, mu, 1, 8), 1_000).unwrap();
         let regions = Regions { high: 5, low: 0 };
-        let f = server_figures(&chain, regions, None).unwrap();
+        let f = server_figures(&chain, regions, None, None).unwrap();
         // Backlog 5 waiting is 6 in system.
         let target = 6;
         let mut expected = 0.0;

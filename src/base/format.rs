@@ -19,6 +19,42 @@ pub fn counted(n: u64, one: &str, many: &str) -> String {
     format!("{} {}", group_thousands(n), if n == 1 { one } else { many })
 }
 
+/// `v` to 5 significant digits, trailing zeros dropped, in exponent form
+/// beyond 1e6 or below 1e-3: figures from a solve or an estimate, whose
+/// size is not known in advance.
+pub fn significant(v: f64) -> String {
+    if v == 0.0 {
+        "0".into()
+    } else if !(1e-3..1e6).contains(&v.abs()) {
+        let text = format!("{v:.4e}");
+        let (mantissa, exponent) = text.split_once('e').expect("exponent form");
+        let mantissa = mantissa.trim_end_matches('0').trim_end_matches('.');
+        format!("{mantissa}e{exponent}")
+    } else {
+        let digits = 4 - v.abs().log10().floor() as i32;
+        trimmed(v, digits.max(0) as usize)
+    }
+}
+
+/// Seconds to 5 significant digits in ms below a second, and beside
+/// them in hours or years when long: `215.08 ms`, `418.81 s`,
+/// `7200 s (2 h)`.
+pub fn readable_seconds(s: f64) -> String {
+    if s < 1.0 {
+        format!("{} ms", significant(s * 1e3))
+    } else if s < 3600.0 {
+        format!("{} s", significant(s))
+    } else if s < 86_400.0 * 365.0 {
+        format!("{} s ({} h)", significant(s), significant(s / 3600.0))
+    } else {
+        format!(
+            "{} s ({} years)",
+            significant(s),
+            significant(s / (86_400.0 * 365.25))
+        )
+    }
+}
+
 /// `v` with `decimals` decimals and thousands separators: `3,740.25`.
 pub fn format_number(v: f64, decimals: usize) -> String {
     if !v.is_finite() {

@@ -66,6 +66,15 @@ impl Seeds {
         controls_seed(self.policy)
     }
 
+    /// Seeds made from one key (a splitting copy's): two streams apart, as
+    /// a job's are.
+    pub fn from_key(key: u64) -> Seeds {
+        Seeds {
+            policy: splitmix64(key ^ 0x6A09_E667_F3BC_C908),
+            environment: splitmix64(key ^ 0xBB67_AE85_84CA_A73B),
+        }
+    }
+
     /// The seeds of replicate `replicate` of point `point` under `master`.
     pub fn for_job(master: u64, point: u64, replicate: u64) -> Seeds {
         Seeds {

@@ -7,12 +7,13 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::backlog::RegionFlags;
 use super::sweep::{GridArgs, read_scenario};
 use super::{CliError, write_stdout};
-use crate::base::format::counted;
+use crate::base::format::{counted, readable_seconds as time, significant as sig};
 use crate::exact::markovian::ChainTrigger;
 use crate::exact::server_chain::{ChainError, ChainModel, NEGLIGIBLE_CAP, ServerChain};
-use crate::exact::server_figures::{Passage, Regions, ServerFigures, server_figures};
+use crate::exact::server_figures::{Passage, ServerFigures, server_figures};
 use crate::spec::{self, ParamError};
 
 /// The heading of exact's own flags.
@@ -32,15 +33,8 @@ pub struct ExactArgs {
     #[command(flatten)]
     grid: GridArgs,
 
-    /// The storm region: backlog (waiting attempts + waiting retries) at
-    /// least this [default: 90% of queue_limit, rounded up]
-    #[arg(long, value_name = "N", value_parser = parse_backlog, allow_hyphen_values = true, help_heading = EXACT)]
-    high: Option<usize>,
-
-    /// The calm region: backlog at most this [default: 10% of queue_limit,
-    /// rounded down]
-    #[arg(long, value_name = "N", value_parser = parse_backlog, allow_hyphen_values = true, help_heading = EXACT)]
-    low: Option<usize>,
+    #[command(flatten)]
+    regions: RegionFlags,
 
     /// The most retries the chain keeps waiting; one more is lost (the
     /// figures say how likely the cap is) [default: the smallest of 2 ×
@@ -117,10 +111,7 @@ pub fn exact_command(args: &ExactArgs) -> Result<(), CliError> {
     let queue_limit = spec.server.queue_limit.unwrap_or(0) as usize;
     let (model, trigger) =
         ChainModel::of(&spec, args.orbit_cap.unwrap_or(1)).map_err(|e| usage(e.to_string()))?;
-    let regions = Regions {
-        high: args.high.unwrap_or((queue_limit * 9).div_ceil(10).max(1)),
-        low: args.low.unwrap_or(queue_limit / 10),
-    };
+    let regions = args.regions.regions(queue_limit)?;
     let too_large = |e: ChainError| match e {
         ChainError::TooLarge { .. } => usage(format!("--max-states: {e}")),
         ChainError::Solve(e) => usage(format!("the chain cannot be solved: {e}")),
@@ -177,35 +168,6 @@ struct Shown<'a> {
     trigger: Option<ChainTrigger>,
 }
 
-/// `v` to 5 significant digits, trailing zeros dropped, in exponent form
-/// beyond 1e6 or below 1e-3.
-fn sig(v: f64) -> String {
-    if v == 0.0 {
-        "0".into()
-    } else if !(1e-3..1e6).contains(&v.abs()) {
-        let text = format!("{v:.4e}");
-        let (mantissa, exponent) = text.split_once('e').expect("exponent form");
-        let mantissa = mantissa.trim_end_matches('0').trim_end_matches('.');
-        format!("{mantissa}e{exponent}")
-    } else {
-        let digits = 4 - v.abs().log10().floor() as i32;
-        crate::base::format::trimmed(v, digits.max(0) as usize)
-    }
-}
-
-/// Seconds, readably.
-fn time(s: f64) -> String {
-    if s < 1.0 {
-        format!("{} ms", sig(s * 1e3))
-    } else if s < 3600.0 {
-        format!("{} s", sig(s))
-    } else if s < 86_400.0 * 365.0 {
-        format!("{} s ({} h)", sig(s), sig(s / 3600.0))
-    } else {
-        format!("{} s ({} years)", sig(s), sig(s / (86_400.0 * 365.25)))
-    }
-}
-
 fn passage(p: Option<Passage>) -> String {
     match p {
         Some(p) => format!("{} (sd {})", time(p.mean), time(p.sd)),
@@ -243,9 +205,9 @@ impl Shown<'_> {
             "states": self.chain.size(),
             "regions": {
                 "high_backlog_at_least": f.regions.high,
-                "high_default": self.args.high.is_none(),
+                "high_default": self.args.regions.high.is_none(),
                 "low_backlog_at_most": f.regions.low,
-                "low_default": self.args.low.is_none(),
+                "low_default": self.args.regions.low.is_none(),
             },
             "stationary": {
                 "mean_waiting": s.mean_waiting,
@@ -329,9 +291,9 @@ impl Shown<'_> {
             "  storm: backlog ≥ {}{}; calm: backlog ≤ {}{} (backlog = waiting attempts + \
              waiting retries)\n",
             f.regions.high,
-            default_note(self.args.high, "default: 90% of queue_limit"),
+            default_note(self.args.regions.high, "default: 90% of queue_limit"),
             f.regions.low,
-            default_note(self.args.low, "default: 10% of queue_limit")
+            default_note(self.args.regions.low, "default: 10% of queue_limit")
         );
         let s = &f.stationary;
         out += "\nStationary\n";

@@ -6,6 +6,7 @@
 //! clobbered unless asked.
 
 mod assess;
+mod backlog;
 mod bench;
 pub mod bench_minimal;
 pub mod bench_server;

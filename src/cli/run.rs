@@ -5,6 +5,7 @@ use std::path::Path;
 use clap::Args;
 use indicatif::ProgressBar;
 
+use super::backlog::{RegionFlags, SplitFlags, backlog_report};
 use super::import::{ImportFlags, apply_imported, read_configs};
 use super::output::{check_distinct, check_output, warn_extensions, write_svg, write_whole};
 use super::params::{ParamFlags, Single};
@@ -43,6 +44,12 @@ pub struct RunArgs {
 
     #[command(flatten)]
     import: ImportFlags,
+
+    #[command(flatten)]
+    regions: RegionFlags,
+
+    #[command(flatten)]
+    split: SplitFlags,
 
     /// Master seed; every replicate's seed is mixed from it and its index
     #[arg(long, value_name = "SEED", default_value_t = DEFAULT_MASTER_SEED, value_parser = spec::parse_master_seed, allow_hyphen_values = true, help_heading = SEEDS)]
@@ -154,6 +161,19 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
     if args.series.is_some() {
         return Err(CliError::Usage(format!(
             "--series writes the server model's time series; this run is on {} (use --plot)",
+            spec.resource
+        )));
+    }
+    let backlog_flag = [
+        ("--high", args.regions.high.is_some()),
+        ("--low", args.regions.low.is_some()),
+        ("--splitting", args.split.splitting.is_some()),
+    ]
+    .into_iter()
+    .find(|(_, given)| *given);
+    if let Some((flag, _)) = backlog_flag {
+        return Err(CliError::Usage(format!(
+            "{flag} follows the server model's backlog; this run is on {} (use --resource server)",
             spec.resource
         )));
     }
@@ -276,6 +296,20 @@ fn run_server(args: &RunArgs, spec: &RunSpec) -> Result<(), CliError> {
              happened before it"
         );
     }
+    let backlog_progress = if args.split.splitting.is_some() {
+        runs_bar(u64::from(args.seeds + args.split.batches), args.quiet)
+    } else {
+        runs_bar(u64::from(args.seeds), args.quiet)
+    };
+    let backlog = backlog_report(
+        &args.regions,
+        &args.split,
+        spec,
+        (args.seed, args.seeds),
+        max_events,
+        &|| backlog_progress.inc(1),
+    )?;
+    backlog_progress.finish_and_clear();
     let runs = &done.kept;
     let (server, _) = server_parts(spec);
     if let Some(path) = &args.series {
@@ -305,6 +339,7 @@ fn run_server(args: &RunArgs, spec: &RunSpec) -> Result<(), CliError> {
         window_us: server.window / 1_000,
         summaries: done.summaries(),
         layers: done.layer_summaries(),
+        backlog,
     };
     let text = if args.json {
         server_run_json(&report, args.per_run.then_some(&runs[..]))

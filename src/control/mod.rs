@@ -447,6 +447,12 @@ impl Controls {
         })
     }
 
+    /// Draws from a generator seeded by `seed` from here on (a splitting
+    /// copy's fresh draws); the controls' states stay.
+    pub fn reseed(&mut self, seed: u64) {
+        self.draws = job_rng(seed);
+    }
+
     #[inline]
     fn scope(&mut self, source: u32) -> &mut [ControlState] {
         let first = (source / self.scope_size) as usize * self.per_scope;

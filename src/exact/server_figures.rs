@@ -10,28 +10,9 @@
 use crate::exact::absorbing::AbsorbingFactors;
 use crate::exact::ctmc::{ExactError, Generator, Hitting};
 use crate::exact::markovian::ChainTrigger;
-use crate::exact::server_chain::{ServerChain, State};
+use crate::exact::server_chain::ServerChain;
 
-/// Where a storm starts and where it has ended, by backlog.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Regions {
-    /// The storm region: backlog at least this.
-    pub high: usize,
-    /// The calm region: backlog at most this.
-    pub low: usize,
-}
-
-impl Regions {
-    /// True in the storm region.
-    pub fn is_high(&self, s: &State) -> bool {
-        s.backlog() >= self.high
-    }
-
-    /// True in the calm region.
-    pub fn is_low(&self, s: &State) -> bool {
-        s.backlog() <= self.low
-    }
-}
+pub use crate::model::backlog::Regions;
 
 /// Stationary means and shares.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -180,10 +161,10 @@ pub fn stationary_summary(
         e.mean_orbit += p * s.orbit as f64;
         live_busy += p * s.live_busy as f64;
         abandoned_busy += p * s.abandoned_busy as f64;
-        if regions.is_high(s) {
+        if regions.storm(s.backlog()) {
             e.p_high += p;
         }
-        if regions.is_low(s) {
+        if regions.calm(s.backlog()) {
             e.p_low += p;
         }
         if m.orbit_cap > 0 && s.orbit == m.orbit_cap {
@@ -215,8 +196,8 @@ pub fn server_figures(
 ) -> Result<ServerFigures, ExactError> {
     let g = chain.normal();
     let states = chain.states();
-    let high = |i: usize| regions.is_high(&states[i]);
-    let low = |i: usize| regions.is_low(&states[i]);
+    let high = |i: usize| regions.storm(states[i].backlog());
+    let low = |i: usize| regions.calm(states[i].backlog());
     // The factorisations are independent: two cores share them. Each is
     // deterministic, so the figures do not depend on the thread count.
     let (pi, (to_high, to_low)) = rayon::join(

@@ -2,6 +2,7 @@
 //! seeds, and the schedules of single policies.
 
 pub mod assess;
+pub mod backlog;
 pub mod error;
 pub mod grid;
 pub mod map;

@@ -5,6 +5,7 @@
 //! write) and runs its own loop.
 
 pub mod arrivals;
+pub mod backlog;
 pub mod chain;
 pub mod error;
 pub mod hedging;

@@ -12,7 +12,7 @@ use crate::policy::{Backoff, Cause, PolicySpec, PolicyVisitor};
 
 /// A policy's per-caller memory as plain bits, so callers of different
 /// policies can keep it in one field.
-pub trait WalkBits: Copy {
+pub trait WalkBits: Copy + Send + Sync {
     /// The memory as bits.
     fn to_bits(self) -> [u64; 2];
     /// The memory from [`WalkBits::to_bits`]'s bits.

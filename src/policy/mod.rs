@@ -82,7 +82,7 @@ use crate::base::names::{named, parse_name};
 use crate::base::time::Micros;
 
 /// A backoff policy: the delay before each retry of one client.
-pub trait Backoff {
+pub trait Backoff: Clone + Send + Sync {
     /// What a client remembers between retries under this policy (`()` when
     /// the delay depends on the retry number alone).
     type Walk: WalkBits;

@@ -131,6 +131,9 @@ struct ServerRunJson<'a> {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     services: Vec<MetricsJson<'a, crate::measure::layer_metrics::LayerMetric>>,
     storm_probability: StormJson,
+    /// With `--high`, `--low` or `--splitting`: the backlog section.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    backlog: Option<serde_json::Value>,
     /// With `--per-run`: each replicate's value of every metric.
     #[serde(skip_serializing_if = "Option::is_none")]
     runs: Option<Vec<PerRunJson>>,
@@ -187,6 +190,7 @@ pub fn server_run_json(
             wilson_low: storm.low,
             wilson_high: storm.high,
         },
+        backlog: report.backlog.as_ref().map(super::backlog::backlog_json),
         runs: per_run.map(|runs| {
             runs.iter()
                 .enumerate()

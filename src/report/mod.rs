@@ -2,6 +2,7 @@
 //! command line decides where they go.
 
 pub mod assessment;
+pub mod backlog;
 pub mod compare_file;
 pub mod csv;
 pub mod error;
@@ -66,6 +67,8 @@ pub struct ServerRunReport<'a> {
     /// A chain's per-service summaries, top first; empty for the server
     /// alone.
     pub layers: Vec<Vec<(crate::measure::layer_metrics::LayerMetric, Summary)>>,
+    /// The backlog's passages and splitting's estimate, if asked for.
+    pub backlog: Option<backlog::BacklogReport>,
 }
 
 impl ServerRunReport<'_> {

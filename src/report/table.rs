@@ -132,6 +132,9 @@ pub fn server_run_table(report: &ServerRunReport<'_>) -> String {
             "\nno trigger, so no verdict: recovery and storm probability need one"
         );
     }
+    if let Some(backlog) = &report.backlog {
+        out += &super::backlog::backlog_table(backlog);
+    }
     out
 }
 

@@ -9,5 +9,6 @@ pub mod queue;
 mod request_slots;
 pub(crate) mod retries;
 pub mod server_loop;
+pub mod splitting;
 mod timeout_hedging;
 pub mod wave;

@@ -140,6 +140,7 @@ impl<T> PartialOrd for HeapEntry<T> {
 }
 
 /// The reference queue: a binary heap over `(time, seq)`.
+#[derive(Clone)]
 pub struct HeapQueue<T> {
     heap: BinaryHeap<HeapEntry<T>>,
     /// The next schedule's sequence number.
@@ -239,6 +240,7 @@ impl<T: ClientItem> EventQueue<T> for HeapQueue<T> {
 /// are used until they empty. Equal times keep schedule order in `small`
 /// too (a later one sorts in front of those already there), and a refill
 /// takes every event of the earliest time, so the order is the heap's.
+#[derive(Clone)]
 pub struct RadixQueue<T> {
     last: Micros,
     /// Herd clients not yet in `now`: all due at 0, before anything else
@@ -275,6 +277,7 @@ const CHUNK_EVENTS: usize = 1 << 10;
 type Chunk<T> = Vec<(Micros, T)>;
 
 /// One bucket's events, in arrival order: the full chunks, then `open`.
+#[derive(Clone)]
 struct Bucket<T> {
     full: Vec<Chunk<T>>,
     open: Chunk<T>,

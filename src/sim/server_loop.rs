@@ -50,6 +50,8 @@ use crate::sim::hedging::Hedging;
 use crate::sim::queue::{ClientItem, EventQueue, HeapQueue, QueueKind, RadixQueue};
 use crate::sim::timeout_hedging::TimeoutHedging;
 
+pub mod backlog_paths;
+
 /// Thinning's rejected proposals for one arrival between looks at the
 /// limits.
 const PROPOSALS_CHECKED_EVERY: u64 = 1 << 16;
@@ -135,13 +137,58 @@ pub fn simulate_server_watched(
     watch: &Watch<'_>,
     queue: QueueKind,
 ) -> ServerMetrics {
-    retry.policy.visit(ServerRun {
+    with_policies(
         spec,
         retry,
-        seeds,
-        watch,
-        queue,
-    })
+        ServerRun {
+            spec,
+            retry,
+            seeds,
+            watch,
+            queue,
+        },
+    )
+}
+
+/// The seed of the controls of the upper service `layer`: each is one
+/// client of the service below, with draws of its own.
+fn upper_controls_seed(seeds: Seeds, layer: u8) -> u64 {
+    crate::base::seeding::splitmix64(seeds.controls() ^ u64::from(layer))
+}
+
+/// What runs once the policies of a run's services are known: `on` gets
+/// the backoff of calls to each service, top first (one for all when the
+/// services share the users' policy).
+trait OnPolicies {
+    type Output;
+    fn on<P: Backoff>(self, policies: &[P]) -> Self::Output;
+}
+
+/// Calls `then` with the policies of `spec`'s services: `retry`'s policy
+/// alone, or, when a service has its own, every one dispatched per delay
+/// under one type (each still backs off draw for draw as its own).
+fn with_policies<T: OnPolicies>(spec: &ServerSpec, retry: &ServerRetry, then: T) -> T::Output {
+    struct Visit<'a, T> {
+        spec: &'a ServerSpec,
+        retry: &'a ServerRetry,
+        then: T,
+    }
+    impl<T: OnPolicies> PolicyVisitor for Visit<'_, T> {
+        type Output = T::Output;
+
+        fn visit<P: Backoff>(self, policy: P) -> T::Output {
+            let chain = &self.spec.chain;
+            if chain.has_own_policy() {
+                let users = AnyPolicy(self.retry.policy);
+                let uppers = (0..chain.depth as usize - 1)
+                    .map(|i| AnyPolicy(chain.policy_of(i, &self.retry.policy)));
+                let policies: Vec<AnyPolicy> = std::iter::once(users).chain(uppers).collect();
+                return self.then.on(&policies);
+            }
+            self.then.on(std::slice::from_ref(&policy))
+        }
+    }
+    retry.policy.visit(Visit { spec, retry, then })
 }
 
 struct ServerRun<'a> {
@@ -152,34 +199,20 @@ struct ServerRun<'a> {
     queue: QueueKind,
 }
 
-impl PolicyVisitor for ServerRun<'_> {
+impl OnPolicies for ServerRun<'_> {
     type Output = ServerMetrics;
 
-    fn visit<P: Backoff>(self, policy: P) -> ServerMetrics {
-        let chain = &self.spec.chain;
-        if chain.has_own_policy() {
-            // Callers of different policies: one type for all, dispatched
-            // per delay (each still backs off draw for draw as its own).
-            let users = AnyPolicy(self.retry.policy);
-            let uppers = (0..chain.depth as usize - 1)
-                .map(|i| AnyPolicy(chain.policy_of(i, &self.retry.policy)));
-            let policies: Vec<AnyPolicy> = std::iter::once(users).chain(uppers).collect();
-            return self.run_on_queue(&policies);
-        }
-        self.run_on_queue(std::slice::from_ref(&policy))
-    }
-}
-
-impl ServerRun<'_> {
     /// The run with `policies[l]` the backoff of calls to service `l` (the
     /// first's where there are fewer), on the run's event queue.
-    fn run_on_queue<P: Backoff>(&self, policies: &[P]) -> ServerMetrics {
+    fn on<P: Backoff>(self, policies: &[P]) -> ServerMetrics {
         match self.queue.for_resource(crate::model::ResourceKind::Server) {
             QueueKind::Heap => self.run::<P, HeapQueue<Event>>(policies),
             QueueKind::Radix | QueueKind::Auto => self.run::<P, RadixQueue<Event>>(policies),
         }
     }
+}
 
+impl ServerRun<'_> {
     fn run<P: Backoff, Q: EventQueue<Event>>(&self, policies: &[P]) -> ServerMetrics {
         let mut state = State::<P, Q>::new(self.spec, self.retry, policies, self.seeds, self.watch);
         state.run(self.watch);
@@ -344,6 +377,7 @@ const NO_TIMEOUT: Nanos = Nanos::MAX;
 
 /// A service above the server in a chain: its workers, its queue, and its
 /// retry controls as one client of the service below.
+#[derive(Clone)]
 struct Upper {
     busy: u32,
     queue: VecDeque<Queued>,
@@ -366,6 +400,10 @@ struct Call {
 /// it into the loop: as calls, each saved and restored registers (inline,
 /// the M/M/c benchmark's run makes about 56 fewer stores a request, of 225,
 /// and 12% fewer instructions).
+///
+/// A clone is the run paused between two events: splitting continues
+/// clones with fresh draws ([`backlog_paths`]).
+#[derive(Clone)]
 struct State<'a, P: Backoff, Q: EventQueue<Event>> {
     spec: &'a ServerSpec,
     /// The backoff of calls to each service, top first (the users' first;
@@ -384,6 +422,9 @@ struct State<'a, P: Backoff, Q: EventQueue<Event>> {
     /// Requests holding a client slot.
     holding_slot: u32,
     queue: VecDeque<Queued>,
+    /// Retries waiting out their backoff delay (their resend events
+    /// pending): with the queue, the backlog splitting scores.
+    retries_waiting: u32,
     /// How the queue is served.
     discipline: queue_discipline::Server,
     /// Attempts the discipline dropped while taking the next (reused).
@@ -485,6 +526,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             waiting_for_slot: VecDeque::new(),
             holding_slot: 0,
             queue: VecDeque::new(),
+            retries_waiting: 0,
             discipline: spec.discipline.server(),
             dropped: Vec::new(),
             mean_service: spec.service.mean(),
@@ -520,7 +562,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                             .controls_of(layer as usize - 1, retry.control_families()),
                         1,
                         None,
-                        crate::base::seeding::splitmix64(seeds.controls() ^ u64::from(layer)),
+                        upper_controls_seed(seeds, layer as u8),
                     ),
                 })
                 .collect(),
@@ -1017,6 +1059,9 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                 self.attempt_failed(e.req, Outcome::Timeout);
             }
             Kind::Resend => {
+                if e.arg != ADMITTED {
+                    self.retries_waiting -= 1;
+                }
                 if self.timeout_hedging.is_some() {
                     self.kept_resend(e);
                     return;
@@ -1539,6 +1584,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             }
             return false;
         }
+        self.retries_waiting += 1;
         self.schedule(at, Kind::Resend, req, generation, 0, 0);
         true
     }
@@ -1938,6 +1984,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         let at = now.saturating_add(delay_us.saturating_mul(NS_PER_US));
         self.kept().slots.of(req).pending = true;
         if !self.past_deadline(started, at) {
+            self.retries_waiting += 1;
             self.schedule(at, Kind::Resend, req, generation, 0, 0);
         }
         true

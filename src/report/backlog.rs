@@ -1,0 +1,235 @@
+//! `run`'s backlog section, as text and as JSON: the regions and where
+//! scoring starts first (what the figures are about), then what plain runs
+//! saw, then splitting's estimate with its interval and its cost.
+
+use std::fmt::Write;
+
+use serde_json::{Value, json};
+
+use crate::base::format::{counted, format_number, group_thousands, readable_seconds, significant};
+use crate::base::time::format_duration;
+use crate::experiment::backlog::{PassageSummary, SplitEstimate};
+use crate::measure::stats::Summary;
+use crate::model::backlog::Regions;
+use crate::model::server::NS_PER_US;
+use crate::sim::server_loop::backlog_paths::PathRules;
+
+/// What `run` found of the backlog.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BacklogReport {
+    pub regions: Regions,
+    /// True where a region is its default (90% and 10% of the queue limit).
+    pub high_default: bool,
+    pub low_default: bool,
+    pub rules: PathRules,
+    /// The load's length and the run's horizon, µs (what bounds a path
+    /// without a trigger).
+    pub load_us: u64,
+    pub horizon_us: u64,
+    pub passages: PassageSummary,
+    pub split: Option<SplitEstimate>,
+}
+
+impl BacklogReport {
+    /// The question plain runs and splitting answer, in words.
+    fn question(&self) -> String {
+        if self.passages.after_trigger {
+            "storm before calm after the trigger".to_string()
+        } else {
+            format!(
+                "storm within the run (load {}, horizon {})",
+                format_duration(self.load_us),
+                format_duration(self.horizon_us)
+            )
+        }
+    }
+}
+
+/// A chance, to 5 significant digits.
+fn chance(p: f64) -> String {
+    significant(p)
+}
+
+/// Seconds: mean ± 95% half-width, and how many runs.
+fn seconds(s: &Summary) -> String {
+    let time = readable_seconds;
+    match (s.n, s.ci95) {
+        (0, _) => "none reached it".to_string(),
+        (_, Some(ci)) => format!("{} ± {} (n {})", time(s.mean), time(ci), s.n),
+        (_, None) => format!("{} (n 1)", time(s.mean)),
+    }
+}
+
+/// The text section.
+pub fn backlog_table(r: &BacklogReport) -> String {
+    let mut out = String::new();
+    let default = |d: bool, what: &str| {
+        if d {
+            format!(" (default: {what} of queue_limit)")
+        } else {
+            String::new()
+        }
+    };
+    let _ = writeln!(
+        out,
+        "\nBacklog (waiting attempts + retries waiting out their delay): storm ≥ {}{}, calm ≤ \
+         {}{}",
+        r.regions.high,
+        default(r.high_default, "90%"),
+        r.regions.low,
+        default(r.low_default, "10%"),
+    );
+    let p = &r.passages;
+    let scored = if p.after_trigger {
+        format!(
+            "  judged from the trigger's end ({}), where a path ends at calm{}",
+            format_duration(r.rules.from / NS_PER_US),
+            if r.split.is_some() {
+                format!(
+                    "; splitting scores from its start ({})",
+                    format_duration(r.rules.scored_from / NS_PER_US)
+                )
+            } else {
+                String::new()
+            }
+        )
+    } else {
+        "  judged from the start (an empty service, no trigger); a path ends at the storm or \
+         the run's end"
+            .to_string()
+    };
+    let _ = writeln!(out, "{scored}");
+    let _ = writeln!(
+        out,
+        "  plain runs                           {}{}",
+        group_thousands(p.runs),
+        if p.cut > 0 {
+            format!(" ({} cut by a bound of the run)", group_thousands(p.cut))
+        } else {
+            String::new()
+        }
+    );
+    let share = if p.runs > 0 {
+        p.storm as f64 / p.runs as f64
+    } else {
+        0.0
+    };
+    let _ = writeln!(
+        out,
+        "  {:<36} {} of {} = {} [{}, {}] (Wilson 95%)",
+        r.question(),
+        group_thousands(p.storm),
+        group_thousands(p.runs),
+        chance(share),
+        chance(p.storm_interval.0),
+        chance(p.storm_interval.1),
+    );
+    let from = if p.after_trigger {
+        "the trigger's end"
+    } else {
+        "the start"
+    };
+    let _ = writeln!(
+        out,
+        "  {:<36} {}",
+        format!("{from} → storm"),
+        seconds(&p.to_storm)
+    );
+    if p.after_trigger {
+        let _ = writeln!(
+            out,
+            "  {:<36} {}",
+            format!("{from} → calm"),
+            seconds(&p.to_calm)
+        );
+    }
+    if let Some(s) = &r.split {
+        let e = &s.estimate;
+        let _ = writeln!(
+            out,
+            "Splitting (adaptive multilevel, score = backlog): {} × {}",
+            counted(s.particles as u64, "path", "paths"),
+            counted(e.n as u64, "batch", "batches"),
+        );
+        let interval = match e.ci95 {
+            Some(ci) if e.mean > 0.0 => format!(
+                " ± {} (95%, ±{}%)",
+                chance(ci),
+                format_number(100.0 * ci / e.mean, 1)
+            ),
+            Some(ci) => format!(" ± {}", chance(ci)),
+            None => " (one batch: no interval)".to_string(),
+        };
+        let _ = writeln!(out, "  {:<36} {}{interval}", r.question(), chance(e.mean));
+        let _ = writeln!(
+            out,
+            "  paths run                            {} ({} first, {} copies), {}",
+            group_thousands(s.paths),
+            group_thousands((s.particles * e.n) as u64),
+            group_thousands(s.paths - (s.particles * e.n) as u64),
+            counted(s.events, "event", "events"),
+        );
+        if let (Some(n), Some(gain)) = (s.plain_runs, s.gain) {
+            let _ = writeln!(
+                out,
+                "  plain runs for as narrow an interval {} ({}× splitting's events)",
+                group_thousands(n.round() as u64),
+                format_number(gain, 1)
+            );
+        }
+        if s.cut > 0 {
+            let _ = writeln!(
+                out,
+                "  note: {} cut by a bound of the run, counted as no storm",
+                counted(s.cut, "path was", "paths were")
+            );
+        }
+    }
+    out
+}
+
+/// The JSON object (times in seconds).
+pub fn backlog_json(r: &BacklogReport) -> Value {
+    let summary = |s: &Summary| {
+        json!({
+            "n": s.n,
+            "mean_s": (s.n > 0).then_some(s.mean),
+            "ci95_s": s.ci95,
+        })
+    };
+    let p = &r.passages;
+    let mut value = json!({
+        "storm_backlog_at_least": r.regions.high,
+        "storm_default": r.high_default,
+        "calm_backlog_at_most": r.regions.low,
+        "calm_default": r.low_default,
+        "judged_from_s": r.rules.from as f64 / 1e9,
+        "scored_from_s": r.rules.scored_from as f64 / 1e9,
+        "after_trigger": p.after_trigger,
+        "question": r.question(),
+        "plain": {
+            "runs": p.runs,
+            "cut": p.cut,
+            "storm": p.storm,
+            "wilson_low": p.storm_interval.0,
+            "wilson_high": p.storm_interval.1,
+            "to_storm": summary(&p.to_storm),
+            "to_calm": p.after_trigger.then(|| summary(&p.to_calm)),
+        },
+    });
+    if let Some(s) = &r.split {
+        value["splitting"] = json!({
+            "paths_per_batch": s.particles,
+            "batches": s.estimate.n,
+            "probability": s.estimate.mean,
+            "ci95": s.estimate.ci95,
+            "batch_estimates": s.batches.iter().map(|b| b.estimate).collect::<Vec<_>>(),
+            "paths": s.paths,
+            "events": s.events,
+            "cut": s.cut,
+            "plain_runs_for_same_interval": s.plain_runs,
+            "gain_in_events": s.gain,
+        });
+    }
+    value
+}

@@ -1,0 +1,371 @@
+//! A server run followed by its backlog (waiting attempts plus retries
+//! waiting out their delay), event by event: how long the service takes to
+//! reach a storm region or come back to calm, and the path splitting
+//! ([`crate::sim::splitting`]) copies to estimate a storm's chance however
+//! small. The backlog is the score of the exact chain's regions
+//! ([`crate::exact`]), so the two meet on the same question.
+//!
+//! A path is judged from a moment on (a trigger's end, or the start): it
+//! reaches the storm or calm region only from then, and at it the state as
+//! it stands is the first judged. Splitting scores it from earlier, the
+//! trigger's start: during the trigger the score is the backlog held below
+//! the storm region, so a path whose trigger piled up work is copied before
+//! the trigger ends (the state a trigger leaves is what decides a storm,
+//! and its tail is where storms come from), while only a storm after the
+//! trigger reaches the target. Any score that is a function of the time
+//! and the state keeps splitting unbiased. A copy is the whole run paused between two events
+//! (its event calendar holds every draw already made), given fresh draws.
+//! The key of exponential timeouts ([`State::attempt_timeout`]) is not
+//! drawn again: a run's timeouts are a function of that key, drawn once at
+//! its start, so the key is part of the state a copy inherits.
+
+use super::{
+    Event, EventQueue, MAX_IN_FLIGHT, Nanos, OnPolicies, RadixQueue, ServerRetry, ServerSpec,
+    State, with_policies,
+};
+use crate::base::lookahead::Lookahead;
+use crate::base::seeding::{Seeds, job_rng};
+use crate::measure::observer::Watch;
+use crate::measure::server_metrics::Cut;
+use crate::model::server::CLOCK_END_NS;
+use crate::policy::Backoff;
+use crate::sim::splitting::{SplitBatch, SplitPath, split};
+
+/// What a backlog path watches for and when it ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PathRules {
+    /// Splitting's score starts here, ns: the first trigger's start, or 0.
+    pub scored_from: Nanos,
+    /// The regions are judged from here, ns: the last trigger's end, or 0.
+    pub from: Nanos,
+    /// The storm region: a backlog of at least this.
+    pub storm: u64,
+    /// The calm region, a backlog of at most this, where the path ends
+    /// once scored (`None`: it ends only at the storm or the run's end).
+    pub calm: Option<u64>,
+    /// True if the path ends at the storm region (splitting: the rare event
+    /// happened); false if it goes on to calm (a passage time's path).
+    pub end_at_storm: bool,
+    /// The most events one path may handle (a bound, as `--max-events`).
+    pub max_events: u64,
+}
+
+/// What one path saw, times in ns from its start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Passage {
+    /// When the backlog first reached the storm region once scored.
+    pub storm_at: Option<Nanos>,
+    /// When it first came back to the calm region once scored.
+    pub calm_at: Option<Nanos>,
+    /// True if a bound of the run (horizon, event limit) ended it first.
+    pub cut: bool,
+    /// Events handled.
+    pub events: u64,
+}
+
+impl Passage {
+    /// True if the storm region came before the calm one (or the calm one
+    /// never came).
+    pub fn storm_first(&self) -> bool {
+        match (self.storm_at, self.calm_at) {
+            (Some(storm), Some(calm)) => storm <= calm,
+            (storm, _) => storm.is_some(),
+        }
+    }
+}
+
+/// Where a path is in its rules' time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Before the score starts: below every level.
+    Before,
+    /// Scored (the backlog, held below the storm region), not judged.
+    Trigger,
+    /// Scored and judged.
+    Judged,
+}
+
+/// One server run as a backlog path.
+#[derive(Clone)]
+struct ServerPath<'a, P: Backoff, Q: EventQueue<Event>> {
+    state: State<'a, P, Q>,
+    rules: PathRules,
+    phase: Phase,
+    ended: bool,
+    seen: Passage,
+}
+
+impl<'a, P: Backoff, Q: EventQueue<Event>> ServerPath<'a, P, Q> {
+    fn new(
+        spec: &'a ServerSpec,
+        retry: &ServerRetry,
+        policies: &'a [P],
+        seeds: Seeds,
+        rules: PathRules,
+    ) -> Self {
+        let watch = Watch {
+            max_events: rules.max_events,
+            on_progress: &|_, _| {},
+            window_latencies: false,
+        };
+        ServerPath {
+            state: State::new(spec, retry, policies, seeds, &watch),
+            rules,
+            phase: Phase::Before,
+            ended: false,
+            seen: Passage::default(),
+        }
+    }
+
+    /// The score now (-1 before it starts), noting the regions the
+    /// backlog is in once they are judged, and whether the path ends there.
+    fn score_at(&mut self, t: Nanos) -> i64 {
+        let backlog = self.state.backlog();
+        match self.phase {
+            Phase::Before => -1,
+            Phase::Trigger => backlog.min(self.rules.storm.saturating_sub(1)) as i64,
+            Phase::Judged => {
+                self.observe(backlog, t);
+                backlog as i64
+            }
+        }
+    }
+
+    /// Notes the backlog `backlog` at `t`: the regions it is in, and
+    /// whether the path ends there.
+    fn observe(&mut self, backlog: u64, t: Nanos) {
+        if backlog >= self.rules.storm && self.seen.storm_at.is_none() {
+            self.seen.storm_at = Some(t);
+            self.ended |= self.rules.end_at_storm;
+        }
+        if self.rules.calm.is_some_and(|calm| backlog <= calm) {
+            self.seen.calm_at = Some(t);
+            self.ended = true;
+        }
+    }
+}
+
+impl<P: Backoff, Q: EventQueue<Event> + Clone + Send> SplitPath for ServerPath<'_, P, Q> {
+    fn reseed(&mut self, key: u64) {
+        self.state.reseed(Seeds::from_key(key));
+    }
+
+    fn run_past(&mut self, level: i64) -> Option<i64> {
+        let horizon = self.state.spec.horizon.unwrap_or(CLOCK_END_NS - 1);
+        while !self.ended {
+            // A phase starts at its moment with the state as it stands
+            // then, before any event after it.
+            let (boundary, next_phase) = match self.phase {
+                Phase::Before => (Some(self.rules.scored_from), Phase::Trigger),
+                Phase::Trigger => (Some(self.rules.from), Phase::Judged),
+                Phase::Judged => (None, Phase::Judged),
+            };
+            if let Some(at) = boundary {
+                let next = self.state.events.first().map(|(t, _)| t);
+                if next.is_none_or(|t| t > at) {
+                    self.phase = next_phase;
+                    let score = self.score_at(at);
+                    if score > level {
+                        return Some(score);
+                    }
+                    continue;
+                }
+            }
+            if !self.state.step(horizon) {
+                self.ended = true;
+                self.seen.cut = !self.state.m.complete;
+                break;
+            }
+            // The state at an instant is the one after every event at it:
+            // a retry whose delay ends leaves the orbit one event before it
+            // joins the queue, at the same instant, and a failed attempt
+            // leaves service one before its retry is counted. Scored
+            // between the two, the backlog dipped by one that no state
+            // had, and paths ended at calm too soon (returns after a
+            // failure trigger 2% shorter than the exact chain's, z = -7).
+            if self
+                .state
+                .events
+                .first()
+                .is_some_and(|(t, _)| t == self.state.now)
+            {
+                continue;
+            }
+            let score = self.score_at(self.state.now);
+            if score > level {
+                return Some(score);
+            }
+        }
+        self.seen.events = self.state.m.events;
+        None
+    }
+
+    fn events(&self) -> u64 {
+        self.state.m.events
+    }
+
+    fn cut(&self) -> bool {
+        self.seen.cut
+    }
+}
+
+impl<P: Backoff, Q: EventQueue<Event> + Clone + Send> ServerPath<'_, P, Q> {
+    /// Runs to the path's end: what it saw.
+    fn run_out(mut self) -> Passage {
+        let mut max = -1;
+        while let Some(score) = self.run_past(max) {
+            max = score;
+        }
+        self.seen
+    }
+}
+
+impl<P: Backoff, Q: EventQueue<Event>> State<'_, P, Q> {
+    /// Waiting attempts plus retries waiting out their delay.
+    #[inline]
+    fn backlog(&self) -> u64 {
+        self.queue.len() as u64 + u64::from(self.retries_waiting)
+    }
+
+    /// Draws from `seeds` from here on: the environment's, the backoff's
+    /// and the controls' streams, as [`State::new`] seeds them.
+    fn reseed(&mut self, seeds: Seeds) {
+        self.environment = Lookahead::new(job_rng(seeds.environment));
+        self.backoff = job_rng(seeds.policy);
+        if let Some(controls) = self.controls.as_mut() {
+            controls.reseed(seeds.controls());
+        }
+        for (layer, upper) in (1u8..).zip(self.uppers.iter_mut()) {
+            if let Some(controls) = upper.controls.as_mut() {
+                controls.reseed(super::upper_controls_seed(seeds, layer));
+            }
+        }
+    }
+
+    /// Handles the next event as [`State::run`]'s loop does; false, with
+    /// the run marked incomplete where a bound stopped it, if there is none
+    /// to handle (none left, the horizon, the event limit, the bounds of
+    /// windows and requests in flight).
+    fn step(&mut self, horizon: Nanos) -> bool {
+        let Some((time, event)) = self.events.first() else {
+            return false;
+        };
+        if time > horizon {
+            self.m.complete = false;
+            if self.spec.horizon.is_none() {
+                self.m.cut = Some(Cut::ClockEnd);
+            }
+            return false;
+        }
+        self.events_at_mark = self.m.events;
+        if self.m.events.saturating_add(self.rejected_proposals) >= self.max_events
+            || self.m.hit_event_limit
+        {
+            self.m.complete = false;
+            self.m.hit_event_limit = true;
+            return false;
+        }
+        if self.requests.len() as u64 > MAX_IN_FLIGHT {
+            self.m.complete = false;
+            self.m.cut = Some(Cut::InFlight);
+            return false;
+        }
+        self.events.reschedule_first(None);
+        let window = self.spec.window;
+        if (self.m.windows.is_empty() || time / window > self.current_window as u64)
+            && (!self.enter_window(time) || self.m.hit_event_limit)
+        {
+            return false;
+        }
+        self.m.events += 1;
+        self.now = time;
+        self.handle(event);
+        true
+    }
+}
+
+/// One run followed by its backlog, once its policies are known.
+struct PassageRun<'a> {
+    spec: &'a ServerSpec,
+    retry: &'a ServerRetry,
+    rules: PathRules,
+    seeds: Seeds,
+}
+
+impl OnPolicies for PassageRun<'_> {
+    type Output = Passage;
+
+    fn on<P: Backoff>(self, policies: &[P]) -> Passage {
+        ServerPath::<P, RadixQueue<Event>>::new(
+            self.spec, self.retry, policies, self.seeds, self.rules,
+        )
+        .run_out()
+    }
+}
+
+/// One splitting batch, once its policies are known.
+struct SplitRun<'a> {
+    spec: &'a ServerSpec,
+    retry: &'a ServerRetry,
+    rules: PathRules,
+    particles: usize,
+    seeds_of: &'a (dyn Fn(u64) -> Seeds + Sync),
+    key: u64,
+}
+
+impl OnPolicies for SplitRun<'_> {
+    type Output = SplitBatch;
+
+    fn on<P: Backoff>(self, policies: &[P]) -> SplitBatch {
+        let start = |i| {
+            ServerPath::<P, RadixQueue<Event>>::new(
+                self.spec,
+                self.retry,
+                policies,
+                (self.seeds_of)(i),
+                self.rules,
+            )
+        };
+        split(&start, self.particles, self.rules.storm as i64, self.key)
+    }
+}
+
+/// One run of `spec` under `seeds`, followed by its backlog by `rules`:
+/// when it reached the storm region and came back to calm.
+pub fn server_passage(
+    spec: &ServerSpec,
+    retry: &ServerRetry,
+    rules: PathRules,
+    seeds: Seeds,
+) -> Passage {
+    let run = PassageRun {
+        spec,
+        retry,
+        rules,
+        seeds,
+    };
+    with_policies(spec, retry, run)
+}
+
+/// One batch of adaptive multilevel splitting of `spec`'s runs towards the
+/// storm region of `rules` (whose paths should end there and at calm):
+/// `particles` paths, path `i` seeded by `seeds_of(i)`, copies keyed by
+/// `key`.
+pub fn split_server(
+    spec: &ServerSpec,
+    retry: &ServerRetry,
+    rules: PathRules,
+    particles: usize,
+    seeds_of: &(dyn Fn(u64) -> Seeds + Sync),
+    key: u64,
+) -> SplitBatch {
+    let run = SplitRun {
+        spec,
+        retry,
+        rules,
+        particles,
+        seeds_of,
+        key,
+    };
+    with_policies(spec, retry, run)
+}

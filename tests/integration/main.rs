@@ -33,6 +33,7 @@ mod resilience;
 mod seed_claims;
 mod server;
 mod server_controls;
+mod splitting;
 mod studies;
 mod sweep;
 mod tune;

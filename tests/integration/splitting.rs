@@ -82,7 +82,7 @@ fn the_simulators_passage_times_meet_the_chains() {
             AT_400,
             &trigger[..],
             &regions[..],
-            &["--duration", "400ms", "--seeds", "100000"],
+            &["--duration", "1s", "--seeds", "100000"],
         ]
         .concat(),
     );

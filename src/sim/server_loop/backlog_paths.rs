@@ -46,6 +46,10 @@ pub struct PathRules {
     /// True if the path ends at the storm region (splitting: the rare event
     /// happened); false if it goes on to calm (a passage time's path).
     pub end_at_storm: bool,
+    /// The load's end, ns: a path not decided by then is cut there (once
+    /// arrivals stop every service drains, and a return to calm after it
+    /// says nothing of the service under its load).
+    pub until: Nanos,
     /// The most events one path may handle (a bound, as `--max-events`).
     pub max_events: u64,
 }
@@ -57,7 +61,8 @@ pub struct Passage {
     pub storm_at: Option<Nanos>,
     /// When it first came back to the calm region once scored.
     pub calm_at: Option<Nanos>,
-    /// True if a bound of the run (horizon, event limit) ended it first.
+    /// True if a bound ended it first: the load's end, the horizon or the
+    /// event limit.
     pub cut: bool,
     /// Events handled.
     pub events: u64,
@@ -170,6 +175,16 @@ impl<P: Backoff, Q: EventQueue<Event> + Clone + Send> SplitPath for ServerPath<'
                     }
                     continue;
                 }
+            }
+            if self
+                .state
+                .events
+                .first()
+                .is_some_and(|(t, _)| t > self.rules.until)
+            {
+                self.ended = true;
+                self.seen.cut = true;
+                break;
             }
             if !self.state.step(horizon) {
                 self.ended = true;

@@ -74,6 +74,14 @@ struct Particle<S> {
     max: i64,
 }
 
+/// A path run to its end: the particle it leaves, the events it took and
+/// whether a bound cut it.
+struct Ran<S> {
+    particle: Particle<S>,
+    events: u64,
+    cut: bool,
+}
+
 /// One batch's estimate and what it cost.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SplitBatch {
@@ -116,7 +124,7 @@ pub fn split<S: SplitPath>(
         cut: 0,
         extinct: false,
     };
-    let first: Vec<(Particle<S>, u64, bool)> = (0..n as u64)
+    let first: Vec<Ran<S>> = (0..n as u64)
         .into_par_iter()
         .map(|i| {
             let mut path = start(i);
@@ -125,11 +133,20 @@ pub fn split<S: SplitPath>(
                 origin: Origin::Start(i),
                 max,
             };
-            (particle, path.events(), path.cut())
+            Ran {
+                particle,
+                events: path.events(),
+                cut: path.cut(),
+            }
         })
         .collect();
     let mut ensemble = Vec::with_capacity(n);
-    for (particle, events, cut) in first {
+    for Ran {
+        particle,
+        events,
+        cut,
+    } in first
+    {
         batch.events += events;
         batch.first_events += events;
         batch.cut += u64::from(cut);
@@ -161,14 +178,22 @@ pub fn split<S: SplitPath>(
                 (slot, ensemble[from].origin.again())
             })
             .collect();
-        let copies: Vec<(usize, (Particle<S>, u64, bool))> = chosen
+        let copies: Vec<(usize, Ran<S>)> = chosen
             .into_par_iter()
             .map(|(slot, origin)| {
                 let copy_key = branch_key(key, iteration, slot as u64);
                 (slot, copy_past(start, origin, level, copy_key))
             })
             .collect();
-        for (slot, (particle, events, cut)) in copies {
+        for (
+            slot,
+            Ran {
+                particle,
+                events,
+                cut,
+            },
+        ) in copies
+        {
             batch.events += events;
             batch.cut += u64::from(cut);
             ensemble[slot] = particle;
@@ -203,7 +228,7 @@ fn copy_past<S: SplitPath>(
     origin: Origin<S>,
     level: i64,
     key: u64,
-) -> (Particle<S>, u64, bool) {
+) -> Ran<S> {
     let (mut path, mut score) = match origin {
         Origin::Start(i) => (start(i), -1),
         Origin::Copy { state, score } => (*state, score),
@@ -224,7 +249,11 @@ fn copy_past<S: SplitPath>(
         },
         max,
     };
-    (particle, path.events() - events_before, path.cut())
+    Ran {
+        particle,
+        events: path.events() - events_before,
+        cut: path.cut(),
+    }
 }
 
 #[cfg(test)]

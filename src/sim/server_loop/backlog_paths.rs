@@ -13,11 +13,15 @@
 //! the trigger ends (the state a trigger leaves is what decides a storm,
 //! and its tail is where storms come from), while only a storm after the
 //! trigger reaches the target. Any score that is a function of the time
-//! and the state keeps splitting unbiased. A copy is the whole run paused between two events
-//! (its event calendar holds every draw already made), given fresh draws.
-//! The key of exponential timeouts ([`State::attempt_timeout`]) is not
-//! drawn again: a run's timeouts are a function of that key, drawn once at
-//! its start, so the key is part of the state a copy inherits.
+//! and the state keeps splitting unbiased.
+//!
+//! A copy is the whole run paused between two events (its event calendar
+//! holds every draw already made), given fresh draws. The key of
+//! exponential timeouts ([`State::attempt_timeout`]) is not drawn again: a
+//! run's timeouts are a function of that key, drawn once at its start, so
+//! the key is part of the state a copy inherits. A path is followed while
+//! the load runs: once arrivals stop every service drains, and a return
+//! then says nothing of the service under its load.
 
 use super::{
     Event, EventQueue, MAX_IN_FLIGHT, Nanos, OnPolicies, RadixQueue, ServerRetry, ServerSpec,

@@ -21,7 +21,8 @@ figures per cell, beside metafor's:
   the server (waiting ≥ 89), 20 runs of up to 20,000 s (those that never get
   there are counted, not averaged).
 
-Writes results/metafor-mechanistic.csv and prints Markdown.
+Writes results/metafor-mechanistic.csv and pastes the table into
+results/metafor-mechanistic.md between the page's markers.
 Usage: metafor_mechanistic.py HERDSIM REFERENCE_CSV RESULTS_DIR
 """
 import csv
@@ -45,7 +46,27 @@ def service(lam, mu, tau, retries):
             "--policy", "no-backoff", "--json", "-q"]
 
 
+def paste(path, tables):
+    """Writes `tables` between the markers of the page at `path`, the rest
+    of the page as it is: regenerating changes the figures, not the prose."""
+    with open(path) as f:
+        page = f.read()
+    start, end = "<!-- generated: tables -->\n", "<!-- /generated -->"
+    head, rest = page.split(start)
+    _, tail = rest.split(end)
+    with open(path, "w") as f:
+        f.write(head + start + tables + end + tail)
+
+
 def main():
+    lines = []
+
+    def out(text="", file=None):
+        if file is None:
+            lines.append(text)
+        else:
+            print(text, file=file)
+
     binary, reference, results = sys.argv[1], sys.argv[2], sys.argv[3]
     with open(reference, newline="") as f:
         cells = list(csv.DictReader(f))
@@ -79,7 +100,7 @@ def main():
             "herdsim_entered": plain["storm"], "runs": plain["runs"],
         }
         rows.append(row)
-        print(f"{lam} {tau} {retries}: E[q] {row['metafor_mean_jobs']:.2f} vs {eq:.2f}",
+        out(f"{lam} {tau} {retries}: E[q] {row['metafor_mean_jobs']:.2f} vs {eq:.2f}",
               file=sys.stderr)
     fields = list(rows[0].keys())
     with open(f"{results}/metafor-mechanistic.csv", "w", newline="") as f:
@@ -94,16 +115,18 @@ def main():
         text = f"{v:.4g} s"
         return text + (f" ± {ci:.2g}" if ci else "")
 
-    print("| λ, τ, R | E[q] metafor | E[q] herdsim | P(q ≥ 90) metafor | fault return metafor "
+    out("| λ, τ, R | E[q] metafor | E[q] herdsim | P(q ≥ 90) metafor | fault return metafor "
           "| herdsim (returned of 20) | entry from empty metafor | herdsim (entered of 20) |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    out("|---|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
-        print(f"| {r['lambda_rps']:g}, {r['timeout_s']:g}, {r['retries']} "
+        out(f"| {r['lambda_rps']:g}, {r['timeout_s']:g}, {r['retries']} "
               f"| {r['metafor_mean_jobs']:.2f} | {r['herdsim_mean_jobs']:.2f} ± {r['herdsim_mean_jobs_ci95']:.2g} "
               f"| {r['metafor_p_high']:.3g} | {r['metafor_fault_return_s']:.4g} s "
               f"| {t(r['herdsim_fault_return_s'], r['herdsim_fault_return_ci95_s'])} ({r['herdsim_fault_returned']}) "
               f"| {r['metafor_entry_from_empty_s']:.4g} s "
               f"| {t(r['herdsim_entry_s'], r['herdsim_entry_ci95_s'])} ({r['herdsim_entered']}) |")
+
+    paste(f"{results}/metafor-mechanistic.md", "\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

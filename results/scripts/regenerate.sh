@@ -146,3 +146,8 @@ results/scripts/grpc_envoy_budgets.sh target/release/herdsim
 # and the AWS SDKs' 2026 retries against 2.0 (docs/src/studies/aws-2026.md).
 results/scripts/budgets_shootout.sh target/release/herdsim
 results/scripts/aws_2026.sh target/release/herdsim
+# Issue 38: splitting against brute force and the exact chain, and metafor's
+# chain against the mechanism (each writes its CSV and the tables of its page).
+python3 results/scripts/splitting_agreement.py target/release/herdsim results
+python3 results/scripts/metafor_mechanistic.py target/release/herdsim \
+    ../shared/reference/metafor-ctmc.csv results

@@ -9,7 +9,8 @@ run` simulates with the same flags. For each, the chain's storm probability
   - splitting: the mean of M batches of N paths, z = (mean − p) / (sd/√M);
 and, for the plain runs, the return time after the trigger (and, with no
 trigger, the first passage from empty) against the chain's, z = (mean − exact)
-/ (ci95/1.96). Writes results/splitting-agreement.csv and prints Markdown.
+/ (ci95/1.96). Writes results/splitting-agreement.csv and pastes its tables
+into results/splitting-agreement.md between the page's markers.
 
 Usage: splitting_agreement.py HERDSIM RESULTS_DIR
 """
@@ -57,7 +58,27 @@ def herdsim(binary, args):
     return json.loads(done.stdout)
 
 
+def paste(path, tables):
+    """Writes `tables` between the markers of the page at `path`, the rest
+    of the page as it is: regenerating changes the figures, not the prose."""
+    with open(path) as f:
+        page = f.read()
+    start, end = "<!-- generated: tables -->\n", "<!-- /generated -->"
+    head, rest = page.split(start)
+    _, tail = rest.split(end)
+    with open(path, "w") as f:
+        f.write(head + start + tables + end + tail)
+
+
 def main():
+    lines = []
+
+    def out(text="", file=None):
+        if file is None:
+            lines.append(text)
+        else:
+            print(text, file=file)
+
     binary, results = sys.argv[1], sys.argv[2]
     rows = []
     for case, flags, trigger, duration, levels in CASES:
@@ -99,7 +120,7 @@ def main():
                 "gain_in_events": s["gain_in_events"] or "",
             })
             rows.append(row)
-            print(f"{case} high {high}: chain {p:.4e}, splitting {mean:.4e} ± {se:.2e}"
+            out(f"{case} high {high}: chain {p:.4e}, splitting {mean:.4e} ± {se:.2e}"
                   + (f", plain {row['plain_p']:.4e}" if seeds else ""), file=sys.stderr)
     fields = ["case", "trigger", "high", "low", "chain_storm_probability",
               "plain_runs", "plain_storms", "plain_p", "plain_wilson_low",
@@ -116,29 +137,29 @@ def main():
     def g(v, spec=".3e"):
         return "" if v in ("", None) else format(v, spec)
 
-    print("| service | storm ≥ | chain | plain runs | z | splitting (N × M) | z | gain |")
-    print("|---|---:|---:|---|---:|---|---:|---:|")
+    out("| service | storm ≥ | chain | plain runs | z | splitting (N × M) | z | gain |")
+    out("|---|---:|---:|---|---:|---|---:|---:|")
     for r in rows:
         plain = (f"{r['plain_storms']} of {r['plain_runs']:,} = {r['plain_p']:.3e}"
                  if "plain_runs" in r else "")
-        print(f"| {r['case']} | {r['high']} | {r['chain_storm_probability']:.3e} | {plain} "
+        out(f"| {r['case']} | {r['high']} | {r['chain_storm_probability']:.3e} | {plain} "
               f"| {g(r.get('z_plain'), '+.2f')} | {r['split_p']:.3e} ± {r['split_se']:.1e} "
               f"({r['split_paths']} × {r['split_batches']}) | {g(r['z_split'], '+.2f')} "
               f"| {g(r['gain_in_events'], '.1f')} |")
-    print()
-    print("| service | chain's return to calm (≤ 1) | simulator's (plain runs) | z |")
-    print("|---|---:|---:|---:|")
+    out()
+    out("| service | chain's return to calm (≤ 1) | simulator's (plain runs) | z |")
+    out("|---|---:|---:|---:|")
     shown = set()
     for r in rows:
         # The return to calm does not depend on the storm region: once a case.
         if "plain_return_s" in r and r["case"] not in shown:
             shown.add(r["case"])
-            print(f"| {r['case']} | {1e3 * r['chain_return_s']:.3f} ms "
+            out(f"| {r['case']} | {1e3 * r['chain_return_s']:.3f} ms "
                   f"| {1e3 * r['plain_return_s']:.3f} ms | {r['z_return']:+.2f} |")
 
-    print()
-    print("| service (no trigger) | storm ≥ | chain's first passage | simulator's | runs reaching it | z |")
-    print("|---|---:|---:|---:|---:|---:|")
+    out()
+    out("| service (no trigger) | storm ≥ | chain's first passage | simulator's | runs reaching it | z |")
+    out("|---|---:|---:|---:|---:|---:|")
     for case, flags, high, low, duration, seeds in PASSAGES:
         regions = ["--high", str(high), "--low", str(low)]
         chain = herdsim(binary, ["exact", *flags, *regions, "--orbit-cap", "120", "--json"])
@@ -148,8 +169,10 @@ def main():
         plain = run["backlog"]["plain"]
         t = plain["to_storm"]
         z = (t["mean_s"] - exact) / (t["ci95_s"] / 1.96)
-        print(f"| {case} | {high} | {1e3 * exact:.3f} ms | {1e3 * t['mean_s']:.3f} ms "
+        out(f"| {case} | {high} | {1e3 * exact:.3f} ms | {1e3 * t['mean_s']:.3f} ms "
               f"| {plain['storm']:,} of {plain['runs']:,} | {z:+.2f} |")
+
+    paste(f"{results}/splitting-agreement.md", "\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

@@ -176,7 +176,8 @@ pub fn backlog_table(r: &BacklogReport) -> String {
         if let (Some(n), Some(gain)) = (s.plain_runs, s.gain) {
             let _ = writeln!(
                 out,
-                "  plain runs for as narrow an interval {} ({}× splitting's events)",
+                "  plain runs for as narrow an interval {} ({}× splitting's events, each run from \
+                 the start)",
                 group_thousands(n.round() as u64),
                 format_number(gain, 1)
             );
@@ -232,6 +233,8 @@ pub fn backlog_json(r: &BacklogReport) -> Value {
             "paths": s.paths,
             "events": s.events,
             "cut": s.cut,
+            "first_paths_at_storm": s.batches.iter().map(|b| u64::from(b.first_reached)).sum::<u64>(),
+            "extinct_batches": s.batches.iter().filter(|b| b.extinct).count(),
             "plain_runs_for_same_interval": s.plain_runs,
             "gain_in_events": s.gain,
         });

@@ -68,8 +68,6 @@ pub struct Passage {
     /// True if a bound ended it first: the load's end, the horizon or the
     /// event limit.
     pub cut: bool,
-    /// Events handled.
-    pub events: u64,
 }
 
 impl Passage {
@@ -215,7 +213,6 @@ impl<P: Backoff, Q: EventQueue<Event> + Clone + Send> SplitPath for ServerPath<'
                 return Some(score);
             }
         }
-        self.seen.events = self.state.m.events;
         None
     }
 

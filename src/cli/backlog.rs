@@ -12,7 +12,7 @@ use crate::spec::{self, ParamError, RunSpec};
 /// The heading of the region flags.
 const REGIONS: &str = "Backlog regions";
 /// The heading of the splitting flags.
-const SPLITTING: &str = "Splitting";
+pub(super) const SPLITTING: &str = "Splitting";
 
 /// The storm and calm regions, by backlog.
 #[derive(Debug, Args)]

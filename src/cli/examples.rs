@@ -189,7 +189,7 @@ pub const REPORT: [Example; 4] = [
     ),
 ];
 
-pub const MAP: [Example; 3] = [
+pub const MAP: [Example; 4] = [
     (
         "Storm probability by load and outage length, small and quick",
         "herdsim map scenarios/metastable-map.toml --x trigger --y rate --rate 300,900 \
@@ -204,6 +204,12 @@ pub const MAP: [Example; 3] = [
         "Its first row alone, as a shard (`herdsim merge` joins the shards)",
         "herdsim map scenarios/metastable-map.toml --x trigger --y rate --rate 300,900 \
          --seeds 4 --refine 1 --shard 1/2 -o map-1.csv -q",
+    ),
+    (
+        "How rare a storm is where none was seen: the cells below 5% split, towards a backlog \
+         of 100 before one of 5",
+        "herdsim map scenarios/metastable-map.toml --x trigger --y rate --rate 300,900 \
+         --seeds 4 --refine 1 --high 100 --low 5 --splitting 100 --batches 4 -o rare.csv -q",
     ),
 ];
 

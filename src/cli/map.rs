@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use clap::Args;
 
+use super::backlog::{RegionFlags, SPLITTING, SplitFlags};
 use super::output::{
     Access, LineFile, MAX_TABLE_BYTES, check_distinct, check_output, is_regular_file, open_locked,
     read_input, warn_extensions, write_whole,
@@ -16,27 +17,35 @@ use super::progress::runs_bar;
 use super::run::OUTPUTS;
 use super::sweep::{GridArgs, read_scenario, stop_cause};
 use super::{CliError, write_stdout};
-use crate::base::format::{group_thousands, trimmed};
+use crate::base::format::{group_thousands, significant, trimmed};
+use crate::experiment::backlog::Splitting;
 use crate::experiment::map::{
     CellCounts, Map, MapAxis, MapSettings, MapStop, RunOutcome, boundaries_of, places, rows_of,
     run_map,
 };
+use crate::experiment::map_split::{MapSplit, split_map};
 use crate::experiment::scenario::Scenario;
 use crate::experiment::sweep::Shard;
 use crate::model::ResourceKind;
 use crate::report::aligned_text_first;
 use crate::report::map_csv::{
-    journal_header, journal_line, map_csv, read_journal_line, read_map_csv,
+    JournalEntry, journal_batch_line, journal_header, journal_line, map_csv, read_journal_line,
+    read_map_csv,
 };
 use crate::report::map_svg::{axis_title, map_svg, x_scale};
+use crate::sim::splitting::SplitBatch;
 use crate::spec::params::{PARAMS, Param, param};
-use crate::spec::{self, ParamError};
+use crate::spec::{self, ParamError, RunSpec};
 
 /// The heading of the flags that shape the map.
 const MAP: &str = "Map";
 
 /// The most refinement rounds.
 const MAX_ROUNDS: u32 = 10;
+
+/// Cells split unless --split-below says otherwise: those whose plain runs
+/// put the storm below one in twenty (none stuck of 16 seeds, one of 40).
+const DEFAULT_SPLIT_BELOW: f64 = 0.05;
 
 #[derive(Debug, Args)]
 pub struct MapArgs {
@@ -111,6 +120,19 @@ pub struct MapArgs {
     #[arg(long, value_name = "N", value_parser = parse_max_runs, allow_hyphen_values = true, help_heading = MAP)]
     max_runs: Option<u64>,
 
+    #[command(flatten)]
+    regions: RegionFlags,
+
+    #[command(flatten)]
+    split: SplitFlags,
+
+    /// With --splitting: split the cells whose plain storm probability is
+    /// below this (0 to 1, not 0)
+    ///
+    /// Their plain runs saw too few storms to say how rare one is.
+    #[arg(long, value_name = "P", default_value_t = DEFAULT_SPLIT_BELOW, value_parser = super::assess::parse_share, allow_hyphen_values = true, requires = "splitting", help_heading = SPLITTING)]
+    split_below: f64,
+
     /// Continue an interrupted map from its run journal (FILE.runs)
     #[arg(long, conflicts_with = "force", help_heading = OUTPUTS)]
     resume: bool,
@@ -162,7 +184,15 @@ pub fn map_help() -> String {
      command gives the same bytes at any\nRAYON_NUM_THREADS.\n\nRows are refined on their own (--max-runs is a row's budget), so \
      --shard K/N maps the K-th\nslice of the rows, `herdsim merge` joins the shards' files \
      into the whole map's, byte for\nbyte, and --from FILE draws its heatmap (--svg) and \
-     prints its boundaries."
+     prints its boundaries.\n\nWith --splitting PATHS, the cells whose plain storm \
+     probability is below --split-below\n(none stuck of 16 seeds is anything up to 20%) also \
+     get adaptive multilevel splitting's\nestimate of a question of its own: the backlog \
+     (waiting attempts + retries waiting out\ntheir delay) reaching the storm region (--high) \
+     before calm (--low) after the trigger, as\n`herdsim run --splitting` answers it. It is \
+     not the verdict's stuck: a run can pass\nthrough the storm region and still recover. \
+     Their batches are made after the refinement\nand journaled too; the CSV gains split_high, \
+     split_low, split_probability, split_ci95\n(Student t over the batches), split_batches, \
+     split_paths, split_events and split_cut,\nempty in the cells not split."
         .to_string()
 }
 
@@ -252,6 +282,7 @@ fn settings(args: &MapArgs, scenario: &Scenario) -> Result<MapSettings, CliError
         )));
     }
     let rows = args.shard.unwrap_or(Shard::WHOLE).points(y.values.len());
+    let split = map_split(args, &base, &x, &y, &rows)?;
     Ok(MapSettings {
         base,
         x,
@@ -262,7 +293,62 @@ fn settings(args: &MapArgs, scenario: &Scenario) -> Result<MapSettings, CliError
         max_runs,
         rows,
         master_seed: scenario.master_seed,
+        split,
     })
+}
+
+/// The map's splitting, if asked: refused if a region flag comes without
+/// --splitting, or if a coarse cell has no storm region (no queue_limit and
+/// no --high) or one not above calm.
+fn map_split(
+    args: &MapArgs,
+    base: &RunSpec,
+    x: &MapAxis,
+    y: &MapAxis,
+    rows: &std::ops::Range<usize>,
+) -> Result<Option<MapSplit>, CliError> {
+    let Some(particles) = args.split.splitting else {
+        if let Some(flag) = [("--high", args.regions.high), ("--low", args.regions.low)]
+            .into_iter()
+            .find_map(|(flag, given)| given.map(|_| flag))
+        {
+            return Err(CliError::Usage(format!(
+                "{flag}: a map's backlog regions are splitting's: give --splitting PATHS too"
+            )));
+        }
+        return Ok(None);
+    };
+    let split = MapSplit {
+        how: Splitting {
+            high: args.regions.high,
+            low: args.regions.low,
+            particles,
+            batches: args.split.batches,
+        },
+        below: args.split_below,
+    };
+    for row in rows.clone() {
+        for value in &x.values {
+            let mut spec = base.clone();
+            let set = (x.param.set)(&mut spec, value)
+                .and_then(|()| (y.param.set)(&mut spec, &y.values[row]));
+            if set.is_err() || spec.validate().is_err() {
+                // Refused, naming the value, where the map's cells are made.
+                continue;
+            }
+            let (server, _) = crate::experiment::server_runs::server_parts(&spec);
+            if split.how.high.is_none() && server.queue_limit.is_none() {
+                return Err(CliError::Usage(format!(
+                    "--high: give the storm region's backlog (the cell {} = {value}, {} = {} has \
+                     no queue_limit, so no default)",
+                    x.param.key, y.param.key, y.values[row]
+                )));
+            }
+            args.regions
+                .regions(server.queue_limit.map_or(0, |q| q as usize))?;
+        }
+    }
+    Ok(Some(split))
 }
 
 /// The journal of `out`: where each run goes as it completes.
@@ -273,15 +359,21 @@ pub(super) fn journal_path(out: &Path) -> PathBuf {
     PathBuf::from(path)
 }
 
-/// The runs an interrupted map left in `journal`, keyed by cell values and
-/// replicate; the journal is cut after its last whole line (a line cut
-/// short by a kill is dropped, and its run made again). Every whole line
-/// must be one herdsim wrote for this map, each run once: a changed or
-/// foreign line would move the boundary, so it is refused, naming it.
-fn read_journal(
-    journal: &Path,
-    settings: &MapSettings,
-) -> Result<HashMap<(String, String, u32), RunOutcome>, CliError> {
+/// What an interrupted map left in its journal: its runs, keyed by cell
+/// values and replicate, and its splitting batches, by cell values and
+/// batch.
+#[derive(Default)]
+struct Journaled {
+    runs: HashMap<(String, String, u32), RunOutcome>,
+    batches: HashMap<(String, String, u32), SplitBatch>,
+}
+
+/// What an interrupted map left in `journal`; the journal is cut after its
+/// last whole line (a line cut short by a kill is dropped, and its run or
+/// batch made again). Every whole line must be one herdsim wrote for this
+/// map, each run and batch once: a changed or foreign line would move the
+/// boundary, so it is refused, naming it.
+fn read_journal(journal: &Path, settings: &MapSettings) -> Result<Journaled, CliError> {
     let shown = journal.display();
     let text = read_input(journal, "map journal", MAX_TABLE_BYTES)?;
     let whole = text.rfind('\n').map_or(0, |i| i + 1);
@@ -300,7 +392,8 @@ fn read_journal(
             .any(|(i, v)| values[..i].contains(v))
     };
     let may_repeat = repeats(&settings.x.values) || repeats(&settings.y.values);
-    let mut known: HashMap<(String, String, u32), (RunOutcome, usize)> = HashMap::new();
+    let mut runs: HashMap<(String, String, u32), (RunOutcome, usize)> = HashMap::new();
+    let mut batches: HashMap<(String, String, u32), (SplitBatch, usize)> = HashMap::new();
     for (i, line) in text[..whole].lines().enumerate() {
         let line_no = i + 1;
         if i == 0 {
@@ -312,20 +405,38 @@ fn read_journal(
             }
             continue;
         }
-        let run = read_journal_line(settings, &id, line).map_err(|why| refused(line_no, why))?;
-        let key = (run.x, run.y, run.replicate);
-        if let Some((before, first)) = known.get(&key)
-            && !(may_repeat && *before == run.outcome)
-        {
+        let entry = read_journal_line(settings, &id, line).map_err(|why| refused(line_no, why))?;
+        let (what, key, first) = match entry {
+            JournalEntry::Run(run) => {
+                let key = (run.x, run.y, run.replicate);
+                let first = match runs.get(&key) {
+                    Some((before, _)) if may_repeat && *before == run.outcome => None,
+                    Some((_, first)) => Some(*first),
+                    None => None,
+                };
+                runs.entry(key.clone()).or_insert((run.outcome, line_no));
+                ("replicate", key, first)
+            }
+            JournalEntry::Batch(x, y, batch, made) => {
+                let key = (x, y, batch);
+                let first = match batches.get(&key) {
+                    Some((before, _)) if may_repeat && *before == made => None,
+                    Some((_, first)) => Some(*first),
+                    None => None,
+                };
+                batches.entry(key.clone()).or_insert((made, line_no));
+                ("splitting batch", key, first)
+            }
+        };
+        if let Some(first) = first {
             return Err(refused(
                 line_no,
                 format!(
-                    "replicate {} of the cell x = {}, y = {} is on line {first} already",
+                    "{what} {} of the cell x = {}, y = {} is on line {first} already",
                     key.2, key.0, key.1
                 ),
             ));
         }
-        known.entry(key).or_insert((run.outcome, line_no));
     }
     let failed = |e: std::io::Error| CliError::Usage(format!("cannot continue '{shown}': {e}"));
     OpenOptions::new()
@@ -333,10 +444,14 @@ fn read_journal(
         .open(journal)
         .and_then(|f| f.set_len(whole as u64))
         .map_err(failed)?;
-    Ok(known
-        .into_iter()
-        .map(|(key, (outcome, _))| (key, outcome))
-        .collect())
+    let strip = |(key, (value, _))| (key, value);
+    Ok(Journaled {
+        runs: runs.into_iter().map(strip).collect(),
+        batches: batches
+            .into_iter()
+            .map(|(key, (made, _))| (key, made))
+            .collect(),
+    })
 }
 
 /// The heatmap's title: `--title`, or the scenario's description.
@@ -424,7 +539,11 @@ fn show_map(
             &map_svg(settings, cells, &title(args, scenario)),
         )?;
     }
-    write_stdout(&boundary_table(settings, cells, None))
+    write_stdout(&boundary_table(settings, cells, None))?;
+    if settings.split.is_some() {
+        write_stdout(&split_table(settings, cells))?;
+    }
+    Ok(())
 }
 
 /// The cells of `path` if it is this map's whole CSV (`None` if it is any
@@ -501,7 +620,7 @@ fn make(args: &MapArgs, out: &Path, journal: &Path) -> Result<(), CliError> {
     let known = if resuming {
         read_journal(journal, &settings)?
     } else {
-        HashMap::new()
+        Journaled::default()
     };
     let shown = journal.display().to_string();
     let cannot = |e: std::io::Error| CliError::Usage(format!("cannot write '{shown}': {e}"));
@@ -533,7 +652,7 @@ fn make(args: &MapArgs, out: &Path, journal: &Path) -> Result<(), CliError> {
     let ran = run_map(
         &mut map,
         args.grid.max_events().unwrap_or(u64::MAX),
-        &|x: &str, y: &str, r: u32| known.get(&(x.to_string(), y.to_string(), r)).copied(),
+        &|x: &str, y: &str, r: u32| known.runs.get(&(x.to_string(), y.to_string(), r)).copied(),
         |round, runs| {
             bar.set_length(runs as u64);
             bar.set_position(0);
@@ -577,6 +696,45 @@ fn make(args: &MapArgs, out: &Path, journal: &Path) -> Result<(), CliError> {
             )));
         }
     }
+    if let Some(split) = map.settings.split.clone() {
+        let bar = runs_bar(0, args.quiet);
+        let ran = split_map(
+            &mut map,
+            &split,
+            args.grid.max_events().unwrap_or(u64::MAX),
+            &|x: &str, y: &str, b: u32| {
+                known
+                    .batches
+                    .get(&(x.to_string(), y.to_string(), b))
+                    .copied()
+            },
+            |batches| {
+                bar.set_length(batches as u64);
+                if !args.quiet {
+                    let line = format!(
+                        "splitting: {} cells × {} batches of {} paths",
+                        group_thousands((batches / split.how.batches as usize) as u64),
+                        split.how.batches,
+                        group_thousands(split.how.particles as u64)
+                    );
+                    if bar.is_hidden() {
+                        eprintln!("{line}");
+                    } else {
+                        bar.println(line);
+                    }
+                }
+            },
+            || bar.inc(1),
+            |x, y, batch, made| file.write_lines(&journal_batch_line(&id, x, y, batch, made)),
+        );
+        bar.finish_and_clear();
+        if let Err(MapStop::Sink(e)) = ran {
+            return Err(CliError::Usage(format!(
+                "cannot write '{shown}': {e}; it is cut back to its last whole batch (--resume \
+                 continues)"
+            )));
+        }
+    }
     // The outputs are whole files, each written at once; the journal goes
     // only when both are in place (and its lock with it).
     let counts = map.counts();
@@ -595,17 +753,20 @@ fn make(args: &MapArgs, out: &Path, journal: &Path) -> Result<(), CliError> {
         &counts,
         Some(map.budget_spent()),
     ))?;
+    if map.settings.split.is_some() {
+        write_stdout(&split_table(&map.settings, &counts))?;
+    }
     if !args.quiet {
         eprintln!(
             "{} cells, {} runs{} in {:.2} s → {}",
             group_thousands(map.cells.len() as u64),
             group_thousands(map.runs()),
-            if known.is_empty() {
+            if known.runs.is_empty() {
                 String::new()
             } else {
                 format!(
                     " ({} from the journal)",
-                    group_thousands(known.len() as u64)
+                    group_thousands(known.runs.len() as u64)
                 )
             },
             started.elapsed().as_secs_f64(),
@@ -696,6 +857,68 @@ fn boundary_table(s: &MapSettings, cells: &[CellCounts], budget_spent: Option<bo
         } else {
             ""
         },
+        aligned_text_first(&header, &table, 1)
+    )
+}
+
+/// The split cells, for people: each one's plain count beside splitting's
+/// estimate of the backlog's storm before calm, which is a question of its
+/// own (a run can pass through the storm region and still recover).
+fn split_table(s: &MapSettings, cells: &[CellCounts]) -> String {
+    let Some(split) = &s.split else {
+        return String::new();
+    };
+    let scale = x_scale(s);
+    let rows = rows_of(places(cells), s.y.values.len());
+    let table: Vec<Vec<String>> = rows
+        .iter()
+        .flatten()
+        .filter_map(|&i| cells[i].split.map(|f| (&cells[i], f)))
+        .map(|(cell, f)| {
+            let interval = match f.ci95 {
+                Some(ci) if f.probability > 0.0 => {
+                    format!("± {:.0}%", 100.0 * ci / f.probability)
+                }
+                Some(ci) => format!("± {}", significant(ci)),
+                None => String::new(),
+            };
+            vec![
+                s.y.values[cell.y].clone(),
+                trimmed(scale.shown(cell.x_at), 4),
+                format!("{} of {}", cell.stuck, cell.runs),
+                significant(f.probability),
+                interval,
+                format!("≥ {} / ≤ {}", f.regions.high, f.regions.low),
+                group_thousands(f.paths),
+            ]
+        })
+        .collect();
+    let y_title = axis_title(&s.y);
+    let x_heading = scale.heading.clone();
+    let header = [
+        y_title.as_str(),
+        x_heading.as_str(),
+        "stuck",
+        "storm before calm",
+        "95%",
+        "backlog storm / calm",
+        "paths",
+    ];
+    if table.is_empty() {
+        return format!(
+            "\nsplitting: no cell's plain storm probability is below {} (--split-below)\n",
+            trimmed(split.below, 4)
+        );
+    }
+    format!(
+        "\nsplitting: {} cells whose plain storm probability is below {} (--split-below), each \
+         {} batches of {} paths; the chance the backlog (waiting attempts + retries waiting out \
+         their delay) reaches the storm region before calm after the trigger (within the run \
+         without one), not the verdict's stuck\n{}",
+        table.len(),
+        trimmed(split.below, 4),
+        split.how.batches,
+        group_thousands(split.how.particles as u64),
         aligned_text_first(&header, &table, 1)
     )
 }

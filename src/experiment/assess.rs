@@ -174,6 +174,7 @@ impl AssessSettings {
             rounds: self.rounds,
             max_runs: coarse.saturating_mul(6),
             master_seed: self.master_seed,
+            split: None,
         }
     }
 

@@ -12,6 +12,7 @@
 use rayon::prelude::*;
 
 use crate::base::seeding::{Seeds, job_seed};
+use crate::experiment::server_runs::server_parts;
 use crate::measure::server_metrics::wilson_interval;
 use crate::measure::stats::Summary;
 use crate::model::backlog::Regions;
@@ -19,6 +20,7 @@ use crate::model::server::{NS_PER_S, ServerSpec};
 use crate::sim::server_loop::ServerRetry;
 use crate::sim::server_loop::backlog_paths::{Passage, PathRules, server_passage, split_server};
 use crate::sim::splitting::SplitBatch;
+use crate::spec::RunSpec;
 
 /// The rules of `server`'s backlog paths for `regions`: scored from the
 /// last trigger's end (or the start), ending at calm after it; at the storm
@@ -40,6 +42,40 @@ pub fn path_rules(
         end_at_storm: end_at_storm || from.is_none(),
         until: server.duration,
         max_events,
+    }
+}
+
+/// How to split a service towards its storm region: the regions given
+/// (a missing one is its default for the service's queue limit), and the
+/// batches.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Splitting {
+    pub high: Option<usize>,
+    pub low: Option<usize>,
+    /// Paths a batch keeps.
+    pub particles: usize,
+    /// Independent batches, whose spread gives the interval.
+    pub batches: u32,
+}
+
+impl Splitting {
+    /// The regions of the service `spec` describes.
+    pub fn regions(&self, spec: &RunSpec) -> Regions {
+        let (server, _) = server_parts(spec);
+        let queue_limit = server.queue_limit.map_or(0, |q| q as usize);
+        Regions::or_defaults(self.high, self.low, queue_limit)
+    }
+
+    /// Every setting, as text, for a fingerprint.
+    pub fn fields(&self) -> Vec<String> {
+        let region = |r: Option<usize>| r.map_or_else(|| "default".to_string(), |r| r.to_string());
+        vec![
+            "splitting".to_string(),
+            region(self.high),
+            region(self.low),
+            self.particles.to_string(),
+            self.batches.to_string(),
+        ]
     }
 }
 
@@ -159,23 +195,10 @@ pub fn split_estimate(
     batches: u32,
     on_batch: &(impl Fn() + Sync),
 ) -> SplitEstimate {
-    assert!(
-        rules.end_at_storm,
-        "splitting's paths end at the storm region"
-    );
     let done: Vec<SplitBatch> = (0..u64::from(batches))
         .into_par_iter()
         .map(|b| {
-            let first = b * particles as u64;
-            let seeds_of = |i: u64| Seeds::for_job(master, point, first + i);
-            let batch = split_server(
-                server,
-                retry,
-                rules,
-                particles,
-                &seeds_of,
-                batch_key(master, point, b),
-            );
+            let batch = split_batch((server, retry), rules, (master, point), particles, b);
             on_batch();
             batch
         })
@@ -183,8 +206,33 @@ pub fn split_estimate(
     estimate_of(particles, done)
 }
 
+/// Batch `batch` of [`split_estimate`]'s: its paths are the runs of
+/// replicates `batch · particles ..`, its copies keyed by the batch.
+pub fn split_batch(
+    (server, retry): (&ServerSpec, &ServerRetry),
+    rules: PathRules,
+    (master, point): (u64, u64),
+    particles: usize,
+    batch: u64,
+) -> SplitBatch {
+    assert!(
+        rules.end_at_storm,
+        "splitting's paths end at the storm region"
+    );
+    let first = batch * particles as u64;
+    let seeds_of = |i: u64| Seeds::for_job(master, point, first + i);
+    split_server(
+        server,
+        retry,
+        rules,
+        particles,
+        &seeds_of,
+        batch_key(master, point, batch),
+    )
+}
+
 /// The estimate of `batches` of `particles` paths each.
-fn estimate_of(particles: usize, batches: Vec<SplitBatch>) -> SplitEstimate {
+pub fn estimate_of(particles: usize, batches: Vec<SplitBatch>) -> SplitEstimate {
     let values: Vec<f64> = batches.iter().map(|b| b.estimate).collect();
     let estimate = Summary::of(&values);
     let paths = batches.iter().map(|b| b.paths).sum();

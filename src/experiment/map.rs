@@ -19,11 +19,13 @@
 //! thread count, and an interrupted map continues to the same end.
 
 use std::cmp::Ordering;
+use std::collections::BTreeMap;
 
 use crate::base::fingerprint::Fingerprint;
 use crate::base::format::trimmed;
 use crate::base::seeding::Seeds;
 use crate::base::time::{Micros, format_duration, parse_duration};
+use crate::experiment::map_split::{MapSplit, SplitFigures};
 use crate::experiment::server_runs::server_parts;
 use crate::experiment::sweep::for_each_ordered;
 use crate::measure::observer::Watch;
@@ -292,6 +294,7 @@ impl Cell {
             stuck: self.storm().stuck,
             runs: self.storm().runs,
             unresolved: self.storm().unresolved,
+            split: None,
         }
     }
 
@@ -349,6 +352,8 @@ pub struct CellCounts {
     pub runs: u64,
     /// Runs unresolved (not in `runs`).
     pub unresolved: u64,
+    /// Its splitting estimate, if it was split.
+    pub split: Option<SplitFigures>,
 }
 
 impl CellCounts {
@@ -449,6 +454,8 @@ pub struct MapSettings {
     pub rows: std::ops::Range<usize>,
     /// The master seed.
     pub master_seed: u64,
+    /// Splitting of the cells whose storm is rare (`None`: no splitting).
+    pub split: Option<MapSplit>,
 }
 
 impl MapSettings {
@@ -466,11 +473,15 @@ impl MapSettings {
     /// meets the same arrivals and triggers; the policy's comes from the
     /// cell's values, which refinement does not change.
     pub fn seeds(&self, x: &str, y: usize, replicate: u32) -> Seeds {
-        let cell = Fingerprint::default()
+        Seeds::for_job(self.master_seed, self.cell_key(x, y), u64::from(replicate))
+    }
+
+    /// The seed key of the cell at (`x`, row `y`): its values.
+    pub fn cell_key(&self, x: &str, y: usize) -> u64 {
+        Fingerprint::default()
             .field(x)
             .field(&self.y.values[y])
-            .value();
-        Seeds::for_job(self.master_seed, cell, u64::from(replicate))
+            .value()
     }
 
     /// Ties a map's files to what made them: every setting and value.
@@ -493,6 +504,10 @@ impl MapSettings {
             self.master_seed,
         ] {
             print = print.field(&n.to_string());
+        }
+        // A map without splitting keeps the fingerprint it always had.
+        for field in self.split.iter().flat_map(MapSplit::fields) {
+            print = print.field(&field);
         }
         print.hex()
     }
@@ -519,6 +534,9 @@ pub struct Map {
     /// Per row: true once the run budget cut its plan short (it is then
     /// refined no further).
     pub spent: Vec<bool>,
+    /// The splitting figures of the cells split, by index into
+    /// [`Map::cells`] (made after the refinement).
+    pub splits: BTreeMap<usize, SplitFigures>,
 }
 
 /// Where one row's boundary lies.
@@ -562,6 +580,7 @@ impl Map {
             cells,
             rounds_done: 0,
             spent: vec![false; rows],
+            splits: BTreeMap::new(),
         }
     }
 
@@ -570,9 +589,13 @@ impl Map {
         self.spent.iter().any(|&s| s)
     }
 
-    /// Every cell's storm counts, in the order made.
+    /// Every cell's storm counts and splitting figures, in the order made.
     pub fn counts(&self) -> Vec<CellCounts> {
-        self.cells.iter().map(Cell::counts).collect()
+        let with_split = |(i, cell): (usize, &Cell)| CellCounts {
+            split: self.splits.get(&i).copied(),
+            ..cell.counts()
+        };
+        self.cells.iter().enumerate().map(with_split).collect()
     }
 
     /// Runs made so far.
@@ -851,6 +874,7 @@ mod tests {
             max_runs,
             rows: 0..2,
             master_seed: 42,
+            split: None,
         }
     }
 

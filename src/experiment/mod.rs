@@ -6,6 +6,7 @@ pub mod backlog;
 pub mod error;
 pub mod grid;
 pub mod map;
+pub mod map_split;
 pub mod replicates;
 pub mod scenario;
 pub mod schedule;

@@ -6,8 +6,11 @@ use std::collections::BTreeMap;
 
 use crate::base::format::csv_number;
 use crate::experiment::map::{CellCounts, Map, MapSettings, RunOutcome};
+use crate::experiment::map_split::SplitFigures;
+use crate::model::backlog::Regions;
 use crate::report::csv::{LineFault, checked_record, checksum, f64_exact, line};
 use crate::report::error::ReportError;
+use crate::sim::splitting::SplitBatch;
 use crate::spec::params::{parameter_columns, parameter_fields};
 
 /// The columns after the parameters.
@@ -31,15 +34,56 @@ pub const MAP_COLUMNS: [&str; 17] = [
     "row_checksum",
 ];
 
+/// The columns of a map made with splitting, after `amplification_mean`:
+/// the regions split towards, the estimate and its 95% half-width, and its
+/// cost; empty in the cells not split.
+pub const SPLIT_COLUMNS: [&str; 8] = [
+    "split_high",
+    "split_low",
+    "split_probability",
+    "split_ci95",
+    "split_batches",
+    "split_paths",
+    "split_events",
+    "split_cut",
+];
+
+/// Where [`SPLIT_COLUMNS`] go among [`MAP_COLUMNS`]: after
+/// `amplification_mean`, before the map's bookkeeping.
+const SPLIT_AT: usize = 12;
+
 /// The header: `map_row` (the cell's row, from 0), `map_x` (its place on
-/// x), the parameters, then [`MAP_COLUMNS`].
-pub fn map_header() -> Vec<String> {
+/// x), the parameters, then [`MAP_COLUMNS`], with [`SPLIT_COLUMNS`] if the
+/// map was made with splitting (a map without keeps the file it always
+/// had).
+pub fn map_header(split: bool) -> Vec<String> {
+    let (measured, bookkeeping) = MAP_COLUMNS.split_at(SPLIT_AT);
+    let split_columns: &[&str] = if split { &SPLIT_COLUMNS } else { &[] };
     ["map_row", "map_x"]
         .into_iter()
         .chain(parameter_columns())
-        .chain(MAP_COLUMNS)
+        .chain(measured.iter().copied())
+        .chain(split_columns.iter().copied())
+        .chain(bookkeeping.iter().copied())
         .map(str::to_string)
         .collect()
+}
+
+/// A cell's splitting fields: empty where it was not split.
+fn split_fields(split: Option<&SplitFigures>) -> Vec<String> {
+    let Some(f) = split else {
+        return vec![String::new(); SPLIT_COLUMNS.len()];
+    };
+    vec![
+        f.regions.high.to_string(),
+        f.regions.low.to_string(),
+        csv_number(f.probability),
+        f.ci95.map_or_else(String::new, csv_number),
+        f.batches.to_string(),
+        f.paths.to_string(),
+        f.events.to_string(),
+        f.cut.to_string(),
+    ]
 }
 
 /// The whole file: the header, then a row per cell, row by row and along x
@@ -49,14 +93,14 @@ pub fn map_header() -> Vec<String> {
 pub fn map_csv(map: &Map) -> String {
     let s = &map.settings;
     let id = s.fingerprint();
-    let mut text = line(&map_header());
+    let mut text = line(&map_header(s.split.is_some()));
     let rows = map.rows();
     // Each line says how many cells its row has, so a line left out is
     // seen (a refined cell that nothing was refined beside leaves no other
     // trace).
     let row_cells: Vec<usize> = rows.iter().map(Vec::len).collect();
-    let cells = rows.iter().flatten().map(|&i| &map.cells[i]);
-    for cell in cells {
+    for &i in rows.iter().flatten() {
+        let cell = &map.cells[i];
         let spec = s
             .spec(&cell.x, cell.y)
             .expect("a map's cells are checked when made");
@@ -77,6 +121,11 @@ pub fn map_csv(map: &Map) -> String {
             cell.recovery_median_ms()
                 .map_or_else(String::new, csv_number),
             csv_number(cell.amplification_mean()),
+        ]);
+        if s.split.is_some() {
+            fields.extend(split_fields(map.splits.get(&i)));
+        }
+        fields.extend([
             s.y.values.len().to_string(),
             row_cells[cell.y].to_string(),
             s.master_seed.to_string(),
@@ -112,18 +161,23 @@ fn whole<T: std::str::FromStr>(text: &str) -> Option<T> {
     text.parse().ok()
 }
 
-/// Reads a map file (`file` names it in errors): every line's checksum
-/// checked, every count a whole number that adds up, every place finite.
-fn read_rows(file: &str, text: &str) -> Result<Vec<MapRow>, ReportError> {
+/// Reads a map file (`file` names it in errors): whether it has the
+/// splitting columns, and its rows, every line's checksum checked, every
+/// count a whole number that adds up, every place finite, every splitting
+/// figure in its range.
+fn read_rows(file: &str, text: &str) -> Result<(bool, Vec<MapRow>), ReportError> {
     let bad = |why: String| ReportError::MapShards(format!("'{file}': {why}"));
     let mut lines = text.lines();
     let header = lines.next().unwrap_or_default();
-    if header != line(&map_header()).trim_end() {
+    let Some(split) = [false, true]
+        .into_iter()
+        .find(|&split| header == line(&map_header(split)).trim_end())
+    else {
         return Err(bad(
             "not a map file of this herdsim (its header differs)".to_string()
         ));
-    }
-    let columns = map_header();
+    };
+    let columns = map_header(split);
     let at = |name: &str| {
         columns
             .iter()
@@ -192,6 +246,15 @@ fn read_rows(file: &str, text: &str) -> Result<Vec<MapRow>, ReportError> {
         // `row < rows`, and a row number is an index: both fit in usize on
         // the machines a map's rows were counted on.
         let (row, rows) = (row as usize, rows as usize);
+        let split_figures = if split && !field(at("split_probability")).is_empty() {
+            let fields: Vec<(&str, &str)> =
+                SPLIT_COLUMNS.iter().map(|&c| (c, field(at(c)))).collect();
+            Some(read_split(&fields, &|why| {
+                bad(format!("line {line_no}: {why}"))
+            })?)
+        } else {
+            None
+        };
         out.push(MapRow {
             line_no,
             line: format!("{text}\n"),
@@ -206,10 +269,76 @@ fn read_rows(file: &str, text: &str) -> Result<Vec<MapRow>, ReportError> {
                 stuck,
                 runs: runs - unresolved,
                 unresolved,
+                split: split_figures,
             },
         });
     }
-    Ok(out)
+    Ok((split, out))
+}
+
+/// A cell's splitting figures read back, each field (by column name) in
+/// its range, else why not.
+fn read_split(
+    fields: &[(&str, &str)],
+    bad: &dyn Fn(String) -> ReportError,
+) -> Result<SplitFigures, ReportError> {
+    let field = |name: &str| {
+        fields
+            .iter()
+            .find(|(column, _)| *column == name)
+            .map_or("", |(_, value)| *value)
+    };
+    let count = |name: &str| {
+        whole::<u64>(field(name)).ok_or_else(|| {
+            bad(format!(
+                "{name} '{}' is not a whole number from 0",
+                field(name)
+            ))
+        })
+    };
+    let share = |name: &str| {
+        field(name)
+            .parse::<f64>()
+            .ok()
+            .filter(|p| (0.0..=1.0).contains(p))
+            .ok_or_else(|| {
+                bad(format!(
+                    "{name} '{}' is not a chance from 0 to 1",
+                    field(name)
+                ))
+            })
+    };
+    let ci95 = match field("split_ci95") {
+        "" => None,
+        _ => Some(share("split_ci95")?),
+    };
+    let batches = u32::try_from(count("split_batches")?)
+        .ok()
+        .filter(|&b| b >= 2)
+        .ok_or_else(|| {
+            bad(format!(
+                "split_batches '{}' is not a count of batches (2 or more)",
+                field("split_batches")
+            ))
+        })?;
+    let region = |name: &str| {
+        count(name).and_then(|n| {
+            usize::try_from(n)
+                .map_err(|_| bad(format!("{name} '{n}' is past this machine's sizes")))
+        })
+    };
+    Ok(SplitFigures {
+        regions: Regions {
+            high: region("split_high")?,
+            low: region("split_low")?,
+        },
+        probability: share("split_probability")?,
+        ci95,
+        batches,
+        paths: count("split_paths")?,
+        events: count("split_events")?,
+        cut: count("split_cut")?,
+    })
 }
 
 /// Where a cell is, in words: `row 1, x outage@2s..2.3s`.
@@ -370,7 +499,18 @@ pub fn read_map_csv(
 ) -> Result<Vec<CellCounts>, ReportError> {
     let id = settings.fingerprint();
     let rows = settings.y.values.len();
-    let read = read_rows(file, text)?;
+    let (split, read) = read_rows(file, text)?;
+    if split != settings.split.is_some() {
+        return Err(ReportError::MapShards(format!(
+            "'{file}' is a map made {}, not this command's map (made {})",
+            if split {
+                "with --splitting"
+            } else {
+                "without --splitting"
+            },
+            if split { "without" } else { "with" }
+        )));
+    }
     if let Some(other) = read.iter().find(|r| r.id != id || r.rows != rows) {
         return Err(ReportError::MapShards(format!(
             "'{file}' line {} is map {} of {} rows, not this command's map {id} of {rows} (its \
@@ -422,8 +562,13 @@ pub fn merge_map_shards(files: &[(String, String)]) -> Result<String, ReportErro
     let mut by_row: BTreeMap<usize, (&str, Vec<String>)> = BTreeMap::new();
     let mut map: Option<(String, usize, &str)> = None;
     let mut read = Vec::new();
+    let mut split = false;
     for (file, text) in files {
-        read.push((file.as_str(), read_rows(file, text)?));
+        let (with_split, rows) = read_rows(file, text)?;
+        // Files of one map share its header: their map_id says so, and it
+        // differs with splitting's settings.
+        split |= with_split;
+        read.push((file.as_str(), rows));
     }
     for (file, rows) in &read {
         let mut rows_here: BTreeMap<usize, Vec<String>> = BTreeMap::new();
@@ -491,7 +636,7 @@ pub fn merge_map_shards(files: &[(String, String)]) -> Result<String, ReportErro
         }
     }
     check_cells(&cells, &coarse, None)?;
-    let mut text = line(&map_header());
+    let mut text = line(&map_header(split));
     for (_, (_, lines)) in by_row {
         text.extend(lines);
     }
@@ -547,26 +692,48 @@ pub struct JournalRun {
     pub outcome: RunOutcome,
 }
 
-/// A journal line (`text`, without its newline) read back, if it is a run
-/// of the map `settings` makes (whose fingerprint is `id`), as herdsim wrote it: its checksum matches,
-/// its cell is one of the map's rows and within its x axis, its replicate
-/// is below the cell's most seeds, and its figures are what a run gives (a
-/// recovery time, finite and from 0, only for a recovered run; a finite
-/// amplification from 0). Otherwise why not, naming the field.
-pub fn read_journal_line(
+/// A splitting batch's journal line, its checksum last: the cell, the
+/// batch, `split`, then what the batch found and spent.
+pub fn journal_batch_line(id: &str, x: &str, y: &str, batch: u32, made: &SplitBatch) -> String {
+    let text = line(&[
+        id.to_string(),
+        x.to_string(),
+        y.to_string(),
+        batch.to_string(),
+        "split".to_string(),
+        f64_exact(made.estimate),
+        made.iterations.to_string(),
+        made.paths.to_string(),
+        made.events.to_string(),
+        made.first_events.to_string(),
+        made.first_reached.to_string(),
+        made.cut.to_string(),
+        made.extinct.to_string(),
+    ]);
+    let text = text.trim_end_matches('\n');
+    format!("{text},{}\n", checksum(text))
+}
+
+/// Fields of a run's journal line and of a splitting batch's.
+const RUN_FIELDS: usize = 7;
+const BATCH_FIELDS: usize = 13;
+
+/// One line of a map's journal read back.
+#[derive(Debug, Clone, PartialEq)]
+pub enum JournalEntry {
+    /// A run of a cell.
+    Run(JournalRun),
+    /// A splitting batch of a cell: its x and y values, the batch, and it.
+    Batch(String, String, u32, SplitBatch),
+}
+
+/// The cell a journal `record` of map `id` names, if it is one of the map
+/// `settings` makes: its x and y values.
+fn journal_cell(
     settings: &MapSettings,
     id: &str,
-    text: &str,
-) -> Result<JournalRun, String> {
-    let record = checked_record(text, 7).map_err(|fault| {
-        match fault {
-            LineFault::Changed => {
-                "the line was changed since it was written (its row_checksum does not match)"
-            }
-            LineFault::Fields => "not a journal line (7 fields and a checksum expected)",
-        }
-        .to_string()
-    })?;
+    record: &::csv::StringRecord,
+) -> Result<(String, String), String> {
     if &record[0] != id {
         return Err(format!(
             "a run of map {}, not of this command's map {id} (its scenario, axes or settings \
@@ -592,6 +759,46 @@ pub fn read_journal_line(
             settings.x.values.first().map_or("", String::as_str),
             settings.x.values.last().map_or("", String::as_str)
         ));
+    }
+    Ok((x.to_string(), y.to_string()))
+}
+
+/// A journal line (`text`, without its newline) read back, if it is one of
+/// the map `settings` makes (whose fingerprint is `id`), as herdsim wrote
+/// it: its checksum matches and its cell is one of the map's rows and
+/// within its x axis; a run's replicate is below the cell's most seeds and
+/// its figures are what a run gives (a recovery time, finite and from 0,
+/// only for a recovered run; a finite amplification from 0); a batch is
+/// one of splitting's with figures a batch gives. Otherwise why not,
+/// naming the field.
+pub fn read_journal_line(
+    settings: &MapSettings,
+    id: &str,
+    text: &str,
+) -> Result<JournalEntry, String> {
+    let record = checked_record(text, RUN_FIELDS)
+        .or_else(|fault| match (fault, &settings.split) {
+            (LineFault::Fields, Some(_)) => checked_record(text, BATCH_FIELDS),
+            (fault, _) => Err(fault),
+        })
+        .map_err(|fault| match fault {
+            LineFault::Changed => {
+                "the line was changed since it was written (its row_checksum does not match)"
+                    .to_string()
+            }
+            LineFault::Fields => format!(
+                "not a journal line ({RUN_FIELDS} fields{} and a checksum expected)",
+                if settings.split.is_some() {
+                    format!(", or {BATCH_FIELDS} of a splitting batch,")
+                } else {
+                    String::new()
+                }
+            ),
+        })?;
+    let (x, y) = journal_cell(settings, id, &record)?;
+    if record.len() == BATCH_FIELDS {
+        return read_batch(settings, &record)
+            .map(|(batch, made)| JournalEntry::Batch(x, y, batch, made));
     }
     let replicate = whole::<u32>(&record[3])
         .filter(|&r| r < settings.max_seeds)
@@ -631,9 +838,9 @@ pub fn read_journal_line(
             &record[6]
         )
     })?;
-    Ok(JournalRun {
-        x: x.to_string(),
-        y: y.to_string(),
+    Ok(JournalEntry::Run(JournalRun {
+        x,
+        y,
         replicate,
         outcome: RunOutcome {
             stuck,
@@ -641,5 +848,62 @@ pub fn read_journal_line(
             recovery_ms,
             amplification,
         },
-    })
+    }))
+}
+
+/// A splitting batch's `record` read back: the batch and what it found,
+/// each figure in its range (the batch below --batches, the estimate a
+/// chance, the first paths' events within all events), else why not.
+fn read_batch(
+    settings: &MapSettings,
+    record: &::csv::StringRecord,
+) -> Result<(u32, SplitBatch), String> {
+    let batches = settings.split.as_ref().map_or(0, |s| s.how.batches);
+    let batch = whole::<u32>(&record[3])
+        .filter(|&b| b < batches)
+        .ok_or_else(|| {
+            format!(
+                "batch '{}' is not a splitting batch of a cell (0 to {})",
+                &record[3],
+                batches.saturating_sub(1)
+            )
+        })?;
+    if &record[4] != "split" {
+        return Err(format!("'{}' where a batch line says split", &record[4]));
+    }
+    let count = |i: usize, name: &str| {
+        whole::<u64>(&record[i])
+            .ok_or_else(|| format!("{name} '{}' is not a whole number from 0", &record[i]))
+    };
+    let estimate = record[5]
+        .parse::<f64>()
+        .ok()
+        .filter(|p| (0.0..=1.0).contains(p))
+        .ok_or_else(|| format!("estimate '{}' is not a chance from 0 to 1", &record[5]))?;
+    let small = |i: usize, name: &str| {
+        count(i, name).and_then(|n| {
+            u32::try_from(n).map_err(|_| format!("{name} '{n}' is past {}", u32::MAX))
+        })
+    };
+    let made = SplitBatch {
+        estimate,
+        iterations: small(6, "iterations")?,
+        paths: count(7, "paths")?,
+        events: count(8, "events")?,
+        first_events: count(9, "first_events")?,
+        first_reached: small(10, "first_reached")?,
+        cut: count(11, "cut")?,
+        extinct: match &record[12] {
+            "true" => true,
+            "false" => false,
+            other => return Err(format!("extinct '{other}' is not true or false")),
+        },
+    };
+    if made.first_events > made.events || made.cut > made.paths {
+        return Err(format!(
+            "first_events {} of events {}, cut {} of paths {}: they do not add up",
+            made.first_events, made.events, made.cut, made.paths
+        ));
+    }
+    Ok((batch, made))
 }

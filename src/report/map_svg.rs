@@ -9,7 +9,7 @@
 
 use std::fmt::Write;
 
-use crate::base::format::{group_thousands, trimmed};
+use crate::base::format::{group_thousands, significant, trimmed};
 use crate::base::time::format_duration;
 use crate::experiment::map::{
     CellCounts, MapAxis, MapSettings, Side, boundaries_of, places, rows_of,
@@ -216,7 +216,7 @@ pub fn map_svg(s: &MapSettings, cells: &[CellCounts], title: &str) -> String {
             let (l, w) = (px(left), px(right) - px(left));
             let _ = writeln!(
                 svg,
-                r##"<rect class="cell" x="{l:.2}" y="{top:.2}" width="{w:.2}" height="{row_height:.2}" fill="rgb({r},{g},{b})" data-p="{}"><title>{} = {}, {} = {}: {} of {} runs stuck ({} to {})</title></rect>"##,
+                r##"<rect class="cell" x="{l:.2}" y="{top:.2}" width="{w:.2}" height="{row_height:.2}" fill="rgb({r},{g},{b})" data-p="{}"><title>{} = {}, {} = {}: {} of {} runs stuck ({} to {}){}</title></rect>"##,
                 trimmed(storm.probability(), 4),
                 s.x.param.key,
                 escape(&cell.x),
@@ -226,6 +226,12 @@ pub fn map_svg(s: &MapSettings, cells: &[CellCounts], title: &str) -> String {
                 group_thousands(storm.runs),
                 trimmed(storm.low, 4),
                 trimmed(storm.high, 4),
+                cell.split.map_or_else(String::new, |f| format!(
+                    "; backlog storm before calm, by splitting: {}{}",
+                    significant(f.probability),
+                    f.ci95
+                        .map_or_else(String::new, |ci| format!(" ± {}", significant(ci)))
+                )),
             );
             if cell.side() == Side::Uncertain {
                 let _ = writeln!(

@@ -24,6 +24,7 @@ mod invariants;
 mod layers;
 mod linkerd;
 mod map;
+mod map_split;
 mod mesh;
 mod outputs;
 mod plots;

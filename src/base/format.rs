@@ -55,6 +55,17 @@ pub fn readable_seconds(s: f64) -> String {
     }
 }
 
+/// A figure that may be astronomically large (the plain runs a rare chance
+/// would need): [`format_number`] below 10^15, e-notation from there, where
+/// whole digits stop meaning anything.
+pub fn large_number(v: f64, decimals: usize) -> String {
+    if v.abs() < 1e15 {
+        format_number(v, decimals)
+    } else {
+        significant(v)
+    }
+}
+
 /// `v` with `decimals` decimals and thousands separators: `3,740.25`.
 pub fn format_number(v: f64, decimals: usize) -> String {
     if !v.is_finite() {

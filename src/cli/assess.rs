@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use clap::Args;
 
+use super::backlog::{RegionFlags, SplitFlags};
 use super::compare::command_line;
 use super::output::{check_distinct, check_output, shell_word, warn_extensions, write_whole};
 use super::progress::runs_bar;
@@ -15,13 +16,15 @@ use super::{CliError, write_stdout};
 use crate::base::time::{Micros, parse_duration};
 use crate::experiment::assess::{
     AssessSettings, DEFAULT_BLIP_US, DEFAULT_KINDS, DEFAULT_PARTIAL, DEFAULT_ROUNDS, DEFAULT_SEEDS,
-    LENGTHS_MS, MapPurpose, STALL_START_US, assess, map_flags, run_flags, spec_flags, stall,
+    LENGTHS_MS, MapPurpose, STALL_START_US, assess, map_flags, rare_flags, run_flags, spec_flags,
+    stall,
 };
+use crate::experiment::backlog::Splitting;
 use crate::experiment::scenario::Scenario;
 use crate::model::ResourceKind;
 use crate::report::assessment::{assessment_html, assessment_text};
 use crate::spec::params::param;
-use crate::spec::{self, ParamError};
+use crate::spec::{self, ParamError, RunSpec};
 
 /// The heading of assess's own flags.
 const ASSESS: &str = "Assess";
@@ -60,6 +63,12 @@ pub struct AssessArgs {
     /// [default: finagle:0.2,ttl:10s,min:10 if the service has no budget]
     #[arg(long, value_name = "BUDGET", allow_hyphen_values = true, help_heading = ASSESS)]
     suggest: Option<String>,
+
+    #[command(flatten)]
+    regions: RegionFlags,
+
+    #[command(flatten)]
+    split: SplitFlags,
 
     /// Refinement rounds of each map (0 to 10)
     #[arg(long, value_name = "ROUNDS", default_value_t = DEFAULT_ROUNDS, value_parser = parse_rounds, allow_hyphen_values = true, help_heading = ASSESS)]
@@ -130,7 +139,11 @@ pub fn assess_help() -> String {
          - amplification and success under partial failure: runs whose whole load meets the \
          failure, beside the exact\n  value where the attempt limit alone decides it (with the \
          z-score of the difference);\n\
-         - recovery: the recovery times of the runs that recovered from the first blip.\n\
+         - recovery: the recovery times of the runs that recovered from the first blip;\n\
+         - rare storms (with --splitting): for each blip, the chance the backlog reaches the \
+         storm region (--high) before\n  calm (--low), by adaptive multilevel splitting, as \
+         `herdsim run --splitting` makes it: the backlog's question,\n  not the verdict's stuck, \
+         and far below what the maps' seeds can see.\n\
          Each run's patience window and length are the defaults its own trigger gives \
          (`herdsim metrics`), so assess\nrefuses a service with a trigger, a duration or a \
          request count of its own.",
@@ -199,6 +212,38 @@ pub(super) fn read_service(
     Ok(scenario)
 }
 
+/// The splitting after each blip, if asked: refused if a region flag
+/// comes without --splitting, or if the service has no storm region (no
+/// queue_limit and no --high) or one not above calm.
+fn splitting(args: &AssessArgs, base: &RunSpec) -> Result<Option<Splitting>, CliError> {
+    let Some(particles) = args.split.splitting else {
+        if let Some(flag) = [("--high", args.regions.high), ("--low", args.regions.low)]
+            .into_iter()
+            .find_map(|(flag, given)| given.map(|_| flag))
+        {
+            return Err(CliError::Usage(format!(
+                "{flag}: assess's backlog regions are splitting's: give --splitting PATHS too"
+            )));
+        }
+        return Ok(None);
+    };
+    let queue_limit = base.server.queue_limit;
+    if args.regions.high.is_none() && queue_limit.is_none() {
+        return Err(CliError::Usage(
+            "--high: give the storm region's backlog (without a queue_limit there is no default)"
+                .to_string(),
+        ));
+    }
+    args.regions
+        .regions(queue_limit.map_or(0, |q| q as usize))?;
+    Ok(Some(Splitting {
+        high: args.regions.high,
+        low: args.regions.low,
+        particles,
+        batches: args.split.batches,
+    }))
+}
+
 pub fn assess_command(args: &AssessArgs) -> Result<(), CliError> {
     let started = Instant::now();
     if let Some(report) = &args.report {
@@ -235,6 +280,7 @@ pub fn assess_command(args: &AssessArgs) -> Result<(), CliError> {
             .unwrap_or(DEFAULT_SEEDS.max(scenario.replicates)),
         rounds: args.refine,
         master_seed: scenario.master_seed,
+        splitting: splitting(args, &base)?,
         base,
     };
     let maps = settings.maps().map_err(CliError::Usage)?;
@@ -279,7 +325,10 @@ pub fn assess_command(args: &AssessArgs) -> Result<(), CliError> {
     for run in &runs {
         commands.push(words("run", run_flags(run, &settings)));
     }
-    let total: usize = maps.len() + runs.len();
+    for storm in &settings.rare_storms().map_err(CliError::Usage)? {
+        commands.push(words("run", rare_flags(storm, &settings)));
+    }
+    let total: usize = maps.len() + runs.len() + settings.rare_storms().map_or(0, |r| r.len());
     let bar = runs_bar(0, args.quiet);
     let made = assess(
         &settings,

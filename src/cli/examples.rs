@@ -213,7 +213,7 @@ pub const MAP: [Example; 4] = [
     ),
 ];
 
-pub const ASSESS: [Example; 3] = [
+pub const ASSESS: [Example; 4] = [
     (
         "The SRE tutorial's service, quick and rough: 4 seeds a cell, one refinement round \
          (leave both out for the default precision, about 30 s on two cores)",
@@ -228,6 +228,12 @@ pub const ASSESS: [Example; 3] = [
         "Headroom after two blips, a quarter and a whole second of outage",
         "herdsim assess scenarios/sre-service.toml --stall outage --blip 250ms --blip 1s \
          --seeds 4 --refine 1 -q",
+    ),
+    (
+        "How rare a storm after a 1 s outage is: splitting towards a backlog of 800 before one \
+         of 20",
+        "herdsim assess scenarios/sre-service.toml --stall outage --blip 1s --high 800 --low 20 \
+         --splitting 100 --batches 4 --seeds 4 --refine 1 -q",
     ),
 ];
 

@@ -26,10 +26,12 @@
 
 use crate::base::format::trimmed;
 use crate::base::time::Micros;
+use crate::experiment::backlog::{SplitEstimate, Splitting, path_rules, split_estimate};
 use crate::experiment::map::{Map, MapAxis, MapSettings, RowBoundary, boundaries_of, run_map};
-use crate::experiment::server_runs::run_server_replicates;
+use crate::experiment::server_runs::{run_server_replicates, server_parts};
 use crate::measure::observer::Watch;
 use crate::measure::server_metrics::ServerMetrics;
+use crate::model::backlog::Regions;
 use crate::sim::queue::QueueKind;
 use crate::spec::RunSpec;
 use crate::spec::params::{Param, param};
@@ -83,6 +85,8 @@ pub struct AssessSettings {
     pub rounds: u32,
     /// The master seed.
     pub master_seed: u64,
+    /// Splitting after each blip (`None`: no rare-storm figures).
+    pub splitting: Option<Splitting>,
 }
 
 /// A seconds figure as a trigger window reads it (`2.25s`).
@@ -335,6 +339,28 @@ impl AssessSettings {
     }
 }
 
+impl AssessSettings {
+    /// The rare-storm estimates assess makes, one per blip of the first
+    /// stall kind, none made yet (none without splitting).
+    pub fn rare_storms(&self) -> Result<Vec<RareStorm>, String> {
+        let Some(how) = &self.splitting else {
+            return Ok(Vec::new());
+        };
+        self.blips
+            .iter()
+            .map(|&blip_us| {
+                let spec = self.with(&stall(&self.kinds[0], blip_us), None)?;
+                Ok(RareStorm {
+                    blip_us,
+                    regions: how.regions(&spec),
+                    spec,
+                    estimate: None,
+                })
+            })
+            .collect()
+    }
+}
+
 impl AssessMap {
     /// Keeps what `map`, made to its end, found.
     pub fn record(&mut self, map: &Map) {
@@ -365,6 +391,24 @@ pub struct Assessment {
     pub maps: Vec<AssessMap>,
     /// The runs, in [`AssessSettings::runs`] order.
     pub runs: Vec<AssessRun>,
+    /// The rare-storm estimates, in [`AssessSettings::rare_storms`] order.
+    pub rare: Vec<RareStorm>,
+}
+
+/// How likely a blip is to tip the service into a storm: splitting's
+/// estimate of the backlog reaching the storm region before calm after it,
+/// as `herdsim run --splitting` makes it (the same seeds, so the same
+/// figure).
+#[derive(Debug, Clone)]
+pub struct RareStorm {
+    /// The blip's length, µs.
+    pub blip_us: Micros,
+    /// The run's spec: the service with the blip.
+    pub spec: RunSpec,
+    /// The regions split towards.
+    pub regions: Regions,
+    /// The estimate, once made.
+    pub estimate: Option<SplitEstimate>,
 }
 
 /// Why an assessment stopped: a run reached the event limit, in the map
@@ -432,10 +476,29 @@ pub fn assess(
             });
         }
     }
+    let mut rare = settings
+        .rare_storms()
+        .map_err(|stage| AssessStop { stage })?;
+    if let Some(how) = &settings.splitting {
+        for storm in &mut rare {
+            on_stage(RARE_STAGE, how.batches as usize);
+            let (server, retry) = server_parts(&storm.spec);
+            let rules = path_rules(&server, storm.regions, true, max_events);
+            storm.estimate = Some(split_estimate(
+                (&server, &retry),
+                rules,
+                (settings.master_seed, 0),
+                how.particles,
+                how.batches,
+                &on_run_done,
+            ));
+        }
+    }
     Ok(Assessment {
         settings: settings.clone(),
         maps,
         runs,
+        rare,
     })
 }
 
@@ -521,6 +584,34 @@ pub fn run_flags(run: &AssessRun, settings: &AssessSettings) -> Vec<String> {
     flags
 }
 
+/// The stage of the rare-storm estimates, for progress.
+pub const RARE_STAGE: &str = "rare storm after the blip, by splitting";
+
+/// The flags that make `herdsim run` make a rare-storm estimate, after the
+/// service's own flags: the blip, the regions and the splitting.
+pub fn rare_flags(storm: &RareStorm, settings: &AssessSettings) -> Vec<String> {
+    let how = settings
+        .splitting
+        .as_ref()
+        .expect("rare storms come from splitting");
+    vec![
+        "--trigger".to_string(),
+        shown(&storm.spec, key("trigger")),
+        "--high".to_string(),
+        storm.regions.high.to_string(),
+        "--low".to_string(),
+        storm.regions.low.to_string(),
+        "--splitting".to_string(),
+        how.particles.to_string(),
+        "--batches".to_string(),
+        how.batches.to_string(),
+        "--seeds".to_string(),
+        settings.seeds.to_string(),
+        "--seed".to_string(),
+        settings.master_seed.to_string(),
+    ]
+}
+
 /// The flags that make `herdsim run` (which reads no scenario file) run
 /// `spec` but for the keys in `except`: every parameter whose shown value
 /// differs from the default's, as its flag takes it (each shown value
@@ -602,6 +693,7 @@ mod tests {
             seeds: DEFAULT_SEEDS,
             rounds: DEFAULT_ROUNDS,
             master_seed: 42,
+            splitting: None,
         }
     }
 

@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use crate::base::format::{group_thousands, trimmed};
+use crate::base::format::{group_thousands, large_number, significant, trimmed};
 use crate::base::time::format_duration;
 use crate::experiment::assess::{
     AssessMap, AssessRun, Assessment, FAILURE_LOAD_US, LENGTHS_MS, LOADS, MapPurpose,
@@ -406,6 +406,55 @@ pub fn answer(a: &Assessment, commands: &[String]) -> Answer {
     ));
     parts.push(Part::Lines(lines));
 
+    // Rare storms, by splitting.
+    if let Some(how) = &s.splitting {
+        let first = a.maps.len() + a.runs.len();
+        let rows = a
+            .rare
+            .iter()
+            .enumerate()
+            .map(|(k, storm)| {
+                let e = storm
+                    .estimate
+                    .as_ref()
+                    .expect("assess makes every estimate");
+                let p = e.estimate.mean;
+                vec![
+                    blip_name(s, storm.blip_us),
+                    significant(p),
+                    match e.estimate.ci95 {
+                        Some(ci) if p > 0.0 => format!("± {:.0}%", 100.0 * ci / p),
+                        Some(ci) => format!("± {}", significant(ci)),
+                        None => "-".to_string(),
+                    },
+                    e.plain_runs
+                        .map_or_else(|| "-".to_string(), |n| large_number(n, 0)),
+                    format!("≥ {} / ≤ {}", storm.regions.high, storm.regions.low),
+                    number(first + k),
+                ]
+            })
+            .collect();
+        parts.push(Part::Table {
+            caption: format!(
+                "rare storms: the chance a blip drives the backlog (waiting attempts + retries \
+                 waiting out their delay) into the storm region before calm, by adaptive \
+                 multilevel splitting ({} batches of {} paths); the backlog's question, not the \
+                 verdict's stuck (a run can pass through the storm region and recover)",
+                how.batches,
+                group_thousands(how.particles as u64)
+            ),
+            header: vec![
+                "blip",
+                "storm before calm",
+                "95%",
+                "plain runs for as narrow",
+                "backlog storm / calm",
+                "command",
+            ],
+            rows,
+        });
+    }
+
     // The verdict.
     let mut verdict = format!("At ρ = {} this service", trimmed(rho, 3));
     let clauses: Vec<String> = margins
@@ -473,6 +522,20 @@ pub fn answer(a: &Assessment, commands: &[String]) -> Answer {
         amp_mean,
         ok_mean * 100.0
     );
+    if let Some(storm) = a.rare.first()
+        && let Some(e) = &storm.estimate
+    {
+        let _ = write!(
+            verdict,
+            " {} drives its backlog to {} before calm with chance {}{}.",
+            capitalised(&blip_name(s, storm.blip_us)),
+            storm.regions.high,
+            significant(e.estimate.mean),
+            e.estimate
+                .ci95
+                .map_or_else(String::new, |ci| format!(" ± {}", significant(ci)))
+        );
+    }
     Answer {
         workload: WorkloadSummary::lines(&s.base),
         method,
@@ -480,6 +543,14 @@ pub fn answer(a: &Assessment, commands: &[String]) -> Answer {
         verdict,
         commands: commands.to_vec(),
     }
+}
+
+/// `text` with its first letter a capital.
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
 }
 
 /// ρ for people.

@@ -6,7 +6,9 @@ use std::fmt::Write;
 
 use serde_json::{Value, json};
 
-use crate::base::format::{counted, format_number, group_thousands, readable_seconds, significant};
+use crate::base::format::{
+    counted, format_number, group_thousands, large_number, readable_seconds, significant,
+};
 use crate::base::time::format_duration;
 use crate::experiment::backlog::{PassageSummary, SplitEstimate};
 use crate::measure::stats::Summary;
@@ -178,8 +180,8 @@ pub fn backlog_table(r: &BacklogReport) -> String {
                 out,
                 "  plain runs for as narrow an interval {} ({}× splitting's events, each run from \
                  the start)",
-                group_thousands(n.round() as u64),
-                format_number(gain, 1)
+                large_number(n, 0),
+                large_number(gain, 1)
             );
         }
         if s.cut > 0 {

@@ -203,12 +203,70 @@ fn every_figure_comes_back_from_the_command_it_names() {
     );
 }
 
+/// Splitting after two blips, towards a backlog of 100 from one of 5.
+const SPLIT: &[&str] = &[
+    "--blip",
+    "100ms",
+    "--blip",
+    "200ms",
+    "--high",
+    "100",
+    "--low",
+    "5",
+    "--splitting",
+    "100",
+    "--batches",
+    "4",
+];
+
+#[test]
+fn a_rare_storm_figure_is_the_splitting_of_the_run_it_names() {
+    let dir = workdir("assess-rare");
+    let out = assess(&dir, "2", SPLIT);
+    assert!(
+        out.contains("storm region before calm") && out.contains("not the verdict's stuck"),
+        "the table says which question it answers:\n{out}"
+    );
+    // Two margin and headroom maps, four run sets, then one estimate per
+    // blip: [7] and [8].
+    let rare = &out[out.find("\nrare storms:").expect("a rare-storm table")..];
+    for (n, blip) in [(7, "0.1 s of outage"), (8, "0.2 s of outage")] {
+        let figure = row(rare, blip);
+        assert_eq!(
+            figure.last(),
+            Some(&format!("[{n}]").as_str()),
+            "{figure:?}"
+        );
+        let run = succeed(
+            cargo_bin_cmd!("herdsim")
+                .args(&command(&out, n)[..])
+                .arg("-q"),
+        );
+        let line = run
+            .lines()
+            .skip_while(|l| !l.starts_with("Splitting"))
+            .find(|l| l.trim_start().starts_with("storm before calm"))
+            .unwrap_or_else(|| panic!("no splitting estimate in:\n{run}"));
+        let estimate = line.split_whitespace().nth(6).unwrap();
+        assert_eq!(
+            figure[1], estimate,
+            "assess's estimate is the run's:\n{out}\n{run}"
+        );
+    }
+    assert!(
+        out.contains("0.1 s of outage drives its backlog to 100 before calm with chance "),
+        "the verdict names the first blip's chance:\n{out}"
+    );
+}
+
 #[test]
 fn an_assessment_is_the_same_at_any_thread_count_and_writes_its_page() {
     let dir = workdir("assess-threads");
-    let one = assess(&dir, "1", &[]);
+    let one = assess(&dir, "1", SPLIT);
     let page = dir.join("assess.html");
-    let two = assess(&dir, "2", &["--report", page.to_str().unwrap()]);
+    let mut with_page = SPLIT.to_vec();
+    with_page.extend(["--report", page.to_str().unwrap()]);
+    let two = assess(&dir, "2", &with_page);
     assert_eq!(one, two, "RAYON_NUM_THREADS changed the answer");
     let html = fs::read_to_string(&page).unwrap();
     assert!(html.starts_with("<!DOCTYPE html>"));
@@ -247,6 +305,17 @@ fn bad_assess_input_is_refused_in_one_line() {
         (&["--duration", "5s"], "duration"),
         (&["--rate", "100,200"], "one service"),
         (&["--suggest", "bogus"], "--suggest"),
+        (&["--high", "100"], "give --splitting PATHS too"),
+        (
+            &["--splitting", "100"],
+            "--high: give the storm region's backlog",
+        ),
+        (
+            &["--splitting", "100", "--high", "5", "--low", "5"],
+            "expected low < high",
+        ),
+        (&["--splitting", "1", "--high", "50"], "--splitting"),
+        (&["--batches", "4"], "--splitting"),
     ];
     for (extra, says) in cases {
         let mut args = vec!["assess"];

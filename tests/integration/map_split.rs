@@ -190,6 +190,21 @@ fn a_split_map_is_the_same_at_any_thread_count_and_through_a_kill() {
     assert!(!dir.join("k.csv").exists(), "no half-made map");
     let mut resume = args(&out);
     resume.push("--resume".into());
+    // A batch's line changed since it was written is refused, naming it;
+    // the journal as written then resumes.
+    let at = kept.find(",split,").unwrap();
+    let line_no = kept[..at].matches('\n').count() + 1;
+    let estimate = at + ",split,".len();
+    let mut changed = kept.clone();
+    changed.replace_range(estimate..estimate + 1, "9");
+    assert_ne!(changed, kept, "the estimate's first digit changed");
+    fs::write(&journal, &changed).unwrap();
+    let err = usage_error(&resume.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(
+        err.contains(&format!("line {line_no}")) && err.contains("changed since it was written"),
+        "{err}"
+    );
+    fs::write(&journal, &kept).unwrap();
     succeed(
         cargo_bin_cmd!("herdsim")
             .args(&resume)

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use clap::Args;
 
-use super::backlog::{RegionFlags, SplitFlags};
+use super::backlog::{RegionFlags, SplitFlags, splitting_of};
 use super::compare::command_line;
 use super::output::{check_distinct, check_output, shell_word, warn_extensions, write_whole};
 use super::progress::runs_bar;
@@ -216,32 +216,11 @@ pub(super) fn read_service(
 /// comes without --splitting, or if the service has no storm region (no
 /// queue_limit and no --high) or one not above calm.
 fn splitting(args: &AssessArgs, base: &RunSpec) -> Result<Option<Splitting>, CliError> {
-    let Some(particles) = args.split.splitting else {
-        if let Some(flag) = [("--high", args.regions.high), ("--low", args.regions.low)]
-            .into_iter()
-            .find_map(|(flag, given)| given.map(|_| flag))
-        {
-            return Err(CliError::Usage(format!(
-                "{flag}: assess's backlog regions are splitting's: give --splitting PATHS too"
-            )));
-        }
-        return Ok(None);
-    };
-    let queue_limit = base.server.queue_limit;
-    if args.regions.high.is_none() && queue_limit.is_none() {
-        return Err(CliError::Usage(
-            "--high: give the storm region's backlog (without a queue_limit there is no default)"
-                .to_string(),
-        ));
+    let how = splitting_of(&args.split, &args.regions, "assess's")?;
+    if how.is_some() {
+        args.regions.check(base.server.queue_limit, "the service")?;
     }
-    args.regions
-        .regions(queue_limit.map_or(0, |q| q as usize))?;
-    Ok(Some(Splitting {
-        high: args.regions.high,
-        low: args.regions.low,
-        particles,
-        batches: args.split.batches,
-    }))
+    Ok(how)
 }
 
 pub fn assess_command(args: &AssessArgs) -> Result<(), CliError> {

@@ -4,7 +4,9 @@
 use clap::Args;
 
 use super::CliError;
-use crate::experiment::backlog::{passages, path_rules, split_estimate, summarise_passages};
+use crate::experiment::backlog::{
+    Splitting, passages, path_rules, split_estimate, summarise_passages,
+};
 use crate::model::backlog::Regions;
 use crate::report::backlog::BacklogReport;
 use crate::spec::{self, ParamError, RunSpec};
@@ -41,6 +43,49 @@ impl RegionFlags {
         }
         Ok(regions)
     }
+}
+
+impl RegionFlags {
+    /// Refused unless the service (`what`, in words) has a storm region:
+    /// `--high`, or a `queue_limit` to take the default from; and calm
+    /// below it.
+    pub fn check(&self, queue_limit: Option<u32>, what: &str) -> Result<(), CliError> {
+        if self.high.is_none() && queue_limit.is_none() {
+            return Err(CliError::Usage(format!(
+                "--high: give the storm region's backlog ({what} has no queue_limit, so no \
+                 default)"
+            )));
+        }
+        self.regions(queue_limit.map_or(0, |q| q as usize))
+            .map(|_| ())
+    }
+}
+
+/// The splitting `split` and `regions` ask of `whose` service (`a map's`,
+/// `assess's`), or none; a region flag without `--splitting` is refused,
+/// since there the regions are splitting's alone.
+pub fn splitting_of(
+    split: &SplitFlags,
+    regions: &RegionFlags,
+    whose: &str,
+) -> Result<Option<Splitting>, CliError> {
+    let Some(particles) = split.splitting else {
+        if let Some(flag) = [("--high", regions.high), ("--low", regions.low)]
+            .into_iter()
+            .find_map(|(flag, given)| given.map(|_| flag))
+        {
+            return Err(CliError::Usage(format!(
+                "{flag}: {whose} backlog regions are splitting's: give --splitting PATHS too"
+            )));
+        }
+        return Ok(None);
+    };
+    Ok(Some(Splitting {
+        high: regions.high,
+        low: regions.low,
+        particles,
+        batches: split.batches,
+    }))
 }
 
 /// `run`'s splitting flags.

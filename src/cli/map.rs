@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use clap::Args;
 
-use super::backlog::{RegionFlags, SPLITTING, SplitFlags};
+use super::backlog::{RegionFlags, SPLITTING, SplitFlags, splitting_of};
 use super::output::{
     Access, LineFile, MAX_TABLE_BYTES, check_distinct, check_output, is_regular_file, open_locked,
     read_input, warn_extensions, write_whole,
@@ -18,7 +18,6 @@ use super::run::OUTPUTS;
 use super::sweep::{GridArgs, read_scenario, stop_cause};
 use super::{CliError, write_stdout};
 use crate::base::format::{group_thousands, significant, trimmed};
-use crate::experiment::backlog::Splitting;
 use crate::experiment::map::{
     CellCounts, Map, MapAxis, MapSettings, MapStop, RunOutcome, boundaries_of, places, rows_of,
     run_map,
@@ -307,24 +306,11 @@ fn map_split(
     y: &MapAxis,
     rows: &std::ops::Range<usize>,
 ) -> Result<Option<MapSplit>, CliError> {
-    let Some(particles) = args.split.splitting else {
-        if let Some(flag) = [("--high", args.regions.high), ("--low", args.regions.low)]
-            .into_iter()
-            .find_map(|(flag, given)| given.map(|_| flag))
-        {
-            return Err(CliError::Usage(format!(
-                "{flag}: a map's backlog regions are splitting's: give --splitting PATHS too"
-            )));
-        }
+    let Some(how) = splitting_of(&args.split, &args.regions, "a map's")? else {
         return Ok(None);
     };
     let split = MapSplit {
-        how: Splitting {
-            high: args.regions.high,
-            low: args.regions.low,
-            particles,
-            batches: args.split.batches,
-        },
+        how,
         below: args.split_below,
     };
     for row in rows.clone() {
@@ -336,16 +322,11 @@ fn map_split(
                 // Refused, naming the value, where the map's cells are made.
                 continue;
             }
-            let (server, _) = crate::experiment::server_runs::server_parts(&spec);
-            if split.how.high.is_none() && server.queue_limit.is_none() {
-                return Err(CliError::Usage(format!(
-                    "--high: give the storm region's backlog (the cell {} = {value}, {} = {} has \
-                     no queue_limit, so no default)",
-                    x.param.key, y.param.key, y.values[row]
-                )));
-            }
-            args.regions
-                .regions(server.queue_limit.map_or(0, |q| q as usize))?;
+            let cell = format!(
+                "the cell {} = {value}, {} = {}",
+                x.param.key, y.param.key, y.values[row]
+            );
+            args.regions.check(spec.server.queue_limit, &cell)?;
         }
     }
     Ok(Some(split))

@@ -275,6 +275,22 @@ where
         Ok(cli) => cli,
         Err(err) => return report_clap_error(err, &args),
     };
+    match execute(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err @ (CliError::Usage(_) | CliError::Report(_))) => {
+            eprintln!("error: {err}");
+            ExitCode::from(EXIT_USAGE)
+        }
+        Err(CliError::Io(err)) if err.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(err @ (CliError::Io(_) | CliError::Limit(_))) => {
+            eprintln!("error: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs the parsed command line `cli`.
+fn execute(cli: Cli) -> Result<(), CliError> {
     cap_threads();
     let result = match cli.command {
         Command::Run(args) => run::run(&args),
@@ -302,17 +318,63 @@ where
         result,
         Err(CliError::Usage(_) | CliError::Report(_))
     ));
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err @ (CliError::Usage(_) | CliError::Report(_))) => {
-            eprintln!("error: {err}");
-            ExitCode::from(EXIT_USAGE)
+    result
+}
+
+/// What a command line run in-process ([`call`]) gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Called {
+    /// The exit code the binary would give: 0, 1 (a run or a write
+    /// failed), or 2 (bad input).
+    pub code: u8,
+    /// What it wrote to standard output (help included).
+    pub stdout: String,
+    /// Its error line, without `error: `, if it failed.
+    pub error: Option<String>,
+}
+
+thread_local! {
+    /// Standard output while [`call`] runs on this thread.
+    static CAPTURED: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs the command line `args` (the program's name first) in this process,
+/// its standard output captured: the same work, files and bytes as the
+/// binary's, for the Python package. Notes and warnings still go to
+/// standard error.
+pub fn call(args: &[String]) -> Called {
+    CAPTURED.with(|c| *c.borrow_mut() = Some(String::new()));
+    let result = match Cli::try_parse_from(args) {
+        Ok(cli) => execute(cli).map_err(|err| match err {
+            CliError::Usage(_) | CliError::Report(_) => (EXIT_USAGE, err.to_string()),
+            CliError::Io(_) | CliError::Limit(_) => (1, err.to_string()),
+        }),
+        Err(err) => {
+            use clap::error::ErrorKind;
+            match err.kind() {
+                ErrorKind::DisplayHelp
+                | ErrorKind::DisplayVersion
+                | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+                    let _ = write_stdout(&err.render().to_string());
+                    Ok(())
+                }
+                _ => {
+                    let line = one_line(&with_subcommand_tip(err).render().to_string());
+                    let line = line.strip_prefix("error: ").unwrap_or(&line).to_string();
+                    Err((EXIT_USAGE, line))
+                }
+            }
         }
-        Err(CliError::Io(err)) if err.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-        Err(err @ (CliError::Io(_) | CliError::Limit(_))) => {
-            eprintln!("error: {err}");
-            ExitCode::FAILURE
-        }
+    };
+    let stdout = CAPTURED.with(|c| c.borrow_mut().take()).unwrap_or_default();
+    let (code, error) = match result {
+        Ok(()) => (0, None),
+        Err((code, line)) => (code, Some(line)),
+    };
+    Called {
+        code,
+        stdout,
+        error,
     }
 }
 
@@ -587,6 +649,15 @@ fn point_message(
 }
 
 fn write_stdout(text: &str) -> Result<(), CliError> {
+    let captured = CAPTURED.with(|c| {
+        c.borrow_mut()
+            .as_mut()
+            .map(|out| out.push_str(text))
+            .is_some()
+    });
+    if captured {
+        return Ok(());
+    }
     let mut out = io::stdout().lock();
     out.write_all(text.as_bytes())?;
     out.flush()?;

@@ -1,0 +1,202 @@
+"""herdsim from Python: retry storms simulated, their results as DataFrames.
+
+Every function runs herdsim's own command in this process (the Rust
+library, with the GIL released and rayon on every core), so what it returns
+is what the command line prints or writes for the same inputs and seed,
+byte for byte. Parameters are the scenario keys (``herdsim params`` lists
+them; :func:`params` returns them), given as keyword arguments.
+
+>>> import herdsim
+>>> r = herdsim.run(clients=1000, policy="decorrelated", seeds=10)
+>>> r.summary.loc["calls", "mean"]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from typing import Any, Dict, Iterable, Mapping, Optional, Union
+
+import pandas as pd
+
+from . import _herdsim
+
+__version__ = _herdsim.__version__
+
+__all__ = ["HerdsimError", "RunResult", "params", "run", "sweep"]
+
+
+class HerdsimError(RuntimeError):
+    """A run or a write that failed (the command line's exit code 1): a run
+    that reached its event limit, a file that could not be written."""
+
+
+def _registry() -> Dict[str, Dict[str, Any]]:
+    keys = ("key", "kind", "group", "doc", "accepts", "default", "list_separator", "choices")
+    return {row[0]: dict(zip(keys, row)) for row in _herdsim.params()}
+
+
+_PARAMS = _registry()
+
+
+def params() -> pd.DataFrame:
+    """Every parameter, a row each, indexed by key: what it is, what it
+    accepts, its default and its group (the registry the command line's
+    flags, scenario keys and errors come from)."""
+    frame = pd.DataFrame(list(_PARAMS.values())).set_index("key")
+    frame["choices"] = [list(c) for c in frame["choices"]]
+    return frame
+
+
+def _text(value: Any) -> str:
+    """A single value as the command line reads it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def _flags(values: Mapping[str, Any], lists: bool) -> list:
+    """The command-line flags of ``values`` (scenario keys), each checked
+    by the registry: a ``ValueError`` naming the key otherwise. A list or
+    tuple is a sweep's axis (``lists``), joined by the key's separator."""
+    flags = []
+    for key, value in values.items():
+        if value is None:
+            continue
+        if key not in _PARAMS:
+            _herdsim.check(key, "")  # raises, listing the keys
+        if isinstance(value, (list, tuple)):
+            if not lists:
+                raise ValueError(
+                    f"{key}: one value expected here (a list is a sweep's axis: "
+                    f"use herdsim.sweep)"
+                )
+            if not value:
+                raise ValueError(f"{key}: an empty list; give at least one value")
+            texts = [_text(v) for v in value]
+            for text in texts:
+                _herdsim.check(key, text)
+            text = _PARAMS[key]["list_separator"].join(texts)
+        else:
+            text = _text(value)
+            _herdsim.check(key, text)
+        flags += ["--" + key.replace("_", "-"), text]
+    return flags
+
+
+def _call(args: Iterable[str]) -> str:
+    """Runs ``herdsim ARGS``: its standard output, or the error it gave as
+    ``ValueError`` (bad input) or :class:`HerdsimError`."""
+    code, stdout, error = _herdsim.call([str(a) for a in args])
+    if code == 2:
+        raise ValueError(error)
+    if code != 0:
+        raise HerdsimError(error)
+    return stdout
+
+
+def _seeding(seeds: Optional[int], seed: Optional[int]) -> list:
+    flags = []
+    if seeds is not None:
+        flags += ["--seeds", str(int(seeds))]
+    if seed is not None:
+        flags += ["--seed", str(int(seed))]
+    return flags
+
+
+class RunResult:
+    """One workload over its replicate seeds, as ``herdsim run --json``
+    gives it.
+
+    Attributes:
+        summary: a DataFrame indexed by metric: n, mean, sd, ci95 (the 95%
+            half-width), min and max over the replicates.
+        replicates: a DataFrame, a row per replicate, a column per metric.
+        series: the server model's time series of replicate 0 (a row per
+            window, as ``--series`` writes it), or None for the herd models.
+        storm_probability: the server model's storm probability with its
+            Wilson interval, or None.
+        workload: what was run, as the command line states it.
+        raw: the whole JSON document, as a dict.
+    """
+
+    def __init__(self, document: dict, series: Optional[pd.DataFrame]):
+        self.raw = document
+        self.workload = document.get("workload", {})
+        self.master_seed = document.get("master_seed")
+        self.storm_probability = document.get("storm_probability")
+        summary = pd.DataFrame.from_dict(document["metrics"], orient="index")
+        summary.index.name = "metric"
+        self.summary = summary
+        rows = [dict(replicate=r["replicate"], **r["metrics"]) for r in document.get("runs", [])]
+        self.replicates = pd.DataFrame(rows).set_index("replicate") if rows else pd.DataFrame()
+        self.series = series
+
+    def to_dict(self) -> dict:
+        """The summary as plain dicts: ``{metric: {"mean": ..., ...}}``."""
+        return {k: dict(v) for k, v in self.raw["metrics"].items()}
+
+    def __repr__(self) -> str:
+        return f"RunResult({len(self.replicates)} replicates, {len(self.summary)} metrics)"
+
+
+def run(
+    *,
+    seeds: Optional[int] = None,
+    seed: Optional[int] = None,
+    series: bool = True,
+    **parameters: Any,
+) -> RunResult:
+    """Runs one workload over ``seeds`` replicates from master seed ``seed``,
+    as ``herdsim run`` does: ``herdsim.run(clients=1000, policy="full")``.
+
+    Parameters are scenario keys with one value each. On the server model
+    (``resource="server"``) ``series`` also reads replicate 0's time
+    series. Bad input raises ``ValueError`` naming the key; a run that
+    fails raises :class:`HerdsimError`.
+    """
+    args = ["run"] + _flags(parameters, lists=False) + _seeding(seeds, seed)
+    args += ["--json", "--per-run", "--quiet"]
+    server = parameters.get("resource") == "server"
+    if not (server and series):
+        return RunResult(json.loads(_call(args)), None)
+    with tempfile.TemporaryDirectory(prefix="herdsim-") as scratch:
+        path = os.path.join(scratch, "series.csv")
+        document = json.loads(_call(args + ["--series", path]))
+        return RunResult(document, pd.read_csv(path))
+
+
+def sweep(
+    scenario: Optional[Union[str, os.PathLike]] = None,
+    *,
+    seeds: Optional[int] = None,
+    seed: Optional[int] = None,
+    per_run: bool = False,
+    out: Optional[Union[str, os.PathLike]] = None,
+    force: bool = False,
+    **grid: Any,
+) -> pd.DataFrame:
+    """Runs a grid of workloads over replicate seeds, as ``herdsim sweep``
+    does, into a DataFrame with the sweep file's columns: a row per point
+    (each metric's mean, sd, ci95, min and max over its seeds), or a row
+    per run with ``per_run``.
+
+    The grid is a scenario file's (``scenario``), keyword arguments (a list
+    is an axis: ``policy=["full", "decorrelated"]``), or both, the keywords
+    replacing the file's values. ``out`` also keeps the CSV file (replaced
+    only with ``force``).
+    """
+    args = ["sweep"] + ([os.fspath(scenario)] if scenario is not None else [])
+    args += _flags(grid, lists=True) + _seeding(seeds, seed) + ["--quiet"]
+    if per_run:
+        args.append("--per-run")
+    if out is not None:
+        _call(args + ["--out", os.fspath(out)] + (["--force"] if force else []))
+        return pd.read_csv(out)
+    with tempfile.TemporaryDirectory(prefix="herdsim-") as scratch:
+        path = os.path.join(scratch, "sweep.csv")
+        _call(args + ["--out", path])
+        return pd.read_csv(path)

@@ -1,0 +1,109 @@
+//! herdsim's Python extension, `herdsim._herdsim`: the simulator's own
+//! commands run in-process with the GIL released (so a figure from Python
+//! is the command line's, byte for byte), and the parameter registry the
+//! Python layer (`herdsim/__init__.py`) makes its keyword arguments, its
+//! errors and its type stubs from.
+
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::Duration;
+
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+
+use herdsim::spec::params::{PARAMS, param};
+
+/// How often a waiting call looks for Ctrl-C.
+const SIGNAL_CHECK: Duration = Duration::from_millis(50);
+
+/// Runs `herdsim ARGS` in this process on a thread of its own, the GIL
+/// released: its exit code (0, 1 for a run or write that failed, 2 for bad
+/// input), what it wrote to standard output, and its one-line error (None
+/// if it succeeded). The caller's thread wakes every 50 ms to look for a
+/// signal, so Ctrl-C raises `KeyboardInterrupt` at once; the command then
+/// finishes on its own thread, and its result is dropped.
+#[pyfunction]
+fn call(py: Python<'_>, args: Vec<String>) -> PyResult<(u8, String, Option<String>)> {
+    let argv: Vec<String> = std::iter::once("herdsim".to_string()).chain(args).collect();
+    let (send, receive) = mpsc::channel();
+    std::thread::Builder::new()
+        .name("herdsim".to_string())
+        .spawn(move || {
+            let _ = send.send(herdsim::cli::call(&argv));
+        })
+        .map_err(|e| PyRuntimeError::new_err(format!("cannot start herdsim's thread: {e}")))?;
+    let mut receive = receive;
+    loop {
+        // The receiver goes to the GIL-free wait and comes back (it may be
+        // moved between threads, not shared).
+        let (got, back) = py.detach(move || (receive.recv_timeout(SIGNAL_CHECK), receive));
+        receive = back;
+        match got {
+            Ok(called) => return Ok((called.code, called.stdout, called.error)),
+            Err(RecvTimeoutError::Timeout) => py.check_signals()?,
+            Err(RecvTimeoutError::Disconnected) => {
+                return Err(PyRuntimeError::new_err(
+                    "herdsim's thread ended without a result (a bug: please report it)",
+                ));
+            }
+        }
+    }
+}
+
+/// A parameter as Python reads it: (key, kind, group heading, what it is,
+/// what it accepts, its default as text, the separator of a list of values,
+/// its choices where it takes one of a few).
+type ParamRow = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    String,
+    char,
+    Vec<&'static str>,
+);
+
+/// Every parameter of the registry, in its order.
+#[pyfunction]
+fn params() -> Vec<ParamRow> {
+    PARAMS
+        .iter()
+        .map(|p| {
+            (
+                p.key,
+                p.kind.expected(),
+                p.group.heading(),
+                p.doc,
+                p.accepts,
+                p.default_text(),
+                p.list_separator,
+                p.choices.map(|choices| choices()).unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+/// Checks `value` as parameter `key` reads it: a `ValueError` naming the
+/// key and what it accepts, from the registry the command line's errors
+/// come from, if it does not read.
+#[pyfunction]
+fn check(key: &str, value: &str) -> PyResult<()> {
+    let Some(p) = param(key) else {
+        let keys: Vec<&str> = PARAMS.iter().map(|p| p.key).collect();
+        return Err(PyValueError::new_err(format!(
+            "unknown parameter '{key}': expected a scenario key, one of {}",
+            keys.join(", ")
+        )));
+    };
+    p.check(value)
+        .map_err(|e| PyValueError::new_err(format!("{key}: {e}")))
+}
+
+#[pymodule]
+fn _herdsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(call, m)?)?;
+    m.add_function(wrap_pyfunction!(params, m)?)?;
+    m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,188 @@
+"""The Python package as a notebook uses it: every function, its errors,
+its identity with the command line, and thread-count independence.
+
+The command line compared with is ``HERDSIM_BIN`` (the CI script sets it to
+the build it tested), else ``target/debug/herdsim`` of this repository.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import herdsim
+from herdsim import _herdsim
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = os.environ.get("HERDSIM_BIN", str(ROOT / "target" / "debug" / "herdsim"))
+
+HERD = dict(clients=100, policy="decorrelated")
+SERVER = dict(resource="server", rate=300, workers=1, service="exp:1ms", duration="2s")
+
+
+def cli(*args, env=None):
+    """``herdsim ARGS``: its standard output (it must succeed)."""
+    done = subprocess.run([BIN, *args], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def flags(values):
+    return [w for k, v in values.items() for w in ("--" + k.replace("_", "-"), str(v))]
+
+
+def test_run_is_the_command_lines_json():
+    r = herdsim.run(seeds=4, seed=7, **HERD)
+    shown = cli("run", *flags(HERD), "--seeds", "4", "--seed", "7", "--json", "--per-run", "-q")
+    assert r.raw == json.loads(shown)
+    # The in-process call prints the very bytes the binary prints.
+    code, out, error = _herdsim.call(
+        ["run", *flags(HERD), "--seeds", "4", "--seed", "7", "--json", "--per-run", "-q"]
+    )
+    assert (code, error) == (0, None)
+    assert out == shown
+    assert list(r.replicates.index) == [0, 1, 2, 3]
+    assert r.summary.loc["calls", "n"] == 4
+    assert r.summary.loc["calls", "mean"] == pytest.approx(r.replicates["calls"].mean())
+    assert r.to_dict()["calls"]["mean"] == r.summary.loc["calls", "mean"]
+    assert r.series is None and r.storm_probability is None
+
+
+def test_a_server_run_reads_its_series_and_storm_probability(tmp_path):
+    r = herdsim.run(seeds=2, **SERVER)
+    assert len(r.replicates) == 2
+    assert r.storm_probability is not None
+    series = tmp_path / "s.csv"
+    cli("run", *flags(SERVER), "--seeds", "2", "--json", "-q", "--series", str(series))
+    expected = pd.read_csv(series)
+    pd.testing.assert_frame_equal(r.series, expected)
+    assert len(r.series) > 10, "a window a row over 2 s"
+    assert herdsim.run(seeds=2, series=False, **SERVER).series is None
+
+
+def test_a_sweep_is_the_command_lines_file(tmp_path):
+    mine = tmp_path / "mine.csv"
+    frame = herdsim.sweep(policy=["full", "decorrelated"], clients=50, seeds=2, out=mine)
+    theirs = tmp_path / "theirs.csv"
+    cli("sweep", "--policy", "full,decorrelated", "--clients", "50", "--seeds", "2",
+        "--out", str(theirs), "-q")
+    assert mine.read_bytes() == theirs.read_bytes()
+    assert list(frame.columns) == theirs.read_text().splitlines()[0].split(",")
+    assert len(frame) == 2 and set(frame["policy"]) == {"full", "decorrelated"}
+    runs = herdsim.sweep(policy=["full", "decorrelated"], clients=50, seeds=2, per_run=True)
+    assert len(runs) == 4 and list(runs["replicate"]) == [0, 1, 0, 1]
+    # Without out= the same rows, from a scratch file.
+    pd.testing.assert_frame_equal(
+        herdsim.sweep(policy=["full", "decorrelated"], clients=50, seeds=2), frame
+    )
+    # A scenario file, its values replaced by keywords.
+    scenario = ROOT / "scenarios" / "metastable.toml"
+    if scenario.exists():
+        rows = herdsim.sweep(scenario, seeds=1, duration="3s", policy="no-backoff")
+        assert set(rows["policy"]) == {"no-backoff"}
+
+
+def test_bad_input_raises_value_error_naming_the_key(tmp_path):
+    cases = [
+        (dict(clients=-1), "clients"),
+        (dict(bogus=1), "unknown parameter 'bogus'"),
+        (dict(policy="sideways"), "policy"),
+        (dict(policy=["full", "equal"]), "use herdsim.sweep"),
+        (dict(base="fast"), "base"),
+    ]
+    for params, says in cases:
+        with pytest.raises(ValueError, match=says.replace("(", r"\(")):
+            herdsim.run(seeds=1, **params)
+    with pytest.raises(ValueError, match="seeds"):
+        herdsim.run(seeds=0, **HERD)
+    out = tmp_path / "s.csv"
+    out.write_text("keep me\n")
+    with pytest.raises(ValueError, match="--force"):
+        herdsim.sweep(clients=[10, 20], seeds=1, out=out)
+    assert out.read_text() == "keep me\n", "nothing replaced without force"
+    herdsim.sweep(clients=[10, 20], seeds=1, out=out, force=True)
+    assert out.read_text().startswith("point,")
+
+
+def test_the_registry_is_the_command_lines():
+    table = herdsim.params()
+    assert "clients" in table.index and "policy" in table.index
+    assert "decorrelated" in table.loc["policy", "choices"]
+    keys = [
+        line.split("scenario key: ")[1].split(";")[0]
+        for line in cli("params").splitlines()
+        if "scenario key: " in line
+    ]
+    assert keys == list(table.index), "the CLI's keys, in its order"
+
+
+def test_results_are_the_same_at_any_thread_count():
+    script = (
+        "import herdsim, json; "
+        "r = herdsim.run(seeds=8, clients=200, policy='full'); "
+        "print(json.dumps(r.raw, sort_keys=True))"
+    )
+    outputs = []
+    for threads in ("1", "2"):
+        env = dict(os.environ, RAYON_NUM_THREADS=threads)
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                              env=env, check=True)
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1]
+
+
+def test_a_run_releases_the_gil():
+    ticks = []
+    done = threading.Event()
+
+    def count():
+        while not done.is_set():
+            ticks.append(time.perf_counter())
+            time.sleep(0.001)
+
+    counter = threading.Thread(target=count)
+    counter.start()
+    started = time.perf_counter()
+    herdsim.run(seeds=200, clients=10000, policy="full")
+    ended = time.perf_counter()
+    done.set()
+    counter.join()
+    during = [t for t in ticks if started < t < ended]
+    # A run that held the GIL would leave the counter a tick or two (the
+    # interpreter switches only at the call's edges); released, it ticks
+    # about once a millisecond throughout.
+    assert ended - started > 0.05, "a run long enough to tell"
+    assert len(during) >= 10, f"{len(during)} ticks in {ended - started:.3f} s"
+
+
+def test_ctrl_c_interrupts_a_run_and_leaves_the_interpreter_working():
+    # In a child interpreter of its own (pytest handles SIGINT itself): a
+    # run of about 3 s on one thread, SIGINT after 0.3 s, then a second run
+    # (which waits for the abandoned one's thread: see the docs).
+    script = """
+import os, signal, threading, time
+signal.signal(signal.SIGINT, signal.default_int_handler)
+import herdsim
+threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+started = time.perf_counter()
+try:
+    herdsim.run(clients=10000, policy="full", seeds=400)
+    print("finished")
+except KeyboardInterrupt:
+    print("interrupted after", round(time.perf_counter() - started, 2))
+print("then", herdsim.run(clients=100, policy="full", seeds=2).summary.loc["calls", "n"])
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120, env=dict(os.environ, RAYON_NUM_THREADS="1"))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.split("\n")
+    assert lines[0].startswith("interrupted after"), done.stdout
+    # The signal is looked for every 50 ms: raised well before the run's end.
+    assert float(lines[0].split()[-1]) < 1.5, done.stdout
+    assert lines[1] == "then 2", done.stdout

@@ -27,6 +27,7 @@ fn settings() -> AssessSettings {
         seeds: DEFAULT_SEEDS,
         rounds: DEFAULT_ROUNDS,
         master_seed: 42,
+        splitting: None,
     }
 }
 

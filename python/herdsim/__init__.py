@@ -24,7 +24,7 @@ from . import _herdsim
 
 __version__ = _herdsim.__version__
 
-__all__ = ["HerdsimError", "RunResult", "params", "run", "sweep"]
+__all__ = ["HerdsimError", "RunResult", "import_config", "map", "params", "run", "sweep"]
 
 
 class HerdsimError(RuntimeError):
@@ -98,6 +98,33 @@ def _call(args: Iterable[str]) -> str:
     return stdout
 
 
+def _options(**options: Any) -> list:
+    """The flags of a command's own options (not scenario keys): `None`
+    left out, `True` a bare flag, a list repeated, names with dashes."""
+    flags = []
+    for name, value in options.items():
+        flag = "--" + name.replace("_", "-")
+        if value is None or value is False:
+            continue
+        if value is True:
+            flags.append(flag)
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                flags += [flag, os.fspath(item) if isinstance(item, os.PathLike) else _text(item)]
+        else:
+            flags += [flag, os.fspath(value) if isinstance(value, os.PathLike) else _text(value)]
+    return flags
+
+
+def _imports(
+    files: Iterable[Union[str, os.PathLike]], select: Optional[Mapping[str, str]]
+) -> list:
+    """``--import FILE`` for each file, ``--select KIND=NAME`` for each
+    choice."""
+    picks = [f"{kind}={name}" for kind, name in (select or {}).items()]
+    return _options(select=picks, **{"import": list(files)})
+
+
 def _seeding(seeds: Optional[int], seed: Optional[int]) -> list:
     flags = []
     if seeds is not None:
@@ -148,6 +175,8 @@ def run(
     seeds: Optional[int] = None,
     seed: Optional[int] = None,
     series: bool = True,
+    imports: Iterable[Union[str, os.PathLike]] = (),
+    select: Optional[Mapping[str, str]] = None,
     **parameters: Any,
 ) -> RunResult:
     """Runs one workload over ``seeds`` replicates from master seed ``seed``,
@@ -155,10 +184,14 @@ def run(
 
     Parameters are scenario keys with one value each. On the server model
     (``resource="server"``) ``series`` also reads replicate 0's time
-    series. Bad input raises ``ValueError`` naming the key; a run that
+    series. ``imports`` are configuration files (gRPC, Envoy, AWS,
+    resilience4j, Polly, Linkerd) read as by ``--import``, below the
+    keywords, ``select`` choosing among what they hold (``{"route":
+    "place-order"}``). Bad input raises ``ValueError`` naming the key; a run that
     fails raises :class:`HerdsimError`.
     """
     args = ["run"] + _flags(parameters, lists=False) + _seeding(seeds, seed)
+    args += _imports(imports, select)
     args += ["--json", "--per-run", "--quiet"]
     server = parameters.get("resource") == "server"
     if not (server and series):
@@ -177,6 +210,8 @@ def sweep(
     per_run: bool = False,
     out: Optional[Union[str, os.PathLike]] = None,
     force: bool = False,
+    imports: Iterable[Union[str, os.PathLike]] = (),
+    select: Optional[Mapping[str, str]] = None,
     **grid: Any,
 ) -> pd.DataFrame:
     """Runs a grid of workloads over replicate seeds, as ``herdsim sweep``
@@ -191,8 +226,7 @@ def sweep(
     """
     args = ["sweep"] + ([os.fspath(scenario)] if scenario is not None else [])
     args += _flags(grid, lists=True) + _seeding(seeds, seed) + ["--quiet"]
-    if per_run:
-        args.append("--per-run")
+    args += _options(per_run=per_run) + _imports(imports, select)
     if out is not None:
         _call(args + ["--out", os.fspath(out)] + (["--force"] if force else []))
         return pd.read_csv(out)
@@ -200,3 +234,72 @@ def sweep(
         path = os.path.join(scratch, "sweep.csv")
         _call(args + ["--out", path])
         return pd.read_csv(path)
+
+
+def map(  # noqa: A001 - herdsim's command of that name
+    scenario: Optional[Union[str, os.PathLike]] = None,
+    *,
+    x: str,
+    y: str,
+    seeds: Optional[int] = None,
+    seed: Optional[int] = None,
+    refine: Optional[int] = None,
+    max_seeds: Optional[int] = None,
+    max_runs: Optional[int] = None,
+    splitting: Optional[int] = None,
+    batches: Optional[int] = None,
+    high: Optional[int] = None,
+    low: Optional[int] = None,
+    split_below: Optional[float] = None,
+    out: Optional[Union[str, os.PathLike]] = None,
+    svg: Optional[Union[str, os.PathLike]] = None,
+    force: bool = False,
+    imports: Iterable[Union[str, os.PathLike]] = (),
+    select: Optional[Mapping[str, str]] = None,
+    **grid: Any,
+) -> pd.DataFrame:
+    """Maps where a server-model service tips over as the keys ``x`` and
+    ``y`` vary, refined along the boundary, as ``herdsim map`` does: a row
+    per cell, with the map file's columns (storm probability and its Wilson
+    interval, side, recovery, and with ``splitting`` the rare-storm
+    estimate of the cells below ``split_below``). ``x`` and ``y`` take
+    lists (``rate=[300, 500]``); ``out`` and ``svg`` keep the CSV and the
+    heatmap (replaced only with ``force``).
+    """
+    args = ["map"] + ([os.fspath(scenario)] if scenario is not None else [])
+    args += ["--x", x, "--y", y] + _flags(grid, lists=True) + _seeding(seeds, seed)
+    args += _options(
+        refine=refine,
+        max_seeds=max_seeds,
+        max_runs=max_runs,
+        splitting=splitting,
+        batches=batches,
+        high=high,
+        low=low,
+        split_below=split_below,
+        svg=svg,
+        force=force,
+        quiet=True,
+    ) + _imports(imports, select)
+    if out is not None:
+        _call(args + ["--out", os.fspath(out)])
+        return pd.read_csv(out)
+    with tempfile.TemporaryDirectory(prefix="herdsim-") as scratch:
+        path = os.path.join(scratch, "map.csv")
+        _call(args + ["--out", path])
+        return pd.read_csv(path)
+
+
+def import_config(
+    *files: Union[str, os.PathLike], select: Optional[Mapping[str, str]] = None
+) -> str:
+    """Reads configuration files (a gRPC service config, an Envoy route and
+    cluster, an AWS config file, resilience4j or Polly settings, a Linkerd
+    or Gateway API retry budget) as ``herdsim import`` does: the scenario
+    TOML they amount to, every key commented with its source field. Pass
+    the files to ``run``, ``sweep`` or ``map`` as ``imports=`` to run them.
+    ``select`` picks among what a file holds (``{"route": "api"}``).
+    """
+    if not files:
+        raise ValueError("import_config: give at least one configuration file")
+    return _call(["import", *[os.fspath(f) for f in files]] + _imports((), select))

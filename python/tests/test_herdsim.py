@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 
 import herdsim
+from builtins import map
 from herdsim import _herdsim
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -169,6 +170,7 @@ def test_ctrl_c_interrupts_a_run_and_leaves_the_interpreter_working():
 import os, signal, threading, time
 signal.signal(signal.SIGINT, signal.default_int_handler)
 import herdsim
+from builtins import map
 threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
 started = time.perf_counter()
 try:
@@ -186,3 +188,53 @@ print("then", herdsim.run(clients=100, policy="full", seeds=2).summary.loc["call
     # The signal is looked for every 50 ms: raised well before the run's end.
     assert float(lines[0].split()[-1]) < 1.5, done.stdout
     assert lines[1] == "then 2", done.stdout
+
+
+MAP = dict(
+    resource="server", workers=1, service="exp:1ms", timeout="100ms", duration="6s",
+    patience="3s", policy="no-backoff", max_attempts=4, rate=[300, 500],
+    trigger=["outage@2s..2.1s", "outage@2s..2.3s", "outage@2s..2.5s"],
+)
+
+
+def test_a_map_is_the_command_lines_file(tmp_path):
+    mine, svg = tmp_path / "mine.csv", tmp_path / "mine.svg"
+    cells = herdsim.map(x="trigger", y="rate", seeds=6, refine=1, out=mine, svg=svg, **MAP)
+    theirs = tmp_path / "theirs.csv"
+    cli("map", "--x", "trigger", "--y", "rate", "--resource", "server", "--workers", "1",
+        "--service", "exp:1ms", "--timeout", "100ms", "--duration", "6s", "--patience", "3s",
+        "--policy", "no-backoff", "--max-attempts", "4", "--rate", "300,500",
+        "--trigger", "outage@2s..2.1s;outage@2s..2.3s;outage@2s..2.5s",
+        "--seeds", "6", "--refine", "1", "--out", str(theirs), "-q")
+    assert mine.read_bytes() == theirs.read_bytes()
+    assert svg.read_text().startswith("<svg")
+    assert {"storm_probability", "storm_low", "storm_high", "side"} <= set(cells.columns)
+    assert set(cells["map_row"]) == {0, 1} and len(cells) >= 6
+    with pytest.raises(ValueError, match="--x and --y both name 'rate'"):
+        herdsim.map(x="rate", y="rate", seeds=2, **MAP)
+    # With splitting, the rare cells carry its estimate.
+    split = herdsim.map(x="trigger", y="rate", seeds=6, refine=0, splitting=50, batches=2,
+                        high=40, low=5, **MAP)
+    rare = split[split["storm_probability"] < 0.05]
+    assert len(rare) > 0 and rare["split_probability"].notna().all()
+
+
+def test_imported_settings_are_the_command_lines():
+    files = [ROOT / "scenarios" / "configs" / "envoy-route.yaml",
+             ROOT / "scenarios" / "configs" / "envoy-cluster.yaml"]
+    pick = {"route": "place-order"}
+    text = herdsim.import_config(*files, select=pick)
+    assert text == cli("import", *map(str, files), "--select", "route=place-order")
+    assert "envoy" in text.lower()
+    with pytest.raises(ValueError, match="--select route"):
+        herdsim.import_config(*files)
+    server = dict(resource="server", rate=500, duration="3s", trigger="outage@1s..1.5s")
+    r = herdsim.run(seeds=2, imports=files, select=pick, series=False, **server)
+    shown = cli("run", "--import", str(files[0]), "--import", str(files[1]),
+                "--select", "route=place-order",
+                *flags(server), "--seeds", "2", "--json", "--per-run", "-q")
+    assert r.raw == json.loads(shown)
+    with pytest.raises(ValueError, match="at least one"):
+        herdsim.import_config()
+    with pytest.raises(ValueError):
+        herdsim.import_config(ROOT / "no-such-file.yaml")

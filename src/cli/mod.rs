@@ -359,7 +359,8 @@ pub fn call(args: &[String]) -> Called {
                     Ok(())
                 }
                 _ => {
-                    let line = one_line(&with_subcommand_tip(err).render().to_string());
+                    let words: Vec<std::ffi::OsString> = args.iter().map(Into::into).collect();
+                    let line = clap_error_line(err, &words);
                     let line = line.strip_prefix("error: ").unwrap_or(&line).to_string();
                     Err((EXIT_USAGE, line))
                 }
@@ -429,7 +430,12 @@ fn swallowed_flag(args: &[std::ffi::OsString], stray: &str) -> Option<(String, S
         .collect();
     let command = cli_command();
     let sub = command.find_subcommand(words.get(1)?)?;
-    let at = words.iter().rposition(|w| w == stray)?;
+    // clap names a word that starts with one dash by its first letters
+    // (`-1` of `-1s..5s`, read as short flags).
+    let short = !stray.starts_with("--");
+    let at = words
+        .iter()
+        .rposition(|w| w == stray || (short && w.starts_with(stray)))?;
     let (flag, value) = (words.get(at.checked_sub(2)?)?, &words[at - 1]);
     let takes_value = sub
         .get_arguments()
@@ -481,21 +487,28 @@ fn report_clap_error(err: clap::Error, args: &[std::ffi::OsString]) -> ExitCode 
             }
         }
         _ => {
-            let stray_value = match (err.kind(), err.get(clap::error::ContextKind::InvalidArg)) {
-                (ErrorKind::UnknownArgument, Some(clap::error::ContextValue::String(stray))) => {
-                    swallowed_flag(args, stray)
-                }
-                _ => None,
-            };
-            let err = with_subcommand_tip(err);
-            let mut line = one_line(&err.render().to_string());
-            if let Some((flag, value)) = stray_value {
-                line += &format!("; '{value}' was read as the value of '{flag}'");
-            }
-            eprintln!("{line}");
+            eprintln!("{}", clap_error_line(err, args));
             ExitCode::from(EXIT_USAGE)
         }
     }
+}
+
+/// A clap error as one line, naming the flag that swallowed a value where
+/// one did (`--rate --import x`: `--import` read as the rate).
+fn clap_error_line(err: clap::Error, args: &[std::ffi::OsString]) -> String {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let stray_value = match (err.kind(), err.get(ContextKind::InvalidArg)) {
+        (ErrorKind::UnknownArgument, Some(ContextValue::String(stray))) => {
+            swallowed_flag(args, stray)
+        }
+        _ => None,
+    };
+    let err = with_subcommand_tip(err);
+    let mut line = one_line(&err.render().to_string());
+    if let Some((flag, value)) = stray_value {
+        line += &format!("; '{value}' was read as the value of '{flag}'");
+    }
+    line
 }
 
 /// clap's rendered error in one line: its usage and "for more information"

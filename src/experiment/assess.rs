@@ -18,6 +18,10 @@
 //!   the service recovers after such a failure.
 //! - **Recovery**: the recovery times of the runs that recovered from a
 //!   blip: median and 90th percentile.
+//! - **Rare storms** (with splitting): each blip's chance that the backlog
+//!   reaches the storm region before calm, by adaptive multilevel splitting
+//!   with `herdsim run --splitting`'s seeds, so its command gives the same
+//!   figure: the backlog's question, not the verdict's stuck.
 //!
 //! Each stall starts at [`STALL_START_US`] (the verdict's baseline is the
 //! windows before it); its patience window and the load's length are the

@@ -1,9 +1,10 @@
 //! `herdsim assess`'s answer for people: what was assessed and how, the
-//! margin and headroom tables, the failure figures, the recovery times, a
-//! verdict in plain words, and the command behind every figure (numbered
-//! `[1]`, `[2]`, … in the tables). Made once as an [`Answer`], then shown
-//! as text (the terminal), or as Markdown inside an HTML page with the
-//! margin and headroom curves (`--report`), so the two never disagree.
+//! margin and headroom tables, the failure figures, the recovery times, the
+//! rare-storm table (with splitting), a verdict in plain words, and the
+//! command behind every figure (numbered `[1]`, `[2]`, … in the tables).
+//! Made once as an [`Answer`], then shown as text (the terminal), or as
+//! Markdown inside an HTML page with the margin and headroom curves
+//! (`--report`), so the two never disagree.
 
 use std::fmt::Write as _;
 

@@ -427,6 +427,13 @@ fn a_flag_that_took_the_next_flag_as_its_value_is_named() {
         err.contains("'--write-time' was read as the value of '--seeds'"),
         "{err}"
     );
+    // A stray word with one dash is named by clap by its first letters
+    // (`-1` of `-1s..5s`): the note still finds the flag before it.
+    let err = super::common::usage_error(&["map", "--rate", "--import", "-1s..5s"]);
+    assert!(
+        err.contains("'--import' was read as the value of '--rate'"),
+        "{err}"
+    );
     // A flag that takes no value gets no such note.
     let err = super::common::usage_error(&["run", "--quiet", "--json", "--bogus"]);
     assert!(!err.contains("was read as the value"), "{err}");

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from typing import Any, Dict, Iterable, Mapping, Optional, Union
+from typing import Any, Callable, Dict, Iterable, Mapping, Optional, Union
 
 import pandas as pd
 
@@ -87,10 +87,41 @@ def _flags(values: Mapping[str, Any], lists: bool) -> list:
     return flags
 
 
-def _call(args: Iterable[str]) -> str:
+Progress = Union[bool, Callable[[int, int], None]]
+
+
+def _progress_hook(progress: Progress):
+    """What to tell of progress, and what to do at the end: ``progress``
+    itself if callable (it hears runs done and their total), a tqdm bar
+    (``tqdm.auto``: a widget in a notebook) if True and tqdm is installed,
+    else nothing."""
+    if callable(progress):
+        return progress, lambda: None
+    if not progress:
+        return None, lambda: None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return None, lambda: None
+    bar = tqdm(total=0, unit="run", leave=False)
+
+    def tell(done: int, total: int) -> None:
+        if bar.total != total:
+            bar.reset(total=total)
+        bar.n = done
+        bar.refresh()
+
+    return tell, bar.close
+
+
+def _call(args: Iterable[str], progress: Progress = False) -> str:
     """Runs ``herdsim ARGS``: its standard output, or the error it gave as
     ``ValueError`` (bad input) or :class:`HerdsimError`."""
-    code, stdout, error = _herdsim.call([str(a) for a in args])
+    tell, close = _progress_hook(progress)
+    try:
+        code, stdout, error = _herdsim.call([str(a) for a in args], tell)
+    finally:
+        close()
     if code == 2:
         raise ValueError(error)
     if code != 0:
@@ -177,6 +208,7 @@ def run(
     series: bool = True,
     imports: Iterable[Union[str, os.PathLike]] = (),
     select: Optional[Mapping[str, str]] = None,
+    progress: Progress = False,
     **parameters: Any,
 ) -> RunResult:
     """Runs one workload over ``seeds`` replicates from master seed ``seed``,
@@ -187,7 +219,8 @@ def run(
     series. ``imports`` are configuration files (gRPC, Envoy, AWS,
     resilience4j, Polly, Linkerd) read as by ``--import``, below the
     keywords, ``select`` choosing among what they hold (``{"route":
-    "place-order"}``). Bad input raises ``ValueError`` naming the key; a run that
+    "place-order"}``). ``progress=True`` draws a tqdm bar of the runs (if
+    tqdm is installed); a callable hears (runs done, total). Bad input raises ``ValueError`` naming the key; a run that
     fails raises :class:`HerdsimError`.
     """
     args = ["run"] + _flags(parameters, lists=False) + _seeding(seeds, seed)
@@ -195,10 +228,10 @@ def run(
     args += ["--json", "--per-run", "--quiet"]
     server = parameters.get("resource") == "server"
     if not (server and series):
-        return RunResult(json.loads(_call(args)), None)
+        return RunResult(json.loads(_call(args, progress)), None)
     with tempfile.TemporaryDirectory(prefix="herdsim-") as scratch:
         path = os.path.join(scratch, "series.csv")
-        document = json.loads(_call(args + ["--series", path]))
+        document = json.loads(_call(args + ["--series", path], progress))
         return RunResult(document, pd.read_csv(path))
 
 
@@ -212,6 +245,7 @@ def sweep(
     force: bool = False,
     imports: Iterable[Union[str, os.PathLike]] = (),
     select: Optional[Mapping[str, str]] = None,
+    progress: Progress = False,
     **grid: Any,
 ) -> pd.DataFrame:
     """Runs a grid of workloads over replicate seeds, as ``herdsim sweep``
@@ -228,11 +262,11 @@ def sweep(
     args += _flags(grid, lists=True) + _seeding(seeds, seed) + ["--quiet"]
     args += _options(per_run=per_run) + _imports(imports, select)
     if out is not None:
-        _call(args + ["--out", os.fspath(out)] + (["--force"] if force else []))
+        _call(args + ["--out", os.fspath(out)] + (["--force"] if force else []), progress)
         return pd.read_csv(out)
     with tempfile.TemporaryDirectory(prefix="herdsim-") as scratch:
         path = os.path.join(scratch, "sweep.csv")
-        _call(args + ["--out", path])
+        _call(args + ["--out", path], progress)
         return pd.read_csv(path)
 
 
@@ -256,6 +290,7 @@ def map(  # noqa: A001 - herdsim's command of that name
     force: bool = False,
     imports: Iterable[Union[str, os.PathLike]] = (),
     select: Optional[Mapping[str, str]] = None,
+    progress: Progress = False,
     **grid: Any,
 ) -> pd.DataFrame:
     """Maps where a server-model service tips over as the keys ``x`` and
@@ -282,11 +317,11 @@ def map(  # noqa: A001 - herdsim's command of that name
         quiet=True,
     ) + _imports(imports, select)
     if out is not None:
-        _call(args + ["--out", os.fspath(out)])
+        _call(args + ["--out", os.fspath(out)], progress)
         return pd.read_csv(out)
     with tempfile.TemporaryDirectory(prefix="herdsim-") as scratch:
         path = os.path.join(scratch, "map.csv")
-        _call(args + ["--out", path])
+        _call(args + ["--out", path], progress)
         return pd.read_csv(path)
 
 
@@ -303,3 +338,16 @@ def import_config(
     if not files:
         raise ValueError("import_config: give at least one configuration file")
     return _call(["import", *[os.fspath(f) for f in files]] + _imports((), select))
+
+
+def _document_keywords() -> None:
+    """Appends every scenario key to the docstrings of the functions that
+    take them, from the registry (as the stubs are)."""
+    from ._stubs import keyword_doc
+
+    keys = keyword_doc()
+    for function in (run, sweep, map):
+        function.__doc__ = (function.__doc__ or "").rstrip() + "\n\n    " + keys + "\n"
+
+
+_document_keywords()

@@ -19,10 +19,16 @@ const SIGNAL_CHECK: Duration = Duration::from_millis(50);
 /// released: its exit code (0, 1 for a run or write that failed, 2 for bad
 /// input), what it wrote to standard output, and its one-line error (None
 /// if it succeeded). The caller's thread wakes every 50 ms to look for a
-/// signal, so Ctrl-C raises `KeyboardInterrupt` at once; the command then
-/// finishes on its own thread, and its result is dropped.
+/// signal, so Ctrl-C raises `KeyboardInterrupt` at once (the command then
+/// finishes on its own thread, and its result is dropped), and to hand
+/// `progress` the runs done and their total when they change.
 #[pyfunction]
-fn call(py: Python<'_>, args: Vec<String>) -> PyResult<(u8, String, Option<String>)> {
+#[pyo3(signature = (args, progress=None))]
+fn call(
+    py: Python<'_>,
+    args: Vec<String>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<(u8, String, Option<String>)> {
     let argv: Vec<String> = std::iter::once("herdsim".to_string()).chain(args).collect();
     let (send, receive) = mpsc::channel();
     std::thread::Builder::new()
@@ -32,6 +38,7 @@ fn call(py: Python<'_>, args: Vec<String>) -> PyResult<(u8, String, Option<Strin
         })
         .map_err(|e| PyRuntimeError::new_err(format!("cannot start herdsim's thread: {e}")))?;
     let mut receive = receive;
+    let mut told = None;
     loop {
         // The receiver goes to the GIL-free wait and comes back (it may be
         // moved between threads, not shared).
@@ -39,7 +46,16 @@ fn call(py: Python<'_>, args: Vec<String>) -> PyResult<(u8, String, Option<Strin
         receive = back;
         match got {
             Ok(called) => return Ok((called.code, called.stdout, called.error)),
-            Err(RecvTimeoutError::Timeout) => py.check_signals()?,
+            Err(RecvTimeoutError::Timeout) => {
+                py.check_signals()?;
+                let now = herdsim::cli::call_progress();
+                if let (Some(tell), Some((done, total))) = (&progress, now)
+                    && now != told
+                {
+                    tell.call1(py, (done, total))?;
+                    told = now;
+                }
+            }
             Err(RecvTimeoutError::Disconnected) => {
                 return Err(PyRuntimeError::new_err(
                     "herdsim's thread ended without a result (a bug: please report it)",

@@ -238,3 +238,30 @@ def test_imported_settings_are_the_command_lines():
         herdsim.import_config()
     with pytest.raises(ValueError):
         herdsim.import_config(ROOT / "no-such-file.yaml")
+
+
+def test_stubs_and_docstrings_are_the_registrys():
+    from herdsim._stubs import stubs
+
+    committed = (ROOT / "python" / "herdsim" / "__init__.pyi").read_text()
+    assert committed == stubs(), (
+        "herdsim/__init__.pyi drifted from the registry: regenerate it with "
+        "python -c \"from herdsim._stubs import stubs; print(stubs(), end='')\""
+    )
+    for key in herdsim.params().index:
+        assert f"    {key}: Optional[" in committed, key
+        for function in (herdsim.run, herdsim.sweep, herdsim.map):
+            assert f"        {key}: " in function.__doc__, (function.__name__, key)
+
+
+def test_progress_is_told_as_runs_end():
+    heard = []
+    herdsim.run(seeds=200, clients=10000, policy="full", progress=lambda d, t: heard.append((d, t)))
+    assert heard, "told at least once in a run of about a second"
+    assert all(total == 200 for _, total in heard), heard
+    done = [d for d, _ in heard]
+    assert done == sorted(done) and done[-1] <= 200, heard
+    # Without tqdm (not installed here) progress=True draws nothing and
+    # changes nothing.
+    plain = herdsim.run(seeds=3, clients=100, policy="full").raw
+    assert herdsim.run(seeds=3, clients=100, policy="full", progress=True).raw == plain

@@ -338,6 +338,16 @@ thread_local! {
     static CAPTURED: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
 }
 
+/// True while [`call`] runs on this thread.
+fn capturing() -> bool {
+    CAPTURED.with(|c| c.borrow().is_some())
+}
+
+/// How far the command [`call`] runs has got: runs done and their total.
+pub fn call_progress() -> Option<(u64, u64)> {
+    progress::in_process()
+}
+
 /// Runs the command line `args` (the program's name first) in this process,
 /// its standard output captured: the same work, files and bytes as the
 /// binary's, for the Python package. Notes and warnings still go to
@@ -368,6 +378,7 @@ pub fn call(args: &[String]) -> Called {
         }
     };
     let stdout = CAPTURED.with(|c| c.borrow_mut().take()).unwrap_or_default();
+    progress::end_in_process();
     let (code, error) = match result {
         Ok(()) => (0, None),
         Err((code, line)) => (code, Some(line)),

@@ -21,6 +21,7 @@ from typing import Any, Callable, Dict, Iterable, Mapping, Optional, Union
 import pandas as pd
 
 from . import _herdsim
+from ._stubs import keyword_doc, registry
 
 __version__ = _herdsim.__version__
 
@@ -32,12 +33,8 @@ class HerdsimError(RuntimeError):
     that reached its event limit, a file that could not be written."""
 
 
-def _registry() -> Dict[str, Dict[str, Any]]:
-    keys = ("key", "kind", "group", "doc", "accepts", "default", "list_separator", "choices")
-    return {row[0]: dict(zip(keys, row)) for row in _herdsim.params()}
-
-
-_PARAMS = _registry()
+#: The registry by key (the command line's parameters).
+_PARAMS: Dict[str, Dict[str, Any]] = {p["key"]: p for p in registry()}
 
 
 def params() -> pd.DataFrame:
@@ -343,8 +340,6 @@ def import_config(
 def _document_keywords() -> None:
     """Appends every scenario key to the docstrings of the functions that
     take them, from the registry (as the stubs are)."""
-    from ._stubs import keyword_doc
-
     keys = keyword_doc()
     for function in (run, sweep, map):
         function.__doc__ = (function.__doc__ or "").rstrip() + "\n\n    " + keys + "\n"

@@ -265,3 +265,23 @@ def test_progress_is_told_as_runs_end():
     # changes nothing.
     plain = herdsim.run(seeds=3, clients=100, policy="full").raw
     assert herdsim.run(seeds=3, clients=100, policy="full", progress=True).raw == plain
+
+
+def test_the_books_python_examples_run(tmp_path):
+    # Every ```python block of the book's page, in order, in a scratch
+    # directory holding the repository's scenarios (as the book's console
+    # examples run).
+    page = (ROOT / "docs" / "src" / "guide" / "python.md").read_text()
+    blocks = [b.split("```", 1)[0] for b in page.split("```python\n")[1:]]
+    assert len(blocks) >= 2, "the page shows its examples"
+    (tmp_path / "scenarios").symlink_to(ROOT / "scenarios")
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        namespace = {}
+        for block in blocks:
+            exec(compile(block, "python.md", "exec"), namespace)
+    finally:
+        os.chdir(cwd)
+    assert (tmp_path / "m.csv").is_file() and (tmp_path / "map.svg").is_file()
+    assert namespace["r"].summary.loc["requests", "n"] == 8

@@ -26,16 +26,11 @@ results/metafor-mechanistic.md between the page's markers.
 Usage: metafor_mechanistic.py HERDSIM REFERENCE_CSV RESULTS_DIR
 """
 import csv
-import json
-import subprocess
 import sys
 
+from pages import herdsim, paste
+
 DURATION = "20000s"
-
-
-def herdsim(binary, args):
-    done = subprocess.run([binary, *args], capture_output=True, text=True, check=True)
-    return json.loads(done.stdout)
 
 
 def service(lam, mu, tau, retries):
@@ -44,18 +39,6 @@ def service(lam, mu, tau, retries):
             "--discipline", "fifo", "--timeout", f"{tau:g}s",
             "--max-attempts", str(retries + 1), "--retry-on", "timeout",
             "--policy", "no-backoff", "--json", "-q"]
-
-
-def paste(path, tables):
-    """Writes `tables` between the markers of the page at `path`, the rest
-    of the page as it is: regenerating changes the figures, not the prose."""
-    with open(path) as f:
-        page = f.read()
-    start, end = "<!-- generated: tables -->\n", "<!-- /generated -->"
-    head, rest = page.split(start)
-    _, tail = rest.split(end)
-    with open(path, "w") as f:
-        f.write(head + start + tables + end + tail)
 
 
 def main():

@@ -15,10 +15,10 @@ into results/splitting-agreement.md between the page's markers.
 Usage: splitting_agreement.py HERDSIM RESULTS_DIR
 """
 import csv
-import json
 import math
-import subprocess
 import sys
+
+from pages import herdsim, paste
 
 RETRIES = ["--workers", "1", "--queue-limit", "10", "--service", "exp:1ms",
            "--discipline", "random", "--policy", "memoryless", "--base", "20ms",
@@ -51,23 +51,6 @@ PASSAGES = [
     ("retries+timeouts ρ0.6", RETRIES + TIMEOUTS + ["--rate", "600"], 9, 1, "5s", 20000),
     ("retries+timeouts ρ0.6", RETRIES + TIMEOUTS + ["--rate", "600"], 15, 1, "5s", 20000),
 ]
-
-
-def herdsim(binary, args):
-    done = subprocess.run([binary, *args], capture_output=True, text=True, check=True)
-    return json.loads(done.stdout)
-
-
-def paste(path, tables):
-    """Writes `tables` between the markers of the page at `path`, the rest
-    of the page as it is: regenerating changes the figures, not the prose."""
-    with open(path) as f:
-        page = f.read()
-    start, end = "<!-- generated: tables -->\n", "<!-- /generated -->"
-    head, rest = page.split(start)
-    _, tail = rest.split(end)
-    with open(path, "w") as f:
-        f.write(head + start + tables + end + tail)
 
 
 def main():

@@ -218,7 +218,8 @@ pub(super) fn read_service(
 fn splitting(args: &AssessArgs, base: &RunSpec) -> Result<Option<Splitting>, CliError> {
     let how = splitting_of(&args.split, &args.regions, "assess's")?;
     if how.is_some() {
-        args.regions.check(base.server.queue_limit, "the service")?;
+        args.regions
+            .for_service(base.server.queue_limit, "the service")?;
     }
     Ok(how)
 }

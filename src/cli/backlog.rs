@@ -43,13 +43,11 @@ impl RegionFlags {
         }
         Ok(regions)
     }
-}
 
-impl RegionFlags {
-    /// Refused unless the service (`what`, in words) has a storm region:
-    /// `--high`, or a `queue_limit` to take the default from; and calm
-    /// below it.
-    pub fn check(&self, queue_limit: Option<u32>, what: &str) -> Result<(), CliError> {
+    /// The regions of a service (`what`, in words) whose queue limit is
+    /// `queue_limit`: refused unless it has a storm region (`--high`, or a
+    /// `queue_limit` to take the default from) with calm below it.
+    pub fn for_service(&self, queue_limit: Option<u32>, what: &str) -> Result<Regions, CliError> {
         if self.high.is_none() && queue_limit.is_none() {
             return Err(CliError::Usage(format!(
                 "--high: give the storm region's backlog ({what} has no queue_limit, so no \
@@ -57,7 +55,6 @@ impl RegionFlags {
             )));
         }
         self.regions(queue_limit.map_or(0, |q| q as usize))
-            .map(|_| ())
     }
 }
 
@@ -133,15 +130,8 @@ pub fn backlog_report(
     if regions.high.is_none() && regions.low.is_none() && split.splitting.is_none() {
         return Ok(None);
     }
+    let chosen = regions.for_service(spec.server.queue_limit, "the service")?;
     let (server, retry) = crate::experiment::server_runs::server_parts(spec);
-    let queue_limit = server.queue_limit.map_or(0, |q| q as usize);
-    if regions.high.is_none() && server.queue_limit.is_none() {
-        return Err(CliError::Usage(
-            "--high: give the storm region's backlog (without a queue_limit there is no default)"
-                .to_string(),
-        ));
-    }
-    let chosen = regions.regions(queue_limit)?;
     let plain_rules = path_rules(&server, chosen, false, max_events);
     let runs = passages(
         (&server, &retry),

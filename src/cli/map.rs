@@ -326,7 +326,7 @@ fn map_split(
                 "the cell {} = {value}, {} = {}",
                 x.param.key, y.param.key, y.values[row]
             );
-            args.regions.check(spec.server.queue_limit, &cell)?;
+            args.regions.for_service(spec.server.queue_limit, &cell)?;
         }
     }
     Ok(Some(split))

@@ -12,7 +12,6 @@
 use rayon::prelude::*;
 
 use crate::base::seeding::{Seeds, job_seed};
-use crate::experiment::server_runs::server_parts;
 use crate::measure::server_metrics::wilson_interval;
 use crate::measure::stats::Summary;
 use crate::model::backlog::Regions;
@@ -61,8 +60,7 @@ pub struct Splitting {
 impl Splitting {
     /// The regions of the service `spec` describes.
     pub fn regions(&self, spec: &RunSpec) -> Regions {
-        let (server, _) = server_parts(spec);
-        let queue_limit = server.queue_limit.map_or(0, |q| q as usize);
+        let queue_limit = spec.server.queue_limit.map_or(0, |q| q as usize);
         Regions::or_defaults(self.high, self.low, queue_limit)
     }
 

@@ -17,6 +17,7 @@ use crate::experiment::map::{
 use crate::model::server::Triggers;
 use crate::report::html::escape;
 use crate::report::series_svg::trigger_kind_label;
+use crate::report::svg::title_svg;
 
 const WIDTH: f64 = 760.0;
 const LEFT: f64 = 150.0;
@@ -197,9 +198,9 @@ pub fn map_svg(s: &MapSettings, cells: &[CellCounts], title: &str) -> String {
         r##"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" font-family="sans-serif" font-size="12">
 <defs><pattern id="uncertain" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><line x1="0" y1="0" x2="0" y2="6" stroke="#000" stroke-opacity="0.45" stroke-width="1.5"/></pattern></defs>
 <rect width="100%" height="100%" fill="#fff"/>
-<text x="20" y="24" font-size="15">{}</text>
-"##,
-        escape(title)
+{}"##,
+        // Clear of the legend's heading, which starts at its left edge.
+        title_svg(title, WIDTH - RIGHT + 24.0 - 20.0 - 16.0)
     );
     for (y, row) in rows.iter().enumerate() {
         let top = row_top(y);

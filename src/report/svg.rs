@@ -377,6 +377,38 @@ pub(crate) fn text_width(text: &str, size: f64) -> i32 {
     (text.chars().count() as f64 * size * 0.55).ceil() as i32
 }
 
+/// A figure's title as SVG text from x = 20 within `width` px, above a plot
+/// whose top is at y = 56: one line at 15 px, or, where it would not fit
+/// (a long scenario description), two lines broken between words, the font
+/// shrunk until the longer fits. A title never runs under a legend or off
+/// the figure.
+pub(crate) fn title_svg(title: &str, width: f64) -> String {
+    use crate::report::html::escape;
+    const SIZE: f64 = 15.0;
+    if f64::from(text_width(title, SIZE)) <= width {
+        return format!(
+            "<text x=\"20\" y=\"24\" font-size=\"{SIZE}\">{}</text>\n",
+            escape(title)
+        );
+    }
+    // The break between words nearest the middle.
+    let middle = title.chars().count() / 2;
+    let (first, second) = title
+        .char_indices()
+        .filter(|&(_, c)| c == ' ')
+        .min_by_key(|&(i, _)| title[..i].chars().count().abs_diff(middle))
+        .map_or((title, ""), |(i, _)| (&title[..i], &title[i + 1..]));
+    let longer = text_width(first, 1.0).max(text_width(second, 1.0));
+    let size = (width / f64::from(longer.max(1))).min(SIZE).floor();
+    format!(
+        "<text x=\"20\" y=\"22\" font-size=\"{size}\">{}</text>\n\
+         <text x=\"20\" y=\"{:.0}\" font-size=\"{size}\">{}</text>\n",
+        escape(first),
+        22.0 + size * 1.25,
+        escape(second)
+    )
+}
+
 /// A legend's size in pixels (width, height); (0, 0) without entries.
 pub(crate) fn legend_size(entries: &[Entry]) -> (i32, i32) {
     if entries.is_empty() {

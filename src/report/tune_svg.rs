@@ -10,7 +10,7 @@ use std::fmt::Write;
 use crate::base::format::trimmed;
 use crate::experiment::tune::{Front, SettingFigures, TuneSettings};
 use crate::report::html::escape;
-use crate::report::svg::{PALETTE, tick};
+use crate::report::svg::{PALETTE, tick, title_svg};
 
 const WIDTH: f64 = 760.0;
 const HEIGHT: f64 = 500.0;
@@ -95,10 +95,9 @@ pub fn tune_svg(
         svg,
         r##"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="12">
 <rect width="100%" height="100%" fill="#fff"/>
-<text x="20" y="24" font-size="15">{}</text>
-<rect x="{LEFT}" y="{TOP}" width="{pw}" height="{ph}" fill="none" stroke="#000"/>
+{}<rect x="{LEFT}" y="{TOP}" width="{pw}" height="{ph}" fill="none" stroke="#000"/>
 "##,
-        escape(title)
+        title_svg(title, WIDTH - 40.0)
     );
     for t in ticks(x0, x1) {
         let x = px(t);

@@ -23,6 +23,7 @@ use crate::experiment::backlog::Splitting;
 use crate::experiment::scenario::Scenario;
 use crate::model::ResourceKind;
 use crate::report::assessment::{assessment_html, assessment_text};
+use crate::report::assessment_json;
 use crate::spec::params::param;
 use crate::spec::{self, ParamError, RunSpec};
 
@@ -78,6 +79,14 @@ pub struct AssessArgs {
     /// margin and headroom curves and their Wilson bands
     #[arg(long, value_name = "FILE.html", allow_hyphen_values = true, help_heading = super::run::OUTPUTS)]
     report: Option<PathBuf>,
+
+    /// Print the answer as one JSON object instead of text
+    ///
+    /// Every table as printed and as numbers, the failure figures, each map
+    /// row's storm curve with its Wilson interval, the verdict and the
+    /// commands.
+    #[arg(long, help_heading = super::run::OUTPUTS)]
+    json: bool,
 
     /// Replace the report if it exists
     #[arg(long, help_heading = super::run::OUTPUTS)]
@@ -333,7 +342,11 @@ pub fn assess_command(args: &AssessArgs) -> Result<(), CliError> {
             .map_err(|e| CliError::Usage(format!("--report: {e}")))?;
         write_whole(report, args.force, &page)?;
     }
-    write_stdout(&assessment_text(&made, &commands))?;
+    write_stdout(&if args.json {
+        assessment_json(&made, &commands)
+    } else {
+        assessment_text(&made, &commands)
+    })?;
     if !args.quiet {
         let runs: u64 = made.maps.iter().map(|m| m.runs).sum::<u64>()
             + made.runs.iter().map(|r| r.runs.len() as u64).sum::<u64>();

@@ -86,7 +86,7 @@ pub fn read_configs(files: &[PathBuf], choices: &ImportChoices) -> Result<Import
     let imported =
         import(&sources, &choices.options()).map_err(|e| CliError::Usage(e.to_string()))?;
     for warning in &imported.warnings {
-        eprintln!("warning: {warning}");
+        super::warn(warning);
     }
     Ok(imported)
 }

@@ -655,17 +655,15 @@ fn make(args: &MapArgs, out: &Path, journal: &Path) -> Result<(), CliError> {
             }
         },
         || bar.inc(1),
-        |x, y, replicate, outcome| file.write_lines(&journal_line(&id, x, y, replicate, outcome)),
+        |x, y, replicate, outcome| {
+            super::still_wanted()?;
+            file.write_lines(&journal_line(&id, x, y, replicate, outcome))
+        },
     );
     bar.finish_and_clear();
     match ran {
         Ok(()) => {}
-        Err(MapStop::Sink(e)) => {
-            return Err(CliError::Usage(format!(
-                "cannot write '{shown}': {e}; it is cut back to its last whole run (--resume \
-                 continues)"
-            )));
-        }
+        Err(MapStop::Sink(e)) => return Err(super::sink_error(&e, &shown.to_string(), "run")),
         Err(MapStop::Limit { x, y, replicate }) => {
             let s = &map.settings;
             let kept = format!("every run before it is in '{shown}' (--resume continues); ");
@@ -706,14 +704,14 @@ fn make(args: &MapArgs, out: &Path, journal: &Path) -> Result<(), CliError> {
                 }
             },
             || bar.inc(1),
-            |x, y, batch, made| file.write_lines(&journal_batch_line(&id, x, y, batch, made)),
+            |x, y, batch, made| {
+                super::still_wanted()?;
+                file.write_lines(&journal_batch_line(&id, x, y, batch, made))
+            },
         );
         bar.finish_and_clear();
         if let Err(MapStop::Sink(e)) = ran {
-            return Err(CliError::Usage(format!(
-                "cannot write '{shown}': {e}; it is cut back to its last whole batch (--resume \
-                 continues)"
-            )));
+            return Err(super::sink_error(&e, &shown.to_string(), "batch"));
         }
     }
     // The outputs are whole files, each written at once; the journal goes

@@ -331,11 +331,66 @@ pub struct Called {
     pub stdout: String,
     /// Its error line, without `error: `, if it failed.
     pub error: Option<String>,
+    /// Its warnings, a line each, without `warning: ` (the binary prints
+    /// them on standard error).
+    pub warnings: Vec<String>,
 }
 
 thread_local! {
     /// Standard output while [`call`] runs on this thread.
     static CAPTURED: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+    /// Warnings while [`call`] runs on this thread.
+    static WARNINGS: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Warns in one line (`text` without `warning: `): on standard error, or
+/// kept for the caller while [`call`] runs.
+fn warn(text: &str) {
+    if capturing() {
+        WARNINGS.with(|w| w.borrow_mut().push(text.to_string()));
+    } else {
+        eprintln!("warning: {text}");
+    }
+}
+
+/// Set by [`interrupt`]: the commands running in-process are to stop.
+/// Cleared when a call starts with none running (one interrupted and still
+/// finishing keeps it set).
+static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The calls running in-process.
+static RUNNING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Asks the commands [`call`] runs to stop, as Ctrl-C stops the binary: a
+/// sweep, map or tune stops at its next row, keeping every row before it
+/// (`--resume` continues); other commands finish their work.
+pub fn interrupt() {
+    INTERRUPTED.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// A row sink's check before each row: an `Interrupted` error once
+/// [`interrupt`] has asked the in-process command to stop, so the work
+/// stops there with every row before it kept.
+fn still_wanted() -> io::Result<()> {
+    if INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
+        return Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted"));
+    }
+    Ok(())
+}
+
+/// The error of a sink's failed write to `shown`: an interruption
+/// ([`interrupt`]) or the write's own error, which cut the file back to
+/// its last whole `unit` (a row, a run, a batch).
+fn sink_error(e: &io::Error, shown: &str, unit: &str) -> CliError {
+    if e.kind() == io::ErrorKind::Interrupted {
+        return CliError::Limit(format!(
+            "interrupted: every {unit} before it is in '{shown}' (--resume continues)"
+        ));
+    }
+    CliError::Usage(format!(
+        "cannot write '{shown}': {e}; it is cut back to its last whole {unit} (--resume \
+         continues)"
+    ))
 }
 
 /// True while [`call`] runs on this thread.
@@ -350,10 +405,14 @@ pub fn call_progress() -> Option<(u64, u64)> {
 
 /// Runs the command line `args` (the program's name first) in this process,
 /// its standard output captured: the same work, files and bytes as the
-/// binary's, for the Python package. Notes and warnings still go to
-/// standard error.
+/// binary's, for the Python package. Its warnings are kept in [`Called`];
+/// notes still go to standard error.
 pub fn call(args: &[String]) -> Called {
     CAPTURED.with(|c| *c.borrow_mut() = Some(String::new()));
+    WARNINGS.with(|w| w.borrow_mut().clear());
+    if RUNNING.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+        INTERRUPTED.store(false, std::sync::atomic::Ordering::SeqCst);
+    }
     let result = match Cli::try_parse_from(args) {
         Ok(cli) => execute(cli).map_err(|err| match err {
             CliError::Usage(_) | CliError::Report(_) => (EXIT_USAGE, err.to_string()),
@@ -378,7 +437,9 @@ pub fn call(args: &[String]) -> Called {
         }
     };
     let stdout = CAPTURED.with(|c| c.borrow_mut().take()).unwrap_or_default();
+    let warnings = WARNINGS.with(|w| std::mem::take(&mut *w.borrow_mut()));
     progress::end_in_process();
+    RUNNING.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
     let (code, error) = match result {
         Ok(()) => (0, None),
         Err((code, line)) => (code, Some(line)),
@@ -387,6 +448,7 @@ pub fn call(args: &[String]) -> Called {
         code,
         stdout,
         error,
+        warnings,
     }
 }
 

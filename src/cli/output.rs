@@ -507,7 +507,7 @@ pub fn warn_extensions(outputs: &[(&str, Option<&Path>, &str)]) {
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .push(format!(
-                    "warning: {flag} '{}' does not end in .{extension}; it is written as {} \
+                    "{flag} '{}' does not end in .{extension}; it is written as {} \
                      all the same",
                     path.display(),
                     extension.to_ascii_uppercase()
@@ -526,7 +526,7 @@ pub fn release_warnings(shown: bool) {
     );
     if shown {
         for warning in held {
-            eprintln!("{warning}");
+            super::warn(&warning);
         }
     }
 }

@@ -101,12 +101,12 @@ pub fn plot(args: &PlotArgs) -> Result<(), CliError> {
     })?;
     let skipped = read.skipped;
     if skipped > 0 {
-        eprintln!(
-            "warning: {skipped} row{} of '{shown}' left out: --x {} or --y {} is not a number there",
+        super::warn(&format!(
+            "{skipped} row{} of '{shown}' left out: --x {} or --y {} is not a number there",
             if skipped == 1 { "" } else { "s" },
             args.x,
             args.y
-        );
+        ));
     }
     let name = Path::new(&args.input)
         .file_stem()

@@ -383,7 +383,7 @@ impl RunArgs {
         let spec = grid.point(0);
         spec.validate().map_err(spec_error)?;
         for (key, why) in spec.unused(&self.params.keys()) {
-            eprintln!("warning: --{} has no effect: {why}", key.replace('_', "-"));
+            super::warn(&format!("--{} has no effect: {why}", key.replace('_', "-")));
         }
         Ok(spec)
     }

@@ -427,11 +427,11 @@ pub fn sweep(args: &SweepArgs) -> Result<(), CliError> {
 /// Says how many runs the plan will make, and warns of a shard with none.
 fn announce(plan: &SweepPlan<'_>, shard: Shard, args: &SweepArgs) {
     if plan.points.is_empty() {
-        eprintln!(
-            "warning: shard {shard} of a {}-point grid has no points: '{}' holds the header only",
+        super::warn(&format!(
+            "shard {shard} of a {}-point grid has no points: '{}' holds the header only",
             plan.scenario.grid.len(),
             args.out.display()
-        );
+        ));
     }
     eprintln!(
         "{} × {}: {} to go",
@@ -474,6 +474,7 @@ fn write_rows(plan: &SweepPlan<'_>, output: &mut Output, args: &SweepArgs) -> Re
             if !row.complete() {
                 return Err(Stopped::Limit(row.point()));
             }
+            super::still_wanted().map_err(Stopped::Io)?;
             let line = sweep_csv::row_line(&row, &sweep);
             rows.write_lines(&line).map_err(Stopped::Io)
         },
@@ -490,6 +491,11 @@ fn write_rows(plan: &SweepPlan<'_>, output: &mut Output, args: &SweepArgs) -> Re
             let kept =
                 format!("every row before it is in '{shown}'{replacing} (--resume continues); ");
             Err(limit_error(point, plan.max_events, &kept))
+        }
+        Err(Stopped::Io(e)) if e.kind() == std::io::ErrorKind::Interrupted => {
+            Err(CliError::Limit(format!(
+                "interrupted: every row before it is in '{shown}'{replacing} (--resume continues)"
+            )))
         }
         Err(Stopped::Io(e)) => Err(CliError::Usage(format!(
             "cannot write '{shown}': {e}; it is cut back to its last whole row{replacing} \

@@ -592,9 +592,12 @@ fn make(
             }
         },
         || bar.inc(1),
-        |rule, measure, replicate, run| match file.as_mut() {
-            Some(f) => f.write_lines(&tune_journal_line(&id, rule, measure, replicate, run)),
-            None => Ok(()),
+        |rule, measure, replicate, run| {
+            super::still_wanted()?;
+            match file.as_mut() {
+                Some(f) => f.write_lines(&tune_journal_line(&id, rule, measure, replicate, run)),
+                None => Ok(()),
+            }
         },
     );
     bar.finish_and_clear();
@@ -607,6 +610,12 @@ fn make(
     };
     match ran {
         Ok(()) => {}
+        Err(TuneStop::Sink(e)) if e.kind() == std::io::ErrorKind::Interrupted => {
+            return Err(CliError::Limit(format!(
+                "interrupted: {}",
+                kept.trim_end_matches("; ")
+            )));
+        }
         Err(TuneStop::Sink(e)) => {
             return Err(CliError::Usage(format!(
                 "cannot write the journal: {e}; it is cut back to its last whole run (--resume \

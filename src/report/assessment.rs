@@ -33,6 +33,9 @@ struct Found {
     value: Option<f64>,
     below: String,
     above: String,
+    /// The surely-below and surely-above places, as numbers.
+    below_value: Option<f64>,
+    above_value: Option<f64>,
 }
 
 /// Row `row`'s boundary of `map`, each place turned by `unit` and shown by
@@ -50,6 +53,8 @@ fn found(
             value: None,
             below: "-".to_string(),
             above: "-".to_string(),
+            below_value: None,
+            above_value: None,
         };
     };
     let side = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| show(unit(v)));
@@ -63,6 +68,8 @@ fn found(
         value: b.crossing.map(&unit),
         below: side(b.below),
         above: side(b.above),
+        below_value: b.below.map(&unit),
+        above_value: b.above.map(&unit),
     }
 }
 
@@ -164,9 +171,15 @@ pub enum Part {
     /// A table under its caption; its first column is text, the rest
     /// numbers.
     Table {
+        /// What the table is, as a key (`margin`, `headroom`, `rare`).
+        name: &'static str,
         caption: String,
         header: Vec<&'static str>,
         rows: Vec<Vec<String>>,
+        /// Its figures as numbers (in SI units, named so), a value per
+        /// row, for a program to read (`--json`); None where a row has
+        /// none ("beyond 16 s").
+        numbers: Vec<(&'static str, Vec<Option<f64>>)>,
     },
 }
 
@@ -179,6 +192,9 @@ pub struct Answer {
     pub method: String,
     /// The figures.
     pub parts: Vec<Part>,
+    /// The figures of the lines as numbers, named, for a program to read
+    /// (`--json`); None where there is none (no exact value, no recovery).
+    pub figures: Vec<(&'static str, Option<f64>)>,
     /// The verdict, one paragraph.
     pub verdict: String,
     /// The command behind each `[n]`, in order.
@@ -210,6 +226,7 @@ pub fn answer(a: &Assessment, commands: &[String]) -> Answer {
     // Per margin map: its name, whether under the suggested budget, where
     // it crosses, and its first surely-down cell.
     let mut margins: Vec<Margin> = Vec::new();
+    let mut runs_column = Vec::new();
     for (i, map) in a.maps.iter().enumerate() {
         let MapPurpose::Margin { suggested, .. } = &map.purpose else {
             continue;
@@ -228,9 +245,23 @@ pub fn answer(a: &Assessment, commands: &[String]) -> Answer {
             group_thousands(map.runs),
             number(i),
         ]);
+        runs_column.push(Some(map.runs as f64));
         margins.push((name, *suggested, f, down));
     }
+    let seconds_of = |pick: fn(&Found) -> Option<f64>| -> Vec<Option<f64>> {
+        margins
+            .iter()
+            .map(|m| pick(&m.2).map(|us| us / 1e6))
+            .collect()
+    };
+    let numbers = vec![
+        ("margin_s", seconds_of(|f| f.value)),
+        ("surely_survived_s", seconds_of(|f| f.below_value)),
+        ("surely_down_s", seconds_of(|f| f.above_value)),
+        ("runs", runs_column),
+    ];
     parts.push(Part::Table {
+        name: "margin",
         caption: "margin: the longest stall survived, where the storm probability (runs stuck \
                   of those decided) crosses 50%, between the longest surely below and the \
                   shortest surely above (Wilson 95%)"
@@ -245,6 +276,7 @@ pub fn answer(a: &Assessment, commands: &[String]) -> Answer {
             "command",
         ],
         rows,
+        numbers,
     });
 
     // Headroom.
@@ -270,7 +302,17 @@ pub fn answer(a: &Assessment, commands: &[String]) -> Answer {
             line
         })
         .collect();
+    let rho_of = |pick: fn(&Found) -> Option<f64>| -> Vec<Option<f64>> {
+        headrooms.iter().map(|(_, f)| pick(f)).collect()
+    };
+    let numbers = vec![
+        ("headroom_rho", rho_of(|f| f.value)),
+        ("surely_survived_rho", rho_of(|f| f.below_value)),
+        ("surely_down_rho", rho_of(|f| f.above_value)),
+        ("runs", vec![Some(headroom.runs as f64); headrooms.len()]),
+    ];
     parts.push(Part::Table {
+        name: "headroom",
         caption: format!(
             "headroom: the highest offered load at which the stall is survived (the {} scaled; \
              now ρ = {})",
@@ -286,6 +328,7 @@ pub fn answer(a: &Assessment, commands: &[String]) -> Answer {
             "command",
         ],
         rows,
+        numbers,
     });
 
     // Failures.
@@ -406,6 +449,32 @@ pub fn answer(a: &Assessment, commands: &[String]) -> Answer {
         number(a.maps.len() + ri)
     ));
     parts.push(Part::Lines(lines));
+    let figures = vec![
+        ("offered_load", Some(rho)),
+        ("outage_attempts_per_request", Some(amp_mean)),
+        ("outage_attempts_ci95", Some(1.96 * amp_se)),
+        ("outage_attempts_exact", amp_exact),
+        ("partial_failing_share", Some(s.partial)),
+        ("partial_success", Some(ok_mean)),
+        ("partial_success_ci95", Some(ok_ci)),
+        ("partial_success_exact", partial_exact.map(|(_, ok)| ok)),
+        ("partial_attempts_per_request", Some(pamp_mean)),
+        ("partial_attempts_ci95", Some(1.96 * pamp_se)),
+        ("partial_attempts_exact", partial_exact.map(|(x, _)| x)),
+        ("after_partial_stuck", Some(after_storm.stuck as f64)),
+        ("after_partial_decided", Some(after_storm.runs as f64)),
+        (
+            "after_partial_unresolved",
+            Some(after_storm.unresolved as f64),
+        ),
+        ("after_partial_wilson_low", Some(after_storm.low)),
+        ("after_partial_wilson_high", Some(after_storm.high)),
+        ("recovery_blip_s", Some(s.blips[0] as f64 / 1e6)),
+        ("recovery_median_ms", quantile(&times, 0.5)),
+        ("recovery_p90_ms", quantile(&times, 0.9)),
+        ("recovered_runs", Some(times.len() as f64)),
+        ("recovery_runs", Some(recovery.runs.len() as f64)),
+    ];
 
     // Rare storms, by splitting.
     if let Some(how) = &s.splitting {
@@ -435,7 +504,39 @@ pub fn answer(a: &Assessment, commands: &[String]) -> Answer {
                 ]
             })
             .collect();
+        let estimates = || {
+            a.rare.iter().map(|storm| {
+                storm
+                    .estimate
+                    .as_ref()
+                    .expect("assess makes every estimate")
+            })
+        };
+        let numbers = vec![
+            (
+                "blip_s",
+                a.rare
+                    .iter()
+                    .map(|r| Some(r.blip_us as f64 / 1e6))
+                    .collect(),
+            ),
+            (
+                "probability",
+                estimates().map(|e| Some(e.estimate.mean)).collect(),
+            ),
+            ("ci95", estimates().map(|e| e.estimate.ci95).collect()),
+            ("plain_runs", estimates().map(|e| e.plain_runs).collect()),
+            (
+                "high",
+                a.rare.iter().map(|r| Some(r.regions.high as f64)).collect(),
+            ),
+            (
+                "low",
+                a.rare.iter().map(|r| Some(r.regions.low as f64)).collect(),
+            ),
+        ];
         parts.push(Part::Table {
+            name: "rare",
             caption: format!(
                 "rare storms: the chance a blip drives the backlog (waiting attempts + retries \
                  waiting out their delay) into the storm region before calm, by adaptive \
@@ -453,6 +554,7 @@ pub fn answer(a: &Assessment, commands: &[String]) -> Answer {
                 "command",
             ],
             rows,
+            numbers,
         });
     }
 
@@ -541,6 +643,7 @@ pub fn answer(a: &Assessment, commands: &[String]) -> Answer {
         workload: WorkloadSummary::lines(&s.base),
         method,
         parts,
+        figures,
         verdict,
         commands: commands.to_vec(),
     }
@@ -605,6 +708,7 @@ pub fn assessment_text(a: &Assessment, commands: &[String]) -> String {
                 caption,
                 header,
                 rows,
+                ..
             } => {
                 let _ = write!(out, "{caption}\n{}", aligned_text_first(header, rows, 1));
             }
@@ -634,6 +738,7 @@ fn answer_markdown(answer: &Answer) -> String {
                 caption,
                 header,
                 rows,
+                ..
             } => {
                 let header: Vec<String> = header.iter().map(|h| h.to_string()).collect();
                 let _ = write!(out, "{caption}\n\n{}\n", markdown_table(&header, rows));
@@ -651,34 +756,22 @@ fn answer_markdown(answer: &Answer) -> String {
     out
 }
 
-/// The storm-probability curves of `maps`' rows, one per row, against
-/// `place` of each cell: each point's Wilson 95% interval as its band.
-fn storm_curves<'a>(
-    rows: impl Iterator<Item = (String, &'a [(f64, u64, u64)])>,
-    place: impl Fn(f64) -> f64,
-) -> Vec<Curve> {
-    rows.map(|(label, cells)| Curve {
-        label,
-        points: cells
-            .iter()
-            .filter(|&&(_, _, runs)| runs > 0)
-            .map(|&(x, stuck, runs)| {
-                (
-                    place(x),
-                    stuck as f64 / runs as f64,
-                    Some(wilson_interval(stuck, runs)),
-                )
-            })
-            .collect(),
-    })
-    .filter(|c| !c.points.is_empty())
-    .collect()
+/// One row of a map as a curve: its storm counts along what the axis
+/// measures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StormCurve {
+    /// `margin` (against stall length, s) or `headroom` (against ρ).
+    pub figure: &'static str,
+    /// The stall kind (margin) or the blip (headroom), as the tables name it.
+    pub label: String,
+    /// Each cell's place on the axis, its stuck runs and its decided runs.
+    pub cells: Vec<(f64, u64, u64)>,
 }
 
-/// The margin curve (storm probability against stall length, one curve
-/// per stall kind) and the headroom curve (against ρ, one per blip), with
-/// their captions.
-pub fn assessment_figures(a: &Assessment) -> Result<Vec<(String, Figure)>, ReportError> {
+/// Every map row's storm curve: each margin map's against the stall's
+/// length in seconds, then the headroom map's rows (one per blip) against
+/// the offered load ρ.
+pub fn storm_curves(a: &Assessment) -> Vec<StormCurve> {
     let s = &a.settings;
     let margins = a
         .maps
@@ -686,26 +779,73 @@ pub fn assessment_figures(a: &Assessment) -> Result<Vec<(String, Figure)>, Repor
         .filter(|m| matches!(m.purpose, MapPurpose::Margin { .. }))
         .filter_map(|m| {
             let cells = m.curves.first()?;
-            Some((margin_name(m, s.suggest.as_deref()), cells.as_slice()))
+            Some(StormCurve {
+                figure: "margin",
+                label: margin_name(m, s.suggest.as_deref()),
+                cells: cells
+                    .iter()
+                    .map(|&(x, stuck, runs)| (length_at(x) / 1e6, stuck, runs))
+                    .collect(),
+            })
         });
-    let margin = proportion_curves(
-        "Storm probability against stall length",
-        "stall length, s",
-        "storm probability (stuck of decided runs)",
-        &storm_curves(margins, |x| length_at(x) / 1e6),
-        true,
-    )?;
     let (_, headroom) = headroom_map(a);
     let blips = s
         .blips
         .iter()
         .zip(&headroom.curves)
-        .map(|(&blip, cells)| (blip_name(s, blip), cells.as_slice()));
+        .map(|(&blip, cells)| StormCurve {
+            figure: "headroom",
+            label: blip_name(s, blip),
+            cells: cells
+                .iter()
+                .map(|&(x, stuck, runs)| (s.load_at(x), stuck, runs))
+                .collect(),
+        });
+    margins.chain(blips).collect()
+}
+
+/// The curves of `figure` drawn: each cell with a decided run a point, its
+/// Wilson 95% interval the band.
+fn drawn(curves: &[StormCurve], figure: &str) -> Vec<Curve> {
+    curves
+        .iter()
+        .filter(|c| c.figure == figure)
+        .map(|c| Curve {
+            label: c.label.clone(),
+            points: c
+                .cells
+                .iter()
+                .filter(|&&(_, _, runs)| runs > 0)
+                .map(|&(x, stuck, runs)| {
+                    (
+                        x,
+                        stuck as f64 / runs as f64,
+                        Some(wilson_interval(stuck, runs)),
+                    )
+                })
+                .collect(),
+        })
+        .filter(|c| !c.points.is_empty())
+        .collect()
+}
+
+/// The margin curve (storm probability against stall length, one curve
+/// per stall kind) and the headroom curve (against ρ, one per blip), with
+/// their captions.
+pub fn assessment_figures(a: &Assessment) -> Result<Vec<(String, Figure)>, ReportError> {
+    let curves = storm_curves(a);
+    let margin = proportion_curves(
+        "Storm probability against stall length",
+        "stall length, s",
+        "storm probability (stuck of decided runs)",
+        &drawn(&curves, "margin"),
+        true,
+    )?;
     let load = proportion_curves(
         "Storm probability against offered load",
         "offered load ρ",
         "storm probability (stuck of decided runs)",
-        &storm_curves(blips, |x| s.load_at(x)),
+        &drawn(&curves, "headroom"),
         false,
     )?;
     Ok(vec![

@@ -7,6 +7,7 @@ use super::{RunReport, ServerRunReport, WorkloadSummary};
 use crate::measure::metrics::Metric;
 use crate::measure::metrics::ReportedMetric;
 use crate::measure::server_metrics::ServerMetric;
+use crate::measure::server_metrics::wilson_interval;
 use crate::measure::stats::Summary;
 
 #[derive(Serialize)]
@@ -249,6 +250,148 @@ pub fn run_json(
                 })
                 .collect()
         }),
+    };
+    let mut text = serde_json::to_string_pretty(&value).expect("plain data serialises");
+    text.push('\n');
+    text
+}
+
+/// Named numbers as a JSON object, in their order (null where a number is
+/// missing or not finite).
+struct Named<'a, T>(&'a [(&'static str, T)]);
+
+impl<T: Serialize> Serialize for Named<'_, T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (name, value) in self.0 {
+            map.serialize_entry(name, value)?;
+        }
+        map.end()
+    }
+}
+
+/// One table of the assessment: as printed, and its figures as numbers.
+#[derive(Serialize)]
+struct AssessTableJson<'a> {
+    caption: &'a str,
+    columns: &'a [&'static str],
+    rows: &'a [Vec<String>],
+    numbers: Named<'a, Vec<Option<f64>>>,
+}
+
+/// A map row's storm curve, a point per cell.
+#[derive(Serialize)]
+struct StormPointJson {
+    x: f64,
+    stuck: u64,
+    decided: u64,
+    probability: Option<f64>,
+    wilson_low: Option<f64>,
+    wilson_high: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct StormCurveJson<'a> {
+    figure: &'static str,
+    label: &'a str,
+    /// What `x` measures.
+    x: &'static str,
+    points: Vec<StormPointJson>,
+}
+
+#[derive(Serialize)]
+struct AssessJson<'a> {
+    herdsim: &'static str,
+    workload: ServerWorkloadJson,
+    /// The workload in words, as the text's first lines.
+    description: &'a [String],
+    master_seed: u64,
+    seeds: u32,
+    rounds: u32,
+    method: &'a str,
+    /// The tables by name: margin, headroom and (with splitting) rare.
+    tables: Named<'a, AssessTableJson<'a>>,
+    /// The failure and recovery lines, as printed.
+    findings: &'a [String],
+    /// Their figures as numbers.
+    figures: Named<'a, Option<f64>>,
+    curves: Vec<StormCurveJson<'a>>,
+    verdict: &'a str,
+    /// The command behind each `[n]`, in order.
+    commands: &'a [String],
+}
+
+/// `herdsim assess --json`: the answer the text gives, as one JSON
+/// object: the workload, every table as printed and as numbers, the
+/// failure figures, each map row's storm curve, the verdict and the
+/// commands.
+pub fn assessment_json(a: &crate::experiment::assess::Assessment, commands: &[String]) -> String {
+    use super::assessment::{Part, answer, storm_curves};
+    let answer = answer(a, commands);
+    let curves = storm_curves(a);
+    let mut tables = Vec::new();
+    let mut findings: &[String] = &[];
+    for part in &answer.parts {
+        match part {
+            Part::Table {
+                name,
+                caption,
+                header,
+                rows,
+                numbers,
+            } => tables.push((
+                *name,
+                AssessTableJson {
+                    caption,
+                    columns: header,
+                    rows,
+                    numbers: Named(numbers),
+                },
+            )),
+            Part::Lines(lines) => findings = lines,
+        }
+    }
+    let s = &a.settings;
+    let value = AssessJson {
+        herdsim: env!("CARGO_PKG_VERSION"),
+        workload: ServerWorkloadJson::of(&s.base),
+        description: &answer.workload,
+        master_seed: s.master_seed,
+        seeds: s.seeds,
+        rounds: s.rounds,
+        method: &answer.method,
+        tables: Named(&tables),
+        findings,
+        figures: Named(&answer.figures),
+        curves: curves
+            .iter()
+            .map(|c| StormCurveJson {
+                figure: c.figure,
+                label: &c.label,
+                x: if c.figure == "margin" {
+                    "stall length, s"
+                } else {
+                    "offered load ρ"
+                },
+                points: c
+                    .cells
+                    .iter()
+                    .map(|&(x, stuck, decided)| {
+                        let band = (decided > 0).then(|| wilson_interval(stuck, decided));
+                        StormPointJson {
+                            x,
+                            stuck,
+                            decided,
+                            probability: (decided > 0).then(|| stuck as f64 / decided as f64),
+                            wilson_low: band.map(|b| b.0),
+                            wilson_high: band.map(|b| b.1),
+                        }
+                    })
+                    .collect(),
+            })
+            .collect(),
+        verdict: &answer.verdict,
+        commands: &answer.commands,
     };
     let mut text = serde_json::to_string_pretty(&value).expect("plain data serialises");
     text.push('\n');

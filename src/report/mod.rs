@@ -27,7 +27,7 @@ pub mod tune_file;
 pub mod tune_svg;
 pub mod tune_table;
 
-pub use json::{run_json, server_run_json};
+pub use json::{assessment_json, run_json, server_run_json};
 pub use markdown::{ParamNames, compare_markdown, params_markdown};
 pub use metric_docs::{metrics_table, verdict_rule_text};
 pub use table::{

@@ -293,6 +293,60 @@ fn an_assessment_is_the_same_at_any_thread_count_and_writes_its_page() {
 }
 
 #[test]
+fn the_json_answer_is_the_texts_with_its_figures_as_numbers() {
+    let dir = workdir("assess-json");
+    let text = assess(&dir, "2", SPLIT);
+    let mut with_json = SPLIT.to_vec();
+    with_json.push("--json");
+    let json: serde_json::Value = serde_json::from_str(&assess(&dir, "2", &with_json)).unwrap();
+    let verdict = text
+        .lines()
+        .find_map(|l| l.strip_prefix("verdict: "))
+        .unwrap();
+    assert_eq!(json["verdict"], verdict);
+    for (i, line) in json["commands"].as_array().unwrap().iter().enumerate() {
+        let words = shell_words(line.as_str().unwrap());
+        assert_eq!(words[1..], command(&text, i + 1), "command [{}]", i + 1);
+    }
+    // Each table row is the text's, and its numbers are what it prints.
+    let margin = &json["tables"]["margin"];
+    let printed = row(&text, "outage ");
+    assert_eq!(margin["rows"][0], serde_json::json!(printed));
+    let at = margin["numbers"]["margin_s"][0].as_f64().unwrap();
+    assert_eq!(
+        rounded(printed[1], 2),
+        format!("{}", (at * 100.0).round() / 100.0)
+    );
+    let rare = &json["tables"]["rare"];
+    assert_eq!(rare["rows"].as_array().unwrap().len(), 2, "a row per blip");
+    let rare_text = &text[text.find("rare storms:").unwrap()..];
+    for (k, blip) in ["0.1 s of outage", "0.2 s of outage"].iter().enumerate() {
+        let printed = row(rare_text, blip);
+        assert_eq!(rare["rows"][k], serde_json::json!(printed));
+        let p = rare["numbers"]["probability"][k].as_f64().unwrap();
+        let shown: f64 = printed[1].parse().unwrap();
+        assert!((p - shown).abs() <= 0.005 * p, "{p} printed {shown}");
+    }
+    // The failure figures: the attempt limit alone decides a full outage.
+    assert_eq!(json["figures"]["outage_attempts_per_request"], 4.0);
+    assert_eq!(json["figures"]["outage_attempts_exact"], 4.0);
+    // A storm curve's cells hold every decided run of its map.
+    let decided: u64 = json["curves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["figure"] == "margin")
+        .flat_map(|c| c["points"].as_array().unwrap())
+        .map(|p| p["decided"].as_u64().unwrap())
+        .sum();
+    let runs = margin["numbers"]["runs"][0].as_f64().unwrap() as u64;
+    assert!(
+        decided > 0 && decided <= runs,
+        "{decided} decided of {runs}"
+    );
+}
+
+#[test]
 fn bad_assess_input_is_refused_in_one_line() {
     let cases: &[(&[&str], &str)] = &[
         (&["--stall", "sideways"], "--stall"),

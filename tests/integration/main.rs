@@ -20,6 +20,7 @@ mod hardening_specs;
 mod hardening_writers;
 mod hedging;
 mod import;
+mod in_process;
 mod invariants;
 mod layers;
 mod linkerd;

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import warnings
 from typing import Any, Callable, Dict, Iterable, Mapping, Optional, Union
 
 import pandas as pd
@@ -25,12 +26,31 @@ from ._stubs import keyword_doc, registry
 
 __version__ = _herdsim.__version__
 
-__all__ = ["HerdsimError", "RunResult", "import_config", "map", "params", "run", "sweep"]
+__all__ = [
+    "AssessResult",
+    "HerdsimError",
+    "HerdsimWarning",
+    "RunResult",
+    "assess",
+    "compare",
+    "import_config",
+    "map",
+    "params",
+    "run",
+    "sweep",
+]
 
 
 class HerdsimError(RuntimeError):
     """A run or a write that failed (the command line's exit code 1): a run
-    that reached its event limit, a file that could not be written."""
+    that reached its event limit, a file that could not be written, a sweep
+    or map interrupted (every row before it kept)."""
+
+
+class HerdsimWarning(UserWarning):
+    """What the command line warns of on standard error: a parameter that
+    has no effect on the model run, a configuration field read loosely, an
+    output file named with another extension."""
 
 
 #: The registry by key (the command line's parameters).
@@ -113,12 +133,15 @@ def _progress_hook(progress: Progress):
 
 def _call(args: Iterable[str], progress: Progress = False) -> str:
     """Runs ``herdsim ARGS``: its standard output, or the error it gave as
-    ``ValueError`` (bad input) or :class:`HerdsimError`."""
+    ``ValueError`` (bad input) or :class:`HerdsimError`; its warnings as
+    :class:`HerdsimWarning`, attributed to the caller's caller."""
     tell, close = _progress_hook(progress)
     try:
-        code, stdout, error = _herdsim.call([str(a) for a in args], tell)
+        code, stdout, error, warned = _herdsim.call([str(a) for a in args], tell)
     finally:
         close()
+    for line in warned:
+        warnings.warn(line, HerdsimWarning, stacklevel=3)
     if code == 2:
         raise ValueError(error)
     if code != 0:
@@ -177,6 +200,18 @@ class RunResult:
         workload: what was run, as the command line states it.
         raw: the whole JSON document, as a dict.
     """
+
+    #: The attributes' types, for the stubs.
+    TYPES = {
+        "raw": "Dict[str, Any]",
+        "workload": "Dict[str, Any]",
+        "master_seed": "Optional[int]",
+        "storm_probability": "Optional[Dict[str, Any]]",
+        "summary": "pd.DataFrame",
+        "replicates": "pd.DataFrame",
+        "series": "Optional[pd.DataFrame]",
+    }
+    METHODS = {"to_dict": "Dict[str, Dict[str, Any]]"}
 
     def __init__(self, document: dict, series: Optional[pd.DataFrame]):
         self.raw = document
@@ -240,6 +275,7 @@ def sweep(
     per_run: bool = False,
     out: Optional[Union[str, os.PathLike]] = None,
     force: bool = False,
+    resume: bool = False,
     imports: Iterable[Union[str, os.PathLike]] = (),
     select: Optional[Mapping[str, str]] = None,
     progress: Progress = False,
@@ -253,13 +289,15 @@ def sweep(
     The grid is a scenario file's (``scenario``), keyword arguments (a list
     is an axis: ``policy=["full", "decorrelated"]``), or both, the keywords
     replacing the file's values. ``out`` also keeps the CSV file (replaced
-    only with ``force``).
+    only with ``force``), written a row at a time: interrupted (Ctrl-C), it
+    keeps every row before it, and ``resume`` continues it to the file an
+    uninterrupted sweep writes.
     """
     args = ["sweep"] + ([os.fspath(scenario)] if scenario is not None else [])
     args += _flags(grid, lists=True) + _seeding(seeds, seed) + ["--quiet"]
     args += _options(per_run=per_run) + _imports(imports, select)
     if out is not None:
-        _call(args + ["--out", os.fspath(out)] + (["--force"] if force else []), progress)
+        _call(args + ["--out", os.fspath(out)] + _options(force=force, resume=resume), progress)
         return pd.read_csv(out)
     with tempfile.TemporaryDirectory(prefix="herdsim-") as scratch:
         path = os.path.join(scratch, "sweep.csv")
@@ -285,6 +323,7 @@ def map(  # noqa: A001 - herdsim's command of that name
     out: Optional[Union[str, os.PathLike]] = None,
     svg: Optional[Union[str, os.PathLike]] = None,
     force: bool = False,
+    resume: bool = False,
     imports: Iterable[Union[str, os.PathLike]] = (),
     select: Optional[Mapping[str, str]] = None,
     progress: Progress = False,
@@ -296,7 +335,8 @@ def map(  # noqa: A001 - herdsim's command of that name
     interval, side, recovery, and with ``splitting`` the rare-storm
     estimate of the cells below ``split_below``). ``x`` and ``y`` take
     lists (``rate=[300, 500]``); ``out`` and ``svg`` keep the CSV and the
-    heatmap (replaced only with ``force``).
+    heatmap (replaced only with ``force``). Interrupted (Ctrl-C), a map
+    with ``out`` keeps every run before it, and ``resume`` continues it.
     """
     args = ["map"] + ([os.fspath(scenario)] if scenario is not None else [])
     args += ["--x", x, "--y", y] + _flags(grid, lists=True) + _seeding(seeds, seed)
@@ -311,6 +351,7 @@ def map(  # noqa: A001 - herdsim's command of that name
         split_below=split_below,
         svg=svg,
         force=force,
+        resume=resume,
         quiet=True,
     ) + _imports(imports, select)
     if out is not None:
@@ -320,6 +361,170 @@ def map(  # noqa: A001 - herdsim's command of that name
         path = os.path.join(scratch, "map.csv")
         _call(args + ["--out", path], progress)
         return pd.read_csv(path)
+
+
+def compare(
+    scenario: Optional[Union[str, os.PathLike]] = None,
+    *,
+    seeds: Optional[int] = None,
+    seed: Optional[int] = None,
+    reference: Optional[Union[str, os.PathLike]] = None,
+    csv: Optional[Union[str, os.PathLike]] = None,
+    plot: Optional[Union[str, os.PathLike]] = None,
+    force: bool = False,
+    imports: Iterable[Union[str, os.PathLike]] = (),
+    select: Optional[Mapping[str, str]] = None,
+    progress: Progress = False,
+    **grid: Any,
+) -> pd.DataFrame:
+    """Sets a scenario's points side by side, as ``herdsim compare`` does,
+    with the published figures and verdicts where there are any: a row per
+    point and metric, with the compare file's columns (the point's
+    parameters, ``metric``, its mean, sd, ci95, min and max over the seeds,
+    ``published``, its range and source, and ``verdict``). The scenario is
+    the four-strategy table unless given; keywords replace its values (a
+    list is an axis). The printed table is in ``frame.attrs["table"]``.
+    ``csv`` and ``plot`` keep the CSV and the SVG (replaced only with
+    ``force``); ``reference`` judges a study against a rerun of its
+    authors' code.
+    """
+    args = ["compare"] + ([os.fspath(scenario)] if scenario is not None else [])
+    args += _flags(grid, lists=True) + _seeding(seeds, seed)
+    args += _options(reference=reference, plot=plot, force=force, quiet=True)
+    args += _imports(imports, select)
+    with tempfile.TemporaryDirectory(prefix="herdsim-") as scratch:
+        path = csv if csv is not None else os.path.join(scratch, "compare.csv")
+        table = _call(args + ["--csv", os.fspath(path)], progress)
+        frame = pd.read_csv(path, keep_default_na=False, na_values=[""])
+    frame.attrs["table"] = table
+    return frame
+
+
+class AssessResult:
+    """What ``herdsim assess`` answers for one service, as ``--json`` gives
+    it.
+
+    Attributes:
+        margin: a DataFrame a row per stall kind (and the suggested budget):
+            the table as printed, then its figures as numbers
+            (``margin_s``, ``surely_survived_s``, ``surely_down_s``,
+            ``runs``; NaN where the map found none, "beyond 16 s").
+        headroom: the same, a row per blip (``headroom_rho``, ...).
+        rare: with ``splitting``, a row per blip (``probability``,
+            ``ci95``, ``plain_runs``, ``high``, ``low``), else None.
+        figures: the failure and recovery figures as a dict of numbers
+            (``outage_attempts_per_request``, ``partial_success`` and its
+            ``_exact`` value, ``recovery_median_ms``, ...).
+        findings: those figures as the text states them, a line each.
+        curves: every map row's storm curve, a row per cell: ``figure``
+            (margin or headroom), ``label``, ``x`` (stall length in s, or
+            ρ), ``stuck``, ``decided``, ``probability`` and its Wilson 95%
+            interval.
+        verdict: the verdict, in words.
+        commands: the command behind each ``[n]`` of the tables, in order.
+        workload: the service, as ``herdsim run --json`` states it.
+        raw: the whole JSON document, as a dict.
+    """
+
+    #: The attributes' types, for the stubs.
+    TYPES = {
+        "raw": "Dict[str, Any]",
+        "workload": "Dict[str, Any]",
+        "margin": "pd.DataFrame",
+        "headroom": "pd.DataFrame",
+        "rare": "Optional[pd.DataFrame]",
+        "figures": "Dict[str, Optional[float]]",
+        "findings": "List[str]",
+        "curves": "pd.DataFrame",
+        "verdict": "str",
+        "commands": "List[str]",
+    }
+    METHODS: Dict[str, str] = {}
+
+    def __init__(self, document: dict):
+        self.raw = document
+        self.workload = document["workload"]
+        self.verdict = document["verdict"]
+        self.commands = document["commands"]
+        self.findings = document["findings"]
+        self.figures = document["figures"]
+        tables = document["tables"]
+        self.margin = self._table(tables["margin"])
+        self.headroom = self._table(tables["headroom"])
+        self.rare = self._table(tables["rare"]) if "rare" in tables else None
+        self.curves = pd.DataFrame(
+            [
+                dict(figure=c["figure"], label=c["label"], **point)
+                for c in document["curves"]
+                for point in c["points"]
+            ]
+        )
+
+    @staticmethod
+    def _table(table: dict) -> pd.DataFrame:
+        frame = pd.DataFrame(table["rows"], columns=table["columns"])
+        for name, values in table["numbers"].items():
+            frame[name] = pd.array(values, dtype="Float64").astype(float)
+        return frame
+
+    def __repr__(self) -> str:
+        return f"AssessResult(verdict={self.verdict!r})"
+
+
+def assess(
+    scenario: Optional[Union[str, os.PathLike]] = None,
+    *,
+    stall: Union[str, Iterable[str], None] = None,
+    blip: Union[str, Iterable[str], None] = None,
+    partial: Optional[float] = None,
+    suggest: Optional[str] = None,
+    refine: Optional[int] = None,
+    seeds: Optional[int] = None,
+    seed: Optional[int] = None,
+    high: Optional[int] = None,
+    low: Optional[int] = None,
+    splitting: Optional[int] = None,
+    batches: Optional[int] = None,
+    report: Optional[Union[str, os.PathLike]] = None,
+    force: bool = False,
+    imports: Iterable[Union[str, os.PathLike]] = (),
+    select: Optional[Mapping[str, str]] = None,
+    progress: Progress = False,
+    **service: Any,
+) -> AssessResult:
+    """Answers whether a server-model service recovers, as ``herdsim
+    assess`` does: its margin (the longest stall of each ``stall`` kind it
+    survives), its headroom (the highest offered load at which it survives
+    each ``blip``), its behaviour under full and ``partial`` failure, its
+    recovery times, with ``splitting`` how rare a storm is, and a verdict;
+    every figure with the command that reproduces it. ``suggest`` is a
+    retry budget to compare the margin with (``"none"`` for none).
+    ``report`` also writes the HTML page (replaced only with ``force``).
+    The service is a scenario file, configuration ``imports``, keywords,
+    or all three, the keywords last.
+    """
+    if isinstance(stall, str):
+        stall = [stall]
+    if isinstance(blip, str):
+        blip = [blip]
+    args = ["assess"] + ([os.fspath(scenario)] if scenario is not None else [])
+    args += _flags(service, lists=False) + _seeding(seeds, seed)
+    args += _options(
+        stall=list(stall or []),
+        blip=list(blip or []),
+        partial=partial,
+        suggest=suggest,
+        refine=refine,
+        high=high,
+        low=low,
+        splitting=splitting,
+        batches=batches,
+        report=report,
+        force=force,
+        quiet=True,
+        json=True,
+    ) + _imports(imports, select)
+    return AssessResult(json.loads(_call(args, progress)))
 
 
 def import_config(
@@ -341,7 +546,7 @@ def _document_keywords() -> None:
     """Appends every scenario key to the docstrings of the functions that
     take them, from the registry (as the stubs are)."""
     keys = keyword_doc()
-    for function in (run, sweep, map):
+    for function in (run, sweep, map, compare, assess):
         function.__doc__ = (function.__doc__ or "").rstrip() + "\n\n    " + keys + "\n"
 
 

@@ -15,20 +15,30 @@ use herdsim::spec::params::{PARAMS, param};
 /// How often a waiting call looks for Ctrl-C.
 const SIGNAL_CHECK: Duration = Duration::from_millis(50);
 
+/// How long a Ctrl-C waits for the interrupted command to stop.
+const INTERRUPT_GRACE: Duration = Duration::from_secs(2);
+
+/// What a call gave: exit code, standard output, error line, warnings.
+type CallResult = (u8, String, Option<String>, Vec<String>);
+
 /// Runs `herdsim ARGS` in this process on a thread of its own, the GIL
 /// released: its exit code (0, 1 for a run or write that failed, 2 for bad
-/// input), what it wrote to standard output, and its one-line error (None
-/// if it succeeded). The caller's thread wakes every 50 ms to look for a
-/// signal, so Ctrl-C raises `KeyboardInterrupt` at once (the command then
-/// finishes on its own thread, and its result is dropped), and to hand
-/// `progress` the runs done and their total when they change.
+/// input), what it wrote to standard output, its one-line error (None if
+/// it succeeded) and its warnings. The caller's thread wakes every 50 ms
+/// to hand `progress` the runs done and their total when they change, and
+/// to look for a signal: Ctrl-C asks the command to stop and raises
+/// `KeyboardInterrupt`. A sweep, map or tune stops at its next row, every
+/// row before it kept, and is waited for (up to two seconds); other
+/// commands finish their work on their thread, and it is dropped.
 #[pyfunction]
 #[pyo3(signature = (args, progress=None))]
-fn call(
-    py: Python<'_>,
-    args: Vec<String>,
-    progress: Option<Py<PyAny>>,
-) -> PyResult<(u8, String, Option<String>)> {
+fn call(py: Python<'_>, args: Vec<String>, progress: Option<Py<PyAny>>) -> PyResult<CallResult> {
+    // The commands that stop at their next row when interrupted: worth
+    // waiting for, so that their file is left whole for --resume.
+    let stops = matches!(
+        args.first().map(String::as_str),
+        Some("sweep" | "map" | "tune")
+    );
     let argv: Vec<String> = std::iter::once("herdsim".to_string()).chain(args).collect();
     let (send, receive) = mpsc::channel();
     std::thread::Builder::new()
@@ -45,9 +55,15 @@ fn call(
         let (got, back) = py.detach(move || (receive.recv_timeout(SIGNAL_CHECK), receive));
         receive = back;
         match got {
-            Ok(called) => return Ok((called.code, called.stdout, called.error)),
+            Ok(c) => return Ok((c.code, c.stdout, c.error, c.warnings)),
             Err(RecvTimeoutError::Timeout) => {
-                py.check_signals()?;
+                if let Err(signal) = py.check_signals() {
+                    herdsim::cli::interrupt();
+                    if stops {
+                        let _ = py.detach(move || receive.recv_timeout(INTERRUPT_GRACE));
+                    }
+                    return Err(signal);
+                }
                 let now = herdsim::cli::call_progress();
                 if let (Some(tell), Some((done, total))) = (&progress, now)
                     && now != told

@@ -43,16 +43,17 @@ def test_run_is_the_command_lines_json():
     shown = cli("run", *flags(HERD), "--seeds", "4", "--seed", "7", "--json", "--per-run", "-q")
     assert r.raw == json.loads(shown)
     # The in-process call prints the very bytes the binary prints.
-    code, out, error = _herdsim.call(
+    code, out, error, warned = _herdsim.call(
         ["run", *flags(HERD), "--seeds", "4", "--seed", "7", "--json", "--per-run", "-q"]
     )
-    assert (code, error) == (0, None)
+    assert (code, error, warned) == (0, None, [])
     assert out == shown
     assert list(r.replicates.index) == [0, 1, 2, 3]
     assert r.summary.loc["calls", "n"] == 4
     assert r.summary.loc["calls", "mean"] == pytest.approx(r.replicates["calls"].mean())
     assert r.to_dict()["calls"]["mean"] == r.summary.loc["calls", "mean"]
     assert r.series is None and r.storm_probability is None
+    assert set(vars(r)) == set(herdsim.RunResult.TYPES), "the stubs list every attribute"
 
 
 def test_a_server_run_reads_its_series_and_storm_probability(tmp_path):
@@ -190,6 +191,100 @@ print("then", herdsim.run(clients=100, policy="full", seeds=2).summary.loc["call
     assert lines[1] == "then 2", done.stdout
 
 
+def test_ctrl_c_stops_a_sweep_at_its_next_row_and_resume_finishes_it(tmp_path):
+    # A 4,000-run sweep of 400 points on one thread (about 8 s unoptimised),
+    # SIGINT after 0.5 s: KeyboardInterrupt, the file holding the rows made
+    # so far (some, not all), then resume= continues it to the bytes of an
+    # uninterrupted sweep.
+    out, whole = tmp_path / "cut.csv", tmp_path / "whole.csv"
+    script = f"""
+import os, signal, threading, time
+signal.signal(signal.SIGINT, signal.default_int_handler)
+import herdsim
+grid = dict(clients=list(range(100, 500)), policy="full", seeds=10)
+threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+started = time.perf_counter()
+try:
+    herdsim.sweep(out={str(out)!r}, **grid)
+    print("finished")
+except KeyboardInterrupt:
+    print("interrupted after", round(time.perf_counter() - started, 2))
+rows = len(open({str(out)!r}).read().splitlines()) - 1
+print("rows", rows)
+frame = herdsim.sweep(out={str(out)!r}, resume=True, **grid)
+print("resumed", len(frame))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300, env=dict(os.environ, RAYON_NUM_THREADS="1"))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.split("\n")
+    assert lines[0].startswith("interrupted after"), done.stdout
+    # Stopped at the next row (a row is ten 1,000-client runs, milliseconds).
+    assert float(lines[0].split()[-1]) < 2.0, done.stdout
+    rows = int(lines[1].split()[1])
+    assert 0 < rows < 400, f"the interruption really cut the sweep: {done.stdout}"
+    assert lines[2] == "resumed 400", done.stdout
+    cli("sweep", "--clients", ",".join(str(c) for c in range(100, 500)), "--policy", "full",
+        "--seeds", "10", "--out", str(whole), "-q")
+    assert out.read_bytes() == whole.read_bytes()
+
+
+def test_warnings_are_python_warnings():
+    with pytest.warns(herdsim.HerdsimWarning, match="--rate has no effect"):
+        herdsim.run(seeds=1, clients=100, rate=300)
+    # Exactly what the command line prints on standard error.
+    done = subprocess.run([BIN, "run", "--clients", "100", "--rate", "300", "--seeds", "1",
+                           "-q"], capture_output=True, text=True)
+    with pytest.warns(herdsim.HerdsimWarning) as heard:
+        herdsim.run(seeds=1, clients=100, rate=300)
+    assert [f"warning: {w.message}" for w in heard] == done.stderr.splitlines()
+
+
+def test_compare_is_the_command_lines_file(tmp_path):
+    frame = herdsim.compare(seeds=3)
+    theirs = tmp_path / "theirs.csv"
+    table = cli("compare", "--seeds", "3", "--csv", str(theirs), "-q")
+    assert frame.attrs["table"] == table
+    expected = pd.read_csv(theirs, keep_default_na=False, na_values=[""])
+    pd.testing.assert_frame_equal(frame, expected)
+    assert set(frame["policy"]) == {"none", "equal", "full", "decorrelated"}
+    calls = frame[(frame["metric"] == "calls") & (frame["policy"] == "none")]
+    # No backoff: every client retries every ms until served, 1 + 2 + ... + 1000.
+    assert calls["mean"].item() == 500500 and calls["published"].item() == 28000
+    mine = tmp_path / "mine.csv"
+    herdsim.compare(seeds=3, csv=mine, policy=["full", "equal"])
+    assert set(pd.read_csv(mine)["policy"]) == {"full", "equal"}
+
+
+def test_assess_is_the_command_lines_json(tmp_path):
+    scenario = ROOT / "scenarios" / "sre-service.toml"
+    a = herdsim.assess(scenario, seeds=2, refine=0, stall=["outage", "capacity:0"],
+                       blip="250ms", report=tmp_path / "a.html")
+    shown = cli("assess", str(scenario), "--seeds", "2", "--refine", "0", "--stall", "outage",
+                "--stall", "capacity:0", "--blip", "250ms", "--json", "-q")
+    assert a.raw == json.loads(shown)
+    assert (tmp_path / "a.html").read_text().startswith("<!DOCTYPE html>")
+    # The margin table: a row per stall kind and the suggested budget, the
+    # printed columns and their numbers.
+    assert list(a.margin["stall"])[:2] == ["outage", "capacity:0"]
+    assert {"margin", "margin_s", "surely_survived_s", "surely_down_s"} <= set(a.margin.columns)
+    assert a.margin["margin_s"].dtype == float
+    assert list(a.headroom["stall"]) == ["0.25 s of outage"]
+    assert a.rare is None
+    assert set(vars(a)) == set(herdsim.AssessResult.TYPES), "the stubs list every attribute"
+    # In a full outage each request makes exactly max_attempts attempts.
+    assert a.figures["outage_attempts_per_request"] == a.figures["outage_attempts_exact"] == 5
+    # Each margin curve's points: stuck of decided, within the Wilson band.
+    margin = a.curves[a.curves["figure"] == "margin"]
+    assert set(margin["label"]) >= {"outage", "capacity:0"}
+    assert ((margin["wilson_low"] <= margin["probability"])
+            & (margin["probability"] <= margin["wilson_high"])).all()
+    assert a.verdict.startswith("At ρ = 0.785 this service")
+    assert len(a.commands) == len(a.margin) + len(a.headroom) + 4
+    with pytest.raises(ValueError, match="--stall"):
+        herdsim.assess(scenario, seeds=2, refine=0, stall="sideways")
+
+
 MAP = dict(
     resource="server", workers=1, service="exp:1ms", timeout="100ms", duration="6s",
     patience="3s", policy="no-backoff", max_attempts=4, rate=[300, 500],
@@ -229,7 +324,8 @@ def test_imported_settings_are_the_command_lines():
     with pytest.raises(ValueError, match="--select route"):
         herdsim.import_config(*files)
     server = dict(resource="server", rate=500, duration="3s", trigger="outage@1s..1.5s")
-    r = herdsim.run(seeds=2, imports=files, select=pick, series=False, **server)
+    with pytest.warns(herdsim.HerdsimWarning, match="circuit breakers are per Envoy"):
+        r = herdsim.run(seeds=2, imports=files, select=pick, series=False, **server)
     shown = cli("run", "--import", str(files[0]), "--import", str(files[1]),
                 "--select", "route=place-order",
                 *flags(server), "--seeds", "2", "--json", "--per-run", "-q")
@@ -250,7 +346,8 @@ def test_stubs_and_docstrings_are_the_registrys():
     )
     for key in herdsim.params().index:
         assert f"    {key}: Optional[" in committed, key
-        for function in (herdsim.run, herdsim.sweep, herdsim.map):
+        for function in (herdsim.run, herdsim.sweep, herdsim.map, herdsim.compare,
+                         herdsim.assess):
             assert f"        {key}: " in function.__doc__, (function.__name__, key)
 
 

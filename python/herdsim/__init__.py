@@ -50,7 +50,8 @@ class HerdsimError(RuntimeError):
 class HerdsimWarning(UserWarning):
     """What the command line warns of on standard error: a parameter that
     has no effect on the model run, a configuration field read loosely, an
-    output file named with another extension."""
+    output file named with another extension; and its notes of what a
+    figure depends on (``note: ...``: runs cut at the default horizon)."""
 
 
 #: The registry by key (the command line's parameters).

@@ -331,8 +331,9 @@ pub struct Called {
     pub stdout: String,
     /// Its error line, without `error: `, if it failed.
     pub error: Option<String>,
-    /// Its warnings, a line each, without `warning: ` (the binary prints
-    /// them on standard error).
+    /// Its warnings, a line each, without `warning: `, and its notes of
+    /// what a figure depends on, with `note: ` (the binary prints both on
+    /// standard error).
     pub warnings: Vec<String>,
 }
 
@@ -350,6 +351,17 @@ fn warn(text: &str) {
         WARNINGS.with(|w| w.borrow_mut().push(text.to_string()));
     } else {
         eprintln!("warning: {text}");
+    }
+}
+
+/// Notes in one line (`text` without `note: `) what a figure depends on:
+/// on standard error, or kept for the caller with the warnings, as
+/// `note: text`, while [`call`] runs.
+fn note(text: &str) {
+    if capturing() {
+        WARNINGS.with(|w| w.borrow_mut().push(format!("note: {text}")));
+    } else {
+        eprintln!("note: {text}");
     }
 }
 
@@ -405,8 +417,9 @@ pub fn call_progress() -> Option<(u64, u64)> {
 
 /// Runs the command line `args` (the program's name first) in this process,
 /// its standard output captured: the same work, files and bytes as the
-/// binary's, for the Python package. Its warnings are kept in [`Called`];
-/// notes still go to standard error.
+/// binary's, for the Python package. Its warnings and notes are kept in
+/// [`Called`]; what `--quiet` hides (progress, closing summaries) still
+/// goes to standard error.
 pub fn call(args: &[String]) -> Called {
     CAPTURED.with(|c| *c.borrow_mut() = Some(String::new()));
     WARNINGS.with(|w| w.borrow_mut().clear());

@@ -291,10 +291,10 @@ fn run_server(args: &RunArgs, spec: &RunSpec) -> Result<(), CliError> {
                 crate::spec::server_load::DRAIN_PATIENCES
             ),
         };
-        eprintln!(
-            "note: {what} cut at {horizon} with requests still in flight; {were} only what \
-             happened before it"
-        );
+        super::note(&format!(
+            "{what} cut at {horizon} with requests still in flight; {were} only what happened \
+             before it"
+        ));
     }
     let backlog_progress = if args.split.splitting.is_some() {
         runs_bar(u64::from(args.seeds + args.split.batches), args.quiet)

@@ -13,6 +13,7 @@ them; :func:`params` returns them), given as keyword arguments.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import tempfile
@@ -193,13 +194,18 @@ class RunResult:
     Attributes:
         summary: a DataFrame indexed by metric: n, mean, sd, ci95 (the 95%
             half-width), min and max over the replicates.
-        replicates: a DataFrame, a row per replicate, a column per metric.
+        replicates: a DataFrame, a row per replicate, a column per metric
+            (and, on the server model, each run's verdict).
         series: the server model's time series of replicate 0 (a row per
             window, as ``--series`` writes it), or None for the herd models.
         storm_probability: the server model's storm probability with its
             Wilson interval, or None.
         workload: what was run, as the command line states it.
+        master_seed: the master seed the replicates' seeds come from.
         raw: the whole JSON document, as a dict.
+
+    ``summary`` and ``replicates`` are made when first read, so a loop of
+    calls that reads one figure from ``raw`` pays for no DataFrame.
     """
 
     #: The attributes' types, for the stubs.
@@ -219,12 +225,30 @@ class RunResult:
         self.workload = document.get("workload", {})
         self.master_seed = document.get("master_seed")
         self.storm_probability = document.get("storm_probability")
-        summary = pd.DataFrame.from_dict(document["metrics"], orient="index")
-        summary.index.name = "metric"
-        self.summary = summary
-        rows = [dict(replicate=r["replicate"], **r["metrics"]) for r in document.get("runs", [])]
-        self.replicates = pd.DataFrame(rows).set_index("replicate") if rows else pd.DataFrame()
         self.series = series
+
+    @functools.cached_property
+    def summary(self) -> pd.DataFrame:
+        metrics = self.raw["metrics"]
+        return pd.DataFrame(
+            [list(figures.values()) for figures in metrics.values()],
+            index=pd.Index(list(metrics), name="metric"),
+            columns=list(next(iter(metrics.values()))),
+        )
+
+    @functools.cached_property
+    def replicates(self) -> pd.DataFrame:
+        runs = self.raw.get("runs", [])
+        if not runs:
+            return pd.DataFrame()
+        frame = pd.DataFrame(
+            [list(r["metrics"].values()) for r in runs],
+            index=pd.Index([r["replicate"] for r in runs], name="replicate"),
+            columns=list(runs[0]["metrics"]),
+        )
+        if "verdict" in runs[0]:
+            frame["verdict"] = [r["verdict"] for r in runs]
+        return frame
 
     def to_dict(self) -> dict:
         """The summary as plain dicts: ``{metric: {"mean": ..., ...}}``."""
@@ -294,6 +318,8 @@ def sweep(
     keeps every row before it, and ``resume`` continues it to the file an
     uninterrupted sweep writes.
     """
+    if resume and out is None:
+        raise ValueError("resume: give out=, the file of the interrupted sweep to continue")
     args = ["sweep"] + ([os.fspath(scenario)] if scenario is not None else [])
     args += _flags(grid, lists=True) + _seeding(seeds, seed) + ["--quiet"]
     args += _options(per_run=per_run) + _imports(imports, select)
@@ -339,6 +365,8 @@ def map(  # noqa: A001 - herdsim's command of that name
     heatmap (replaced only with ``force``). Interrupted (Ctrl-C), a map
     with ``out`` keeps every run before it, and ``resume`` continues it.
     """
+    if resume and out is None:
+        raise ValueError("resume: give out=, the file of the interrupted map to continue")
     args = ["map"] + ([os.fspath(scenario)] if scenario is not None else [])
     args += ["--x", x, "--y", y] + _flags(grid, lists=True) + _seeding(seeds, seed)
     args += _options(

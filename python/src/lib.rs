@@ -81,6 +81,28 @@ fn call(py: Python<'_>, args: Vec<String>, progress: Option<Py<PyAny>>) -> PyRes
     }
 }
 
+/// The benchmark's reference (`python/benches/overhead.py`): runs
+/// `herdsim ARGS` `repeats` times on this thread, the GIL released, as the
+/// library alone does it, and returns each call's wall time in seconds, so
+/// that what a Python function adds over the work itself can be measured.
+#[pyfunction]
+fn time_call(py: Python<'_>, args: Vec<String>, repeats: usize) -> PyResult<Vec<f64>> {
+    let argv: Vec<String> = std::iter::once("herdsim".to_string()).chain(args).collect();
+    py.detach(|| {
+        let mut times = Vec::with_capacity(repeats);
+        for _ in 0..repeats {
+            let started = std::time::Instant::now();
+            let called = herdsim::cli::call(&argv);
+            times.push(started.elapsed().as_secs_f64());
+            if called.code != 0 {
+                return Err(called.error.unwrap_or_default());
+            }
+        }
+        Ok(times)
+    })
+    .map_err(PyValueError::new_err)
+}
+
 /// A parameter as Python reads it: (key, kind, group heading, what it is,
 /// what it accepts, its default as text, the separator of a list of values,
 /// its choices where it takes one of a few).
@@ -136,6 +158,7 @@ fn _herdsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(call, m)?)?;
     m.add_function(wrap_pyfunction!(params, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add_function(wrap_pyfunction!(time_call, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

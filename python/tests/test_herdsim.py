@@ -53,13 +53,21 @@ def test_run_is_the_command_lines_json():
     assert r.summary.loc["calls", "mean"] == pytest.approx(r.replicates["calls"].mean())
     assert r.to_dict()["calls"]["mean"] == r.summary.loc["calls", "mean"]
     assert r.series is None and r.storm_probability is None
-    assert set(vars(r)) == set(herdsim.RunResult.TYPES), "the stubs list every attribute"
+    public = {name for name in dir(r) if not name.startswith("_") and not name.isupper()}
+    assert public == set(herdsim.RunResult.TYPES) | set(herdsim.RunResult.METHODS), (
+        "the stubs list every attribute"
+    )
 
 
 def test_a_server_run_reads_its_series_and_storm_probability(tmp_path):
     r = herdsim.run(seeds=2, **SERVER)
     assert len(r.replicates) == 2
     assert r.storm_probability is not None
+    assert "verdict" not in r.replicates, "no trigger, no verdict"
+    triggered = herdsim.run(seeds=3, series=False, **dict(SERVER, duration=None,
+                                                          trigger="outage@1s..1.2s"))
+    verdicts = [run["verdict"] for run in triggered.raw["runs"]]
+    assert list(triggered.replicates["verdict"]) == verdicts == ["recovered"] * 3
     series = tmp_path / "s.csv"
     cli("run", *flags(SERVER), "--seeds", "2", "--json", "-q", "--series", str(series))
     expected = pd.read_csv(series)
@@ -109,6 +117,8 @@ def test_bad_input_raises_value_error_naming_the_key(tmp_path):
         herdsim.sweep(clients=[10, 20], seeds=1, out=out)
     assert out.read_text() == "keep me\n", "nothing replaced without force"
     herdsim.sweep(clients=[10, 20], seeds=1, out=out, force=True)
+    with pytest.raises(ValueError, match="resume: give out="):
+        herdsim.sweep(clients=[10, 20], seeds=1, resume=True)
     assert out.read_text().startswith("point,")
 
 
@@ -271,7 +281,8 @@ def test_assess_is_the_command_lines_json(tmp_path):
     assert a.margin["margin_s"].dtype == float
     assert list(a.headroom["stall"]) == ["0.25 s of outage"]
     assert a.rare is None
-    assert set(vars(a)) == set(herdsim.AssessResult.TYPES), "the stubs list every attribute"
+    public = {name for name in dir(a) if not name.startswith("_") and not name.isupper()}
+    assert public == set(herdsim.AssessResult.TYPES), "the stubs list every attribute"
     # In a full outage each request makes exactly max_attempts attempts.
     assert a.figures["outage_attempts_per_request"] == a.figures["outage_attempts_exact"] == 5
     # Each margin curve's points: stuck of decided, within the Wilson band.
@@ -382,3 +393,5 @@ def test_the_books_python_examples_run(tmp_path):
         os.chdir(cwd)
     assert (tmp_path / "m.csv").is_file() and (tmp_path / "map.svg").is_file()
     assert namespace["r"].summary.loc["requests", "n"] == 8
+    assert set(namespace["c"]["policy"]) == {"full"} and len(set(namespace["c"]["point"])) == 2
+    assert namespace["a"].verdict.startswith("At ρ = ")

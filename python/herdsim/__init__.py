@@ -187,6 +187,22 @@ def _seeding(seeds: Optional[int], seed: Optional[int]) -> list:
     return flags
 
 
+def _written(
+    args: list,
+    flag: str,
+    out: Optional[Union[str, os.PathLike]],
+    progress: Progress,
+    **read: Any,
+):
+    """Runs ``args`` writing its CSV with ``flag`` to ``out``, or to a
+    scratch file removed after: the rows as a DataFrame (``read`` passed to
+    ``pandas.read_csv``) and what the command printed."""
+    with tempfile.TemporaryDirectory(prefix="herdsim-") as scratch:
+        path = os.fspath(out) if out is not None else os.path.join(scratch, "written.csv")
+        stdout = _call(args + [flag, path], progress)
+        return pd.read_csv(path, **read), stdout
+
+
 class RunResult:
     """One workload over its replicate seeds, as ``herdsim run --json``
     gives it.
@@ -322,14 +338,8 @@ def sweep(
         raise ValueError("resume: give out=, the file of the interrupted sweep to continue")
     args = ["sweep"] + ([os.fspath(scenario)] if scenario is not None else [])
     args += _flags(grid, lists=True) + _seeding(seeds, seed) + ["--quiet"]
-    args += _options(per_run=per_run) + _imports(imports, select)
-    if out is not None:
-        _call(args + ["--out", os.fspath(out)] + _options(force=force, resume=resume), progress)
-        return pd.read_csv(out)
-    with tempfile.TemporaryDirectory(prefix="herdsim-") as scratch:
-        path = os.path.join(scratch, "sweep.csv")
-        _call(args + ["--out", path], progress)
-        return pd.read_csv(path)
+    args += _options(per_run=per_run, force=force, resume=resume) + _imports(imports, select)
+    return _written(args, "--out", out, progress)[0]
 
 
 def map(  # noqa: A001 - herdsim's command of that name
@@ -383,13 +393,7 @@ def map(  # noqa: A001 - herdsim's command of that name
         resume=resume,
         quiet=True,
     ) + _imports(imports, select)
-    if out is not None:
-        _call(args + ["--out", os.fspath(out)], progress)
-        return pd.read_csv(out)
-    with tempfile.TemporaryDirectory(prefix="herdsim-") as scratch:
-        path = os.path.join(scratch, "map.csv")
-        _call(args + ["--out", path], progress)
-        return pd.read_csv(path)
+    return _written(args, "--out", out, progress)[0]
 
 
 def compare(
@@ -421,10 +425,7 @@ def compare(
     args += _flags(grid, lists=True) + _seeding(seeds, seed)
     args += _options(reference=reference, plot=plot, force=force, quiet=True)
     args += _imports(imports, select)
-    with tempfile.TemporaryDirectory(prefix="herdsim-") as scratch:
-        path = csv if csv is not None else os.path.join(scratch, "compare.csv")
-        table = _call(args + ["--csv", os.fspath(path)], progress)
-        frame = pd.read_csv(path, keep_default_na=False, na_values=[""])
+    frame, table = _written(args, "--csv", csv, progress, keep_default_na=False, na_values=[""])
     frame.attrs["table"] = table
     return frame
 

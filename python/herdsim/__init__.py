@@ -110,18 +110,19 @@ Progress = Union[bool, Callable[[int, int], None]]
 
 
 def _progress_hook(progress: Progress):
-    """What to tell of progress, and what to do at the end: ``progress``
-    itself if callable (it hears runs done and their total), a tqdm bar
-    (``tqdm.auto``: a widget in a notebook) if True and tqdm is installed,
-    else nothing."""
+    """What to tell of progress, and what to do at the end (given whether
+    the call succeeded): ``progress`` itself if callable (it hears runs done
+    and their total), a tqdm bar (``tqdm.auto``: a widget in a notebook) if
+    True and tqdm is installed, else nothing. A bar that succeeded is shown
+    full before it goes: the last runs may end between two looks."""
     if callable(progress):
-        return progress, lambda: None
+        return progress, lambda ok: None
     if not progress:
-        return None, lambda: None
+        return None, lambda ok: None
     try:
         from tqdm.auto import tqdm
     except ImportError:
-        return None, lambda: None
+        return None, lambda ok: None
     bar = tqdm(total=0, unit="run", leave=False)
 
     def tell(done: int, total: int) -> None:
@@ -130,18 +131,25 @@ def _progress_hook(progress: Progress):
         bar.n = done
         bar.refresh()
 
-    return tell, bar.close
+    def finish(ok: bool) -> None:
+        if ok and bar.total:
+            bar.n = bar.total
+            bar.refresh()
+        bar.close()
+
+    return tell, finish
 
 
 def _call(args: Iterable[str], progress: Progress = False) -> str:
     """Runs ``herdsim ARGS``: its standard output, or the error it gave as
     ``ValueError`` (bad input) or :class:`HerdsimError`; its warnings as
     :class:`HerdsimWarning`, attributed to the caller's caller."""
-    tell, close = _progress_hook(progress)
+    tell, finish = _progress_hook(progress)
+    code = None
     try:
         code, stdout, error, warned = _herdsim.call([str(a) for a in args], tell)
     finally:
-        close()
+        finish(code == 0)
     for line in warned:
         warnings.warn(line, HerdsimWarning, stacklevel=3)
     if code == 2:

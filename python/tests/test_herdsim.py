@@ -362,17 +362,25 @@ def test_stubs_and_docstrings_are_the_registrys():
             assert f"        {key}: " in function.__doc__, (function.__name__, key)
 
 
-def test_progress_is_told_as_runs_end():
+def test_progress_is_told_as_runs_end(capsys, monkeypatch):
     heard = []
     herdsim.run(seeds=200, clients=10000, policy="full", progress=lambda d, t: heard.append((d, t)))
     assert heard, "told at least once in a run of about a second"
     assert all(total == 200 for _, total in heard), heard
     done = [d for d, _ in heard]
     assert done == sorted(done) and done[-1] <= 200, heard
-    # Without tqdm (not installed here) progress=True draws nothing and
-    # changes nothing.
     plain = herdsim.run(seeds=3, clients=100, policy="full").raw
+    # With tqdm (the CI script installs it) progress=True draws its bar on
+    # standard error (a widget in a notebook), the runs counted to the end.
+    pytest.importorskip("tqdm")
+    capsys.readouterr()
+    assert herdsim.run(seeds=200, clients=10000, policy="full", progress=True).raw["replicates"] == 200
+    drawn = capsys.readouterr().err
+    assert "200/200" in drawn and "run" in drawn, drawn
+    # Without it, progress=True draws nothing and changes nothing.
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)
     assert herdsim.run(seeds=3, clients=100, policy="full", progress=True).raw == plain
+    assert capsys.readouterr().err == ""
 
 
 def test_the_books_python_examples_run(tmp_path):

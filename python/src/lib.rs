@@ -26,10 +26,11 @@ type CallResult = (u8, String, Option<String>, Vec<String>);
 /// input), what it wrote to standard output, its one-line error (None if
 /// it succeeded) and its warnings. The caller's thread wakes every 50 ms
 /// to hand `progress` the runs done and their total when they change, and
-/// to look for a signal: Ctrl-C asks the command to stop and raises
-/// `KeyboardInterrupt`. A sweep, map or tune stops at its next row, every
-/// row before it kept, and is waited for (up to two seconds); other
-/// commands finish their work on their thread, and it is dropped.
+/// to look for a signal: Ctrl-C (or an exception `progress` raises) asks
+/// the command to stop and is raised. A sweep, map or tune stops at its
+/// next row, every row before it kept, and is waited for (up to two
+/// seconds); other commands finish their work on their thread, and it is
+/// dropped.
 #[pyfunction]
 #[pyo3(signature = (args, progress=None))]
 fn call(py: Python<'_>, args: Vec<String>, progress: Option<Py<PyAny>>) -> PyResult<CallResult> {
@@ -57,19 +58,24 @@ fn call(py: Python<'_>, args: Vec<String>, progress: Option<Py<PyAny>>) -> PyRes
         match got {
             Ok(c) => return Ok((c.code, c.stdout, c.error, c.warnings)),
             Err(RecvTimeoutError::Timeout) => {
-                if let Err(signal) = py.check_signals() {
+                // A signal, or an exception from `progress` (Ctrl-C may
+                // land while it runs), stops the command.
+                let looked = py.check_signals().and_then(|()| {
+                    let now = herdsim::cli::call_progress();
+                    if let (Some(tell), Some((done, total))) = (&progress, now)
+                        && now != told
+                    {
+                        tell.call1(py, (done, total))?;
+                        told = now;
+                    }
+                    Ok(())
+                });
+                if let Err(raised) = looked {
                     herdsim::cli::interrupt();
                     if stops {
                         let _ = py.detach(move || receive.recv_timeout(INTERRUPT_GRACE));
                     }
-                    return Err(signal);
-                }
-                let now = herdsim::cli::call_progress();
-                if let (Some(tell), Some((done, total))) = (&progress, now)
-                    && now != told
-                {
-                    tell.call1(py, (done, total))?;
-                    told = now;
+                    return Err(raised);
                 }
             }
             Err(RecvTimeoutError::Disconnected) => {

@@ -175,8 +175,9 @@ def test_a_run_releases_the_gil():
 
 def test_ctrl_c_interrupts_a_run_and_leaves_the_interpreter_working():
     # In a child interpreter of its own (pytest handles SIGINT itself): a
-    # run of about 3 s on one thread, SIGINT after 0.3 s, then a second run
-    # (which waits for the abandoned one's thread: see the docs).
+    # run of about 1 s on one thread (7 s unoptimised), SIGINT after 0.3 s,
+    # then a second run (which waits for the abandoned one's thread: see
+    # the docs).
     script = """
 import os, signal, threading, time
 signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -185,7 +186,7 @@ from builtins import map
 threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
 started = time.perf_counter()
 try:
-    herdsim.run(clients=10000, policy="full", seeds=400)
+    herdsim.run(clients=10000, policy="full", seeds=200)
     print("finished")
 except KeyboardInterrupt:
     print("interrupted after", round(time.perf_counter() - started, 2))
@@ -202,20 +203,27 @@ print("then", herdsim.run(clients=100, policy="full", seeds=2).summary.loc["call
 
 
 def test_ctrl_c_stops_a_sweep_at_its_next_row_and_resume_finishes_it(tmp_path):
-    # A 4,000-run sweep of 400 points on one thread (about 8 s unoptimised),
-    # SIGINT after 0.5 s: KeyboardInterrupt, the file holding the rows made
-    # so far (some, not all), then resume= continues it to the bytes of an
+    # A 5,000-run sweep of 500 points on one thread (about 0.5 s with the
+    # release extension, 10 s unoptimised), SIGINT as soon as progress shows
+    # runs done: KeyboardInterrupt, the file holding the rows made so far
+    # (some, not all), then resume= continues it to the bytes of an
     # uninterrupted sweep.
     out, whole = tmp_path / "cut.csv", tmp_path / "whole.csv"
     script = f"""
-import os, signal, threading, time
+import os, signal, time
 signal.signal(signal.SIGINT, signal.default_int_handler)
 import herdsim
-grid = dict(clients=list(range(100, 500)), policy="full", seeds=10)
-threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+grid = dict(clients=list(range(100, 600)), policy="full", seeds=10)
+sent = []
+
+def tell(done, total):
+    if done > 0 and not sent:
+        sent.append(done)
+        os.kill(os.getpid(), signal.SIGINT)
+
 started = time.perf_counter()
 try:
-    herdsim.sweep(out={str(out)!r}, **grid)
+    herdsim.sweep(out={str(out)!r}, progress=tell, **grid)
     print("finished")
 except KeyboardInterrupt:
     print("interrupted after", round(time.perf_counter() - started, 2))
@@ -229,12 +237,12 @@ print("resumed", len(frame))
     assert done.returncode == 0, done.stderr
     lines = done.stdout.split("\n")
     assert lines[0].startswith("interrupted after"), done.stdout
-    # Stopped at the next row (a row is ten 1,000-client runs, milliseconds).
+    # Stopped at the next row (a row is ten runs of at most 600 clients).
     assert float(lines[0].split()[-1]) < 2.0, done.stdout
     rows = int(lines[1].split()[1])
-    assert 0 < rows < 400, f"the interruption really cut the sweep: {done.stdout}"
-    assert lines[2] == "resumed 400", done.stdout
-    cli("sweep", "--clients", ",".join(str(c) for c in range(100, 500)), "--policy", "full",
+    assert 0 < rows < 500, f"the interruption really cut the sweep: {done.stdout}"
+    assert lines[2] == "resumed 500", done.stdout
+    cli("sweep", "--clients", ",".join(str(c) for c in range(100, 600)), "--policy", "full",
         "--seeds", "10", "--out", str(whole), "-q")
     assert out.read_bytes() == whole.read_bytes()
 
@@ -374,9 +382,9 @@ def test_progress_is_told_as_runs_end(capsys, monkeypatch):
     # standard error (a widget in a notebook), the runs counted to the end.
     pytest.importorskip("tqdm")
     capsys.readouterr()
-    assert herdsim.run(seeds=200, clients=10000, policy="full", progress=True).raw["replicates"] == 200
+    assert herdsim.run(seeds=50, clients=10000, policy="full", progress=True).raw["replicates"] == 50
     drawn = capsys.readouterr().err
-    assert "200/200" in drawn and "run" in drawn, drawn
+    assert "50/50" in drawn and "run" in drawn, drawn
     # Without it, progress=True draws nothing and changes nothing.
     monkeypatch.setitem(sys.modules, "tqdm.auto", None)
     assert herdsim.run(seeds=3, clients=100, policy="full", progress=True).raw == plain

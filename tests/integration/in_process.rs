@@ -1,7 +1,7 @@
 //! The command line run in-process (`herdsim::cli::call`, what the Python
 //! package calls): the binary's bytes, exit codes, error lines and
-//! warnings, and an interruption that stops a sweep at its next row with
-//! every row before it kept.
+//! warnings, and an interruption that stops a sweep or a map at its next
+//! row with every row before it kept.
 
 use std::time::{Duration, Instant};
 
@@ -19,7 +19,7 @@ fn argv(words: &[&str]) -> Vec<String> {
 
 /// One test, as the calls share the process's interrupt flag and progress.
 #[test]
-fn a_call_is_the_binarys_and_an_interrupted_sweep_keeps_its_rows() {
+fn a_call_is_the_binarys_and_an_interrupted_sweep_or_map_keeps_its_rows() {
     // Output, warnings and exit code as the binary gives them.
     let words = [
         "run",
@@ -94,5 +94,67 @@ fn a_call_is_the_binarys_and_an_interrupted_sweep_keeps_its_rows() {
     let resumed = call(&sweep(&cut, &["--resume"]));
     assert_eq!(resumed.code, 0, "{resumed:?}");
     assert_eq!(call(&sweep(&whole, &[])).code, 0);
+    assert_eq!(std::fs::read(&cut).unwrap(), std::fs::read(&whole).unwrap());
+
+    // A map (180 runs, about 0.6 s), interrupted after some runs: its
+    // journal keeps them, and --resume makes the uninterrupted map's file.
+    let (cut, whole) = (dir.join("cut-map.csv"), dir.join("whole-map.csv"));
+    let map = |out: &std::path::Path, more: &[&str]| {
+        let mut words = argv(&[
+            "map",
+            "--x",
+            "trigger",
+            "--y",
+            "rate",
+            "--resource",
+            "server",
+            "--workers",
+            "1",
+            "--service",
+            "exp:1ms",
+            "--timeout",
+            "100ms",
+            "--duration",
+            "30s",
+            "--patience",
+            "3s",
+            "--policy",
+            "no-backoff",
+            "--max-attempts",
+            "4",
+            "--rate",
+            "300,500",
+            "--trigger",
+            "outage@2s..2.1s;outage@2s..2.3s;outage@2s..2.5s",
+            "--seeds",
+            "20",
+            "--refine",
+            "1",
+            "-q",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        words.extend(more.iter().map(|w| w.to_string()));
+        words
+    };
+    let args = map(&cut, &[]);
+    let running = std::thread::spawn(move || call(&args));
+    let started = Instant::now();
+    while call_progress().is_none_or(|(done, _)| done < 10) {
+        assert!(started.elapsed() < Duration::from_secs(60), "no progress");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    interrupt();
+    let stopped = running.join().unwrap();
+    assert_eq!(stopped.code, 1, "{stopped:?}");
+    let error = stopped.error.unwrap();
+    assert!(
+        error.starts_with("interrupted: every run before it is in"),
+        "{error}"
+    );
+    assert!(!cut.exists(), "the map's file is written only when whole");
+    let resumed = call(&map(&cut, &["--resume"]));
+    assert_eq!(resumed.code, 0, "{resumed:?}");
+    assert_eq!(call(&map(&whole, &[])).code, 0);
     assert_eq!(std::fs::read(&cut).unwrap(), std::fs::read(&whole).unwrap());
 }

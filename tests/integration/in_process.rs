@@ -9,12 +9,26 @@ use assert_cmd::cargo::cargo_bin_cmd;
 use herdsim::cli::{call, call_progress, interrupt};
 
 use crate::common::workdir;
+use crate::map::MAP;
 
 fn argv(words: &[&str]) -> Vec<String> {
     std::iter::once("herdsim")
         .chain(words.iter().copied())
         .map(String::from)
         .collect()
+}
+
+/// `call(args)` on a thread of its own, interrupted once it has done
+/// `runs` runs: what it gave.
+fn interrupted(args: Vec<String>, runs: u64) -> herdsim::cli::Called {
+    let running = std::thread::spawn(move || call(&args));
+    let started = Instant::now();
+    while call_progress().is_none_or(|(done, _)| done < runs) {
+        assert!(started.elapsed() < Duration::from_secs(60), "no progress");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    interrupt();
+    running.join().unwrap()
 }
 
 /// One test, as the calls share the process's interrupt flag and progress.
@@ -70,15 +84,7 @@ fn a_call_is_the_binarys_and_an_interrupted_sweep_or_map_keeps_its_rows() {
         words.extend(more.iter().map(|w| w.to_string()));
         words
     };
-    let args = sweep(&cut, &[]);
-    let running = std::thread::spawn(move || call(&args));
-    let started = Instant::now();
-    while call_progress().is_none_or(|(done, _)| done < 50) {
-        assert!(started.elapsed() < Duration::from_secs(60), "no progress");
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    interrupt();
-    let stopped = running.join().unwrap();
+    let stopped = interrupted(sweep(&cut, &[]), 50);
     assert_eq!(stopped.code, 1, "{stopped:?}");
     let error = stopped.error.unwrap();
     assert!(
@@ -96,56 +102,17 @@ fn a_call_is_the_binarys_and_an_interrupted_sweep_or_map_keeps_its_rows() {
     assert_eq!(call(&sweep(&whole, &[])).code, 0);
     assert_eq!(std::fs::read(&cut).unwrap(), std::fs::read(&whole).unwrap());
 
-    // A map (180 runs, about 0.6 s), interrupted after some runs: its
-    // journal keeps them, and --resume makes the uninterrupted map's file.
+    // A map (the map tests' metastable case), interrupted after some
+    // runs: its journal keeps them, and --resume makes the uninterrupted
+    // map's file.
     let (cut, whole) = (dir.join("cut-map.csv"), dir.join("whole-map.csv"));
     let map = |out: &std::path::Path, more: &[&str]| {
-        let mut words = argv(&[
-            "map",
-            "--x",
-            "trigger",
-            "--y",
-            "rate",
-            "--resource",
-            "server",
-            "--workers",
-            "1",
-            "--service",
-            "exp:1ms",
-            "--timeout",
-            "100ms",
-            "--duration",
-            "30s",
-            "--patience",
-            "3s",
-            "--policy",
-            "no-backoff",
-            "--max-attempts",
-            "4",
-            "--rate",
-            "300,500",
-            "--trigger",
-            "outage@2s..2.1s;outage@2s..2.3s;outage@2s..2.5s",
-            "--seeds",
-            "20",
-            "--refine",
-            "1",
-            "-q",
-            "--out",
-            out.to_str().unwrap(),
-        ]);
+        let mut words = argv(MAP);
+        words.extend(["--out", out.to_str().unwrap()].map(String::from));
         words.extend(more.iter().map(|w| w.to_string()));
         words
     };
-    let args = map(&cut, &[]);
-    let running = std::thread::spawn(move || call(&args));
-    let started = Instant::now();
-    while call_progress().is_none_or(|(done, _)| done < 10) {
-        assert!(started.elapsed() < Duration::from_secs(60), "no progress");
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    interrupt();
-    let stopped = running.join().unwrap();
+    let stopped = interrupted(map(&cut, &[]), 10);
     assert_eq!(stopped.code, 1, "{stopped:?}");
     let error = stopped.error.unwrap();
     assert!(

@@ -13,7 +13,7 @@ use crate::common::{csv_rows as rows, succeed, usage_error, workdir};
 /// The metastable case of `scenarios/metastable.toml` (50% utilisation at
 /// 500 requests/s, 100 ms timeout, 4 attempts with immediate retries) at
 /// 300 and 500 requests/s, outages ending at 2.1 s to 2.5 s.
-const MAP: &[&str] = &[
+pub(crate) const MAP: &[&str] = &[
     "map",
     "--resource",
     "server",

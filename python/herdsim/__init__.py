@@ -151,7 +151,7 @@ def _call(args: Iterable[str], progress: Progress = False) -> str:
     finally:
         finish(code == 0)
     for line in warned:
-        warnings.warn(line, HerdsimWarning, stacklevel=3)
+        warnings.warn(line.removeprefix("warning: "), HerdsimWarning, stacklevel=3)
     if code == 2:
         raise ValueError(error)
     if code != 0:
@@ -195,19 +195,28 @@ def _seeding(seeds: Optional[int], seed: Optional[int]) -> list:
     return flags
 
 
+def _command(name: str, scenario: Optional[Union[str, os.PathLike]]) -> list:
+    """A command's first words: its name and its scenario file, if any."""
+    return [name] + ([os.fspath(scenario)] if scenario is not None else [])
+
+
 def _written(
     args: list,
     flag: str,
     out: Optional[Union[str, os.PathLike]],
     progress: Progress,
+    resume: bool = False,
     **read: Any,
 ):
-    """Runs ``args`` writing its CSV with ``flag`` to ``out``, or to a
-    scratch file removed after: the rows as a DataFrame (``read`` passed to
-    ``pandas.read_csv``) and what the command printed."""
+    """Runs ``args`` writing its CSV with ``flag`` to ``out`` (continuing
+    it with ``resume``), or to a scratch file removed after: the rows as a
+    DataFrame (``read`` passed to ``pandas.read_csv``) and what the command
+    printed."""
+    if resume and out is None:
+        raise ValueError(f"resume: give out=, the file of the interrupted {args[0]} to continue")
     with tempfile.TemporaryDirectory(prefix="herdsim-") as scratch:
         path = os.fspath(out) if out is not None else os.path.join(scratch, "written.csv")
-        stdout = _call(args + [flag, path], progress)
+        stdout = _call(args + [flag, path] + _options(resume=resume), progress)
         return pd.read_csv(path, **read), stdout
 
 
@@ -342,12 +351,10 @@ def sweep(
     keeps every row before it, and ``resume`` continues it to the file an
     uninterrupted sweep writes.
     """
-    if resume and out is None:
-        raise ValueError("resume: give out=, the file of the interrupted sweep to continue")
-    args = ["sweep"] + ([os.fspath(scenario)] if scenario is not None else [])
+    args = _command("sweep", scenario)
     args += _flags(grid, lists=True) + _seeding(seeds, seed) + ["--quiet"]
-    args += _options(per_run=per_run, force=force, resume=resume) + _imports(imports, select)
-    return _written(args, "--out", out, progress)[0]
+    args += _options(per_run=per_run, force=force) + _imports(imports, select)
+    return _written(args, "--out", out, progress, resume)[0]
 
 
 def map(  # noqa: A001 - herdsim's command of that name
@@ -383,9 +390,7 @@ def map(  # noqa: A001 - herdsim's command of that name
     heatmap (replaced only with ``force``). Interrupted (Ctrl-C), a map
     with ``out`` keeps every run before it, and ``resume`` continues it.
     """
-    if resume and out is None:
-        raise ValueError("resume: give out=, the file of the interrupted map to continue")
-    args = ["map"] + ([os.fspath(scenario)] if scenario is not None else [])
+    args = _command("map", scenario)
     args += ["--x", x, "--y", y] + _flags(grid, lists=True) + _seeding(seeds, seed)
     args += _options(
         refine=refine,
@@ -398,10 +403,9 @@ def map(  # noqa: A001 - herdsim's command of that name
         split_below=split_below,
         svg=svg,
         force=force,
-        resume=resume,
         quiet=True,
     ) + _imports(imports, select)
-    return _written(args, "--out", out, progress)[0]
+    return _written(args, "--out", out, progress, resume)[0]
 
 
 def compare(
@@ -429,7 +433,7 @@ def compare(
     ``force``); ``reference`` judges a study against a rerun of its
     authors' code.
     """
-    args = ["compare"] + ([os.fspath(scenario)] if scenario is not None else [])
+    args = _command("compare", scenario)
     args += _flags(grid, lists=True) + _seeding(seeds, seed)
     args += _options(reference=reference, plot=plot, force=force, quiet=True)
     args += _imports(imports, select)
@@ -545,7 +549,7 @@ def assess(
         stall = [stall]
     if isinstance(blip, str):
         blip = [blip]
-    args = ["assess"] + ([os.fspath(scenario)] if scenario is not None else [])
+    args = _command("assess", scenario)
     args += _flags(service, lists=False) + _seeding(seeds, seed)
     args += _options(
         stall=list(stall or []),

@@ -15,6 +15,11 @@ use herdsim::spec::params::{PARAMS, param};
 /// How often a waiting call looks for Ctrl-C.
 const SIGNAL_CHECK: Duration = Duration::from_millis(50);
 
+/// `herdsim ARGS`, as `herdsim::cli::call` reads it.
+fn command_line(args: Vec<String>) -> Vec<String> {
+    std::iter::once("herdsim".to_string()).chain(args).collect()
+}
+
 /// How long a Ctrl-C waits for the interrupted command to stop.
 const INTERRUPT_GRACE: Duration = Duration::from_secs(2);
 
@@ -40,7 +45,7 @@ fn call(py: Python<'_>, args: Vec<String>, progress: Option<Py<PyAny>>) -> PyRes
         args.first().map(String::as_str),
         Some("sweep" | "map" | "tune")
     );
-    let argv: Vec<String> = std::iter::once("herdsim".to_string()).chain(args).collect();
+    let argv = command_line(args);
     let (send, receive) = mpsc::channel();
     std::thread::Builder::new()
         .name("herdsim".to_string())
@@ -93,7 +98,7 @@ fn call(py: Python<'_>, args: Vec<String>, progress: Option<Py<PyAny>>) -> PyRes
 /// that what a Python function adds over the work itself can be measured.
 #[pyfunction]
 fn time_call(py: Python<'_>, args: Vec<String>, repeats: usize) -> PyResult<Vec<f64>> {
-    let argv: Vec<String> = std::iter::once("herdsim".to_string()).chain(args).collect();
+    let argv = command_line(args);
     py.detach(|| {
         let mut times = Vec::with_capacity(repeats);
         for _ in 0..repeats {

@@ -173,6 +173,18 @@ def test_a_run_releases_the_gil():
     assert len(during) >= 10, f"{len(during)} ticks in {ended - started:.3f} s"
 
 
+def interrupted_child(script):
+    """Runs ``script`` in a child interpreter on one thread (pytest handles
+    SIGINT itself), which must succeed and first print "interrupted after
+    SECONDS": what it gave, and its output's lines."""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300, env=dict(os.environ, RAYON_NUM_THREADS="1"))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.split("\n")
+    assert lines[0].startswith("interrupted after"), done.stdout
+    return done, lines
+
+
 def test_ctrl_c_interrupts_a_run_and_leaves_the_interpreter_working():
     # In a child interpreter of its own (pytest handles SIGINT itself): a
     # run of about 1 s on one thread (7 s unoptimised), SIGINT after 0.3 s,
@@ -192,11 +204,7 @@ except KeyboardInterrupt:
     print("interrupted after", round(time.perf_counter() - started, 2))
 print("then", herdsim.run(clients=100, policy="full", seeds=2).summary.loc["calls", "n"])
 """
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=120, env=dict(os.environ, RAYON_NUM_THREADS="1"))
-    assert done.returncode == 0, done.stderr
-    lines = done.stdout.split("\n")
-    assert lines[0].startswith("interrupted after"), done.stdout
+    done, lines = interrupted_child(script)
     # The signal is looked for every 50 ms: raised well before the run's end.
     assert float(lines[0].split()[-1]) < 1.5, done.stdout
     assert lines[1] == "then 2", done.stdout
@@ -232,11 +240,7 @@ print("rows", rows)
 frame = herdsim.sweep(out={str(out)!r}, resume=True, **grid)
 print("resumed", len(frame))
 """
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=300, env=dict(os.environ, RAYON_NUM_THREADS="1"))
-    assert done.returncode == 0, done.stderr
-    lines = done.stdout.split("\n")
-    assert lines[0].startswith("interrupted after"), done.stdout
+    done, lines = interrupted_child(script)
     # Stopped at the next row (a row is ten runs of at most 600 clients).
     assert float(lines[0].split()[-1]) < 2.0, done.stdout
     rows = int(lines[1].split()[1])

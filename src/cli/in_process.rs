@@ -19,9 +19,9 @@ pub struct Called {
     pub stdout: String,
     /// Its error line, without `error: `, if it failed.
     pub error: Option<String>,
-    /// Its warnings, a line each, without `warning: `, and its notes of
-    /// what a figure depends on, with `note: ` (the binary prints both on
-    /// standard error).
+    /// Its warnings and notes of what a figure depends on, a line each as
+    /// the binary prints them on standard error (`warning: ...`,
+    /// `note: ...`).
     pub warnings: Vec<String>,
 }
 
@@ -32,25 +32,24 @@ thread_local! {
     static WARNINGS: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// Warns in one line (`text` without `warning: `): on standard error, or
-/// kept for the caller while [`call`] runs.
-pub(super) fn warn(text: &str) {
+/// Writes `line` (`warning: ...`, `note: ...`) on standard error, or keeps
+/// it for the caller while [`call`] runs.
+fn to_stderr(line: String) {
     if capturing() {
-        WARNINGS.with(|w| w.borrow_mut().push(text.to_string()));
+        WARNINGS.with(|w| w.borrow_mut().push(line));
     } else {
-        eprintln!("warning: {text}");
+        eprintln!("{line}");
     }
 }
 
-/// Notes in one line (`text` without `note: `) what a figure depends on:
-/// on standard error, or kept for the caller with the warnings, as
-/// `note: text`, while [`call`] runs.
+/// Warns in one line (`text` without `warning: `).
+pub(super) fn warn(text: &str) {
+    to_stderr(format!("warning: {text}"));
+}
+
+/// Notes in one line (`text` without `note: `) what a figure depends on.
 pub(super) fn note(text: &str) {
-    if capturing() {
-        WARNINGS.with(|w| w.borrow_mut().push(format!("note: {text}")));
-    } else {
-        eprintln!("note: {text}");
-    }
+    to_stderr(format!("note: {text}"));
 }
 
 /// Set by [`interrupt`]: the commands running in-process are to stop.
@@ -80,16 +79,17 @@ pub(super) fn still_wanted() -> io::Result<()> {
 
 /// The error of a sink's failed write to `shown`: an interruption
 /// ([`interrupt`]) or the write's own error, which cut the file back to
-/// its last whole `unit` (a row, a run, a batch).
-pub(super) fn sink_error(e: &io::Error, shown: &str, unit: &str) -> CliError {
+/// its last whole `unit` (a row, a run, a batch). `replacing` says what
+/// the file replaces when whole, if anything (`, which replaces ...`).
+pub(super) fn sink_error(e: &io::Error, shown: &str, unit: &str, replacing: &str) -> CliError {
     if e.kind() == io::ErrorKind::Interrupted {
         return CliError::Limit(format!(
-            "interrupted: every {unit} before it is in '{shown}' (--resume continues)"
+            "interrupted: every {unit} before it is in '{shown}'{replacing} (--resume continues)"
         ));
     }
     CliError::Usage(format!(
-        "cannot write '{shown}': {e}; it is cut back to its last whole {unit} (--resume \
-         continues)"
+        "cannot write '{shown}': {e}; it is cut back to its last whole {unit}{replacing} \
+         (--resume continues)"
     ))
 }
 

@@ -663,7 +663,7 @@ fn make(args: &MapArgs, out: &Path, journal: &Path) -> Result<(), CliError> {
     bar.finish_and_clear();
     match ran {
         Ok(()) => {}
-        Err(MapStop::Sink(e)) => return Err(super::sink_error(&e, &shown.to_string(), "run")),
+        Err(MapStop::Sink(e)) => return Err(super::sink_error(&e, &shown.to_string(), "run", "")),
         Err(MapStop::Limit { x, y, replicate }) => {
             let s = &map.settings;
             let kept = format!("every run before it is in '{shown}' (--resume continues); ");
@@ -711,7 +711,7 @@ fn make(args: &MapArgs, out: &Path, journal: &Path) -> Result<(), CliError> {
         );
         bar.finish_and_clear();
         if let Err(MapStop::Sink(e)) = ran {
-            return Err(super::sink_error(&e, &shown.to_string(), "batch"));
+            return Err(super::sink_error(&e, &shown.to_string(), "batch", ""));
         }
     }
     // The outputs are whole files, each written at once; the journal goes

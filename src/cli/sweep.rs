@@ -492,15 +492,7 @@ fn write_rows(plan: &SweepPlan<'_>, output: &mut Output, args: &SweepArgs) -> Re
                 format!("every row before it is in '{shown}'{replacing} (--resume continues); ");
             Err(limit_error(point, plan.max_events, &kept))
         }
-        Err(Stopped::Io(e)) if e.kind() == std::io::ErrorKind::Interrupted => {
-            Err(CliError::Limit(format!(
-                "interrupted: every row before it is in '{shown}'{replacing} (--resume continues)"
-            )))
-        }
-        Err(Stopped::Io(e)) => Err(CliError::Usage(format!(
-            "cannot write '{shown}': {e}; it is cut back to its last whole row{replacing} \
-             (--resume continues)"
-        ))),
+        Err(Stopped::Io(e)) => Err(super::sink_error(&e, &shown.to_string(), "row", &replacing)),
     }
 }
 

@@ -25,17 +25,24 @@ use crate::report::{WorkloadSummary, aligned_text_first};
 
 /// Where a map's boundary lies, in words and numbers: the crossing and
 /// the surely-below and surely-above places (already turned into what the
-/// axis measures by `unit`).
+/// axis measures by `unit`), and how a place is shown.
 struct Found {
     /// The crossing, or why there is none ("under 0.25 s").
     at: String,
     /// The crossing's value, if it crosses.
     value: Option<f64>,
-    below: String,
-    above: String,
-    /// The surely-below and surely-above places, as numbers.
-    below_value: Option<f64>,
-    above_value: Option<f64>,
+    /// The longest place surely below one half, and the shortest surely
+    /// above, if any.
+    below: Option<f64>,
+    above: Option<f64>,
+    show: fn(f64) -> String,
+}
+
+impl Found {
+    /// A place as the tables show it ("-" for none).
+    fn shown(&self, place: Option<f64>) -> String {
+        place.map_or_else(|| "-".to_string(), self.show)
+    }
 }
 
 /// Row `row`'s boundary of `map`, each place turned by `unit` and shown by
@@ -44,20 +51,18 @@ fn found(
     map: &AssessMap,
     row: usize,
     unit: impl Fn(f64) -> f64,
-    show: impl Fn(f64) -> String,
+    show: fn(f64) -> String,
     (first, last): (&str, &str),
 ) -> Found {
     let Some(b) = map.boundaries.iter().find(|b| b.y == row) else {
         return Found {
             at: "-".to_string(),
             value: None,
-            below: "-".to_string(),
-            above: "-".to_string(),
-            below_value: None,
-            above_value: None,
+            below: None,
+            above: None,
+            show,
         };
     };
-    let side = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| show(unit(v)));
     let at = match b.crossing {
         Some(x) => show(unit(x)),
         None if b.first_probability >= 0.5 => format!("under {first}"),
@@ -66,10 +71,9 @@ fn found(
     Found {
         at,
         value: b.crossing.map(&unit),
-        below: side(b.below),
-        above: side(b.above),
-        below_value: b.below.map(&unit),
-        above_value: b.above.map(&unit),
+        below: b.below.map(&unit),
+        above: b.above.map(&unit),
+        show,
     }
 }
 
@@ -237,8 +241,8 @@ pub fn answer(a: &Assessment, commands: &[String]) -> Answer {
         rows.push(vec![
             name.clone(),
             f.at.clone(),
-            f.below.clone(),
-            f.above.clone(),
+            f.shown(f.below),
+            f.shown(f.above),
             down.map_or("-".to_string(), |(x, stuck, runs)| {
                 format!("{}: {stuck} of {runs}", length_s(length_at(x)))
             }),
@@ -256,8 +260,8 @@ pub fn answer(a: &Assessment, commands: &[String]) -> Answer {
     };
     let numbers = vec![
         ("margin_s", seconds_of(|f| f.value)),
-        ("surely_survived_s", seconds_of(|f| f.below_value)),
-        ("surely_down_s", seconds_of(|f| f.above_value)),
+        ("surely_survived_s", seconds_of(|f| f.below)),
+        ("surely_down_s", seconds_of(|f| f.above)),
         ("runs", runs_column),
     ];
     parts.push(Part::Table {
@@ -293,8 +297,8 @@ pub fn answer(a: &Assessment, commands: &[String]) -> Answer {
             let line = vec![
                 blip_name(s, blip),
                 f.at.clone(),
-                f.below.clone(),
-                f.above.clone(),
+                f.shown(f.below),
+                f.shown(f.above),
                 group_thousands(headroom.runs),
                 number(hi),
             ];
@@ -307,8 +311,8 @@ pub fn answer(a: &Assessment, commands: &[String]) -> Answer {
     };
     let numbers = vec![
         ("headroom_rho", rho_of(|f| f.value)),
-        ("surely_survived_rho", rho_of(|f| f.below_value)),
-        ("surely_down_rho", rho_of(|f| f.above_value)),
+        ("surely_survived_rho", rho_of(|f| f.below)),
+        ("surely_down_rho", rho_of(|f| f.above)),
         ("runs", vec![Some(headroom.runs as f64); headrooms.len()]),
     ];
     parts.push(Part::Table {
@@ -567,11 +571,12 @@ pub fn answer(a: &Assessment, commands: &[String]) -> Answer {
             Some(v) => format!(
                 "survives a stall of {name} up to about {} ({})",
                 length_s(v),
-                match (f.below.as_str(), f.above.as_str()) {
-                    ("-", "-") => "no length tried is sure either way".to_string(),
-                    ("-", above) => format!("surely not {above}"),
-                    (below, "-") => format!("surely {below}"),
-                    (below, above) => format!("surely {below}, surely not {above}"),
+                match (f.below, f.above) {
+                    (None, None) => "no length tried is sure either way".to_string(),
+                    (None, Some(above)) => format!("surely not {}", length_s(above)),
+                    (Some(below), None) => format!("surely {}", length_s(below)),
+                    (Some(below), Some(above)) =>
+                        format!("surely {}, surely not {}", length_s(below), length_s(above)),
                 }
             ),
             None if f.at.starts_with("under") => {
@@ -756,12 +761,19 @@ fn answer_markdown(answer: &Answer) -> String {
     out
 }
 
+/// The margin curves' axis.
+pub const LENGTH_AXIS: &str = "stall length, s";
+/// The headroom curves' axis.
+pub const LOAD_AXIS: &str = "offered load ρ";
+
 /// One row of a map as a curve: its storm counts along what the axis
 /// measures.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StormCurve {
     /// `margin` (against stall length, s) or `headroom` (against ρ).
     pub figure: &'static str,
+    /// What a cell's place measures: [`LENGTH_AXIS`] or [`LOAD_AXIS`].
+    pub axis: &'static str,
     /// The stall kind (margin) or the blip (headroom), as the tables name it.
     pub label: String,
     /// Each cell's place on the axis, its stuck runs and its decided runs.
@@ -781,6 +793,7 @@ pub fn storm_curves(a: &Assessment) -> Vec<StormCurve> {
             let cells = m.curves.first()?;
             Some(StormCurve {
                 figure: "margin",
+                axis: LENGTH_AXIS,
                 label: margin_name(m, s.suggest.as_deref()),
                 cells: cells
                     .iter()
@@ -795,6 +808,7 @@ pub fn storm_curves(a: &Assessment) -> Vec<StormCurve> {
         .zip(&headroom.curves)
         .map(|(&blip, cells)| StormCurve {
             figure: "headroom",
+            axis: LOAD_AXIS,
             label: blip_name(s, blip),
             cells: cells
                 .iter()
@@ -836,14 +850,14 @@ pub fn assessment_figures(a: &Assessment) -> Result<Vec<(String, Figure)>, Repor
     let curves = storm_curves(a);
     let margin = proportion_curves(
         "Storm probability against stall length",
-        "stall length, s",
+        LENGTH_AXIS,
         "storm probability (stuck of decided runs)",
         &drawn(&curves, "margin"),
         true,
     )?;
     let load = proportion_curves(
         "Storm probability against offered load",
-        "offered load ρ",
+        LOAD_AXIS,
         "storm probability (stuck of decided runs)",
         &drawn(&curves, "headroom"),
         false,

@@ -368,11 +368,7 @@ pub fn assessment_json(a: &crate::experiment::assess::Assessment, commands: &[St
             .map(|c| StormCurveJson {
                 figure: c.figure,
                 label: &c.label,
-                x: if c.figure == "margin" {
-                    "stall length, s"
-                } else {
-                    "offered load ρ"
-                },
+                x: c.axis,
                 points: c
                     .cells
                     .iter()

@@ -391,13 +391,24 @@ pub(crate) fn title_svg(title: &str, width: f64) -> String {
             escape(title)
         );
     }
-    // The break between words nearest the middle.
+    // After a colon if both lines then fit at full size (a title's own
+    // break: "what: by what"), else between the words nearest the middle.
+    let split = |i: usize| (&title[..i], &title[i + 1..]);
+    let fits =
+        |(a, b): (&str, &str)| f64::from(text_width(a, SIZE).max(text_width(b, SIZE))) <= width;
     let middle = title.chars().count() / 2;
     let (first, second) = title
-        .char_indices()
-        .filter(|&(_, c)| c == ' ')
-        .min_by_key(|&(i, _)| title[..i].chars().count().abs_diff(middle))
-        .map_or((title, ""), |(i, _)| (&title[..i], &title[i + 1..]));
+        .match_indices(": ")
+        .map(|(i, _)| split(i + 1))
+        .find(|&lines| fits(lines))
+        .or_else(|| {
+            title
+                .char_indices()
+                .filter(|&(_, c)| c == ' ')
+                .min_by_key(|&(i, _)| title[..i].chars().count().abs_diff(middle))
+                .map(|(i, _)| split(i))
+        })
+        .unwrap_or((title, ""));
     let longer = text_width(first, 1.0).max(text_width(second, 1.0));
     let size = (width / f64::from(longer.max(1))).min(SIZE).floor();
     format!(
@@ -1010,6 +1021,44 @@ mod tests {
             px: (100, 500),
             py: (50, 450),
         }
+    }
+
+    /// The lines of a title as drawn: (text, font size).
+    fn title_lines(svg: &str) -> Vec<(String, String)> {
+        svg.lines()
+            .map(|l| {
+                let size = l.split("font-size=\"").nth(1).unwrap();
+                let size = size.split('"').next().unwrap().to_string();
+                let text = l.split('>').nth(1).unwrap().split('<').next().unwrap();
+                (text.to_string(), size)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_long_title_breaks_after_its_colon_or_near_its_middle() {
+        // Short enough: one line at full size.
+        assert_eq!(
+            title_lines(&title_svg("A map", 500.0)),
+            [("A map".into(), "15".into())]
+        );
+        // Too long for 500 px: after the colon, both lines at full size.
+        let title =
+            "Full jitter from 1 s (4 attempts): storm probability by load and outage length";
+        assert_eq!(
+            title_lines(&title_svg(title, 500.0)),
+            [
+                ("Full jitter from 1 s (4 attempts):".into(), "15".into()),
+                (
+                    "storm probability by load and outage length".into(),
+                    "15".into()
+                )
+            ]
+        );
+        // No colon: between the words nearest the middle.
+        let lines = title_lines(&title_svg(&title.replace(": ", " and "), 500.0));
+        assert_eq!(lines[0].0, "Full jitter from 1 s (4 attempts) and");
+        assert_eq!(lines[1].0, "storm probability by load and outage length");
     }
 
     #[test]

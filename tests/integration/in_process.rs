@@ -31,6 +31,41 @@ fn interrupted(args: Vec<String>, runs: u64) -> herdsim::cli::Called {
     running.join().unwrap()
 }
 
+/// `command --out STEM-cut.csv`, interrupted after `runs` runs: it must
+/// stop with "interrupted: every `unit` before it is in ...", leave what
+/// `left` checks, and `--resume` must then make the bytes of the command
+/// run whole (`--out STEM-whole.csv`).
+fn interrupt_and_resume(
+    command: &[&str],
+    stem: &std::path::Path,
+    runs: u64,
+    unit: &str,
+    left: impl Fn(&std::path::Path),
+) {
+    let (cut, whole) = (
+        stem.with_extension("cut.csv"),
+        stem.with_extension("whole.csv"),
+    );
+    let with_out = |out: &std::path::Path, more: &[&str]| {
+        let mut words = argv(command);
+        words.extend(["--out", out.to_str().unwrap()].map(String::from));
+        words.extend(more.iter().map(|w| w.to_string()));
+        words
+    };
+    let stopped = interrupted(with_out(&cut, &[]), runs);
+    assert_eq!(stopped.code, 1, "{stopped:?}");
+    let error = stopped.error.unwrap();
+    assert!(
+        error.starts_with(&format!("interrupted: every {unit} before it is in")),
+        "{error}"
+    );
+    left(&cut);
+    let resumed = call(&with_out(&cut, &["--resume"]));
+    assert_eq!(resumed.code, 0, "{resumed:?}");
+    assert_eq!(call(&with_out(&whole, &[])).code, 0);
+    assert_eq!(std::fs::read(&cut).unwrap(), std::fs::read(&whole).unwrap());
+}
+
 /// One test, as the calls share the process's interrupt flag and progress.
 #[test]
 fn a_call_is_the_binarys_and_an_interrupted_sweep_or_map_keeps_its_rows() {
@@ -52,12 +87,8 @@ fn a_call_is_the_binarys_and_an_interrupted_sweep_or_map_keeps_its_rows() {
     assert_eq!(called.stdout.as_bytes(), binary.stdout);
     assert_eq!(called.error, None);
     let stderr = String::from_utf8(binary.stderr).unwrap();
-    let warned: Vec<String> = called
-        .warnings
-        .iter()
-        .map(|w| format!("warning: {w}"))
-        .collect();
-    assert_eq!(warned, stderr.lines().collect::<Vec<_>>());
+    let warned = &called.warnings;
+    assert_eq!(warned, &stderr.lines().collect::<Vec<_>>());
     assert!(warned[0].contains("--rate has no effect"), "{warned:?}");
     let bad = call(&argv(&["run", "--clients", "-1"]));
     assert_eq!(bad.code, 2);
@@ -65,63 +96,27 @@ fn a_call_is_the_binarys_and_an_interrupted_sweep_or_map_keeps_its_rows() {
 
     // A sweep of 300 rows (3,000 runs), interrupted once some rows are in.
     let dir = workdir("in-process-interrupt");
-    let (cut, whole) = (dir.join("cut.csv"), dir.join("whole.csv"));
     let clients: Vec<String> = (100..400).map(|c| c.to_string()).collect();
     let clients = clients.join(",");
-    let sweep = |out: &std::path::Path, more: &[&str]| {
-        let mut words = argv(&[
-            "sweep",
-            "--clients",
-            &clients,
-            "--policy",
-            "full",
-            "--seeds",
-            "10",
-            "-q",
-            "--out",
-            out.to_str().unwrap(),
-        ]);
-        words.extend(more.iter().map(|w| w.to_string()));
-        words
-    };
-    let stopped = interrupted(sweep(&cut, &[]), 50);
-    assert_eq!(stopped.code, 1, "{stopped:?}");
-    let error = stopped.error.unwrap();
-    assert!(
-        error.starts_with("interrupted: every row before it is in"),
-        "{error}"
-    );
-    let rows = std::fs::read_to_string(&cut).unwrap().lines().count() - 1;
-    assert!(
-        0 < rows && rows < 300,
-        "the interruption cut the sweep: {rows} rows"
-    );
-    // --resume continues it to the uninterrupted sweep's bytes.
-    let resumed = call(&sweep(&cut, &["--resume"]));
-    assert_eq!(resumed.code, 0, "{resumed:?}");
-    assert_eq!(call(&sweep(&whole, &[])).code, 0);
-    assert_eq!(std::fs::read(&cut).unwrap(), std::fs::read(&whole).unwrap());
-
-    // A map (the map tests' metastable case), interrupted after some
-    // runs: its journal keeps them, and --resume makes the uninterrupted
-    // map's file.
-    let (cut, whole) = (dir.join("cut-map.csv"), dir.join("whole-map.csv"));
-    let map = |out: &std::path::Path, more: &[&str]| {
-        let mut words = argv(MAP);
-        words.extend(["--out", out.to_str().unwrap()].map(String::from));
-        words.extend(more.iter().map(|w| w.to_string()));
-        words
-    };
-    let stopped = interrupted(map(&cut, &[]), 10);
-    assert_eq!(stopped.code, 1, "{stopped:?}");
-    let error = stopped.error.unwrap();
-    assert!(
-        error.starts_with("interrupted: every run before it is in"),
-        "{error}"
-    );
-    assert!(!cut.exists(), "the map's file is written only when whole");
-    let resumed = call(&map(&cut, &["--resume"]));
-    assert_eq!(resumed.code, 0, "{resumed:?}");
-    assert_eq!(call(&map(&whole, &[])).code, 0);
-    assert_eq!(std::fs::read(&cut).unwrap(), std::fs::read(&whole).unwrap());
+    let sweep = [
+        "sweep",
+        "--clients",
+        &clients,
+        "--policy",
+        "full",
+        "--seeds",
+        "10",
+        "-q",
+    ];
+    interrupt_and_resume(&sweep, &dir.join("sweep"), 50, "row", |cut| {
+        let rows = std::fs::read_to_string(cut).unwrap().lines().count() - 1;
+        assert!(
+            0 < rows && rows < 300,
+            "the interruption cut the sweep: {rows} rows"
+        );
+    });
+    // A map (the map tests' metastable case): its journal keeps the runs.
+    interrupt_and_resume(MAP, &dir.join("map"), 10, "run", |cut| {
+        assert!(!cut.exists(), "the map's file is written only when whole");
+    });
 }

@@ -84,7 +84,8 @@ const DOCS: &str = "Each command's -h lists its flags, and its --help says what 
         seeds, with 95% confidence intervals. Besides that contended slot (the default \
         model), --resource picks independent outages (outage), an optimistic-concurrency \
         row (occ), or a server: open- or closed-loop load against workers behind a queue, \
-        with timeouts, triggers and call chains, judged recovered, stuck or unresolved. \
+        with timeouts, triggers and call chains, judged recovered, draining, stuck or \
+        unresolved. \
         Results are reproducible bit for bit.",
     after_help = DOCS,
     after_long_help = examples::with_examples(DOCS, &examples::TOP),
@@ -186,7 +187,7 @@ enum Command {
     /// Define every metric and the server model's verdict
     ///
     /// Define every metric (herd, server, each service of a chain) and the
-    /// server model's verdict: recovered, stuck or unresolved.
+    /// server model's verdict: recovered, draining, stuck or unresolved.
     Metrics,
     /// List every workload parameter: flag, key, default, values, columns
     ///

@@ -24,7 +24,7 @@ use crate::measure::observer::Watch;
 use crate::measure::server_metrics::ServerMetrics;
 use crate::measure::server_metrics::{Cut, MAX_IN_FLIGHT, MAX_WINDOWS, WINDOW_BYTES};
 use crate::measure::timeline::Timeline;
-use crate::measure::verdict::Verdict;
+use crate::measure::verdict::{Goodput, Verdict};
 use crate::model::ResourceKind;
 use crate::model::server::{NS_PER_S, ServerSpec};
 use crate::policy::PolicyKind;
@@ -139,8 +139,8 @@ pub fn metrics_help() -> String {
     for metric in Metric::ALL {
         text += &format!("  {:<width$}  {}\n", metric.name(), metric.description());
     }
-    text += "\nThe server model's metrics and its verdict (recovered, stuck or unresolved, \
-             judged over --patience after the last trigger): herdsim metrics.\n";
+    text += "\nThe server model's metrics and its verdict (recovered, draining, stuck or \
+             unresolved, judged over --patience after the last trigger): herdsim metrics.\n";
     text += "\nDurations take a unit: 250us, 100ms, 1.5s, 2m, 1h; a bare number is ms.";
     text
 }
@@ -321,7 +321,12 @@ fn run_server(args: &RunArgs, spec: &RunSpec) -> Result<(), CliError> {
         write_whole(
             path,
             args.force,
-            &series_csv(shown, server.window, server.first_trigger_start()),
+            &series_csv(
+                shown,
+                server.window,
+                server.first_trigger_start(),
+                Goodput::of(&server.load),
+            ),
         )?;
     }
     if let Some(path) = &args.plot {
@@ -519,6 +524,10 @@ fn plot_server_series(
     let verdict = match run.verdict {
         Some(Verdict::Recovered(ns)) => format!(
             ": recovered {} s after the last trigger",
+            trimmed(ns as f64 / 1e9, 3)
+        ),
+        Some(Verdict::Draining(ns)) => format!(
+            ": draining, healthy by about {} s after the last trigger",
             trimmed(ns as f64 / 1e9, 3)
         ),
         Some(v) => format!(": {}", v.name()),

@@ -18,6 +18,8 @@ use super::progress::runs_bar;
 use super::run::{OUTPUTS, SEEDS};
 use super::{CliError, point_message};
 use crate::base::format::{counted, group_thousands};
+use crate::base::time::{Micros, format_duration};
+use crate::experiment::grid::Grid;
 use crate::experiment::scenario::Scenario;
 use crate::experiment::sweep::{Shard, SweepPlan, run_sweep};
 use crate::model::ResourceKind;
@@ -374,7 +376,37 @@ impl GridArgs {
                 )));
             }
         }
+        warn_varying_patience(&scenario.grid);
         Ok(scenario)
+    }
+}
+
+/// Warns when the default patience window differs between a grid's server
+/// points with triggers: each verdict is judged over its own window, so a
+/// storm probability that changes along an axis may be the patience
+/// changing (a map's cells spanned 10 s to 478 s).
+fn warn_varying_patience(grid: &Grid) {
+    let defaults: Vec<(usize, Micros)> = (0..grid.len())
+        .map(|i| (i, grid.point(i)))
+        .filter(|(_, p)| {
+            p.resource == ResourceKind::Server
+                && p.server.patience_us.is_none()
+                && !p.server.triggers.0.is_empty()
+        })
+        .map(|(i, p)| (i, p.patience_us()))
+        .collect();
+    let least = defaults.iter().min_by_key(|(_, p)| *p);
+    let most = defaults.iter().max_by_key(|(_, p)| *p);
+    if let (Some(&(i, low)), Some(&(j, high))) = (least, most)
+        && low != high
+    {
+        super::warn(&format!(
+            "the default patience window differs between points ({} at point {i} to {} at \
+             point {j}): each verdict is judged over its own; give --patience to judge every \
+             point over the same window",
+            format_duration(low),
+            format_duration(high)
+        ));
     }
 }
 

@@ -226,6 +226,12 @@ pub trait ReportedMetric: Copy {
     fn name(self) -> &'static str;
     /// Decimals shown in human output.
     fn decimals(self) -> usize;
+    /// Whether reports show its median and quartiles beside its mean: a
+    /// time whose runs may fall in clusters (recovery at once, or a breaker
+    /// cycle later), where a mean and its interval describe no run.
+    fn spread_shown(self) -> bool {
+        false
+    }
 }
 
 impl ReportedMetric for Metric {
@@ -252,6 +258,13 @@ impl ReportedMetric for crate::measure::server_metrics::ServerMetric {
     }
     fn decimals(self) -> usize {
         crate::measure::server_metrics::ServerMetric::decimals(self)
+    }
+    fn spread_shown(self) -> bool {
+        use crate::measure::server_metrics::ServerMetric;
+        matches!(
+            self,
+            ServerMetric::RecoveryMs | ServerMetric::ProjectedRecoveryMs
+        )
     }
 }
 

@@ -25,6 +25,8 @@ pub struct Window {
     pub queue: u64,
     /// Busy workers at the window's end.
     pub busy: u64,
+    /// Retries waiting out their backoff delay at the window's end.
+    pub retries_waiting: u64,
     /// The median end-to-end latency of the requests that succeeded in the
     /// window (nearest rank, exact), ns; `None` if none did.
     pub latency_p50_ns: Option<Nanos>,
@@ -71,6 +73,13 @@ impl Window {
     /// The mean latency of the window's successes, ms, if it had any.
     pub fn latency_mean_ms(&self) -> Option<f64> {
         (self.successes > 0).then(|| self.latency_sum_ns as f64 / 1e6 / self.successes as f64)
+    }
+
+    /// The backlog at the window's end: attempts waiting in the queue,
+    /// attempts in service and retries waiting out their delay (the work
+    /// the service still owes, whether or not anyone waits for it).
+    pub fn backlog(&self) -> u64 {
+        self.queue + self.busy + self.retries_waiting
     }
 
     /// Successes among the requests that ended in the window, if any did.
@@ -156,6 +165,9 @@ pub struct ServerMetrics {
     /// How the run ended after its triggers ([`crate::measure::verdict`]);
     /// `None` without a trigger.
     pub verdict: Option<Verdict>,
+    /// The backlog's course late in the patience window, for a run that
+    /// did not recover ([`crate::measure::verdict::Trend`]).
+    pub backlog_trend: Option<crate::measure::verdict::Trend>,
     /// When new requests stopped, ns: the duration, or with a fixed request
     /// count the last one's arrival (the verdict needs the load on through
     /// its patience window).
@@ -360,6 +372,12 @@ pub enum ServerMetric {
     RetriesWaitingMean,
     /// From the end of the last trigger to recovery.
     RecoveryMs,
+    /// A draining run's projected recovery.
+    ProjectedRecoveryMs,
+    /// The t statistic of the backlog's slope late in the patience window.
+    BacklogTrendT,
+    /// 1 if the run was still draining at the patience window's end.
+    Draining,
     /// 1 if the run ended stuck, 0 if it recovered (empty if unresolved).
     Stuck,
     /// 1 if the load ended too soon after the triggers to tell.
@@ -368,7 +386,7 @@ pub enum ServerMetric {
 
 impl ServerMetric {
     /// Every metric, in report order.
-    pub const ALL: [ServerMetric; 25] = [
+    pub const ALL: [ServerMetric; 28] = [
         ServerMetric::Requests,
         ServerMetric::Attempts,
         ServerMetric::Amplification,
@@ -392,6 +410,9 @@ impl ServerMetric {
         ServerMetric::SuccessDuringTrigger,
         ServerMetric::SuccessAfterTrigger,
         ServerMetric::RecoveryMs,
+        ServerMetric::ProjectedRecoveryMs,
+        ServerMetric::BacklogTrendT,
+        ServerMetric::Draining,
         ServerMetric::Stuck,
         ServerMetric::Unresolved,
     ];
@@ -529,15 +550,48 @@ impl ServerMetric {
                  that recovered",
                 |m| m.recovery_ns().map(|ns| ns as f64 / NS_PER_MS as f64),
             ),
+            ServerMetric::ProjectedRecoveryMs => (
+                "projected_recovery_ms",
+                1,
+                "for a run still draining at the patience window's end, when its backlog's \
+                 fitted line reaches the level it had before the first trigger, from the end of \
+                 the last trigger (at least the patience); empty otherwise",
+                |m| match m.verdict {
+                    Some(Verdict::Draining(ns)) => Some(ns as f64 / NS_PER_MS as f64),
+                    _ => None,
+                },
+            ),
+            ServerMetric::BacklogTrendT => (
+                "backlog_trend_t",
+                1,
+                "the t statistic of the backlog's least-squares slope (queue, attempts in \
+                 service and retries waiting) over ten segment means of the patience window's \
+                 second half, for a run not recovered: -4 or below with a fall of a fifth or \
+                 more is a drain, otherwise stuck; empty when recovered or unresolved",
+                |m| m.backlog_trend.map(|t| t.t.clamp(-1e9, 1e9)),
+            ),
+            ServerMetric::Draining => (
+                "draining",
+                0,
+                "1 if the run was not yet healthy at the patience window's end but its backlog \
+                 was still falling steadily (a slow recovery, not a storm), 0 if it recovered or \
+                 stuck, empty if unresolved or without a trigger",
+                |m| {
+                    m.verdict
+                        .filter(|&v| v != Verdict::Unresolved)
+                        .map(|v| f64::from(u8::from(matches!(v, Verdict::Draining(_)))))
+                },
+            ),
             ServerMetric::Stuck => (
                 "stuck",
                 0,
                 "1 if the run was still (or again) unhealthy in the last quarter of the patience \
-                 window with the load on, 0 if it recovered, empty if unresolved or without a \
-                 trigger; its mean is the storm probability over decided runs",
+                 window with the load on and its backlog not falling, 0 if it recovered or was \
+                 draining, empty if unresolved or without a trigger; its mean is the storm \
+                 probability over decided runs",
                 |m| match m.verdict {
                     Some(Verdict::Stuck) => Some(1.0),
-                    Some(Verdict::Recovered(_)) => Some(0.0),
+                    Some(Verdict::Recovered(_) | Verdict::Draining(_)) => Some(0.0),
                     _ => None,
                 },
             ),
@@ -588,6 +642,9 @@ pub struct Storm {
     pub runs: u64,
     /// Runs unresolved (not in `runs`).
     pub unresolved: u64,
+    /// Of the decided runs not stuck, those still draining at the patience
+    /// window's end (a slow recovery, not a storm).
+    pub draining: u64,
     /// The interval's low end.
     pub low: f64,
     /// The interval's high end.
@@ -615,11 +672,14 @@ impl Storm {
             .iter()
             .find(|(m, _)| *m == ServerMetric::Stuck)
             .map_or(0, |(_, s)| s.n as u64);
-        Storm::of_counts(
-            count(ServerMetric::Stuck),
-            runs,
-            count(ServerMetric::Unresolved),
-        )
+        Storm {
+            draining: count(ServerMetric::Draining),
+            ..Storm::of_counts(
+                count(ServerMetric::Stuck),
+                runs,
+                count(ServerMetric::Unresolved),
+            )
+        }
     }
 
     /// `stuck` of `runs` decided, with its interval, and `unresolved` more.
@@ -629,6 +689,7 @@ impl Storm {
             stuck,
             runs,
             unresolved,
+            draining: 0,
             low,
             high,
         }
@@ -648,6 +709,12 @@ impl Storm {
                 self.high
             )
         };
+        if self.draining > 0 {
+            text += &format!(
+                ", {} more still draining at the patience window's end (not stuck)",
+                self.draining
+            );
+        }
         if self.unresolved > 0 {
             text += &format!(
                 ", {} unresolved (the load ended before the patience window did)",

@@ -21,6 +21,11 @@ pub struct Summary {
     pub min: f64,
     /// Largest value.
     pub max: f64,
+    /// The lower quartile, the median and the upper quartile (linear
+    /// between order statistics, as R's and NumPy's defaults): a mean hides
+    /// a spread of two clusters (runs that recover at once or one breaker
+    /// cycle later), these show it. `None` with no value.
+    pub quartiles: Option<[f64; 3]>,
 }
 
 impl Summary {
@@ -38,6 +43,7 @@ impl Summary {
                 ci95: None,
                 min: f64::NAN,
                 max: f64::NAN,
+                quartiles: None,
             };
         }
         Summary::of(&present)
@@ -64,6 +70,8 @@ impl Summary {
         };
         let min = values.iter().copied().fold(f64::INFINITY, f64::min);
         let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let mut sorted = values.to_vec();
+        sorted.sort_by(f64::total_cmp);
         Summary {
             n,
             mean,
@@ -71,12 +79,24 @@ impl Summary {
             ci95,
             min,
             max,
+            quartiles: Some([0.25, 0.5, 0.75].map(|p| quantile_of_sorted(&sorted, p))),
         }
     }
 
     /// The standard error of the mean, `sd/√n`.
     pub fn standard_error(&self) -> Option<f64> {
         self.sd.map(|sd| sd / (self.n as f64).sqrt())
+    }
+}
+
+/// The `p` quantile of `sorted` (ascending, not empty), linear between the
+/// order statistics at `(n − 1)·p` (Hyndman and Fan's type 7).
+pub fn quantile_of_sorted(sorted: &[f64], p: f64) -> f64 {
+    let h = (sorted.len() - 1) as f64 * p;
+    let (low, frac) = (h.floor() as usize, h - h.floor());
+    match sorted.get(low + 1) {
+        Some(&next) if frac > 0.0 => sorted[low] + frac * (next - sorted[low]),
+        _ => sorted[low],
     }
 }
 
@@ -213,5 +233,19 @@ mod tests {
         let none = Summary::of_present(&[None, None]);
         assert_eq!((none.n, none.sd, none.ci95), (0, None, None));
         assert!(none.mean.is_nan() && none.min.is_nan() && none.max.is_nan());
+    }
+
+    #[test]
+    fn quartiles_show_two_clusters_a_mean_hides() {
+        // Runs recovering at about 6 s or one breaker cycle later, 18 s.
+        let s = Summary::of(&[6.0, 5.9, 18.1, 6.1, 6.0, 17.9, 6.2, 5.8]);
+        let [q1, median, q3] = s.quartiles.unwrap();
+        assert!((s.mean - 9.0).abs() < 1e-12);
+        assert!((median - 6.05).abs() < 1e-12, "{median}");
+        // Positions 1.75 and 5.25 of 5.8, 5.9, 6.0, 6.0, 6.1, 6.2, 17.9, 18.1.
+        assert!((q1 - 5.975).abs() < 1e-12, "{q1}");
+        assert!((q3 - 9.125).abs() < 1e-12, "{q3}");
+        assert_eq!(Summary::of(&[4.0]).quartiles, Some([4.0; 3]));
+        assert_eq!(Summary::of_present(&[None]).quartiles, None);
     }
 }

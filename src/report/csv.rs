@@ -46,20 +46,32 @@ pub const SWEEP_COLUMNS: [&str; 2] = ["sweep_id", "sweep_points"];
 pub const CHECKSUM_COLUMN: &str = "row_checksum";
 
 /// The storm columns of a server sweep's per-point rows, after the
-/// metrics': runs stuck, runs decided (stuck or recovered), runs unresolved,
-/// and the storm probability over the decided with its Wilson 95% bounds.
-pub const STORM_COLUMNS: [&str; 6] = [
+/// metrics': runs stuck, runs decided (stuck, draining or recovered), runs
+/// unresolved, the storm probability over the decided with its Wilson 95%
+/// bounds, the decided runs still draining, and the recovery time's
+/// quartiles over the runs that recovered (a mean of two clusters describes
+/// no run).
+pub const STORM_COLUMNS: [&str; 10] = [
     "storm_stuck",
     "storm_decided",
     "storm_unresolved",
     "storm_probability",
     "storm_low",
     "storm_high",
+    "storm_draining",
+    "recovery_ms_p25",
+    "recovery_ms_p50",
+    "recovery_ms_p75",
 ];
 
-/// The fields under [`STORM_COLUMNS`].
-pub fn storm_fields(storm: &crate::measure::server_metrics::Storm) -> Vec<String> {
-    vec![
+/// The fields under [`STORM_COLUMNS`], from a point's server `summaries`.
+pub fn storm_fields(summaries: &[(ServerMetric, Summary)]) -> Vec<String> {
+    let storm = crate::measure::server_metrics::Storm::of(summaries);
+    let quartiles = summaries
+        .iter()
+        .find(|(m, _)| *m == ServerMetric::RecoveryMs)
+        .and_then(|(_, s)| s.quartiles);
+    let mut fields = vec![
         storm.stuck.to_string(),
         storm.runs.to_string(),
         storm.unresolved.to_string(),
@@ -70,7 +82,10 @@ pub fn storm_fields(storm: &crate::measure::server_metrics::Storm) -> Vec<String
         },
         number(storm.low),
         number(storm.high),
-    ]
+        storm.draining.to_string(),
+    ];
+    fields.extend((0..3).map(|i| quartiles.map_or_else(String::new, |q| number(q[i]))));
+    fields
 }
 
 /// The header of a sweep file whose metrics are `metrics`.
@@ -258,9 +273,7 @@ pub fn row_line(row: &SweepRow, sweep: &SweepColumns) -> String {
             let all = row.summaries();
             let (own, services) = all.split_at(ServerMetric::ALL.len());
             fields.extend(summary_fields(own.iter().copied()));
-            fields.extend(storm_fields(&crate::measure::server_metrics::Storm::of(
-                summaries,
-            )));
+            fields.extend(storm_fields(summaries));
             fields.extend(summary_fields(services.iter().copied()));
             fields
         }

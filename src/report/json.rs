@@ -145,7 +145,7 @@ struct ServerRunJson<'a> {
 #[derive(Serialize)]
 struct PerRunJson {
     replicate: usize,
-    /// recovered, stuck or unresolved; absent without a trigger.
+    /// recovered, draining, stuck or unresolved; absent without a trigger.
     #[serde(skip_serializing_if = "Option::is_none")]
     verdict: Option<&'static str>,
     metrics: serde_json::Map<String, serde_json::Value>,

@@ -810,12 +810,12 @@ pub fn read_journal_line(
             )
         })?;
     let (stuck, unresolved) = match &record[4] {
-        "recovered" => (false, false),
+        "recovered" | "draining" => (false, false),
         "stuck" => (true, false),
         "unresolved" => (false, true),
         other => {
             return Err(format!(
-                "verdict '{other}' is not recovered, stuck or unresolved"
+                "verdict '{other}' is not recovered, draining, stuck or unresolved"
             ));
         }
     };

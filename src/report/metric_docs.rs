@@ -51,10 +51,11 @@ pub fn metrics_table() -> String {
     );
     let _ = write!(
         out,
-        "\nThe verdict of a server run with triggers (recovery_ms, stuck, unresolved):\n\n\
+        "\nThe verdict of a server run with triggers (recovery_ms, draining, stuck, \
+         unresolved):\n\n\
          {}\n\nOver replicates, runs: mean, 95% CI (Student t), min and max over the runs \
-         that have the metric; the storm probability is the share of decided runs (stuck \
-         or recovered) that ended stuck, with its Wilson 95% interval, and the unresolved \
+         that have the metric; the storm probability is the share of decided runs (stuck, \
+         draining or recovered) that ended stuck, with its Wilson 95% interval, and the unresolved \
          are counted beside it. A rate over fewer than {MIN_ENDED_FOR_A_RATE} requests is \
          left empty (ended_during_trigger says how many it would be over).\n",
         super::table::wrapped(&verdict_rule_text(), "", 78).trim_end()
@@ -66,8 +67,8 @@ pub fn metrics_table() -> String {
 pub fn verdict_rule_text() -> String {
     format!(
         "The baseline is what the windows wholly before the first trigger saw: their \
-         success rate, successes per window, and the mean and spread of a success's \
-         latency. The patience window runs from the last trigger's end E for --patience \
+         success rate, successes per window, backlog, and the mean and spread of a \
+         success's latency. The patience window runs from the last trigger's end E for --patience \
          (default: the longer of {PATIENCE_CYCLES} retry cycles, the longest timeout plus \
          the longest retry delay, and {PATIENCE_DRAINS} times the time the backlog of a \
          stall as long as the triggers takes to drain at the offered load, rounded up to \
@@ -78,9 +79,16 @@ pub fn verdict_rule_text() -> String {
          ended in them (fresh traffic; the incident's stragglers finishing late from their backoff are left \
          out) have a success rate, goodput and mean latency no worse than the baseline's, \
          less a margin (1% of success rate; four times the baseline latency) and four standard \
-         errors. Recovered: every window is healthy from some time in the first three \
+         errors; goodput is judged against the block's own arrivals in an open loop (a block \
+         thin in arrivals is no relapse) and against the baseline's goodput in a closed one. \
+         Recovered: every window is healthy from some time in the first three \
          quarters of the patience window to its end, and a fresh request succeeded in its \
-         last quarter; recovery_ms is that time less E. Stuck: not so, with the load on. \
+         last quarter; recovery_ms is that time less E. Draining: not so, but the backlog \
+         (queue, attempts in service and retries waiting) still falls steadily over the \
+         window's second half: a line through ten segment means falls at least 4 standard \
+         errors below flat (backlog_trend_t) and by a fifth of its level; \
+         projected_recovery_ms is when it reaches the baseline's backlog. Stuck: neither, \
+         with the load on. \
          Unresolved: the load (or --horizon) ended before the patience window did. Nothing \
          after the patience window is read, so the verdict and recovery_ms are the same \
          for any load that lasts at least until its end."

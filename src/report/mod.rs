@@ -382,7 +382,8 @@ pub fn verdict_rule(spec: &RunSpec) -> Option<String> {
         "verdict over the patience window {} to {} ({source}): recovered if every window is \
          healthy (success rate, goodput and mean latency back at their levels before the first \
          trigger, within sampling error) from some time in its first three quarters to its end; \
-         stuck if not; unresolved if the load ends before it does",
+         draining if not but its backlog still falls steadily in the window's second half; \
+         stuck if neither; unresolved if the load ends before it does",
         format_duration(end),
         format_duration(end.saturating_add(patience)),
     );

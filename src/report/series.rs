@@ -3,10 +3,11 @@
 
 use crate::base::format::csv_number;
 use crate::measure::server_metrics::ServerMetrics;
+use crate::measure::verdict::{Baseline, Goodput};
 use crate::report::csv::line;
 
 /// The columns of a series file.
-pub const SERIES_HEADER: [&str; 15] = [
+pub const SERIES_HEADER: [&str; 17] = [
     "replicate",
     "window_start_ms",
     "arrivals",
@@ -18,6 +19,8 @@ pub const SERIES_HEADER: [&str; 15] = [
     "success_rate",
     "queue",
     "busy_workers",
+    "retries_waiting",
+    "backlog",
     "latency_p50_ms",
     "latency_p99_ms",
     "latency_mean_ms",
@@ -26,18 +29,25 @@ pub const SERIES_HEADER: [&str; 15] = [
 
 /// Every run's windows in replicate then time order (`success_rate` empty in
 /// a window where no request ended, the latencies where none succeeded;
-/// queue and busy workers as each window ends; latencies are of the requests
+/// queue, busy workers and retries waiting as each window ends, and their
+/// sum, the backlog the verdict's drain test reads; latencies are of the requests
 /// that succeeded in the window, end to end, exact nearest-rank quantiles).
 /// With a trigger starting at `first_trigger`, `healthy` says whether each
 /// window, pooled with the next two as the verdict pools them, passes its
 /// health test against the windows before the trigger
-/// ([`crate::measure::verdict::Baseline::block_healthy`]); empty without a
+/// ([`Baseline::block_healthy`]); empty without a
 /// trigger and in the last two windows.
-pub fn series_csv(runs: &[ServerMetrics], window_ns: u64, first_trigger: Option<u64>) -> String {
+/// `goodput` says how the health test reads goodput (as the run's verdict
+/// did).
+pub fn series_csv(
+    runs: &[ServerMetrics],
+    window_ns: u64,
+    first_trigger: Option<u64>,
+    goodput: Goodput,
+) -> String {
     let mut text = line(&SERIES_HEADER);
     for (replicate, run) in runs.iter().enumerate() {
-        let baseline = first_trigger
-            .map(|t| crate::measure::verdict::Baseline::before(&run.windows, window_ns, t));
+        let baseline = first_trigger.map(|t| Baseline::before(&run.windows, window_ns, t, goodput));
         for (i, w) in run.windows.iter().enumerate() {
             let healthy = baseline.and_then(|b| b.block_healthy(&run.windows, i));
             let start_ms = (i as u64 * window_ns) as f64 / 1e6;
@@ -53,6 +63,8 @@ pub fn series_csv(runs: &[ServerMetrics], window_ns: u64, first_trigger: Option<
                 w.success_rate().map_or_else(String::new, csv_number),
                 w.queue.to_string(),
                 w.busy.to_string(),
+                w.retries_waiting.to_string(),
+                w.backlog().to_string(),
                 ms(w.latency_p50_ns),
                 ms(w.latency_p99_ns),
                 w.latency_mean_ms().map_or_else(String::new, csv_number),

@@ -210,6 +210,17 @@ pub fn server_series(picture: &SeriesPicture<'_>) -> PlotResult<Figure> {
                     Swatch::Mark(RECOVERED_COLOR, true),
                 ));
             }
+            Some(Verdict::Draining(after_ns)) => {
+                marks.push((to, STUCK_COLOR, true));
+                first_legend.push(Entry::new(
+                    format!(
+                        "draining: backlog still falling at t = {}, healthy by about t = {}",
+                        seconds(to),
+                        seconds(from + after_ns as f64 / 1e9)
+                    ),
+                    Swatch::Mark(STUCK_COLOR, true),
+                ));
+            }
             Some(Verdict::Stuck) => {
                 marks.push((to, STUCK_COLOR, false));
                 first_legend.push(Entry::new(

@@ -103,7 +103,7 @@ fn title(comparison: &ServerComparison<'_>) -> Vec<String> {
         format!(
             "{} replicate{} per point from master seed {}; mean ± 95% CI over the runs that \
              have the metric (only a run that recovered has a recovery time); a run with \
-             triggers is recovered, stuck or unresolved as judged over the patience window \
+             triggers is recovered, draining, stuck or unresolved as judged over the patience window \
              after the last trigger (`herdsim metrics`), its storm probability the share stuck \
              of the runs decided.",
             group_thousands(u64::from(s.replicates)),

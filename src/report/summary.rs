@@ -52,6 +52,8 @@ pub struct ServerPointSummary {
     pub means: Option<[Summary; 3]>,
     /// Decimals of a time in seconds: the window's.
     pub time_decimals: usize,
+    /// The patience window the verdicts were judged over, ns.
+    pub patience_ns: u64,
 }
 
 /// `x` with `decimals` decimals, no thousands separator, no `-0`.
@@ -146,6 +148,7 @@ pub fn server_point_summary(
         runs: find(ServerMetric::Requests).map_or(1, |s| s.n),
         means,
         time_decimals: decimals_of(window_ns),
+        patience_ns: spec.patience_us() * 1_000,
     }
 }
 
@@ -188,8 +191,17 @@ impl ServerPointSummary {
                 plain(ns as f64 / 1e9, self.time_decimals),
                 self.the_trigger()
             ),
+            Some(Verdict::Draining(ns)) => format!(
+                "draining: still degraded at the patience window's end ({} s) but its backlog \
+                 falling steadily, healthy by about {} s after {}",
+                plain(self.patience_ns as f64 / 1e9, self.time_decimals),
+                plain(ns as f64 / 1e9, self.time_decimals),
+                self.the_trigger()
+            ),
             Some(Verdict::Stuck) => format!(
-                "stuck: still degraded late in the patience window after {}",
+                "stuck: still degraded late in the patience window ({} s) after {}, its backlog \
+                 not falling",
+                plain(self.patience_ns as f64 / 1e9, self.time_decimals),
                 self.the_trigger()
             ),
             Some(Verdict::Unresolved) => {
@@ -322,6 +334,10 @@ impl ServerPointSummary {
                 None => "no trigger".to_string(),
                 Some(Verdict::Recovered(ns)) => format!(
                     "recovered at +{} s",
+                    plain(ns as f64 / 1e9, self.time_decimals)
+                ),
+                Some(Verdict::Draining(ns)) => format!(
+                    "draining, about +{} s",
                     plain(ns as f64 / 1e9, self.time_decimals)
                 ),
                 Some(v) => v.name().to_string(),
@@ -522,6 +538,7 @@ mod tests {
             runs: 10,
             means: None,
             time_decimals: 1,
+            patience_ns: 10_000_000_000,
         };
         let one = server_summary_markdown(std::slice::from_ref(&point));
         assert!(one.starts_with("**policy=full**: Offered load ρ = 0.790. In replicate 0, goodput fell from 600/s before the trigger to 0/s at t = 2.0 s (capacity:0@2s..5s), the queue peaked at 1868, the server saw 1.004 attempts per request; recovered 11.3 s after the trigger's end (10 of 10 runs decided, 0 stuck, 0 unresolved)."), "{one}");

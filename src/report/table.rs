@@ -115,6 +115,17 @@ pub fn server_run_table(report: &ServerRunReport<'_>) -> String {
                 n
             );
         }
+        if let (true, Some([q1, median, q3])) = (metric.spread_shown() && s.n > 1, s.quartiles) {
+            let d = metric.decimals();
+            let _ = writeln!(
+                out,
+                "{}: median {}, quartiles {} to {} (the mean hides clusters; these do not)",
+                metric.name(),
+                format_number(median, d),
+                format_number(q1, d),
+                format_number(q3, d)
+            );
+        }
     }
     if !report.layers.is_empty() {
         out += &layers_table(&report.layers);

@@ -252,10 +252,14 @@ pub fn read_tune_journal(
             return Err(at("its figures are not what a run gives"));
         };
         let (stuck, unresolved) = match &record[6] {
-            "recovered" => (false, false),
+            "recovered" | "draining" => (false, false),
             "stuck" => (true, false),
             "unresolved" => (false, true),
-            _ => return Err(at("its verdict is none of recovered, stuck, unresolved")),
+            _ => {
+                return Err(at(
+                    "its verdict is none of recovered, draining, stuck, unresolved",
+                ));
+            }
         };
         runs.insert(
             (record[1].to_string(), measure, replicate),

@@ -36,7 +36,7 @@ use crate::measure::observer::{PROGRESS_EVERY, Watch};
 use crate::measure::server_metrics::{
     Cut, MAX_IN_FLIGHT, MAX_WINDOWS, ServerMetrics, Window, success_over,
 };
-use crate::measure::verdict::{judge, judged_windows};
+use crate::measure::verdict::{Goodput, Judged, judge, judged_windows};
 use crate::model::chain::{CONTROL_FAMILIES, RetryScope};
 use crate::model::hedging::{AfterFailure, Hedge, NextCopy, after_failure, next_copy};
 use crate::model::retry_on::RetryOn;
@@ -812,7 +812,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         let i = i as usize;
         self.current_window = i;
         if i >= self.m.windows.len() {
-            let (queue, busy) = (self.queue.len() as u64, u64::from(self.busy));
+            let (queue, busy, waiting) = self.state_at_window_end();
             // Windows passed without an event end as the state stands.
             for w in self.m.windows.iter_mut().rev() {
                 if w.queue != u64::MAX {
@@ -820,6 +820,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
                 }
                 w.queue = queue;
                 w.busy = busy;
+                w.retries_waiting = waiting;
             }
             self.m.windows.resize(
                 i + 1,
@@ -830,6 +831,16 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             );
         }
         true
+    }
+
+    /// The queue, the busy workers and the retries waiting out their delay
+    /// now: what a window that ends in this state records (its backlog).
+    fn state_at_window_end(&self) -> (u64, u64, u64) {
+        (
+            self.queue.len() as u64,
+            u64::from(self.busy),
+            u64::from(self.retries_waiting),
+        )
     }
 
     /// The server's workers now.
@@ -2151,10 +2162,11 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
         self.advance_areas(end);
         // The last event's window was entered, so it is within the bound.
         self.enter_window(end);
-        let (queue, busy) = (self.queue.len() as u64, u64::from(self.busy));
+        let (queue, busy, waiting) = self.state_at_window_end();
         for w in self.m.windows.iter_mut().filter(|w| w.queue == u64::MAX) {
             w.queue = queue;
             w.busy = busy;
+            w.retries_waiting = waiting;
         }
         self.m.end_ns = end;
         if let Some(server) = self.m.layers.last_mut() {
@@ -2178,15 +2190,18 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
             } else {
                 self.m.load_end_ns.min(end)
             };
-            let verdict = judge(
-                &self.m.windows,
+            let judgement = judge(&Judged {
+                windows: &self.m.windows,
                 window,
-                first,
-                last,
-                self.spec.patience,
-                seen_until,
-            );
+                first_trigger: first,
+                last_trigger_end: last,
+                patience: self.spec.patience,
+                load_end: seen_until,
+                goodput: Goodput::of(&self.spec.load),
+            });
+            let verdict = judgement.verdict;
             self.m.verdict = Some(verdict);
+            self.m.backlog_trend = judgement.trend;
             let (from, to) = (first / window, last.div_ceil(window));
             let (during, ended) = success_over(&self.m.windows, from as usize, to as usize);
             self.m.success_during_trigger = during;

@@ -993,7 +993,8 @@ pub static PARAMS: [Param; 64] = [
         key: "patience",
         value_name: "DURATION",
         doc: "How long after the last trigger's end a run is watched for its verdict: \
-              recovered if healthy through the window's last quarter, stuck if not, \
+              recovered if healthy through the window's last quarter, draining if not but \
+              its backlog still falls steadily, stuck if neither, \
               unresolved if the load ends first (see `herdsim metrics`)",
         accepts: "a duration of at least 1ms",
         absent: Some(

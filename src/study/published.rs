@@ -470,6 +470,7 @@ mod tests {
             ci95: Some(ci95),
             min: mean,
             max: mean,
+            quartiles: None,
         }
     }
 
@@ -586,6 +587,7 @@ mod tests {
             ci95: Some(97.0),
             min: 0.0,
             max: 0.0,
+            quartiles: None,
         };
         assert_eq!(Verdict::of(&near, &figure), Verdict::Agrees);
         let far = Summary {

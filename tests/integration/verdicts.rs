@@ -334,3 +334,175 @@ fn a_series_marks_each_window_healthy_or_not_against_the_baseline() {
     assert_eq!(at("1000"), "1");
     assert_eq!(at("8000"), "0");
 }
+
+/// Issue 55's mesh: an Envoy route (3 retries, 250 ms per try, on 5xx and
+/// resets) and cluster (Envoy's default budget, 20% with at least 3) in
+/// front of 8 workers with exponential service of 15 ms mean at 400
+/// requests/s (ρ = 0.75), every worker stalled from 2 s to 3 s.
+const MESH: &[&str] = &[
+    "--import",
+    "scenarios/configs/envoy-mesh-route.yaml",
+    "--import",
+    "scenarios/configs/envoy-mesh-cluster.yaml",
+    "--workers",
+    "8",
+    "--service",
+    "exp:15ms",
+    "--trigger",
+    "capacity:0@2s..3s",
+    "--rate",
+    "400",
+];
+
+/// `herdsim run --resource server ARGS --json --per-run -q` from the
+/// repository's root (the mesh's files resolve), parsed: each run's
+/// verdict and its metrics.
+fn per_run(args: &[&str]) -> Vec<(String, serde_json::Value)> {
+    let out = succeed(
+        cargo_bin_cmd!("herdsim")
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(["run", "--resource", "server", "--json", "--per-run", "-q"])
+            .args(args),
+    );
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+    json["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["verdict"].as_str().unwrap().to_string(),
+                r["metrics"].clone(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_slow_drain_reads_draining_with_its_projection_not_stuck() {
+    // At the default patience (10 s) eight of these 20 runs were read
+    // stuck; given 60 s, all 20 recover, 4 to 14 s after the stall.
+    let default = per_run(&[MESH, &["--seeds", "20"]].concat());
+    let long = per_run(&[MESH, &["--seeds", "20", "--patience", "60s"]].concat());
+    assert!(long.iter().all(|(v, _)| v == "recovered"), "{long:?}");
+    let draining: Vec<usize> = (0..20).filter(|&i| default[i].0 == "draining").collect();
+    assert!(
+        default
+            .iter()
+            .all(|(v, _)| v == "recovered" || v == "draining"),
+        "{:?}",
+        default.iter().map(|(v, _)| v).collect::<Vec<_>>()
+    );
+    assert!(draining.len() >= 4, "{draining:?}");
+    for i in draining {
+        let metrics = &default[i].1;
+        let projected = metrics["projected_recovery_ms"].as_f64().unwrap();
+        let actual = long[i].1["recovery_ms"].as_f64().unwrap();
+        // Falling means a negative slope past the threshold.
+        assert!(metrics["backlog_trend_t"].as_f64().unwrap() <= -4.0);
+        assert!(metrics["recovery_ms"].is_null() && metrics["stuck"] == 0.0);
+        assert!(projected >= 10_000.0, "{projected}");
+        // The projection extrapolates a line through ten noisy segment
+        // means, and is at least the patience: within half the recovery
+        // it projects (the runs seen: 8.0 to 14.3 s, projected 10 to 14).
+        assert!(
+            (projected - actual).abs() <= actual / 2.0,
+            "run {i}: projected {projected} ms, recovered at {actual} ms"
+        );
+    }
+}
+
+#[test]
+fn a_quiet_spell_or_one_burst_in_a_healthy_service_is_no_relapse() {
+    // Issue 55: replicate 248 had one window of 45 arrivals, all served
+    // (goodput then fell short of the baseline's 60 a window), and
+    // replicate 185 one burst of 85 arrivals whose queue slowed the next
+    // window to 27 ms; each read stuck, with every request after the
+    // trigger served.
+    let runs = per_run(&[
+        "--rate",
+        "600",
+        "--workers",
+        "1",
+        "--service",
+        "exp:1ms",
+        "--timeout",
+        "100ms",
+        "--policy",
+        "no-backoff",
+        "--max-attempts",
+        "3",
+        "--trigger",
+        "outage@2s..2.15s",
+        "--seeds",
+        "250",
+    ]);
+    for i in [185, 248] {
+        assert_eq!(runs[i].0, "recovered", "replicate {i}");
+        assert_eq!(runs[i].1["success_after_trigger"], 1.0);
+    }
+    let stuck = runs.iter().filter(|(v, _)| v == "stuck").count();
+    assert_eq!(stuck, 0);
+}
+
+#[test]
+fn recovery_times_show_their_median_and_quartiles_beside_the_mean() {
+    let args = [MESH, &["--seeds", "20", "--patience", "60s"]].concat();
+    let runs = per_run(&args);
+    let mut times: Vec<f64> = runs
+        .iter()
+        .map(|(_, m)| m["recovery_ms"].as_f64().unwrap())
+        .collect();
+    times.sort_by(f64::total_cmp);
+    // Type 7: position (n − 1)·p between the order statistics.
+    let quantile = |p: f64| {
+        let h = 19.0 * p;
+        let low = h.floor() as usize;
+        times[low] + (h - h.floor()) * (times[(low + 1).min(19)] - times[low])
+    };
+    let json = succeed(
+        cargo_bin_cmd!("herdsim")
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(["run", "--resource", "server", "--json", "-q"])
+            .args(&args),
+    );
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let quartiles = &json["metrics"]["recovery_ms"]["quartiles"];
+    for (k, p) in [0.25, 0.5, 0.75].into_iter().enumerate() {
+        assert!((quartiles[k].as_f64().unwrap() - quantile(p)).abs() < 1e-9);
+    }
+    let text = succeed(
+        cargo_bin_cmd!("herdsim")
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(["run", "--resource", "server", "-q"])
+            .args(&args),
+    );
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("recovery_ms: median"))
+        .unwrap_or_else(|| panic!("{text}"));
+    let shown = |x: f64| {
+        let whole = format!("{:.1}", x);
+        let (int, frac) = whole.split_once('.').unwrap();
+        let mut grouped = String::new();
+        for (i, c) in int.chars().enumerate() {
+            if i > 0 && (int.len() - i) % 3 == 0 {
+                grouped.push(',');
+            }
+            grouped.push(c);
+        }
+        format!("{grouped}.{frac}")
+    };
+    assert!(
+        line.contains(&format!("median {}", shown(quantile(0.5)))),
+        "{line}"
+    );
+    assert!(
+        line.contains(&format!(
+            "quartiles {} to {}",
+            shown(quantile(0.25)),
+            shown(quantile(0.75))
+        )),
+        "{line}"
+    );
+}

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::backlog::RegionFlags;
+use super::exact_metafor::{MetaforFlags, metafor_command, timeout_seconds};
 use super::sweep::{GridArgs, read_scenario};
 use super::{CliError, write_stdout};
 use crate::base::format::{counted, readable_seconds as time, significant as sig};
@@ -22,8 +23,23 @@ const EXACT: &str = "Exact";
 /// The most states by default: about 20 s of solves on one core.
 pub const DEFAULT_MAX_STATES: usize = 200_000;
 
+/// Which chain `herdsim exact` solves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Chain {
+    /// herdsim's server model, from the scenario and the registry's flags
+    Server,
+    /// metafor's single-server chain (HotOS 2025), from its own flags
+    Metafor,
+}
+
 #[derive(Debug, Args)]
 pub struct ExactArgs {
+    /// The chain: server (herdsim's server model, from the scenario and
+    /// the registry's flags) or metafor (metafor's single-server chain,
+    /// from its own flags and --timeout)
+    #[arg(long, value_enum, default_value_t = Chain::Server, hide_possible_values = true, help_heading = EXACT)]
+    chain: Chain,
+
     /// Scenario file (TOML) of a Markovian service: Poisson arrivals,
     /// exponential service, a queue limit, random order, exponential
     /// timeouts and memoryless retries
@@ -35,6 +51,9 @@ pub struct ExactArgs {
 
     #[command(flatten)]
     regions: RegionFlags,
+
+    #[command(flatten)]
+    metafor: MetaforFlags,
 
     /// The most retries the chain keeps waiting; one more is lost (the
     /// figures say how likely the cap is) [default: the smallest of 2 ×
@@ -72,7 +91,14 @@ pub fn exact_help() -> String {
      = \"memoryless\" (base is the mean delay, cap at least 40 × base), max_attempts 1 or \
      unlimited, and budget = \"persistence:P\" for a geometric number of attempts. One trigger \
      (outage, fail:P, spike:K) is followed from the stationary state. The same scenario runs in \
-     the simulator (herdsim run, sweep) for a side-by-side check."
+     the simulator (herdsim run, sweep) for a side-by-side check.\n\n\
+     --chain metafor solves metafor's single-server chain instead (HotOS 2025; the reference \
+     table reference/metafor-ctmc.csv holds its own figures): (q, o), q jobs at the server and o \
+     pending retries, set by the flags of its heading and --timeout (its τ, default 9s), \
+     defaults metafor's nominal cell. It prints metafor's figures: the stationary ones, the \
+     mixing time, the return and entry times, and a fault from an empty system (--fault-rate \
+     from --fault-start for --fault-length); --json gives them under the reference table's \
+     column names."
         .to_string()
 }
 
@@ -84,6 +110,15 @@ pub fn exact_command(args: &ExactArgs) -> Result<(), CliError> {
         return Err(usage(
             "exact draws nothing: --seeds, --seed and --max-events do not apply".to_string(),
         ));
+    }
+    if args.chain == Chain::Metafor {
+        return metafor_exact(args);
+    }
+    if let Some(flag) = args.metafor.given().first() {
+        return Err(usage(format!(
+            "{flag} is a setting of metafor's chain: give --chain metafor (the server chain \
+             takes a scenario and the registry's flags)"
+        )));
     }
     let scenario = match args.scenario.as_deref() {
         Some(path) => read_scenario(path)?,
@@ -151,6 +186,39 @@ pub fn exact_command(args: &ExactArgs) -> Result<(), CliError> {
     } else {
         write_stdout(&shown.text(&figures))
     }
+}
+
+/// `herdsim exact --chain metafor`: the server chain's scenario and flags
+/// refused by name, but `--timeout`, which is metafor's τ too.
+fn metafor_exact(args: &ExactArgs) -> Result<(), CliError> {
+    let refuse = |flag: &str| {
+        Err(CliError::Usage(format!(
+            "{flag} does not apply to --chain metafor: metafor's chain takes --arrival-rate, \
+             --service-rate, --timeout, --retries, --queue-size, --orbit-size, --threads, \
+             --alpha, --retry-when-full and the --fault-* flags"
+        )))
+    };
+    if let Some(path) = &args.scenario {
+        return refuse(&format!("the scenario file {}", path.display()));
+    }
+    if let Some(flag) = args.grid.flag_words(&["timeout"]).first() {
+        return refuse(flag);
+    }
+    for (flag, given) in [
+        ("--high", args.regions.high.is_some()),
+        ("--low", args.regions.low.is_some()),
+        ("--orbit-cap", args.orbit_cap.is_some()),
+    ] {
+        if given {
+            return refuse(flag);
+        }
+    }
+    let words = args.grid.flag_words(&[]);
+    let timeout = match words.iter().position(|w| w == "--timeout") {
+        Some(at) => Some(timeout_seconds(&words[at + 1])?),
+        None => None,
+    };
+    metafor_command(&args.metafor, timeout, args.max_states, args.json)
 }
 
 fn passage_json(p: Option<Passage>) -> serde_json::Value {

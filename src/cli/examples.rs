@@ -257,7 +257,7 @@ pub const TUNE: [Example; 3] = [
     ),
 ];
 
-pub const EXACT: [Example; 2] = [
+pub const EXACT: [Example; 3] = [
     (
         "A small Markovian service solved exactly: its stationary figures and the mean time \
          to a storm with no trigger",
@@ -266,6 +266,10 @@ pub const EXACT: [Example; 2] = [
     (
         "The same service after a 100 ms outage: the storm probability and the time back to calm",
         "herdsim exact scenarios/exact-small.toml --trigger outage@1s+100ms",
+    ),
+    (
+        "metafor's chain at a shorter timeout, its figures under the reference table's names",
+        "herdsim exact --chain metafor --timeout 5s --json",
     ),
 ];
 

@@ -12,6 +12,7 @@ pub mod bench_minimal;
 pub mod bench_server;
 mod compare;
 mod exact;
+mod exact_metafor;
 mod examples;
 mod import;
 mod in_process;

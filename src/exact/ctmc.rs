@@ -192,6 +192,16 @@ impl Generator {
         Ok(Hitting { mean, second })
     }
 
+    /// How many steps [`Generator::transient`] takes over `t` seconds (its
+    /// sum runs a little past this many): the fastest exit rate × t, so a
+    /// caller can refuse a time too long before spending it.
+    pub fn transient_steps(&self, t: f64) -> f64 {
+        (0..self.size())
+            .map(|i| self.exit_rate(i))
+            .fold(0.0, f64::max)
+            * t
+    }
+
     /// The distribution after `t` seconds from `start`, by uniformisation:
     /// Σ_k Poisson(k; Λt) · start · (I + Q/Λ)^k, with Λ the largest exit
     /// rate, summed to where the Poisson tail is below 1e-16.

@@ -11,7 +11,8 @@
 //! hidden rate α (0.25, never set by metafor's DSL) on top of λ; each orbit
 //! job leaves at 1/τ, a share R/(R + 1) of those as retries, so R splits a
 //! rate and does not cap anything; a full queue turns every arrival away
-//! without trace.
+//! without trace (metafor's default; with `retry_when_full` the orbit keeps
+//! growing there instead).
 
 use crate::exact::ctmc::{ExactError, Generator};
 
@@ -35,6 +36,10 @@ pub struct MetaforChain {
     pub threads: usize,
     /// α: the constructor's default, 0.25.
     pub alpha: f64,
+    /// `retry_when_full`: at a full queue the orbit still grows, at
+    /// α (λ + o · r_ret), and drains at o · r_drop only (metafor's default,
+    /// and every figure it published, is false).
+    pub retry_when_full: bool,
 }
 
 /// The figures metafor's analysis reads from a chain
@@ -49,6 +54,8 @@ pub struct MetaforFigures {
     pub mean_orbit: f64,
     /// π(q < ⌈0.1 N⌉).
     pub p_low: f64,
+    /// π(⌈0.1 N⌉ ≤ q < ⌈0.9 N⌉): between the two.
+    pub p_mid: f64,
     /// π(q ≥ ⌈0.9 N⌉).
     pub p_high: f64,
     /// π(q = N − 1).
@@ -104,12 +111,29 @@ impl MetaforChain {
             orbit_size: 20,
             threads: 1,
             alpha: 0.25,
+            retry_when_full: false,
         }
     }
 
     /// Its number of states, N · M.
     pub fn states(&self) -> usize {
         self.queue_size * self.orbit_size
+    }
+
+    /// The most bytes its solves hold at once, to refuse a chain too large
+    /// before building it: a step between orbit counts moves the flat index
+    /// by about N, so every factorisation is a band of about N on each
+    /// side; the two hitting-time factorisations [`MetaforChain::figures`]
+    /// keeps together hold 2 · (2N + 2) numbers per state, more than a
+    /// banded LU's 3N + 2 (saturating: a count past `u64` is too large).
+    pub fn solve_bytes(&self) -> u64 {
+        let per_state = (self.queue_size as u64)
+            .saturating_mul(4)
+            .saturating_add(4)
+            .saturating_mul(8);
+        (self.queue_size as u64)
+            .saturating_mul(self.orbit_size as u64)
+            .saturating_mul(per_state)
     }
 
     /// The flat index of (q, o): o · N + q.
@@ -150,7 +174,8 @@ impl MetaforChain {
     }
 
     /// Its generator, transition by transition as metafor's
-    /// `generator_mat_exact()` builds it with `retry_when_full = False`.
+    /// `generator_mat_exact()` builds it. Needs N ≥ 2 (q = 0 and the full
+    /// queue are different rows).
     pub fn generator(&self) -> Generator {
         let (n, m) = (self.queue_size, self.orbit_size);
         let (lambda, mu) = (self.arrival_rate, self.service_rate);
@@ -161,11 +186,27 @@ impl MetaforChain {
             for q in 0..n {
                 let here = self.index(q, o);
                 if q == n - 1 {
-                    // Full: arrivals and retries are lost without trace;
-                    // the orbit drains at 1/τ per job.
+                    // Full: metafor serves at min(N, c) μ here.
                     g.add(here, self.index(q - 1, o), n.min(self.threads) as f64 * mu);
-                    if o >= 1 {
-                        g.add(here, self.index(q, o - 1), of * (retry + drop));
+                    if !self.retry_when_full {
+                        // Arrivals and retries are lost without trace;
+                        // the orbit drains at 1/τ per job.
+                        if o >= 1 {
+                            g.add(here, self.index(q, o - 1), of * (retry + drop));
+                        }
+                    } else {
+                        // Retries only drop; the orbit grows by α of the
+                        // arrivals and retries turned away.
+                        if o >= 1 {
+                            g.add(here, self.index(q, o - 1), of * drop);
+                        }
+                        if o + 2 <= m {
+                            g.add(
+                                here,
+                                self.index(q, o + 1),
+                                self.alpha * (lambda + of * retry),
+                            );
+                        }
                     }
                     continue;
                 }
@@ -195,17 +236,17 @@ impl MetaforChain {
     }
 
     /// q below which the queue is low in π's regimes: ⌈0.1 N⌉.
-    fn low_regime(&self) -> usize {
+    pub fn low_regime(&self) -> usize {
         (0.1 * self.queue_size as f64).ceil() as usize
     }
 
     /// q from which the queue is high in π's regimes: ⌈0.9 N⌉.
-    fn high_regime(&self) -> usize {
+    pub fn high_regime(&self) -> usize {
         (0.9 * self.queue_size as f64).ceil() as usize
     }
 
     /// ⌊0.1 N⌋ and ⌊0.9 N⌋: the hitting times' thresholds and start states.
-    fn thresholds(&self) -> (usize, usize) {
+    pub fn thresholds(&self) -> (usize, usize) {
         (
             (0.1 * self.queue_size as f64).floor() as usize,
             (0.9 * self.queue_size as f64).floor() as usize,
@@ -219,7 +260,8 @@ impl MetaforChain {
         let mut mean_queue = 0.0;
         let mut second_queue = 0.0;
         let mut mean_orbit = 0.0;
-        let (mut p_low, mut p_high, mut p_full, mut p_empty) = (0.0, 0.0, 0.0, 0.0);
+        let (mut p_low, mut p_mid, mut p_high) = (0.0, 0.0, 0.0);
+        let (mut p_full, mut p_empty) = (0.0, 0.0);
         for (i, p) in pi.iter().enumerate() {
             let (q, o) = self.state(i);
             mean_queue += p * q as f64;
@@ -227,8 +269,9 @@ impl MetaforChain {
             mean_orbit += p * o as f64;
             if q < self.low_regime() {
                 p_low += p;
-            }
-            if q >= self.high_regime() {
+            } else if q < self.high_regime() {
+                p_mid += p;
+            } else {
                 p_high += p;
             }
             if q == self.queue_size - 1 {
@@ -249,6 +292,7 @@ impl MetaforChain {
             sd_queue: (second_queue - mean_queue * mean_queue).max(0.0).sqrt(),
             mean_orbit,
             p_low,
+            p_mid,
             p_high,
             p_full,
             throughput: self.service_rate * (1.0 - p_empty),
@@ -261,6 +305,16 @@ impl MetaforChain {
             entry_time_from_low: up.mean[self.index(low, self.orbit_size - 1)],
             entry_time_from_empty: (up.mean[from_empty], up.sd(from_empty)),
         })
+    }
+
+    /// The steps of [`MetaforChain::fault`]'s two transient phases
+    /// ([`Generator::transient_steps`]), the measure of its time.
+    pub fn fault_steps(&self, fault_rate: f64, start: f64, length: f64) -> f64 {
+        self.generator().transient_steps(start)
+            + self
+                .with_arrival_rate(fault_rate)
+                .generator()
+                .transient_steps(length)
     }
 
     /// The fault scenario: from (0, 0), `start` seconds under this chain,
@@ -343,109 +397,5 @@ mod tests {
         // The orbit's top row adds no pending retry.
         let top = chain.index(85, 19);
         assert!(g.rates(top).iter().all(|&(j, _)| chain.state(j).1 <= 19));
-    }
-}
-
-#[cfg(test)]
-mod against_metafor {
-    use super::*;
-
-    /// metafor's own figures: 20 cells of its analysis, run at 5355c17
-    /// (reference/metafor-ctmc.csv; ../shared/reference/metafor-model.md
-    /// says how).
-    const REFERENCE: &str = include_str!("../../reference/metafor-ctmc.csv");
-
-    /// How close each figure must come. metafor's solvers agree with one
-    /// another to about 1e-9 on well-conditioned figures, so 1e-6 relative
-    /// is met with room (issue 38). Two kinds are ill-conditioned in
-    /// metafor's own solve, and get what its conditioning allows:
-    /// probabilities below 1e-6 (an SVD's null vector carries an absolute
-    /// error near 1e-16 · n, so they are held to 1e-12 absolute), and
-    /// hitting times beyond 1e8 s, whose systems have condition numbers
-    /// near 1e11, so metafor's dense LU keeps about five digits (the model
-    /// file finds its solvers differing by 1e-6 and more there). herdsim's
-    /// are subtraction-free ([`crate::exact::absorbing`]) and exact to
-    /// rounding; they meet metafor's to 1e-5 (7.5e-6 at the worst cell,
-    /// 7.9e9 s at λ = 9.8, τ = 5), where a banded LU met them to 6.3e-5.
-    fn close(name: &str, got: f64, want: f64) -> bool {
-        let diff = (got - want).abs();
-        if name.starts_with("p_") || name.contains("_p_") {
-            diff <= 1e-6 * want.abs() + 1e-12
-        } else if want.abs() > 1e8 {
-            diff <= 1e-5 * want.abs()
-        } else {
-            diff <= 1e-6 * want.abs()
-        }
-    }
-
-    #[test]
-    fn herdsims_solver_gives_metafors_figures() {
-        let mut lines = REFERENCE.lines();
-        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-        let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
-        let mut checked = 0;
-        let mut misses = Vec::new();
-        for line in lines {
-            let v: Vec<f64> = line.split(',').map(|x| x.parse().unwrap()).collect();
-            let chain = MetaforChain {
-                arrival_rate: v[col("lambda_rps")],
-                service_rate: v[col("mu_rps")],
-                timeout: v[col("timeout_s")],
-                retries: v[col("retries")] as u32,
-                queue_size: v[col("qsize")] as usize,
-                orbit_size: v[col("orbit")] as usize,
-                threads: v[col("threads")] as usize,
-                alpha: v[col("alpha")],
-            };
-            assert_eq!(chain.states() as f64, v[col("n_states")]);
-            let f = chain.figures().unwrap();
-            let fault = chain
-                .fault(
-                    v[col("fault_lambda_rps")],
-                    v[col("fault_start_s")],
-                    v[col("fault_duration_s")],
-                )
-                .unwrap();
-            assert!(f.residual < 1e-12, "max |πQ| = {}", f.residual);
-            let pairs = [
-                ("retry_rate_per_orbit_job_per_s", chain.retry_rate()),
-                ("drop_rate_per_orbit_job_per_s", chain.drop_rate()),
-                ("mean_queue_jobs", f.mean_queue),
-                ("std_queue_jobs", f.sd_queue),
-                ("mean_orbit_jobs", f.mean_orbit),
-                ("p_low_q_lt_10pct", f.p_low),
-                ("p_high_q_ge_90pct", f.p_high),
-                ("p_queue_full", f.p_full),
-                ("throughput_rps", f.throughput),
-                ("orbit_drop_rate_rps", f.orbit_drop_rate),
-                ("mean_latency_s", f.mean_latency),
-                ("lambda2_per_s", f.lambda2),
-                ("mixing_time_s", f.mixing_time),
-                ("return_time_from_q90_o0_s", f.return_time.0),
-                ("return_time_from_q90_o0_sd_s", f.return_time.1),
-                ("entry_time_from_q10_ofull_s", f.entry_time_from_low),
-                ("entry_time_from_empty_s", f.entry_time_from_empty.0),
-                ("entry_time_from_empty_sd_s", f.entry_time_from_empty.1),
-                ("prefault_mean_queue_jobs", fault.prefault_mean_queue),
-                ("postfault_mean_queue_jobs", fault.postfault_mean_queue),
-                ("postfault_mean_orbit_jobs", fault.postfault_mean_orbit),
-                ("postfault_p_high_q_ge_90pct", fault.postfault_p_high),
-                ("postfault_p_low_q_lt_10pct", fault.postfault_p_low),
-                ("fault_return_time_s", fault.return_time.0),
-                ("fault_return_time_sd_s", fault.return_time.1),
-            ];
-            for (name, got) in pairs {
-                let want = v[col(name)];
-                checked += 1;
-                if !close(name, got, want) {
-                    misses.push(format!(
-                        "λ {} τ {} R {}: {name} {got} vs metafor's {want}",
-                        chain.arrival_rate, chain.timeout, chain.retries
-                    ));
-                }
-            }
-        }
-        assert_eq!(checked, 20 * 25);
-        assert!(misses.is_empty(), "{}", misses.join("\n"));
     }
 }

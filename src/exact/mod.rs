@@ -8,12 +8,14 @@
 //! committors. [`server_chain`] is herdsim's own server as a chain,
 //! [`markovian`] says which run settings it takes, [`server_figures`] reads
 //! `herdsim exact`'s figures from it; [`metafor`] is metafor's
-//! single-server chain as its code builds it. Pure: no I/O.
+//! single-server chain as its code builds it, [`metafor_columns`] its
+//! figures under the reference table's names. Pure: no I/O.
 
 pub mod absorbing;
 pub mod banded;
 pub mod ctmc;
 pub mod markovian;
 pub mod metafor;
+pub mod metafor_columns;
 pub mod server_chain;
 pub mod server_figures;

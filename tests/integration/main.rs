@@ -14,6 +14,7 @@ mod docs;
 mod envoy;
 mod envoy_hedging;
 mod exact;
+mod exact_metafor;
 mod hardening_bounds;
 mod hardening_journals;
 mod hardening_specs;

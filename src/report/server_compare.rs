@@ -48,22 +48,39 @@ fn value(metric: ServerMetric, s: &Summary, runs: usize) -> String {
     if let Some(ci) = s.ci95 {
         text += &format!(" ± {}", format_number(ci, d));
     }
+    if let (true, Some([q1, median, q3])) = (
+        crate::measure::metrics::ReportedMetric::spread_shown(metric) && s.n > 1,
+        s.quartiles,
+    ) {
+        text += &format!(
+            "; median {} ({} to {})",
+            format_number(median, d),
+            format_number(q1, d),
+            format_number(q3, d)
+        );
+    }
     if s.n < runs {
         text += &format!(" ({} runs)", s.n);
     }
     text
 }
 
-/// `0.300 (6 of 20; 0.145 to 0.519)`.
+/// `0.300 (6 of 20; 0.145 to 0.519)`, and `; 4 draining` when some
+/// decided runs were still draining (slow, not stuck).
 fn storm(point: &ServerComparedPoint) -> String {
     let storm = point.storm();
     format!(
-        "{} ({} of {}; {} to {})",
+        "{} ({} of {}; {} to {}{})",
         format_number(storm.probability(), 3),
         storm.stuck,
         storm.runs,
         format_number(storm.low, 3),
-        format_number(storm.high, 3)
+        format_number(storm.high, 3),
+        if storm.draining > 0 {
+            format!("; {} draining", storm.draining)
+        } else {
+            String::new()
+        }
     )
 }
 

@@ -15,8 +15,8 @@ use super::{CliError, point_message, spec_error, write_stdout};
 use crate::base::error::BaseError;
 use crate::base::format::{group_thousands, trimmed};
 use crate::base::time::{Micros, format_duration};
-use crate::experiment::scenario::Scenario;
 use crate::experiment::replicates::{replicates_with_timeline, summarize};
+use crate::experiment::scenario::Scenario;
 use crate::experiment::server_runs::{CutRun, Keep, run_server_kept, server_parts};
 use crate::measure::metrics::Metric;
 use crate::measure::metrics::RunMetrics;
@@ -411,7 +411,10 @@ impl RunArgs {
                 let outputs = [("--plot", &self.plot), ("--series", &self.series)];
                 for (flag, output) in outputs {
                     if let Some(output) = output {
-                        check_distinct(&[("the scenario", path.as_path()), (flag, output.as_path())])?;
+                        check_distinct(&[
+                            ("the scenario", path.as_path()),
+                            (flag, output.as_path()),
+                        ])?;
                     }
                 }
                 read_scenario(path)?
@@ -460,7 +463,8 @@ fn one_point(scenario: &Scenario) -> Result<(), CliError> {
     let Some(param) = several else {
         return Err(CliError::Usage(format!(
             "the scenario has {} points ({}): {grids}",
-            grid.checked_len().map_or("too many".to_string(), |n| n.to_string()),
+            grid.checked_len()
+                .map_or("too many".to_string(), |n| n.to_string()),
             grid.shape()
         )));
     };

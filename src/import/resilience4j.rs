@@ -1655,7 +1655,10 @@ mod tests {
             ),
             "{err}"
         );
-        let err = read("resilience4j:\n  bulkhead:\n    instances:\n      a:\n        maxConcurrentCalls: 5\n").unwrap_err();
+        let err = read(
+            "resilience4j:\n  bulkhead:\n    instances:\n      a:\n        maxConcurrentCalls: 5\n",
+        )
+        .unwrap_err();
         assert!(err.contains("resilience4j.bulkhead: not modelled"), "{err}");
         let err = read("resilience4j:\n  circuitbreaker:\n    instances:\n      a:\n        baseConfig: nope\n").unwrap_err();
         assert!(err.contains("no configs.nope"), "{err}");

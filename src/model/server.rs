@@ -157,9 +157,7 @@ impl Dist {
         match *self {
             Dist::Const(d) => d as f64,
             Dist::Exp { mean } => mean as f64,
-            Dist::LogNormal { median, sigma, .. } => {
-                median as f64 * (sigma * sigma / 2.0).exp()
-            }
+            Dist::LogNormal { median, sigma, .. } => median as f64 * (sigma * sigma / 2.0).exp(),
             Dist::Weibull { mean, .. } => mean as f64,
             Dist::FoldedNormal { mean, sd } => {
                 // E|X| for X ~ N(μ, σ²): σ√(2/π)·e^(−μ²/2σ²) + μ(1 − 2Φ(−μ/σ)).
@@ -923,9 +921,9 @@ impl std::str::FromStr for Dist {
                 if let Some((median, quantile)) = rest.split_once('@') {
                     return lognormal_by_quantile(median, quantile).map_err(fail);
                 }
-                let (median, sigma) = rest
-                    .split_once('/')
-                    .ok_or_else(|| fail("lognormal needs MEDIAN/SIGMA or MEDIAN@pNN=VALUE".into()))?;
+                let (median, sigma) = rest.split_once('/').ok_or_else(|| {
+                    fail("lognormal needs MEDIAN/SIGMA or MEDIAN@pNN=VALUE".into())
+                })?;
                 let median = duration_ns(median).map_err(fail)?;
                 let sigma: f64 = sigma
                     .trim()
@@ -1391,7 +1389,10 @@ mod tests {
             ("exp:0", "at least 1us"),
             ("lognormal:1ms", "MEDIAN/SIGMA"),
             ("lognormal:1ms/9", "sigma"),
-            ("lognormal:80ms@p99=80ms", "the p99 (80ms) must be above the median (80ms)"),
+            (
+                "lognormal:80ms@p99=80ms",
+                "the p99 (80ms) must be above the median (80ms)",
+            ),
             ("lognormal:80ms@p99=10ms", "must be above the median"),
             ("lognormal:80ms@p50=400ms", "50 < NN < 100"),
             ("lognormal:80ms@p100=400ms", "50 < NN < 100"),

@@ -60,7 +60,10 @@ pub(super) fn read_time_limiter<'a>(
     let built = build(ctx, section, name, props.as_ref(), &mut Vec::new())?;
     let (timeout_from, what) = match &built.timeout_from {
         Some(path) => (vec![path.as_str()], "timeoutDuration".to_string()),
-        None => (vec![], "resilience4j's default timeoutDuration, 1s,".to_string()),
+        None => (
+            vec![],
+            "resilience4j's default timeoutDuration, 1s,".to_string(),
+        ),
     };
     let cancel = match &built.cancel_from {
         Some(_) => format!("cancelRunningFuture {}", built.cancel),
@@ -305,16 +308,18 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.contains("baseConfig cycle"), "{err}");
-        let err =
-            read("resilience4j:\n  timelimiter:\n    instances:\n      a:\n        timeoutDuration: 0\n")
-                .unwrap_err();
+        let err = read(
+            "resilience4j:\n  timelimiter:\n    instances:\n      a:\n        timeoutDuration: 0\n",
+        )
+        .unwrap_err();
         assert!(
             err.contains("instances.a.timeoutDuration: gives timeout = 0us, which herdsim refuses"),
             "{err}"
         );
-        let err =
-            read("resilience4j:\n  timelimiter:\n    backends:\n      a:\n        timeoutDuration: 2s\n")
-                .unwrap_err();
+        let err = read(
+            "resilience4j:\n  timelimiter:\n    backends:\n      a:\n        timeoutDuration: 2s\n",
+        )
+        .unwrap_err();
         assert!(
             err.contains("resilience4j.timelimiter.backends: unknown field"),
             "{err}"

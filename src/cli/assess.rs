@@ -285,7 +285,8 @@ pub fn assess_command(args: &AssessArgs) -> Result<(), CliError> {
         let set: Vec<&str> = set.iter().map(String::as_str).collect();
         let mut all = vec!["herdsim".to_string(), command.to_string()];
         match &args.scenario {
-            // `run` reads no scenario: the service's every key as flags.
+            // `run`'s: the service's every key as flags, so the command
+            // shows every value it runs.
             Some(_) if command == "run" => all.extend(spec_flags(&settings.base, &set)),
             Some(path) => {
                 all.push(path.display().to_string());

@@ -1,22 +1,22 @@
 //! `herdsim run`: one workload over replicate seeds.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 use indicatif::ProgressBar;
 
 use super::backlog::{RegionFlags, SplitFlags, backlog_report};
-use super::import::{ImportFlags, apply_imported, read_configs};
+use super::import::ImportFlags;
 use super::output::{check_distinct, check_output, warn_extensions, write_svg, write_whole};
 use super::params::{ParamFlags, Single};
 use super::progress::{events_spinner, runs_bar};
-use super::{CliError, spec_error, write_stdout};
+use super::sweep::{read_scenario, with_imports};
+use super::{CliError, point_message, spec_error, write_stdout};
 use crate::base::error::BaseError;
 use crate::base::format::{group_thousands, trimmed};
-use crate::base::seeding::DEFAULT_MASTER_SEED;
 use crate::base::time::{Micros, format_duration};
-use crate::experiment::grid::Grid;
 use crate::experiment::replicates::{replicates_with_timeline, summarize};
+use crate::experiment::scenario::Scenario;
 use crate::experiment::server_runs::{CutRun, Keep, run_server_kept, server_parts};
 use crate::measure::metrics::Metric;
 use crate::measure::metrics::RunMetrics;
@@ -39,6 +39,15 @@ use crate::spec::{self, RunSpec};
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
+    /// Scenario file (TOML) of one point; without one, the workload comes
+    /// from the flags alone
+    ///
+    /// As sweep, compare, map and assess read it: its imports apply, then
+    /// its keys, then the flags, which replace its values. A key with several
+    /// values (a grid) is refused: sweep or compare run grids.
+    #[arg(value_name = "SCENARIO")]
+    scenario: Option<PathBuf>,
+
     #[command(flatten)]
     params: ParamFlags<Single>,
 
@@ -52,12 +61,14 @@ pub struct RunArgs {
     split: SplitFlags,
 
     /// Master seed; every replicate's seed is mixed from it and its index
-    #[arg(long, value_name = "SEED", default_value_t = DEFAULT_MASTER_SEED, value_parser = spec::parse_master_seed, allow_hyphen_values = true, help_heading = SEEDS)]
-    seed: u64,
+    /// [default: the scenario's, or 42]
+    #[arg(long, value_name = "SEED", value_parser = spec::parse_master_seed, allow_hyphen_values = true, help_heading = SEEDS)]
+    seed: Option<u64>,
 
-    /// Replicates (independent seeds), run in parallel
-    #[arg(long, value_name = "R", default_value = "1", value_parser = spec::parse_replicates, allow_hyphen_values = true, help_heading = SEEDS)]
-    seeds: u32,
+    /// Replicates (independent seeds), run in parallel [default: the
+    /// scenario's, or 1]
+    #[arg(long, value_name = "R", value_parser = spec::parse_replicates, allow_hyphen_values = true, help_heading = SEEDS)]
+    seeds: Option<u32>,
 
     /// Also draw replicate 0 over time as SVG
     ///
@@ -154,9 +165,10 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         ("--plot", args.plot.as_deref(), "svg"),
         ("--series", args.series.as_deref(), "csv"),
     ]);
-    let spec = args.spec()?;
+    let setup = args.setup()?;
+    let spec = &setup.spec;
     if spec.resource == ResourceKind::Server {
-        return run_server(args, &spec);
+        return run_server(args, &setup);
     }
     if args.series.is_some() {
         return Err(CliError::Usage(format!(
@@ -180,8 +192,8 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
     if let Some(path) = &args.plot {
         check_output(path, args.force)?;
     }
-    let progress = args.progress();
-    let on_progress = |time: Micros, calls: u64| args.show(&progress, time, calls, "calls");
+    let progress = setup.progress(args.quiet);
+    let on_progress = |time: Micros, calls: u64| setup.show(&progress, time, calls, "calls");
     let max_events = args.max_events.unwrap_or(u64::MAX);
     let watch = Watch {
         max_events,
@@ -190,18 +202,24 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
     };
     let on_done = || progress.inc(1);
     let (timeline, runs) = replicates_with_timeline(
-        &spec, args.seed, args.seeds, watch, on_done, args.queue, 200,
+        spec,
+        setup.seed,
+        setup.seeds,
+        watch,
+        on_done,
+        args.queue,
+        200,
     );
     progress.finish_and_clear();
     if let Some(stopped) = runs.iter().find(|m| !m.complete) {
         return Err(CliError::Limit(stopped_message(stopped, max_events)));
     }
     if let Some(path) = &args.plot {
-        plot_timeline(path, args.force, &spec, args.seed, &timeline)?;
+        plot_timeline(path, args.force, spec, setup.seed, &timeline)?;
     }
     let report = RunReport {
-        spec: &spec,
-        master_seed: args.seed,
+        spec,
+        master_seed: setup.seed,
         summaries: summarize(&runs),
     };
     let text = if args.json {
@@ -220,16 +238,17 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
 
 /// `run` on the server model: replicates, the server metrics and the storm
 /// probability.
-fn run_server(args: &RunArgs, spec: &RunSpec) -> Result<(), CliError> {
+fn run_server(args: &RunArgs, setup: &Setup) -> Result<(), CliError> {
+    let (spec, seed, seeds) = (&setup.spec, setup.seed, setup.seeds);
     for path in [&args.plot, &args.series].into_iter().flatten() {
         check_output(path, args.force)?;
     }
     if let (Some(plot), Some(series)) = (&args.plot, &args.series) {
         check_distinct(&[("--plot", plot), ("--series", series)])?;
     }
-    let progress = args.progress();
+    let progress = setup.progress(args.quiet);
     let on_progress =
-        |time: Micros, ended: u64| args.show(&progress, time, ended, "requests ended");
+        |time: Micros, ended: u64| setup.show(&progress, time, ended, "requests ended");
     let max_events = args.max_events.unwrap_or(u64::MAX);
     let watch = Watch {
         max_events,
@@ -242,17 +261,17 @@ fn run_server(args: &RunArgs, spec: &RunSpec) -> Result<(), CliError> {
     let drawn = u32::from(args.series.is_some() || args.plot.is_some());
     let keep = Keep {
         whole: if args.per_run || args.series_all {
-            args.seeds
+            seeds
         } else {
             drawn
         },
-        windows: if args.series_all { args.seeds } else { drawn },
+        windows: if args.series_all { seeds } else { drawn },
     };
     let done = run_server_kept(
         spec,
-        args.seed,
+        seed,
         0,
-        args.seeds,
+        seeds,
         &watch,
         args.queue,
         || progress.inc(1),
@@ -297,15 +316,15 @@ fn run_server(args: &RunArgs, spec: &RunSpec) -> Result<(), CliError> {
         ));
     }
     let backlog_progress = if args.split.splitting.is_some() {
-        runs_bar(u64::from(args.seeds + args.split.batches), args.quiet)
+        runs_bar(u64::from(seeds + args.split.batches), args.quiet)
     } else {
-        runs_bar(u64::from(args.seeds), args.quiet)
+        runs_bar(u64::from(seeds), args.quiet)
     };
     let backlog = backlog_report(
         &args.regions,
         &args.split,
         spec,
-        (args.seed, args.seeds),
+        (seed, seeds),
         max_events,
         &|| backlog_progress.inc(1),
     )?;
@@ -334,13 +353,13 @@ fn run_server(args: &RunArgs, spec: &RunSpec) -> Result<(), CliError> {
             path,
             force: args.force,
             all: args.plot_all,
-            master_seed: args.seed,
+            master_seed: seed,
         };
         plot_server_series(&plot, spec, &server, &runs[0])?;
     }
     let report = ServerRunReport {
         spec,
-        master_seed: args.seed,
+        master_seed: seed,
         window_us: server.window / 1_000,
         summaries: done.summaries(),
         layers: done.layer_summaries(),
@@ -354,15 +373,24 @@ fn run_server(args: &RunArgs, spec: &RunSpec) -> Result<(), CliError> {
     write_stdout(&text)
 }
 
-impl RunArgs {
+/// What `run` runs: the workload, checked, and its seeds.
+struct Setup {
+    spec: RunSpec,
+    /// The master seed.
+    seed: u64,
+    /// The replicates.
+    seeds: u32,
+}
+
+impl Setup {
     /// One run: a spinner with simulated time and what is done (calls, or
     /// requests ended), so a long run never looks hung. Several: a bar of
     /// runs done.
-    fn progress(&self) -> ProgressBar {
+    fn progress(&self, quiet: bool) -> ProgressBar {
         if self.seeds == 1 {
-            events_spinner(self.quiet)
+            events_spinner(quiet)
         } else {
-            runs_bar(u64::from(self.seeds), self.quiet)
+            runs_bar(u64::from(self.seeds), quiet)
         }
     }
 
@@ -376,22 +404,85 @@ impl RunArgs {
             ));
         }
     }
+}
 
-    /// The workload the flags describe, checked.
-    fn spec(&self) -> Result<RunSpec, CliError> {
-        let mut grid = Grid::default();
-        if !self.import.files.is_empty() {
-            let imported = read_configs(&self.import.files, &self.import.choices)?;
-            apply_imported(&imported, &mut grid)?;
-        }
-        self.params.apply_to(&mut grid);
-        let spec = grid.point(0);
-        spec.validate().map_err(spec_error)?;
+impl RunArgs {
+    /// The workload the scenario file (if any) and the flags describe, one
+    /// point, checked, with its seeds: the file's imports, then its keys,
+    /// then the flags, as the grid commands apply them.
+    fn setup(&self) -> Result<Setup, CliError> {
+        let scenario = match &self.scenario {
+            Some(path) => {
+                let outputs = [("--plot", &self.plot), ("--series", &self.series)];
+                for (flag, output) in outputs {
+                    if let Some(output) = output {
+                        check_distinct(&[
+                            ("the scenario", path.as_path()),
+                            (flag, output.as_path()),
+                        ])?;
+                    }
+                }
+                read_scenario(path)?
+            }
+            None => Scenario::default(),
+        };
+        let mut scenario = with_imports(scenario, &self.import)?;
+        self.params.apply_to(&mut scenario.grid);
+        one_point(&scenario)?;
+        let spec = scenario.grid.point(0);
+        spec.validate().map_err(|e| match self.scenario {
+            Some(_) => CliError::Usage(point_message(&scenario, 0, &e)),
+            None => spec_error(e),
+        })?;
         for (key, why) in spec.unused(&self.params.keys()) {
             super::warn(&format!("--{} has no effect: {why}", key.replace('_', "-")));
         }
-        Ok(spec)
+        Ok(Setup {
+            spec,
+            seed: self.seed.unwrap_or(scenario.master_seed),
+            seeds: self.seeds.unwrap_or(scenario.replicates),
+        })
     }
+}
+
+/// Refuses a scenario of more than one point (the flags applied), naming
+/// the first key that has several values, where the file gives it.
+fn one_point(scenario: &Scenario) -> Result<(), CliError> {
+    let grid = &scenario.grid;
+    if grid.checked_len() == Some(1) {
+        return Ok(());
+    }
+    let grids = "run takes one point: give it one value, or run the grid with herdsim sweep or \
+                 herdsim compare";
+    if grid.variants() > 1 {
+        return Err(CliError::Usage(format!(
+            "{}: the scenario has {} [[variant]] tables: {grids}",
+            scenario.file(),
+            grid.variants()
+        )));
+    }
+    let several = grid
+        .varying()
+        .into_iter()
+        .find(|p| grid.values(p.key).is_some_and(|v| v.len() != 1));
+    let Some(param) = several else {
+        return Err(CliError::Usage(format!(
+            "the scenario has {} points ({}): {grids}",
+            grid.checked_len()
+                .map_or("too many".to_string(), |n| n.to_string()),
+            grid.shape()
+        )));
+    };
+    let values = grid.values(param.key).unwrap_or_default();
+    let place = scenario
+        .origin(param.key, 0)
+        .map_or_else(|| format!("key '{}'", param.key), |o| o.to_string());
+    Err(CliError::Usage(format!(
+        "{place}: {} values ({}): {grids} (or --{} V)",
+        values.len(),
+        values.join(", "),
+        param.flag()
+    )))
 }
 
 /// Why a bound cut a server run, in one line naming the flags that made it

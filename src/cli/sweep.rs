@@ -255,6 +255,32 @@ pub fn read_scenario(path: &Path) -> Result<Scenario, CliError> {
     Ok(scenario)
 }
 
+/// `scenario` with the settings of its imported files and of `import`'s
+/// (`--import`) in place where it has none of its own (once): the
+/// scenario's `import_select` choices first, then `--select`'s.
+pub fn with_imports(mut scenario: Scenario, import: &ImportFlags) -> Result<Scenario, CliError> {
+    if scenario.imports_applied {
+        return Ok(scenario);
+    }
+    scenario.imports_applied = true;
+    let mut files: Vec<PathBuf> = scenario
+        .imports
+        .iter()
+        .map(|(f, _)| PathBuf::from(f))
+        .collect();
+    files.extend(import.files.iter().cloned());
+    if files.is_empty() {
+        return Ok(scenario);
+    }
+    let mut choices = import.choices.clone();
+    choices
+        .select
+        .splice(0..0, scenario.import_select.iter().cloned());
+    let imported = read_configs(&files, &choices)?;
+    apply_imported(&imported, &mut scenario.grid)?;
+    Ok(scenario)
+}
+
 impl GridArgs {
     /// True if no flag of the grid was given.
     pub fn is_empty(&self) -> bool {
@@ -308,27 +334,8 @@ impl GridArgs {
 
     /// `scenario` with the settings of its imported files and of `--import`
     /// in place where it has none of its own (once).
-    pub fn imported(&self, mut scenario: Scenario) -> Result<Scenario, CliError> {
-        if scenario.imports_applied {
-            return Ok(scenario);
-        }
-        scenario.imports_applied = true;
-        let mut files: Vec<PathBuf> = scenario
-            .imports
-            .iter()
-            .map(|(f, _)| PathBuf::from(f))
-            .collect();
-        files.extend(self.import.files.iter().cloned());
-        if files.is_empty() {
-            return Ok(scenario);
-        }
-        let mut choices = self.import.choices.clone();
-        choices
-            .select
-            .splice(0..0, scenario.import_select.iter().cloned());
-        let imported = read_configs(&files, &choices)?;
-        apply_imported(&imported, &mut scenario.grid)?;
-        Ok(scenario)
+    pub fn imported(&self, scenario: Scenario) -> Result<Scenario, CliError> {
+        with_imports(scenario, &self.import)
     }
 
     /// `scenario` with its imports, then the flags' values replacing its own,

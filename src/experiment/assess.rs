@@ -616,8 +616,8 @@ pub fn rare_flags(storm: &RareStorm, settings: &AssessSettings) -> Vec<String> {
     ]
 }
 
-/// The flags that make `herdsim run` (which reads no scenario file) run
-/// `spec` but for the keys in `except`: every parameter whose shown value
+/// The flags that make `herdsim run` run `spec` without its scenario file,
+/// but for the keys in `except`: every parameter whose shown value
 /// differs from the default's, as its flag takes it (each shown value
 /// reads back through its parser, so the run is the same).
 pub fn spec_flags(spec: &RunSpec, except: &[&str]) -> Vec<String> {

@@ -142,6 +142,12 @@ impl std::fmt::Display for Origin {
 }
 
 impl Scenario {
+    /// The file the scenario was read from, as the user named it (empty
+    /// for the command line's).
+    pub fn file(&self) -> &str {
+        &self.origins.file
+    }
+
     /// Where point `point`'s value of the registry key `key` was given in
     /// the file: its variant's key, the `[[layer]]` tables, or the top-level
     /// key; `None` if it came from elsewhere (a flag, or the default). A key

@@ -437,7 +437,8 @@ fn method_config(
         "grpc-retry",
         &paths,
         "retry n waits min(initialBackoff·backoffMultiplier^(n−1), maxBackoff)·U[0.8, 1.2], \
-         the first retry jittered too (gRFC A6 since 2024; grpc-go 1.69+, grpc-java 1.80+)",
+         the first retry jittered too (gRFC A6 since 2024; gRPC's C-core, grpc-go 1.69+, \
+         grpc-java 1.80+)",
     )?;
     ctx.set(
         "base",

@@ -1,16 +1,20 @@
 //! resilience4j's Spring Boot configuration (`application.yml`, or
-//! `application.properties`): `resilience4j.retry` and
-//! `resilience4j.circuitbreaker`, read as resilience4j-framework-common's
-//! `CommonRetryConfigurationProperties` and
-//! `CommonCircuitBreakerConfigurationProperties` build their configs
-//! (resilience4j v2.4.0-16-gaf9e7c9).
+//! `application.properties`): `resilience4j.retry`,
+//! `resilience4j.circuitbreaker` and `resilience4j.timelimiter`, read as
+//! resilience4j-framework-common's `CommonRetryConfigurationProperties`,
+//! `CommonCircuitBreakerConfigurationProperties` and
+//! `CommonTimeLimiterConfigurationProperties` build their configs
+//! (resilience4j v2.4.0-16-gaf9e7c9). The TimeLimiter's `timeoutDuration`
+//! is the per-attempt timeout ([`time_limiter`] says how).
 //!
 //! - Names are Spring's relaxed names: `maxAttempts`, `max-attempts` and
 //!   `max_attempts` are one property (instance names are kept as written).
 //!   Dotted keys (`resilience4j.retry.instances.a.maxAttempts: 3`) are the
 //!   nested ones they spell, as Spring reads them.
-//! - Which instance: `--select instance=NAME` (both sections); without it,
-//!   each section's only instance, else an error listing them. A name a
+//! - Which instance: `--select instance=NAME` (every section); without it,
+//!   each section's only instance, else an error listing them (a
+//!   timelimiter section with no instance takes the retry's or breaker's
+//!   name, as `@TimeLimiter(name = …)` beside `@Retry` usually does). A name a
 //!   section lacks is built from `configs.default` (or resilience4j's
 //!   defaults), as resilience4j builds an unconfigured instance; said in a
 //!   warning.
@@ -51,8 +55,9 @@
 //! Refused, with why: exception lists and predicates (herdsim's failures
 //! are not Java exceptions; `retryExceptions` would also stop the retry of
 //! `CallNotPermittedException`), custom interval classes, the breaker's
-//! open-state backoff, an initial state other than CLOSED, and the
-//! `timelimiter`, `bulkhead`, `ratelimiter` sections. Fields that change
+//! open-state backoff, an initial state other than CLOSED, a TimeLimiter
+//! outside the Retry or the CircuitBreaker, and the `bulkhead` and
+//! `ratelimiter` sections. Fields that change
 //! no behaviour (event buffers, health indicators, stack traces) are
 //! accepted and passed over. Spring's other top-level keys (`server`,
 //! `spring`, …) are not resilience4j's and are passed over with a note.
@@ -60,6 +65,8 @@
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
+
+mod time_limiter;
 
 use super::durations::herdsim;
 use super::tree::{Node, from_yaml};
@@ -70,7 +77,7 @@ use crate::policy::{exponential_ms_of, millis_of};
 /// The format.
 pub const FORMAT: Format = Format {
     name: "resilience4j (Spring Boot)",
-    about: "application.yml or .properties with resilience4j.retry and resilience4j.circuitbreaker",
+    about: "application.yml or .properties with resilience4j.retry, .circuitbreaker and .timelimiter",
     selects: &[(
         "instance",
         "the resilience4j instance (resilience4j.*.instances.NAME) whose settings apply",
@@ -282,12 +289,13 @@ const BREAKER_FIELDS: [&str; 29] = [
     "automaticTransitionFromOpenToHalfOpen",
 ];
 
-const SECTION_FIELDS: [&str; 6] = [
+const SECTION_FIELDS: [&str; 7] = [
     "instances",
     "backends",
     "configs",
     "retryAspectOrder",
     "circuitBreakerAspectOrder",
+    "timeLimiterAspectOrder",
     "tags",
 ];
 
@@ -494,10 +502,13 @@ fn section<'a>(
     node: Node<'a>,
     order_key: &'static str,
 ) -> Result<Section<'a>, ImportError> {
+    // The TimeLimiter's properties have no `backends` map.
+    let backends = order_key != "timeLimiterAspectOrder";
     let known: Vec<&'static str> = SECTION_FIELDS
         .iter()
         .copied()
         .filter(|k| !k.ends_with("AspectOrder") || *k == order_key)
+        .filter(|k| *k != "backends" || backends)
         .collect();
     let f = fields(ctx, &node, &known)?;
     let list = |key: &str| -> Result<Vec<(&'a str, Node<'a>)>, ImportError> {
@@ -534,11 +545,14 @@ impl<'a> Section<'a> {
             .map(|(_, n)| n)
     }
 
-    /// The chosen instance's name and properties (`None`: not configured).
+    /// The chosen instance's name and properties (`None`: not configured);
+    /// `fallback` names it when nothing is selected and the section has no
+    /// instance.
     fn chosen(
         &self,
         ctx: &Context<'a>,
         what: &str,
+        fallback: Option<&str>,
     ) -> Result<(String, Option<Node<'a>>), ImportError> {
         let names: Vec<&str> = self.instances.iter().map(|(n, _)| *n).collect();
         match ctx.selection("instance") {
@@ -559,13 +573,14 @@ impl<'a> Section<'a> {
                 }
                 Ok((name.to_string(), found.map(|(_, n)| n.clone())))
             }
-            None => match self.instances.as_slice() {
-                [(name, node)] => Ok((name.to_string(), Some(node.clone()))),
-                [] => Err(ctx.error(
+            None => match (self.instances.as_slice(), fallback) {
+                ([(name, node)], _) => Ok((name.to_string(), Some(node.clone()))),
+                ([], Some(name)) => Ok((name.to_string(), None)),
+                ([], None) => Err(ctx.error(
                     &self.node,
                     format!("no {what} instance: expected instances.NAME"),
                 )),
-                _ => Err(ctx.error(
+                (_, _) => Err(ctx.error(
                     &self.node,
                     format!(
                         "several {what} instances: choose one with --select instance=NAME \
@@ -608,10 +623,6 @@ fn read(root: &Node<'_>, ctx: &Context<'_>) -> Result<(), ImportError> {
     )?;
     for (key, why) in [
         (
-            "timelimiter",
-            "herdsim reads resilience4j's retry and circuit breaker; give a TimeLimiter's timeoutDuration as --timeout",
-        ),
-        (
             "bulkhead",
             "a bulkhead (a client-side concurrency limit) is not modelled",
         ),
@@ -634,19 +645,37 @@ fn read(root: &Node<'_>, ctx: &Context<'_>) -> Result<(), ImportError> {
         .get("circuitbreaker")
         .map(|n| section(ctx, n.clone(), "circuitBreakerAspectOrder"))
         .transpose()?;
-    if retry.is_none() && breaker.is_none() {
-        return Err(ctx.error(&top, "expected retry or circuitbreaker"));
+    let limiter = f
+        .get("timelimiter")
+        .map(|n| section(ctx, n.clone(), "timeLimiterAspectOrder"))
+        .transpose()?;
+    if retry.is_none() && breaker.is_none() && limiter.is_none() {
+        return Err(ctx.error(&top, "expected retry, circuitbreaker or timelimiter"));
     }
     let mut chosen = Vec::new();
+    let mut first_name = None;
     if let Some(retry) = &retry {
-        let (name, props) = retry.chosen(ctx, "retry")?;
+        let (name, props) = retry.chosen(ctx, "retry", None)?;
         read_retry(ctx, retry, &name, props)?;
         chosen.push(format!("retry instance {name}"));
+        first_name = Some(name);
     }
     if let Some(breaker) = &breaker {
-        let (name, props) = breaker.chosen(ctx, "circuitbreaker")?;
+        let (name, props) = breaker.chosen(ctx, "circuitbreaker", None)?;
         read_breaker(ctx, breaker, retry.as_ref(), &name, props)?;
         chosen.push(format!("circuitbreaker instance {name}"));
+        first_name.get_or_insert(name);
+    }
+    if let Some(limiter) = &limiter {
+        let (name, props) = limiter.chosen(ctx, "timelimiter", first_name.as_deref())?;
+        time_limiter::read_time_limiter(
+            ctx,
+            limiter,
+            [retry.as_ref(), breaker.as_ref()],
+            &name,
+            props,
+        )?;
+        chosen.push(format!("timelimiter instance {name}"));
     }
     ctx.chose(chosen.join(", "));
     Ok(())
@@ -1626,11 +1655,11 @@ mod tests {
             ),
             "{err}"
         );
-        let err = read("resilience4j:\n  timelimiter:\n    instances:\n      a:\n        timeoutDuration: 1s\n").unwrap_err();
-        assert!(
-            err.contains("resilience4j.timelimiter: not modelled"),
-            "{err}"
-        );
+        let err = read(
+            "resilience4j:\n  bulkhead:\n    instances:\n      a:\n        maxConcurrentCalls: 5\n",
+        )
+        .unwrap_err();
+        assert!(err.contains("resilience4j.bulkhead: not modelled"), "{err}");
         let err = read("resilience4j:\n  circuitbreaker:\n    instances:\n      a:\n        baseConfig: nope\n").unwrap_err();
         assert!(err.contains("no configs.nope"), "{err}");
         assert!(!err.contains('\n'));

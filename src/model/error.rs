@@ -28,7 +28,7 @@ pub enum ModelError {
     },
     /// Not a distribution of durations.
     #[error(
-        "'{text}': {why}; expected a duration (constant), const:D, exp:MEAN, lognormal:MEDIAN/SIGMA, weibull:MEAN/SHAPE or normal:MEAN/SD (folded at 0), such as exp:1ms"
+        "'{text}': {why}; expected a duration (constant), const:D, exp:MEAN, lognormal:MEDIAN/SIGMA or lognormal:MEDIAN@pNN=VALUE (50 < NN < 100), weibull:MEAN/SHAPE or normal:MEAN/SD (folded at 0), such as exp:1ms"
     )]
     Dist {
         /// The text given.

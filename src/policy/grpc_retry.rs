@@ -23,9 +23,13 @@ use crate::base::time::Micros;
 /// `interval = min((long)(interval·m), maxBackoff)`. gRFC A6 says
 /// the same since its 2024-08-23 update (grpc/proposal commit dc9fd4f:
 /// `min(initialBackoff*backoffMultiplier**(n-1), maxBackoff) *
-/// random(0.8, 1.2)`).
+/// random(0.8, 1.2)`). gRPC's C-core (under grpcio, C++, Ruby, PHP and the
+/// other wrapped languages) has drawn it so since its retries were written:
+/// its retry filter's `BackOff` with `RETRY_BACKOFF_JITTER` 0.2
+/// (`src/core/util/backoff.cc`: the initial backoff, then
+/// `min(current·m, maxBackoff)`, each times `Uniform(0.8, 1.2)`).
 ///
-/// Before that update A6 said, and those libraries did,
+/// Before that update A6 said, and grpc-go and grpc-java did,
 /// `U(0, min(initialBackoff·m^(n−1), maxBackoff))`: that is full jitter with
 /// the multiplier, `--policy full --multiplier M`, not this policy.
 ///

@@ -295,7 +295,7 @@ const POLICIES: [PolicyInfo; 21] = [
         name: "grpc-retry",
         formula: "d = c_k·U[0.8, 1.2], the first retry too",
         parameters: "base (initialBackoff), cap (maxBackoff), multiplier (backoffMultiplier)",
-        summary: "gRPC's retry policy (gRFC A6 since 2024, grpc-go 1.69+, grpc-java 1.80+)",
+        summary: "gRPC's retry policy (gRFC A6 since 2024; C-core, grpc-go 1.69+, grpc-java 1.80+)",
     },
     PolicyInfo {
         kind: PolicyKind::Fibonacci,

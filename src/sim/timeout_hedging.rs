@@ -322,6 +322,7 @@ mod tests {
             service: Service::One(Dist::LogNormal {
                 median: MS,
                 sigma: 1.5,
+                given_by: None,
             }),
             timeout: Some(5 * MS),
             ..ServerSpec::default()

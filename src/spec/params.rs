@@ -1094,8 +1094,8 @@ pub static PARAMS: [Param; 64] = [
         key: "think",
         value_name: "DIST",
         doc: "Closed-loop think time between a user's requests",
-        accepts: "a distribution: DURATION, const:D, exp:MEAN, lognormal:MEDIAN/SIGMA, \
-                  weibull:MEAN/SHAPE",
+        accepts: "a distribution: DURATION, const:D, exp:MEAN, lognormal:MEDIAN/SIGMA or \
+                  lognormal:MEDIAN@pNN=VALUE, weibull:MEAN/SHAPE",
         absent: None,
         kind: Kind::Text,
         group: Group::Load,

@@ -179,7 +179,10 @@ impl ServerParams {
     /// window `patience_us` that resolves a default duration.
     pub fn describe(&self, patience_us: Micros) -> String {
         let load = match self.users {
-            Some(users) => format!("{users} users thinking {} between requests", self.think),
+            Some(users) => format!(
+                "{users} users thinking {} between requests",
+                self.think.described()
+            ),
             None => {
                 let mut text = format!(
                     "{} requests/s (Poisson) from {} source{}",
@@ -211,7 +214,7 @@ impl ServerParams {
         };
         let server = format!(
             "a server of {workers} behind {queue}, service {}, failing {}; {load} for {}; {timeout}; triggers: {}",
-            self.service,
+            self.service.described(),
             self.fail_rate,
             self.describe_duration(patience_us),
             self.triggers
@@ -230,7 +233,7 @@ impl ServerParams {
                     "{w} worker{}",
                     if w == 1 { "" } else { "s" }
                 )),
-            c.service,
+            c.service.described(),
             c.timeout_ratio,
             c.max_attempts
                 .map_or("the users' attempt limit".to_string(), |n| format!(

@@ -36,6 +36,7 @@ mod resilience;
 mod seed_claims;
 mod server;
 mod server_controls;
+mod settings;
 mod splitting;
 mod studies;
 mod sweep;

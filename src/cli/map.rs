@@ -19,8 +19,8 @@ use super::sweep::{GridArgs, read_scenario, stop_cause};
 use super::{CliError, write_stdout};
 use crate::base::format::{group_thousands, significant, trimmed};
 use crate::experiment::map::{
-    CellCounts, Crossing, Map, MapAxis, MapSettings, MapStop, RunOutcome, boundaries_of, places, rows_of,
-    run_map,
+    CellCounts, Crossing, Map, MapAxis, MapSettings, MapStop, RunOutcome, boundaries_of, places,
+    rows_of, run_map,
 };
 use crate::experiment::map_split::{MapSplit, split_map};
 use crate::experiment::scenario::Scenario;

@@ -448,9 +448,8 @@ pub fn boundaries_of(cells: &[CellCounts], rows: usize) -> Vec<RowBoundary> {
 /// are decided. Where no pair could, the row is above one half from its
 /// first cell on, or below it throughout, if its first cell is decided.
 pub fn crossing_of(places: &[f64], p: &[Option<f64>]) -> Crossing {
-    let could = |a: Option<f64>, b: Option<f64>| {
-        a.is_none_or(|a| a < 0.5) && b.is_none_or(|b| b >= 0.5)
-    };
+    let could =
+        |a: Option<f64>, b: Option<f64>| a.is_none_or(|a| a < 0.5) && b.is_none_or(|b| b >= 0.5);
     let first = (0..p.len().saturating_sub(1)).find(|&i| could(p[i], p[i + 1]));
     match first {
         Some(i) => match (p[i], p[i + 1]) {

@@ -365,7 +365,10 @@ pub fn answer(a: &Assessment, commands: &[String]) -> Answer {
         ("runs", vec![Some(headroom.runs as f64); headrooms.len()]),
         (
             "decided_runs",
-            headrooms.iter().map(|(_, f)| Some(f.decided as f64)).collect(),
+            headrooms
+                .iter()
+                .map(|(_, f)| Some(f.decided as f64))
+                .collect(),
         ),
         (
             "unresolved_runs",
@@ -770,7 +773,9 @@ pub fn undecided_warning(a: &Assessment) -> Option<String> {
                 .iter()
                 .filter(|b| b.crossing == Crossing::Unknown)
                 .map(|b| match m.purpose {
-                    MapPurpose::Headroom => format!("the headroom for {}", m.settings.y.values[b.y]),
+                    MapPurpose::Headroom => {
+                        format!("the headroom for {}", m.settings.y.values[b.y])
+                    }
                     _ => format!("the {}", m.purpose.title()),
                 })
         })

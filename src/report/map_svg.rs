@@ -392,7 +392,7 @@ pub fn map_svg(s: &MapSettings, cells: &[CellCounts], title: &str) -> String {
             format!("{} runs", group_thousands(decided))
         },
         if unresolved > 0 {
-            "; grey: no run decided (each ended before its patience window did)"
+            "; grey: no run decided"
         } else {
             ""
         }

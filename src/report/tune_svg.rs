@@ -264,10 +264,7 @@ pub fn tune_svg(
         escape(settings.start.split(':').next().unwrap_or_default()),
         match figures.iter().filter(|f| !f.decided()).count() {
             0 => String::new(),
-            n => format!(
-                "; {n} not known (hollow: every run of the stall ended before its patience \
-                 window did)"
-            ),
+            n => format!("; {n} not known (hollow: no stall run decided)"),
         },
         match figures.iter().filter(|f| beyond(f)).count() {
             0 => String::new(),

@@ -61,7 +61,10 @@ fn stall_decided(settings: &TuneSettings, figures: &[SettingFigures]) -> Option<
 /// The warning `herdsim tune` gives when some stall runs were left
 /// unresolved: how many were decided, and how many settings' survival is
 /// not known.
-pub fn tune_undecided_warning(settings: &TuneSettings, figures: &[SettingFigures]) -> Option<String> {
+pub fn tune_undecided_warning(
+    settings: &TuneSettings,
+    figures: &[SettingFigures],
+) -> Option<String> {
     let line = stall_decided(settings, figures)?;
     let unknown = figures.iter().filter(|f| !f.decided()).count();
     Some(match unknown {
@@ -228,7 +231,10 @@ pub fn tune_text(
                 .map(|f| f.amplification.0)
                 .fold(f64::INFINITY, f64::min);
             let known = if unknown > 0 {
-                format!(" of the {} whose stall was decided", figures.len() - unknown)
+                format!(
+                    " of the {} whose stall was decided",
+                    figures.len() - unknown
+                )
             } else {
                 String::new()
             };

@@ -22,7 +22,7 @@ use crate::experiment::assess::{
 use crate::experiment::backlog::Splitting;
 use crate::experiment::scenario::Scenario;
 use crate::model::ResourceKind;
-use crate::report::assessment::{assessment_html, assessment_text};
+use crate::report::assessment::{assessment_html, assessment_text, undecided_warning};
 use crate::report::assessment_json;
 use crate::spec::params::param;
 use crate::spec::{self, ParamError, RunSpec};
@@ -348,6 +348,9 @@ pub fn assess_command(args: &AssessArgs) -> Result<(), CliError> {
     } else {
         assessment_text(&made, &commands)
     })?;
+    if let Some(warning) = undecided_warning(&made) {
+        super::warn(&warning);
+    }
     if !args.quiet {
         let runs: u64 = made.maps.iter().map(|m| m.runs).sum::<u64>()
             + made.runs.iter().map(|r| r.runs.len() as u64).sum::<u64>();

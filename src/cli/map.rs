@@ -19,8 +19,8 @@ use super::sweep::{GridArgs, read_scenario, stop_cause};
 use super::{CliError, write_stdout};
 use crate::base::format::{group_thousands, significant, trimmed};
 use crate::experiment::map::{
-    CellCounts, Map, MapAxis, MapSettings, MapStop, RunOutcome, boundaries_of, places, rows_of,
-    run_map,
+    CellCounts, Crossing, Map, MapAxis, MapSettings, MapStop, RunOutcome, boundaries_of, places,
+    rows_of, run_map,
 };
 use crate::experiment::map_split::{MapSplit, split_map};
 use crate::experiment::scenario::Scenario;
@@ -34,6 +34,7 @@ use crate::report::map_csv::{
 use crate::report::map_svg::{axis_title, map_svg, x_scale};
 use crate::sim::splitting::SplitBatch;
 use crate::spec::params::{PARAMS, Param, param};
+use crate::spec::undecided::{Undecided, decided_line};
 use crate::spec::{self, ParamError, RunSpec};
 
 /// The heading of the flags that shape the map.
@@ -168,7 +169,8 @@ pub fn map_help() -> String {
     "Every cell (an x value in a row of y) is run over --seeds replicates; its storm probability \
      is\nthe share of the decided runs that ended stuck (not healthy again over the patience\nwindow \
      after the last trigger: `herdsim metrics` states the rule), with its Wilson 95%\ninterval. A cell whose interval straddles 50% is \
-     uncertain.\nEach refinement round puts a cell half way between neighbours along x that \
+     uncertain; one with no\ndecided run (each ended before its patience window did) is \
+     undecided: it has no storm\nprobability, and no crossing is stated where it could lie.\nEach refinement round puts a cell half way between neighbours along x that \
      are not both\nsurely on one side, and doubles the seeds of their uncertain cells (up to \
      --max-seeds), so\nafter R rounds the boundary's place along x is known to the coarse \
      step / 2^R, unless\n--max-runs stops it first. x values between two of yours are made \
@@ -176,7 +178,7 @@ pub fn map_help() -> String {
      (outage@2s..2.1s).\n\nColumns: map_row (the cell's row, from 0), map_x (its place on x), the \
      sweep file's\nparameter columns, map_value (its x value), round (0: the coarse grid), runs, \
      stuck,\nunresolved, storm_probability, storm_low, storm_high (Wilson 95%), side (below, \
-     uncertain\nor above 50%), recovered, recovery_median_ms (over the runs that recovered), \
+     uncertain\nor above 50%, or undecided: the storm columns then empty), recovered, recovery_median_ms (over the runs that recovered), \
      amplification_mean,\nmap_rows, row_cells (the cells of its row), master_seed, map_id and \
      row_checksum. Each run is\nappended to FILE.runs as it completes; --resume continues from \
      it to the same bytes, and the\njournal is removed when the map is written. The same \
@@ -524,6 +526,7 @@ fn show_map(
     if settings.split.is_some() {
         write_stdout(&split_table(settings, cells))?;
     }
+    warn_undecided(settings, cells);
     Ok(())
 }
 
@@ -735,6 +738,7 @@ fn make(args: &MapArgs, out: &Path, journal: &Path) -> Result<(), CliError> {
     if map.settings.split.is_some() {
         write_stdout(&split_table(&map.settings, &counts))?;
     }
+    warn_undecided(&map.settings, &counts);
     if !args.quiet {
         eprintln!(
             "{} cells, {} runs{} in {:.2} s → {}",
@@ -770,6 +774,7 @@ fn decimals_of(step: f64) -> usize {
 /// header, each row to the decimals its refinement resolves (the step
 /// between the two cells the crossing lies between).
 fn boundary_table(s: &MapSettings, cells: &[CellCounts], budget_spent: Option<bool>) -> String {
+    let undecided = decided_of(s, cells);
     let scale = x_scale(s);
     let coarse = |v: f64| trimmed(scale.shown(v), 4);
     let positions = s.x.values.iter().map(|v| s.x.position(v));
@@ -787,7 +792,7 @@ fn boundary_table(s: &MapSettings, cells: &[CellCounts], budget_spent: Option<bo
         .into_iter()
         .map(|b| {
             let (crossing, decimals) = match b.crossing {
-                Some(x) => {
+                Crossing::At(x) => {
                     let row: Vec<f64> = rows[b.y].iter().map(|&i| cells[i].x_at).collect();
                     let step = row
                         .windows(2)
@@ -796,10 +801,9 @@ fn boundary_table(s: &MapSettings, cells: &[CellCounts], budget_spent: Option<bo
                     let decimals = decimals_of(step);
                     (format!("{:.decimals$}", scale.shown(x)), decimals)
                 }
-                None if b.first_probability >= 0.5 => {
-                    (format!("at or before {}", coarse(low_end)), 4)
-                }
-                None => (format!("beyond {}", coarse(high_end)), 4),
+                Crossing::AtOrBefore => (format!("at or before {}", coarse(low_end)), 4),
+                Crossing::Beyond => (format!("beyond {}", coarse(high_end)), 4),
+                Crossing::Unknown => ("unknown".to_string(), 4),
             };
             let cell = |v: Option<f64>| {
                 v.map_or_else(
@@ -812,7 +816,15 @@ fn boundary_table(s: &MapSettings, cells: &[CellCounts], budget_spent: Option<bo
                 crossing,
                 cell(b.below),
                 cell(b.above),
-                group_thousands(b.runs as u64),
+                if undecided.is_some() {
+                    format!(
+                        "{} of {}",
+                        group_thousands(b.runs as u64),
+                        group_thousands((b.runs + b.unresolved) as u64)
+                    )
+                } else {
+                    group_thousands(b.runs as u64)
+                },
             ]
         })
         .collect();
@@ -823,21 +835,66 @@ fn boundary_table(s: &MapSettings, cells: &[CellCounts], budget_spent: Option<bo
         crossing.as_str(),
         "surely below",
         "surely above",
-        "runs",
+        if undecided.is_some() {
+            "decided runs"
+        } else {
+            "runs"
+        },
     ];
     format!(
-        "storm probability over {} (x) by {} (y): {} cells, {} runs{}\n{}",
+        "storm probability over {} (x) by {} (y): {} cells, {} runs{}\n{}{}",
         scale.title,
         y_title,
         group_thousands(cells.len() as u64),
-        group_thousands(cells.iter().map(|c| c.runs).sum()),
+        group_thousands(cells.iter().map(|c| c.runs + c.unresolved).sum()),
         if budget_spent == Some(true) {
             "; the run budget stopped the refinement of some rows"
         } else {
             ""
         },
+        undecided.map_or_else(String::new, |line| format!("{line}\n")),
         aligned_text_first(&header, &table, 1)
     )
+}
+
+/// How many of the map's runs were decided and why the rest were not
+/// (the lengths that would decide them), if any was left unresolved.
+fn decided_of(s: &MapSettings, cells: &[CellCounts]) -> Option<String> {
+    let unresolved: u64 = cells.iter().map(|c| c.unresolved).sum();
+    if unresolved == 0 {
+        return None;
+    }
+    let decided: u64 = cells.iter().map(|c| c.runs).sum();
+    let specs: Vec<RunSpec> = cells
+        .iter()
+        .filter(|c| c.unresolved > 0)
+        .filter_map(|c| s.spec(&c.x, c.y).ok())
+        .collect();
+    Some(decided_line(
+        decided,
+        decided + unresolved,
+        Undecided::of_all(&specs),
+    ))
+}
+
+/// Warns on standard error when some of the map's runs were undecided:
+/// how many were decided, and how many rows' crossings are not known.
+fn warn_undecided(s: &MapSettings, cells: &[CellCounts]) {
+    let Some(line) = decided_of(s, cells) else {
+        return;
+    };
+    let boundaries = boundaries_of(cells, s.y.values.len());
+    let unknown = boundaries
+        .iter()
+        .filter(|b| b.crossing == Crossing::Unknown)
+        .count();
+    let rows = boundaries.len();
+    let crossings = match unknown {
+        0 => "every row's crossing is known from its decided runs".to_string(),
+        n if n == rows => "no crossing is known".to_string(),
+        n => format!("the crossing of {n} of {rows} rows is not known"),
+    };
+    super::warn(&format!("{line}; {crossings}"));
 }
 
 /// The split cells, for people: each one's plain count beside splitting's

@@ -31,7 +31,7 @@ use crate::report::tune_file::{
     read_tune_csv, read_tune_journal, tune_csv, tune_journal_header, tune_journal_line,
 };
 use crate::report::tune_svg::tune_svg;
-use crate::report::tune_table::tune_text;
+use crate::report::tune_table::{tune_text, tune_undecided_warning};
 use crate::spec::params::param;
 use crate::spec::{self, ParamError};
 
@@ -180,7 +180,9 @@ pub fn tune_help() -> String {
      - stall: whether the service recovers from --stall (its storm verdict; `herdsim metrics` \
      states the rule).\n\
      A setting is allowed when its mean amplification is at most --bound and no run of the \
-     stall ends stuck.\n\
+     stall ends stuck; where\nevery stall run ends before its patience window does \
+     (unresolved), whether it survives is not known:\nit is on no front, and no setting is \
+     recommended from such runs.\n\
      The Pareto front is the settings that survive the stall and that none beats on both \
      amplification (lower)\nand success (higher); its knee is the setting farthest above the \
      chord between its ends, both axes scaled\nto the ends' span: where more amplification \
@@ -196,7 +198,8 @@ pub fn tune_help() -> String {
      Columns of --out: tune_row, round, rule, one column per field, seeds, amplification_mean, \
      amplification_ci95,\nsuccess_mean, success_ci95 (Student t 95% half-widths over the \
      seeds), stall_runs, stall_stuck,\nstall_unresolved, storm_low, storm_high (Wilson 95%), \
-     within_bound, survives_stall, on_front, best, knee,\nbound, partial, stall, control, \
+     within_bound, survives_stall (unknown where no stall run\nwas decided), on_front, best, \
+     knee, bound, partial, stall, control, \
      master_seed, tune_id and row_checksum.",
         format_duration(FAILURE_LOAD_US)
     )
@@ -422,7 +425,11 @@ fn show(
             shard.index, shard.count
         ));
     }
-    write_stdout(&text)
+    write_stdout(&text)?;
+    if let Some(warning) = tune_undecided_warning(settings, figures) {
+        super::warn(&warning);
+    }
+    Ok(())
 }
 
 pub fn tune_command(args: &TuneArgs) -> Result<(), CliError> {

@@ -39,6 +39,7 @@ use crate::model::backlog::Regions;
 use crate::sim::queue::QueueKind;
 use crate::spec::RunSpec;
 use crate::spec::params::{Param, param};
+use crate::spec::undecided::Undecided;
 
 /// The stall kinds assessed unless `--stall` names others: a full outage
 /// (every attempt fails at once), the service stopping (no worker serves:
@@ -139,6 +140,10 @@ pub struct AssessMap {
     pub boundaries: Vec<RowBoundary>,
     /// Runs made.
     pub runs: u64,
+    /// Of them, the runs decided (not unresolved).
+    pub decided: u64,
+    /// What left the others unresolved (`None`: every run was decided).
+    pub undecided: Option<Undecided>,
     /// Per row, the cells' (place, stuck, decided runs), in x order, for
     /// the margin curve.
     pub curves: Vec<Vec<(f64, u64, u64)>>,
@@ -265,6 +270,8 @@ impl AssessSettings {
             settings,
             boundaries: Vec::new(),
             runs: 0,
+            decided: 0,
+            undecided: None,
             curves: Vec::new(),
         };
         for kind in &self.kinds {
@@ -371,6 +378,13 @@ impl AssessMap {
         let counts = map.counts();
         self.boundaries = boundaries_of(&counts, map.settings.y.values.len());
         self.runs = map.runs();
+        self.decided = counts.iter().map(|c| c.runs).sum();
+        let specs: Vec<RunSpec> = counts
+            .iter()
+            .filter(|c| c.unresolved > 0)
+            .filter_map(|c| map.settings.spec(&c.x, c.y).ok())
+            .collect();
+        self.undecided = Undecided::of_all(&specs);
         self.curves = map
             .rows()
             .into_iter()

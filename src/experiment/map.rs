@@ -245,12 +245,17 @@ pub enum Side {
     Uncertain,
     /// The interval is above one half: it stays down, mostly.
     Above,
+    /// No run was decided: every one ended before its patience window did,
+    /// so there is no storm probability (more seeds would not decide it).
+    Undecided,
 }
 
 impl Side {
     /// The side `storm`'s interval is on.
     pub fn of(storm: &Storm) -> Side {
-        if storm.high < 0.5 {
+        if storm.runs == 0 {
+            Side::Undecided
+        } else if storm.high < 0.5 {
             Side::Below
         } else if storm.low > 0.5 {
             Side::Above
@@ -265,6 +270,7 @@ impl Side {
             Side::Below => "below",
             Side::Uncertain => "uncertain",
             Side::Above => "above",
+            Side::Undecided => "undecided",
         }
     }
 }
@@ -390,7 +396,10 @@ pub fn places(cells: &[CellCounts]) -> impl Iterator<Item = (usize, f64)> + '_ {
 }
 
 /// Where each row's boundary lies (rows without cells, such as another
-/// shard's, left out).
+/// shard's, left out). The crossing is the first place along x where the
+/// storm probability passes one half; a cell with no decided run has no
+/// probability, so it is stated only where no undecided cell could hide
+/// an earlier one (see [`crossing_of`]).
 pub fn boundaries_of(cells: &[CellCounts], rows: usize) -> Vec<RowBoundary> {
     rows_of(places(cells), rows)
         .into_iter()
@@ -398,15 +407,14 @@ pub fn boundaries_of(cells: &[CellCounts], rows: usize) -> Vec<RowBoundary> {
         .filter(|(_, row)| !row.is_empty())
         .map(|(y, row)| {
             let cells: Vec<&CellCounts> = row.iter().map(|&i| &cells[i]).collect();
-            let p: Vec<f64> = cells.iter().map(|c| c.storm().probability()).collect();
-            let crossing = (0..cells.len().saturating_sub(1))
-                .find(|&i| p[i] < 0.5 && p[i + 1] >= 0.5)
-                .map(|i| {
-                    let (x0, x1) = (cells[i].x_at, cells[i + 1].x_at);
-                    x0 + (0.5 - p[i]) / (p[i + 1] - p[i]) * (x1 - x0)
-                });
+            let p: Vec<Option<f64>> = cells
+                .iter()
+                .map(|c| (c.runs > 0).then(|| c.storm().probability()))
+                .collect();
+            let places: Vec<f64> = cells.iter().map(|c| c.x_at).collect();
+            let crossing = crossing_of(&places, &p);
             let (below, above) = match crossing {
-                Some(at) => (
+                Crossing::At(at) => (
                     cells
                         .iter()
                         .filter(|c| c.x_at <= at && c.side() == Side::Below)
@@ -418,18 +426,45 @@ pub fn boundaries_of(cells: &[CellCounts], rows: usize) -> Vec<RowBoundary> {
                         .map(|c| c.x_at)
                         .reduce(f64::min),
                 ),
-                None => (None, None),
+                _ => (None, None),
             };
             RowBoundary {
                 y,
                 crossing,
                 below,
                 above,
-                first_probability: p[0],
                 runs: cells.iter().map(|c| c.runs as usize).sum(),
+                unresolved: cells.iter().map(|c| c.unresolved as usize).sum(),
             }
         })
         .collect()
+}
+
+/// Where a row's storm probability first passes one half, its cells at
+/// `places` (in x order) with probabilities `p` (`None`: no run decided).
+/// Each pair of neighbours either could be that passage (the first below
+/// one half or undecided, the second at or above it or undecided) or not;
+/// the first pair that could is it, and it is known only if both its cells
+/// are decided. Where no pair could, the row is above one half from its
+/// first cell on, or below it throughout, if its first cell is decided.
+pub fn crossing_of(places: &[f64], p: &[Option<f64>]) -> Crossing {
+    let could =
+        |a: Option<f64>, b: Option<f64>| a.is_none_or(|a| a < 0.5) && b.is_none_or(|b| b >= 0.5);
+    let first = (0..p.len().saturating_sub(1)).find(|&i| could(p[i], p[i + 1]));
+    match first {
+        Some(i) => match (p[i], p[i + 1]) {
+            (Some(a), Some(b)) => {
+                let (x0, x1) = (places[i], places[i + 1]);
+                Crossing::At(x0 + (0.5 - a) / (b - a) * (x1 - x0))
+            }
+            _ => Crossing::Unknown,
+        },
+        None => match p.first().copied().flatten() {
+            Some(first) if first >= 0.5 => Crossing::AtOrBefore,
+            Some(_) => Crossing::Beyond,
+            None => Crossing::Unknown,
+        },
+    }
 }
 
 /// What a map covers and how far it refines.
@@ -539,24 +574,49 @@ pub struct Map {
     pub splits: BTreeMap<usize, SplitFigures>,
 }
 
+/// Where one row's storm probability passes one half, as far as its
+/// decided runs tell.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Crossing {
+    /// Here, interpolated between the two decided cells it passes between.
+    At(f64),
+    /// At or before the row's first cell: it is at one half or more, and
+    /// nothing after it passes back up.
+    AtOrBefore,
+    /// Beyond the row's last cell: every cell is decided and below one half.
+    Beyond,
+    /// Not known: it could lie at a cell with no decided run (or the row
+    /// has none).
+    Unknown,
+}
+
+impl Crossing {
+    /// The place, if it is one.
+    pub fn at(self) -> Option<f64> {
+        match self {
+            Crossing::At(x) => Some(x),
+            _ => None,
+        }
+    }
+}
+
 /// Where one row's boundary lies.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RowBoundary {
     /// The row.
     pub y: usize,
-    /// Where the storm probability crosses one half, interpolated between
-    /// the two cells it crosses between; `None` if it does not cross.
-    pub crossing: Option<f64>,
+    /// Where the storm probability crosses one half.
+    pub crossing: Crossing,
     /// The nearest cells either side that are surely below and surely
-    /// above one half: the boundary lies between.
+    /// above one half: the boundary lies between (none unless the
+    /// crossing is known).
     pub below: Option<f64>,
     /// See `below`.
     pub above: Option<f64>,
-    /// The storm probability of the row's first cell (the boundary is at
-    /// or before it when it is one half or more and nothing crosses).
-    pub first_probability: f64,
-    /// Runs in the row.
+    /// Decided runs in the row.
     pub runs: usize,
+    /// Unresolved runs in the row (not in `runs`).
+    pub unresolved: usize,
 }
 
 impl Map {
@@ -613,9 +673,11 @@ impl Map {
     /// when the map is done: round 0 runs the coarse grid; each later round
     /// works on the pairs of neighbours along x that are not both surely
     /// on one side, doubling the seeds of their uncertain cells (up to the
-    /// ceiling) and adding the cell half way between them. Within the run
-    /// budget: the plan is cut, in its order, at the first item that would
-    /// pass it.
+    /// ceiling) and adding the cell half way between them. A cell with no
+    /// decided run gets no more seeds (its runs end before their patience
+    /// window whatever their seed), and two such neighbours no cell between
+    /// them. Within the run budget: the plan is cut, in its order, at the
+    /// first item that would pass it.
     pub fn plan_round(&mut self) -> Vec<Job> {
         let s = &self.settings;
         let mut budgets = vec![s.max_runs; s.y.values.len()];
@@ -926,7 +988,7 @@ mod tests {
         for (row, tip) in [(0, 250.0), (1, 300.0)] {
             let b = &boundaries[row];
             assert_eq!((b.below, b.above), (Some(tip - 12.5), Some(tip + 12.5)));
-            assert_eq!(b.crossing, Some(tip), "{b:?}");
+            assert_eq!(b.crossing, Crossing::At(tip), "{b:?}");
             let coin = map
                 .cells
                 .iter()
@@ -991,6 +1053,68 @@ mod tests {
             mine.sort_by(|a, b| (a.y, a.x_at).partial_cmp(&(b.y, b.x_at)).unwrap());
             assert_eq!(mine, theirs, "rows {rows:?}");
         }
+    }
+
+    #[test]
+    fn a_crossing_is_stated_only_where_no_undecided_cell_could_hide_it() {
+        let at = [0.0, 1.0, 2.0, 3.0];
+        // Every cell decided: the interpolated passage, or which end.
+        let decided = [Some(0.0), Some(0.25), Some(0.75), Some(1.0)];
+        assert_eq!(crossing_of(&at, &decided), Crossing::At(1.5));
+        let low = [Some(0.0), Some(0.1), Some(0.2), Some(0.3)];
+        assert_eq!(crossing_of(&at, &low), Crossing::Beyond);
+        let high = [Some(0.6), Some(0.9), Some(0.2), Some(0.4)];
+        assert_eq!(crossing_of(&at, &high), Crossing::AtOrBefore);
+        // Nothing decided: nothing known.
+        assert_eq!(crossing_of(&at, &[None; 4]), Crossing::Unknown);
+        // Undecided past the crossing: it stands.
+        let tail = [Some(0.0), Some(0.25), Some(0.75), None];
+        assert_eq!(crossing_of(&at, &tail), Crossing::At(1.5));
+        // Between a decided cell and an undecided one: not known, nor is
+        // "beyond" when the last cell is undecided.
+        let edge = [Some(0.0), Some(0.25), None, Some(1.0)];
+        assert_eq!(crossing_of(&at, &edge), Crossing::Unknown);
+        let open = [Some(0.0), Some(0.1), Some(0.2), None];
+        assert_eq!(crossing_of(&at, &open), Crossing::Unknown);
+        // An undecided cell before it could hide an earlier passage.
+        let hidden = [Some(0.1), None, Some(0.2), Some(0.8)];
+        assert_eq!(crossing_of(&at, &hidden), Crossing::Unknown);
+        // An undecided first cell cannot, when the next is below one half;
+        // but then where the row starts is not known either.
+        let start = [None, Some(0.1), Some(0.2), Some(0.8)];
+        assert_eq!(crossing_of(&at, &start), Crossing::At(2.5));
+        let start_low = [None, Some(0.1), Some(0.2), Some(0.3)];
+        assert_eq!(crossing_of(&at, &start_low), Crossing::Unknown);
+    }
+
+    #[test]
+    fn undecided_cells_get_no_more_seeds_and_no_cell_between_them() {
+        let mut map = Map::new(settings(4, 16, 2, u64::MAX));
+        loop {
+            let jobs = map.plan_round();
+            if jobs.is_empty() {
+                break;
+            }
+            for job in jobs {
+                map.record(
+                    job,
+                    RunOutcome {
+                        stuck: false,
+                        unresolved: true,
+                        recovery_ms: None,
+                        amplification: 1.0,
+                    },
+                );
+            }
+        }
+        assert_eq!(map.cells.len(), 8, "no cell added");
+        assert!(map.cells.iter().all(|c| c.runs.len() == 4));
+        assert!(map.cells.iter().all(|c| c.side() == Side::Undecided));
+        assert!(
+            map.boundaries()
+                .iter()
+                .all(|b| b.crossing == Crossing::Unknown && b.runs == 0 && b.unresolved == 16)
+        );
     }
 
     #[test]

@@ -427,6 +427,26 @@ impl SettingFigures {
     pub fn allowed(&self, bound: f64) -> bool {
         self.within(bound) && self.survives()
     }
+
+    /// Some run of the stall was decided (a setting whose every stall run
+    /// ended before its patience window did is neither surviving nor
+    /// stormed: not known).
+    pub fn decided(&self) -> bool {
+        self.storm.runs > 0
+    }
+
+    /// Whether it is allowed, if that is known: a setting beyond the bound
+    /// is not, whatever its stall; one within it is known only if its
+    /// stall was decided.
+    pub fn allowed_known(&self, bound: f64) -> Option<bool> {
+        if !self.within(bound) {
+            Some(false)
+        } else if self.decided() {
+            Some(self.survives())
+        } else {
+            None
+        }
+    }
 }
 
 impl Setting {
@@ -518,7 +538,9 @@ impl Tune {
 
     /// The next round's runs: the coarse grid first, then a setting half
     /// way along x between each pair of neighbours in a row of which one
-    /// is allowed and the other not. Empty when the search is done.
+    /// is allowed and the other not (both known: a setting within the bound
+    /// whose stall runs were all unresolved is neither). Empty when the
+    /// search is done.
     pub fn plan_round(&mut self) -> Vec<Job> {
         let round = self.rounds_done;
         if round > self.settings.rounds {
@@ -538,9 +560,18 @@ impl Tune {
             for row in self.settings.rows.clone() {
                 let mut in_row: Vec<&Setting> = self.made.iter().filter(|s| s.row == row).collect();
                 in_row.sort_by(|a, b| a.x_at.total_cmp(&b.x_at));
+                // Where being allowed is not known, its edge is not either.
                 let mids: Vec<String> = in_row
                     .windows(2)
-                    .filter(|w| w[0].figures().allowed(bound) != w[1].figures().allowed(bound))
+                    .filter(|w| {
+                        match (
+                            w[0].figures().allowed_known(bound),
+                            w[1].figures().allowed_known(bound),
+                        ) {
+                            (Some(a), Some(b)) => a != b,
+                            _ => false,
+                        }
+                    })
                     .filter_map(|w| midpoint(&w[0].values[x_index], &w[1].values[x_index]))
                     .collect();
                 for x in mids {

@@ -15,20 +15,26 @@ use crate::experiment::assess::{
     PARTIAL_LENGTH_US, RunPurpose, STALL_START_US, exact_under_failure, length_at, quantile,
     seconds,
 };
-use crate::experiment::map::Side;
+use crate::experiment::map::{Crossing, Side};
 use crate::measure::server_metrics::{ServerMetrics, Storm, wilson_interval};
 use crate::report::error::ReportError;
 use crate::report::html::{ReportPage, report_html};
 use crate::report::markdown::markdown_table;
 use crate::report::svg::{Curve, Figure, proportion_curves};
 use crate::report::{WorkloadSummary, aligned_text_first};
+use crate::spec::undecided::{Undecided, decided_line};
 
 /// Where a map's boundary lies, in words and numbers: the crossing and
 /// the surely-below and surely-above places (already turned into what the
 /// axis measures by `unit`), and how a place is shown.
 struct Found {
-    /// The crossing, or why there is none ("under 0.25 s").
+    /// The crossing, or why there is none ("under 0.25 s", "unknown").
     at: String,
+    /// Where the crossing is, as far as the decided runs tell.
+    crossing: Crossing,
+    /// The row's decided runs, and all its runs.
+    decided: usize,
+    runs: usize,
     /// The crossing's value, if it crosses.
     value: Option<f64>,
     /// The longest place surely below one half, and the shortest surely
@@ -42,6 +48,33 @@ impl Found {
     /// A place as the tables show it ("-" for none).
     fn shown(&self, place: Option<f64>) -> String {
         place.map_or_else(|| "-".to_string(), self.show)
+    }
+
+    /// The row's runs as the tables count them: all of them, or the
+    /// decided of all when some were left unresolved.
+    fn runs_shown(&self) -> String {
+        if self.decided == self.runs {
+            group_thousands(self.runs as u64)
+        } else {
+            format!(
+                "{} of {} decided",
+                group_thousands(self.decided as u64),
+                group_thousands(self.runs as u64)
+            )
+        }
+    }
+
+    /// "(decided 12 of 40 runs)" where some were left unresolved.
+    fn decided_note(&self) -> String {
+        if self.decided == self.runs {
+            String::new()
+        } else {
+            format!(
+                " (decided {} of {} runs)",
+                group_thousands(self.decided as u64),
+                group_thousands(self.runs as u64)
+            )
+        }
     }
 }
 
@@ -57,6 +90,9 @@ fn found(
     let Some(b) = map.boundaries.iter().find(|b| b.y == row) else {
         return Found {
             at: "-".to_string(),
+            crossing: Crossing::Unknown,
+            decided: 0,
+            runs: 0,
             value: None,
             below: None,
             above: None,
@@ -64,13 +100,17 @@ fn found(
         };
     };
     let at = match b.crossing {
-        Some(x) => show(unit(x)),
-        None if b.first_probability >= 0.5 => format!("under {first}"),
-        None => format!("beyond {last}"),
+        Crossing::At(x) => show(unit(x)),
+        Crossing::AtOrBefore => format!("under {first}"),
+        Crossing::Beyond => format!("beyond {last}"),
+        Crossing::Unknown => "unknown".to_string(),
     };
     Found {
         at,
-        value: b.crossing.map(&unit),
+        crossing: b.crossing,
+        decided: b.runs,
+        runs: b.runs + b.unresolved,
+        value: b.crossing.at().map(&unit),
         below: b.below.map(&unit),
         above: b.above.map(&unit),
         show,
@@ -231,6 +271,7 @@ pub fn answer(a: &Assessment, commands: &[String]) -> Answer {
     // it crosses, and its first surely-down cell.
     let mut margins: Vec<Margin> = Vec::new();
     let mut runs_column = Vec::new();
+    let (mut decided_column, mut unresolved_column) = (Vec::new(), Vec::new());
     for (i, map) in a.maps.iter().enumerate() {
         let MapPurpose::Margin { suggested, .. } = &map.purpose else {
             continue;
@@ -246,10 +287,12 @@ pub fn answer(a: &Assessment, commands: &[String]) -> Answer {
             down.map_or("-".to_string(), |(x, stuck, runs)| {
                 format!("{}: {stuck} of {runs}", length_s(length_at(x)))
             }),
-            group_thousands(map.runs),
+            f.runs_shown(),
             number(i),
         ]);
         runs_column.push(Some(map.runs as f64));
+        decided_column.push(Some(f.decided as f64));
+        unresolved_column.push(Some((f.runs - f.decided) as f64));
         margins.push((name, *suggested, f, down));
     }
     let seconds_of = |pick: fn(&Found) -> Option<f64>| -> Vec<Option<f64>> {
@@ -263,6 +306,8 @@ pub fn answer(a: &Assessment, commands: &[String]) -> Answer {
         ("surely_survived_s", seconds_of(|f| f.below)),
         ("surely_down_s", seconds_of(|f| f.above)),
         ("runs", runs_column),
+        ("decided_runs", decided_column),
+        ("unresolved_runs", unresolved_column),
     ];
     parts.push(Part::Table {
         name: "margin",
@@ -299,7 +344,11 @@ pub fn answer(a: &Assessment, commands: &[String]) -> Answer {
                 f.at.clone(),
                 f.shown(f.below),
                 f.shown(f.above),
-                group_thousands(headroom.runs),
+                if f.decided == f.runs {
+                    group_thousands(headroom.runs)
+                } else {
+                    f.runs_shown()
+                },
                 number(hi),
             ];
             headrooms.push((blip, f));
@@ -314,6 +363,20 @@ pub fn answer(a: &Assessment, commands: &[String]) -> Answer {
         ("surely_survived_rho", rho_of(|f| f.below)),
         ("surely_down_rho", rho_of(|f| f.above)),
         ("runs", vec![Some(headroom.runs as f64); headrooms.len()]),
+        (
+            "decided_runs",
+            headrooms
+                .iter()
+                .map(|(_, f)| Some(f.decided as f64))
+                .collect(),
+        ),
+        (
+            "unresolved_runs",
+            headrooms
+                .iter()
+                .map(|(_, f)| Some((f.runs - f.decided) as f64))
+                .collect(),
+        ),
     ];
     parts.push(Part::Table {
         name: "headroom",
@@ -427,6 +490,8 @@ pub fn answer(a: &Assessment, commands: &[String]) -> Answer {
 
     // Recovery.
     let (ri, recovery) = runs_of(a, RunPurpose::Recovery);
+    let recovery_storm = storm_of(&recovery.runs);
+    let recovery_cause = Some(recovery.spec.undecided_cause());
     let times: Vec<f64> = recovery
         .runs
         .iter()
@@ -443,6 +508,10 @@ pub fn answer(a: &Assessment, commands: &[String]) -> Answer {
                 trimmed(p90, 0),
                 times.len(),
                 recovery.runs.len()
+            ),
+            _ if recovery_storm.runs == 0 => format!(
+                "not known: {}",
+                decided_line(0, recovery.runs.len() as u64, recovery_cause)
             ),
             _ => format!(
                 "none of the {} runs recovered: the stall is beyond this service's margin; \
@@ -478,6 +547,7 @@ pub fn answer(a: &Assessment, commands: &[String]) -> Answer {
         ("recovery_p90_ms", quantile(&times, 0.9)),
         ("recovered_runs", Some(times.len() as f64)),
         ("recovery_runs", Some(recovery.runs.len() as f64)),
+        ("recovery_decided_runs", Some(recovery_storm.runs as f64)),
     ];
 
     // Rare storms, by splitting.
@@ -567,22 +637,31 @@ pub fn answer(a: &Assessment, commands: &[String]) -> Answer {
     let clauses: Vec<String> = margins
         .iter()
         .filter(|m| !m.1)
-        .map(|(name, _, f, _)| match f.value {
-            Some(v) => format!(
-                "survives a stall of {name} up to about {} ({})",
-                length_s(v),
+        .map(|(name, _, f, _)| match f.crossing {
+            Crossing::At(_) => format!(
+                "survives a stall of {name} up to about {} ({}){}",
+                length_s(f.value.unwrap_or(f64::NAN)),
                 match (f.below, f.above) {
                     (None, None) => "no length tried is sure either way".to_string(),
                     (None, Some(above)) => format!("surely not {}", length_s(above)),
                     (Some(below), None) => format!("surely {}", length_s(below)),
                     (Some(below), Some(above)) =>
                         format!("surely {}, surely not {}", length_s(below), length_s(above)),
-                }
+                },
+                f.decided_note()
             ),
-            None if f.at.starts_with("under") => {
-                format!("does not survive even a {first_len} stall of {name}")
-            }
-            None => format!("survives every stall of {name} tried, up to {last_len}"),
+            Crossing::AtOrBefore => format!(
+                "does not survive even a {first_len} stall of {name}{}",
+                f.decided_note()
+            ),
+            Crossing::Beyond => format!(
+                "survives every stall of {name} tried, up to {last_len}{}",
+                f.decided_note()
+            ),
+            Crossing::Unknown => format!(
+                "has no known margin for a stall of {name}{}",
+                f.decided_note()
+            ),
         })
         .collect();
     verdict += &format!(" {}.", clauses.join("; "));
@@ -599,29 +678,42 @@ pub fn answer(a: &Assessment, commands: &[String]) -> Answer {
         let _ = write!(
             verdict,
             " With the retry budget {budget} its margin for {kind} would be {}.",
-            match f.value {
-                Some(v) => format!("about {}", length_s(v)),
-                None if f.at.starts_with("under") => format!("under {first_len}"),
-                None => format!("beyond {last_len}, the longest tried"),
+            match f.crossing {
+                Crossing::At(_) => format!(
+                    "about {}{}",
+                    length_s(f.value.unwrap_or(f64::NAN)),
+                    f.decided_note()
+                ),
+                Crossing::AtOrBefore => format!("under {first_len}"),
+                Crossing::Beyond => format!("beyond {last_len}, the longest tried"),
+                Crossing::Unknown => format!("not known{}", f.decided_note()),
             }
         );
     }
     if let Some((blip, f)) = headrooms.first() {
         let blip = blip_name(s, *blip);
-        let _ = match f.value {
-            Some(v) => write!(
+        let note = f.decided_note();
+        let _ = match f.crossing {
+            Crossing::At(_) => write!(
                 verdict,
-                " It survives {blip} at offered loads up to about {}.",
-                show_rho(v)
+                " It survives {blip} at offered loads up to about {}{note}.",
+                show_rho(f.value.unwrap_or(f64::NAN))
             ),
-            None if f.at.starts_with("under") => {
-                write!(verdict, " It does not survive {blip} even at {first_rho}.")
+            Crossing::AtOrBefore => {
+                write!(
+                    verdict,
+                    " It does not survive {blip} even at {first_rho}{note}."
+                )
             }
-            None => write!(
+            Crossing::Beyond => write!(
                 verdict,
-                " It survives {blip} at every offered load tried, up to {last_rho}."
+                " It survives {blip} at every offered load tried, up to {last_rho}{note}."
             ),
+            Crossing::Unknown => write!(verdict, " Its headroom for {blip} is not known{note}."),
         };
+    }
+    if let Some(line) = maps_decided(a) {
+        let _ = write!(verdict, " Of its maps' runs, {line}.");
     }
     let _ = write!(
         verdict,
@@ -652,6 +744,47 @@ pub fn answer(a: &Assessment, commands: &[String]) -> Answer {
         verdict,
         commands: commands.to_vec(),
     }
+}
+
+/// How many of the maps' runs were decided and what would decide the
+/// rest, if some were left unresolved.
+pub fn maps_decided(a: &Assessment) -> Option<String> {
+    let runs: u64 = a.maps.iter().map(|m| m.runs).sum();
+    let decided: u64 = a.maps.iter().map(|m| m.decided).sum();
+    (decided < runs).then(|| {
+        decided_line(
+            decided,
+            runs,
+            Undecided::merged(a.maps.iter().filter_map(|m| m.undecided)),
+        )
+    })
+}
+
+/// The warning `herdsim assess` gives when some of its maps' runs were
+/// left unresolved: how many were decided, and which figures are not
+/// known.
+pub fn undecided_warning(a: &Assessment) -> Option<String> {
+    let line = maps_decided(a)?;
+    let unknown: Vec<String> = a
+        .maps
+        .iter()
+        .flat_map(|m| {
+            m.boundaries
+                .iter()
+                .filter(|b| b.crossing == Crossing::Unknown)
+                .map(|b| match m.purpose {
+                    MapPurpose::Headroom => {
+                        format!("the headroom for {}", m.settings.y.values[b.y])
+                    }
+                    _ => format!("the {}", m.purpose.title()),
+                })
+        })
+        .collect();
+    Some(if unknown.is_empty() {
+        format!("{line}; every margin and headroom is known from the decided runs")
+    } else {
+        format!("{line}; not known: {}", unknown.join(", "))
+    })
 }
 
 /// `text` with its first letter a capital.

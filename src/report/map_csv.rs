@@ -113,9 +113,19 @@ pub fn map_csv(map: &Map) -> String {
             (storm.runs + storm.unresolved).to_string(),
             storm.stuck.to_string(),
             storm.unresolved.to_string(),
-            csv_number(storm.probability()),
-            csv_number(storm.low),
-            csv_number(storm.high),
+        ]);
+        // No decided run, no storm probability: empty, not 0.
+        let decided = |v: f64| {
+            if storm.runs > 0 {
+                csv_number(v)
+            } else {
+                String::new()
+            }
+        };
+        fields.extend([
+            decided(storm.probability()),
+            decided(storm.low),
+            decided(storm.high),
             cell.side().name().to_string(),
             cell.recovered().to_string(),
             cell.recovery_median_ms()

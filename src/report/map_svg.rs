@@ -25,6 +25,9 @@ const RIGHT: f64 = 120.0;
 const TOP: f64 = 56.0;
 const BOTTOM: f64 = 64.0;
 
+/// The fill of a cell with no decided run: no storm probability to colour.
+const UNDECIDED: &str = "#d9d9d9";
+
 /// The colour of storm probability `p`: pale at 0, orange at one half,
 /// dark red at 1 (a sequential scale readable in grey).
 pub fn storm_colour(p: f64) -> (u8, u8, u8) {
@@ -189,6 +192,8 @@ pub fn map_svg(s: &MapSettings, cells: &[CellCounts], title: &str) -> String {
         (first - 0.5, first + 0.5)
     };
     let px = |x: f64| LEFT + (x - x0) / (x1 - x0) * plot_width;
+    let decided: u64 = cells.iter().map(|c| c.runs).sum();
+    let unresolved: u64 = cells.iter().map(|c| c.unresolved).sum();
     // The first y value at the bottom, as on any chart.
     let row_top = |y: usize| TOP + row_height * (rows.len() - 1 - y) as f64;
 
@@ -213,11 +218,24 @@ pub fn map_svg(s: &MapSettings, cells: &[CellCounts], title: &str) -> String {
                 .get(k + 1)
                 .map_or(x1, |&j| (cells[j].x_at + cell.x_at) / 2.0);
             let storm = cell.storm();
-            let (r, g, b) = storm_colour(storm.probability());
             let (l, w) = (px(left), px(right) - px(left));
+            if storm.runs == 0 {
+                // No storm probability to colour: grey, and said so.
+                let _ = writeln!(
+                    svg,
+                    r##"<rect class="cell undecided" x="{l:.2}" y="{top:.2}" width="{w:.2}" height="{row_height:.2}" fill="{UNDECIDED}"><title>{} = {}, {} = {}: no run decided ({} unresolved: each ended before its patience window did)</title></rect>"##,
+                    s.x.param.key,
+                    escape(&cell.x),
+                    s.y.param.key,
+                    escape(&s.y.values[cell.y]),
+                    group_thousands(storm.unresolved),
+                );
+                continue;
+            }
+            let (r, g, b) = storm_colour(storm.probability());
             let _ = writeln!(
                 svg,
-                r##"<rect class="cell" x="{l:.2}" y="{top:.2}" width="{w:.2}" height="{row_height:.2}" fill="rgb({r},{g},{b})" data-p="{}"><title>{} = {}, {} = {}: {} of {} runs stuck ({} to {}){}</title></rect>"##,
+                r##"<rect class="cell" x="{l:.2}" y="{top:.2}" width="{w:.2}" height="{row_height:.2}" fill="rgb({r},{g},{b})" data-p="{}"><title>{} = {}, {} = {}: {} of {} runs stuck ({} to {}){}{}</title></rect>"##,
                 trimmed(storm.probability(), 4),
                 s.x.param.key,
                 escape(&cell.x),
@@ -227,6 +245,11 @@ pub fn map_svg(s: &MapSettings, cells: &[CellCounts], title: &str) -> String {
                 group_thousands(storm.runs),
                 trimmed(storm.low, 4),
                 trimmed(storm.high, 4),
+                if storm.unresolved > 0 {
+                    format!("; {} unresolved", group_thousands(storm.unresolved))
+                } else {
+                    String::new()
+                },
                 cell.split.map_or_else(String::new, |f| format!(
                     "; backlog storm before calm, by splitting: {}{}",
                     significant(f.probability),
@@ -295,7 +318,7 @@ pub fn map_svg(s: &MapSettings, cells: &[CellCounts], title: &str) -> String {
     let mut segment: Vec<String> = Vec::new();
     let mut segments = Vec::new();
     for b in &boundaries {
-        match b.crossing {
+        match b.crossing.at() {
             Some(x) => segment.push(format!(
                 "{:.2},{:.2}",
                 px(x),
@@ -345,7 +368,7 @@ pub fn map_svg(s: &MapSettings, cells: &[CellCounts], title: &str) -> String {
 <text x="{}" y="{:.2}" font-size="11" dominant-baseline="middle">uncertain</text>
 <line x1="{lx}" y1="{:.2}" x2="{}" y2="{:.2}" stroke="#000" stroke-width="2"/>
 <text x="{}" y="{:.2}" font-size="11" dominant-baseline="middle">50% contour</text>
-<text x="{LEFT}" y="{:.2}" font-size="11" fill="#444">{} runs; hatched: the 95% Wilson interval straddles 50%</text>
+<text x="{LEFT}" y="{:.2}" font-size="11" fill="#444">{}; hatched: the 95% Wilson interval straddles 50%{}</text>
 </svg>
 "##,
         TOP - 28.0,
@@ -359,7 +382,20 @@ pub fn map_svg(s: &MapSettings, cells: &[CellCounts], title: &str) -> String {
         lx + 19.0,
         TOP + bar + 40.0,
         height - 6.0,
-        group_thousands(cells.iter().map(|c| c.runs).sum())
+        if unresolved > 0 {
+            format!(
+                "{} of {} runs decided",
+                group_thousands(decided),
+                group_thousands(decided + unresolved)
+            )
+        } else {
+            format!("{} runs", group_thousands(decided))
+        },
+        if unresolved > 0 {
+            "; grey: no run decided"
+        } else {
+            ""
+        }
     );
     svg
 }

@@ -72,7 +72,11 @@ pub fn tune_csv(settings: &TuneSettings, figures: &[SettingFigures], front: &Fro
             f64_exact(f.storm.low),
             f64_exact(f.storm.high),
             yes(f.within(settings.bound)),
-            yes(f.survives()),
+            if f.decided() {
+                yes(f.survives())
+            } else {
+                "unknown".to_string()
+            },
             yes(front.points.contains(&i)),
             yes(front.best == Some(i)),
             yes(front.knee == Some(i)),

@@ -142,14 +142,20 @@ pub fn tune_svg(
     let tooltip = |f: &SettingFigures| {
         escape(&format!(
             "{}: {:.3} ± {:.3} attempts per request in the outage; success {:.4} ± {:.4}; \
-             stall: {} of {} stuck",
+             stall: {}",
             f.rule,
             f.amplification.0,
             f.amplification.1,
             f.success.0,
             f.success.1,
-            f.storm.stuck,
-            f.storm.runs
+            if f.decided() {
+                format!("{} of {} stuck", f.storm.stuck, f.storm.runs)
+            } else {
+                format!(
+                    "no run decided ({} unresolved: each ended before its patience window did)",
+                    f.storm.unresolved
+                )
+            }
         ))
     };
     // Every setting off the front: grey dots, crosses where stuck.
@@ -158,7 +164,14 @@ pub fn tune_svg(
             continue;
         }
         let (x, y) = (px(f.amplification.0.min(x1)), py(f.success.0));
-        if beyond(f) {
+        if !f.decided() && !beyond(f) {
+            // Neither survived nor stuck: not known.
+            let _ = writeln!(
+                svg,
+                r##"<circle cx="{x:.1}" cy="{y:.1}" r="3.5" fill="none" stroke="#999" stroke-width="1.5"><title>{}</title></circle>"##,
+                tooltip(f)
+            );
+        } else if beyond(f) {
             let _ = writeln!(
                 svg,
                 r##"<path d="M{:.1} {:.1}l7 4l-7 4z" fill="{}"><title>{}</title></path>"##,
@@ -234,7 +247,7 @@ pub fn tune_svg(
         r##"<circle cx="{LEFT}" cy="{:.1}" r="4" fill="{front_c}"/><text x="{:.1}" y="{ly:.1}">Pareto front (95% CI bars)</text>
 <circle cx="{:.1}" cy="{:.1}" r="3" fill="#999"/><text x="{:.1}" y="{ly:.1}">other settings</text>
 <path d="M{:.1} {:.1}l8 8m0 -8l-8 8" stroke="#b2182b" stroke-width="1.5"/><text x="{:.1}" y="{ly:.1}">stuck after the stall ({})</text>
-<text x="{LEFT}" y="{:.1}" fill="#555">{} settings of {}; survived: no run of the stall ends stuck</text>{}
+<text x="{LEFT}" y="{:.1}" fill="#555">{} settings of {}; survived: no run of the stall ends stuck{}</text>{}
 </svg>
 "##,
         ly - 4.0,
@@ -249,6 +262,10 @@ pub fn tune_svg(
         ly + 22.0,
         figures.len(),
         escape(settings.start.split(':').next().unwrap_or_default()),
+        match figures.iter().filter(|f| !f.decided()).count() {
+            0 => String::new(),
+            n => format!("; {n} not known (hollow: no stall run decided)"),
+        },
         match figures.iter().filter(|f| beyond(f)).count() {
             0 => String::new(),
             n => format!(

@@ -4,8 +4,9 @@
 use crate::base::format::{group_thousands, trimmed};
 use crate::base::time::format_duration;
 use crate::experiment::assess::FAILURE_LOAD_US;
-use crate::experiment::tune::{Front, SettingFigures, TuneSettings};
+use crate::experiment::tune::{Front, Measure, SettingFigures, TuneSettings};
 use crate::report::aligned_text_first;
+use crate::spec::undecided::{Undecided, decided_line};
 
 /// A mean and its 95% half-width: `1.083 ± 0.004`.
 fn pm(v: (f64, f64), decimals: usize) -> String {
@@ -16,15 +17,67 @@ fn pm(v: (f64, f64), decimals: usize) -> String {
 fn sentence(f: &SettingFigures, settings: &TuneSettings) -> String {
     format!(
         "{}: {} attempts per request in a full outage, success {} with {}% of attempts \
-         failing, {} of {} runs stuck after {}",
+         failing, {} of {} {}runs stuck after {}{}",
         f.rule,
         pm(f.amplification, 3),
         pm(f.success, 4),
         trimmed(settings.partial * 100.0, 2),
         f.storm.stuck,
         f.storm.runs,
-        settings.stall
+        if f.storm.unresolved > 0 {
+            "decided "
+        } else {
+            ""
+        },
+        settings.stall,
+        if f.storm.unresolved > 0 {
+            format!(" ({} unresolved)", f.storm.unresolved)
+        } else {
+            String::new()
+        }
     )
+}
+
+/// How many of the stall's runs were decided and what would decide the
+/// rest, if some were left unresolved.
+fn stall_decided(settings: &TuneSettings, figures: &[SettingFigures]) -> Option<String> {
+    let unresolved: u64 = figures.iter().map(|f| f.storm.unresolved).sum();
+    if unresolved == 0 {
+        return None;
+    }
+    let decided: u64 = figures.iter().map(|f| f.storm.runs).sum();
+    let specs: Vec<_> = figures
+        .iter()
+        .filter(|f| f.storm.unresolved > 0)
+        .filter_map(|f| settings.spec(&f.rule, Measure::Stall).ok())
+        .collect();
+    Some(decided_line(
+        decided,
+        decided + unresolved,
+        Undecided::of_all(&specs),
+    ))
+}
+
+/// The warning `herdsim tune` gives when some stall runs were left
+/// unresolved: how many were decided, and how many settings' survival is
+/// not known.
+pub fn tune_undecided_warning(
+    settings: &TuneSettings,
+    figures: &[SettingFigures],
+) -> Option<String> {
+    let line = stall_decided(settings, figures)?;
+    let unknown = figures.iter().filter(|f| !f.decided()).count();
+    Some(match unknown {
+        0 => format!("the stall: {line}"),
+        n if n == figures.len() => {
+            format!("the stall: {line}; no setting is known to survive it: none is recommended")
+        }
+        n => format!(
+            "the stall: {line}; whether {n} of {} settings survive it is not known: the \
+             recommendation is among the others",
+            figures.len()
+        ),
+    })
 }
 
 /// The answer: `service` says what the service is (its offered load),
@@ -112,12 +165,28 @@ pub fn tune_text(
     ));
     let within = figures.iter().filter(|f| f.within(settings.bound)).count();
     let survive = figures.iter().filter(|f| f.survives()).count();
+    let unknown = figures.iter().filter(|f| !f.decided()).count();
     out.push_str(&format!(
-        "{within} of {} settings are within the bound, {survive} survive the stall; {} runs\n\n",
+        "{within} of {} settings are within the bound, {survive} survive the stall{}; {} runs\n",
         figures.len(),
+        if unknown > 0 {
+            format!(", {unknown} not known (no run of the stall decided)")
+        } else {
+            String::new()
+        },
         group_thousands(figures.iter().map(|f| 3 * u64::from(f.seeds)).sum())
     ));
+    if let Some(line) = stall_decided(settings, figures) {
+        out.push_str(&format!("the stall: {line}\n"));
+    }
+    out.push('\n');
     match (front.knee, front.best) {
+        _ if unknown > 0 && unknown == figures.len() => {
+            out.push_str(
+                "no recommendation: no run of the stall was decided, so no setting is known to \
+                 survive it\n",
+            );
+        }
         (Some(knee), Some(best)) => {
             let why = if front.bend == Some(knee) {
                 "the knee of the front, where more amplification stops buying success".to_string()
@@ -130,8 +199,16 @@ pub fn tune_text(
                     None => "the most success within the bound".to_string(),
                 }
             };
+            let among = if unknown > 0 {
+                format!(
+                    ", among the {} settings whose stall was decided",
+                    figures.len() - unknown
+                )
+            } else {
+                String::new()
+            };
             out.push_str(&format!(
-                "recommended ({why}):\n  {}\n",
+                "recommended ({why}{among}):\n  {}\n",
                 sentence(&figures[knee], settings)
             ));
             if best != knee {
@@ -153,8 +230,16 @@ pub fn tune_text(
                 .filter(|f| f.survives())
                 .map(|f| f.amplification.0)
                 .fold(f64::INFINITY, f64::min);
+            let known = if unknown > 0 {
+                format!(
+                    " of the {} whose stall was decided",
+                    figures.len() - unknown
+                )
+            } else {
+                String::new()
+            };
             out.push_str(&format!(
-                "no setting is allowed: {}; widen the search (--param) or raise --bound\n",
+                "no setting{known} is allowed: {}; widen the search (--param) or raise --bound\n",
                 if least.is_finite() {
                     format!(
                         "the least amplification of a setting that survives the stall is {least:.3}×"

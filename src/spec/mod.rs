@@ -97,6 +97,7 @@ pub mod error;
 pub mod params;
 pub mod server;
 pub mod server_load;
+pub mod undecided;
 mod values;
 
 pub use error::{ParamError, SpecError, Years};

@@ -41,5 +41,6 @@ mod splitting;
 mod studies;
 mod sweep;
 mod tune;
+mod undecided;
 mod verdicts;
 mod workloads;

@@ -21,9 +21,9 @@ pub(super) const SPLITTING: &str = "Splitting";
 #[derive(Debug, Args)]
 pub struct RegionFlags {
     /// The storm region: backlog (waiting attempts + retries waiting out
-    /// their delay) at least this [default: the backlog the workers cannot
-    /// clear within one timeout, workers × timeout / mean service, or 90% of
-    /// queue_limit if lower]
+    /// their delay) at least this [default: 2 × workers × timeout / mean
+    /// service, twice the backlog the workers clear within one timeout, or
+    /// 90% of queue_limit if lower]
     #[arg(long, value_name = "N", value_parser = parse_backlog, allow_hyphen_values = true, help_heading = REGIONS)]
     pub high: Option<usize>,
 

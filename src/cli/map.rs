@@ -929,8 +929,9 @@ fn split_reasons(s: &MapSettings, cells: &[CellCounts]) -> String {
             let _ = writeln!(out, "storm ≥ {high} by default: {why}");
         }
         Some(_) if split.how.high.is_none() => out.push_str(
-            "storm region by default, each cell's own: the backlog its workers cannot clear \
-             within a timeout (workers × timeout / mean service), or 90% of queue_limit if lower\n",
+            "storm region by default, each cell's own: 2 × workers × timeout / mean service \
+             (twice the backlog its workers clear within one timeout), or 90% of queue_limit if \
+             lower\n",
         ),
         _ => {}
     }

@@ -54,9 +54,13 @@ pub struct ServiceShape {
 pub enum StormRule {
     /// Given (`--high`).
     Given,
-    /// The backlog the workers cannot clear within one timeout,
-    /// ⌈c · T / E[S]⌉: an attempt queued behind it times out before it is
-    /// served, so from there every retry adds work nobody waits for.
+    /// Twice the backlog the workers clear within one timeout,
+    /// ⌈2 · c · T / E[S]⌉. At c · T / E[S] an attempt is served just as its
+    /// client gives up: the tipping point, which a storm still leaves about
+    /// as often as not (the metastable map's service after a 150 ms outage:
+    /// 34% reach a backlog of 100, 19% reach 200 and the same 19% reach
+    /// 400). At twice it every attempt served was abandoned a timeout ago,
+    /// and the answer no longer moves with the threshold.
     Timeout {
         workers: u32,
         timeout_ns: f64,
@@ -83,6 +87,10 @@ pub enum CalmRule {
     /// or unbounded workers, where nothing waits: `None`).
     Empty { offered_load: Option<f64> },
 }
+
+/// How many timeouts of work the default storm region lies past:
+/// [`StormRule::Timeout`].
+pub const TIMEOUTS_DEEP: f64 = 2.0;
 
 /// The share of time the steady state's queue may exceed the default calm
 /// region (without a queue limit): calm is where the service spends 95% of
@@ -136,7 +144,9 @@ pub fn choose_regions(
 fn storm_default(service: &ServiceShape) -> Option<(usize, StormRule)> {
     let by_timeout = match (service.workers, service.timeout) {
         (Some(workers), Some((timeout_ns, timeout_is_mean))) if service.mean_service_ns > 0.0 => {
-            let level = (f64::from(workers) * timeout_ns / service.mean_service_ns).ceil();
+            let level = TIMEOUTS_DEEP * f64::from(workers) * timeout_ns / service.mean_service_ns;
+            // Rounded up, but not past a whole number by rounding error.
+            let level = (level - 1e-9 * level.max(1.0)).ceil();
             // At least 1; beyond u32 it is no level a run reaches anyway.
             let level = level.clamp(1.0, f64::from(u32::MAX)) as usize;
             Some((
@@ -229,19 +239,26 @@ mod tests {
 
     #[test]
     fn the_storm_is_the_backlog_the_workers_cannot_clear_within_a_timeout() {
-        // 8 workers × 1 s / 10 ms: an attempt behind 800 waits 1 s.
+        // 8 workers × 1 s / 10 ms: an attempt behind 800 waits 1 s; twice
+        // that.
         let r = choose_regions(None, None, &shape(8, Some(1000.0), None, 0.5)).unwrap();
-        assert_eq!(r.regions.high, 800);
+        assert_eq!(r.regions.high, 1600);
         assert!(matches!(r.storm, StormRule::Timeout { workers: 8, .. }));
-        // Rounded up: 3 × 25 ms / 10 ms = 7.5.
-        let r = choose_regions(None, None, &shape(3, Some(25.0), None, 0.5)).unwrap();
+        // Rounded up: 2 × 3 × 12.5 ms / 10 ms = 7.5.
+        let r = choose_regions(None, None, &shape(3, Some(12.5), None, 0.5)).unwrap();
         assert_eq!(r.regions.high, 8);
-        // A queue limit that fills first wins: 90% of 100, not 800.
+        // A whole number stays one, rounding error and all: 2 × 7 × 0.7 ms
+        // / 10 ms is 0.98 exactly, 0.9799999999999999 in floating point.
+        let r = choose_regions(None, None, &shape(7, Some(0.7), None, 0.5)).unwrap();
+        assert_eq!(r.regions.high, 1);
+        let r = choose_regions(None, None, &shape(30, Some(10.0 / 3.0), None, 0.5)).unwrap();
+        assert_eq!(r.regions.high, 20);
+        // A queue limit that fills first wins: 90% of 100, not 1600.
         let r = choose_regions(None, None, &shape(8, Some(1000.0), Some(100), 0.5)).unwrap();
         assert_eq!((r.regions.high, r.storm), (90, StormRule::QueueFull { queue_limit: 100 }));
-        // One that does not, loses: the timeout's 80 is below 900.
+        // One that does not, loses: the timeout's 160 is below 900.
         let r = choose_regions(None, None, &shape(8, Some(100.0), Some(1000), 0.5)).unwrap();
-        assert_eq!(r.regions.high, 80);
+        assert_eq!(r.regions.high, 160);
         // Neither a timeout nor a queue limit: no default.
         assert_eq!(choose_regions(None, None, &shape(8, None, None, 0.5)), None);
         // Unbounded workers never queue: a timeout alone gives none.

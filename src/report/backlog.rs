@@ -12,7 +12,7 @@ use crate::base::format::{
 use crate::base::time::format_duration;
 use crate::experiment::backlog::{PassageSummary, SplitEstimate};
 use crate::measure::stats::Summary;
-use crate::model::backlog::{CALM_EXCEEDED, CalmRule, ChosenRegions, StormRule};
+use crate::model::backlog::{CALM_EXCEEDED, CalmRule, ChosenRegions, StormRule, TIMEOUTS_DEEP};
 use crate::model::server::NS_PER_US;
 use crate::sim::server_loop::backlog_paths::PathRules;
 
@@ -70,8 +70,10 @@ pub fn storm_reason(rule: &StormRule) -> Option<String> {
             timeout_is_mean,
             mean_service_ns,
         } => Some(format!(
-            "{} × {} {}timeout / {} mean service, the backlog they cannot clear within a \
-             timeout: an attempt queued behind it times out before it is served",
+            "{} × {} × {} {}timeout / {} mean service: at half this backlog an attempt is \
+             served just as its client gives up, the tipping point a storm can still leave; at \
+             this one every attempt served was abandoned a timeout ago",
+            format_number(TIMEOUTS_DEEP, 0),
             counted(u64::from(workers), "worker", "workers"),
             readable_seconds(timeout_ns / 1e9),
             if timeout_is_mean { "mean " } else { "" },

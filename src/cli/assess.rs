@@ -228,8 +228,7 @@ pub(super) fn read_service(
 fn splitting(args: &AssessArgs, base: &RunSpec) -> Result<Option<Splitting>, CliError> {
     let how = splitting_of(&args.split, &args.regions, "assess's")?;
     if how.is_some() {
-        args.regions
-            .for_service(&base.server, "the service")?;
+        args.regions.for_service(&base.server, "the service")?;
     }
     Ok(how)
 }

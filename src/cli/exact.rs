@@ -295,7 +295,8 @@ impl Shown<'_> {
             m.orbit_cap,
             cap_note
         );
-        let default_note = |why: Option<String>| why.map_or(String::new(), |why| format!(" (default: {why})"));
+        let default_note =
+            |why: Option<String>| why.map_or(String::new(), |why| format!(" (default: {why})"));
         out += &format!(
             "  storm: backlog ≥ {}{}; calm: backlog ≤ {}{} (backlog = waiting attempts + \
              waiting retries)\n",

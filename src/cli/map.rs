@@ -2,9 +2,9 @@
 //! vary, refined along the boundary, to CSV and an SVG heatmap.
 
 use std::collections::{BTreeSet, HashMap};
+use std::fmt::Write as _;
 use std::fs::{self, OpenOptions};
 use std::path::{Path, PathBuf};
-use std::fmt::Write as _;
 use std::time::Instant;
 
 use clap::Args;
@@ -28,8 +28,8 @@ use crate::experiment::scenario::Scenario;
 use crate::experiment::sweep::Shard;
 use crate::model::ResourceKind;
 use crate::model::backlog::ChosenRegions;
-use crate::report::backlog::{calm_reason, storm_reason};
 use crate::report::aligned_text_first;
+use crate::report::backlog::{calm_reason, storm_reason};
 use crate::report::map_csv::{
     JournalEntry, journal_batch_line, journal_header, journal_line, map_csv, read_journal_line,
     read_map_csv,

@@ -174,7 +174,10 @@ fn storm_default(service: &ServiceShape) -> Option<(usize, StormRule)> {
 /// The calm region's default and its rule.
 fn calm_default(service: &ServiceShape) -> (usize, CalmRule) {
     if let Some(queue_limit) = service.queue_limit {
-        return (queue_limit as usize / 10, CalmRule::QueueTenth { queue_limit });
+        return (
+            queue_limit as usize / 10,
+            CalmRule::QueueTenth { queue_limit },
+        );
     }
     match (service.workers, service.offered_load) {
         (Some(workers), Some(rho)) if rho < 1.0 => (
@@ -255,7 +258,10 @@ mod tests {
         assert_eq!(r.regions.high, 20);
         // A queue limit that fills first wins: 90% of 100, not 1600.
         let r = choose_regions(None, None, &shape(8, Some(1000.0), Some(100), 0.5)).unwrap();
-        assert_eq!((r.regions.high, r.storm), (90, StormRule::QueueFull { queue_limit: 100 }));
+        assert_eq!(
+            (r.regions.high, r.storm),
+            (90, StormRule::QueueFull { queue_limit: 100 })
+        );
         // One that does not, loses: the timeout's 160 is below 900.
         let r = choose_regions(None, None, &shape(8, Some(100.0), Some(1000), 0.5)).unwrap();
         assert_eq!(r.regions.high, 160);
@@ -286,7 +292,12 @@ mod tests {
         let r = choose_regions(None, None, &shape(1, Some(1000.0), None, 1.2)).unwrap();
         assert_eq!(
             (r.regions.low, r.calm),
-            (0, CalmRule::Empty { offered_load: Some(1.2) })
+            (
+                0,
+                CalmRule::Empty {
+                    offered_load: Some(1.2)
+                }
+            )
         );
         // Held one below a storm region given below it.
         let r = choose_regions(Some(2), None, &shape(1, None, None, 0.5)).unwrap();

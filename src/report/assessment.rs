@@ -505,7 +505,10 @@ pub fn answer(a: &Assessment, commands: &[String]) -> Answer {
                     },
                     e.plain_runs
                         .map_or_else(|| "-".to_string(), |n| large_number(n, 0)),
-                    format!("≥ {} / ≤ {}", storm.chosen.regions.high, storm.chosen.regions.low),
+                    format!(
+                        "≥ {} / ≤ {}",
+                        storm.chosen.regions.high, storm.chosen.regions.low
+                    ),
                     number(first + k),
                 ]
             })
@@ -534,11 +537,17 @@ pub fn answer(a: &Assessment, commands: &[String]) -> Answer {
             ("plain_runs", estimates().map(|e| e.plain_runs).collect()),
             (
                 "high",
-                a.rare.iter().map(|r| Some(r.chosen.regions.high as f64)).collect(),
+                a.rare
+                    .iter()
+                    .map(|r| Some(r.chosen.regions.high as f64))
+                    .collect(),
             ),
             (
                 "low",
-                a.rare.iter().map(|r| Some(r.chosen.regions.low as f64)).collect(),
+                a.rare
+                    .iter()
+                    .map(|r| Some(r.chosen.regions.low as f64))
+                    .collect(),
             ),
         ];
         parts.push(Part::Table {
@@ -550,7 +559,9 @@ pub fn answer(a: &Assessment, commands: &[String]) -> Answer {
                  verdict's stuck (a run can pass through the storm region and recover){}",
                 how.batches,
                 group_thousands(how.particles as u64),
-                a.rare.first().map_or_else(String::new, |storm| region_reasons(&storm.chosen))
+                a.rare
+                    .first()
+                    .map_or_else(String::new, |storm| region_reasons(&storm.chosen))
             ),
             header: vec![
                 "blip",
@@ -923,4 +934,3 @@ fn region_reasons(chosen: &ChosenRegions) -> String {
     }
     text
 }
-

@@ -136,7 +136,10 @@ fn open_paths(p: &PassageSummary, load_us: u64) -> String {
         ));
     }
     if neither > 0 {
-        parts.push(format!("{} reached neither region", group_thousands(neither)));
+        parts.push(format!(
+            "{} reached neither region",
+            group_thousands(neither)
+        ));
     }
     format!(
         " ({} by the load's end ({}) or a bound of the run)",

@@ -376,7 +376,12 @@ fn bad_assess_input_is_refused_in_one_line() {
     }
     // Neither a timeout nor a queue limit: no storm region to derive.
     let mut args = vec!["assess"];
-    args.extend(SERVICE.chunks(2).filter(|kv| kv[0] != "--timeout").flatten());
+    args.extend(
+        SERVICE
+            .chunks(2)
+            .filter(|kv| kv[0] != "--timeout")
+            .flatten(),
+    );
     args.extend(["--splitting", "100"]);
     let err = usage_error(&args);
     assert!(

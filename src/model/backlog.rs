@@ -241,7 +241,7 @@ mod tests {
     }
 
     #[test]
-    fn the_storm_is_the_backlog_the_workers_cannot_clear_within_a_timeout() {
+    fn the_storm_is_twice_the_backlog_the_workers_clear_within_a_timeout() {
         // 8 workers × 1 s / 10 ms: an attempt behind 800 waits 1 s; twice
         // that.
         let r = choose_regions(None, None, &shape(8, Some(1000.0), None, 0.5)).unwrap();

@@ -223,12 +223,12 @@ pub(super) fn read_service(
 
 /// The splitting after each blip, if asked: refused if a region flag
 /// comes without --splitting, or if the service has no storm region (no
-/// queue_limit and no --high) or one not above calm.
+/// --high, and no timeout or queue_limit to derive it from) or one not
+/// above calm.
 fn splitting(args: &AssessArgs, base: &RunSpec) -> Result<Option<Splitting>, CliError> {
     let how = splitting_of(&args.split, &args.regions, "assess's")?;
     if how.is_some() {
-        args.regions
-            .for_service(base.server.queue_limit, "the service")?;
+        args.regions.for_service(&base.server, "the service")?;
     }
     Ok(how)
 }

@@ -7,8 +7,9 @@ use super::CliError;
 use crate::experiment::backlog::{
     Splitting, passages, path_rules, split_estimate, summarise_passages,
 };
-use crate::model::backlog::Regions;
+use crate::model::backlog::{ChosenRegions, choose_regions};
 use crate::report::backlog::BacklogReport;
+use crate::spec::server::ServerParams;
 use crate::spec::{self, ParamError, RunSpec};
 
 /// The heading of the region flags.
@@ -20,20 +21,36 @@ pub(super) const SPLITTING: &str = "Splitting";
 #[derive(Debug, Args)]
 pub struct RegionFlags {
     /// The storm region: backlog (waiting attempts + retries waiting out
-    /// their delay) at least this [default: 90% of queue_limit, rounded up]
+    /// their delay) at least this [default: 2 × workers × timeout / mean
+    /// service, twice the backlog the workers clear within one timeout, or
+    /// 90% of queue_limit if lower]
     #[arg(long, value_name = "N", value_parser = parse_backlog, allow_hyphen_values = true, help_heading = REGIONS)]
     pub high: Option<usize>,
 
-    /// The calm region: backlog at most this [default: 10% of queue_limit,
-    /// rounded down]
+    /// The calm region: backlog at most this [default: 10% of queue_limit;
+    /// without one, the queue the steady state (M/M/c at the offered load)
+    /// exceeds 5% of the time at most; below --high]
     #[arg(long, value_name = "N", value_parser = parse_backlog, allow_hyphen_values = true, help_heading = REGIONS)]
     pub low: Option<usize>,
 }
 
 impl RegionFlags {
-    /// The regions, defaults from `queue_limit`; refused unless low < high.
-    pub fn regions(&self, queue_limit: usize) -> Result<Regions, CliError> {
-        let regions = Regions::or_defaults(self.high, self.low, queue_limit);
+    /// The regions of `server` (`what`, in words), a missing one derived
+    /// from it: refused unless it has a storm region (`--high`, or a timeout
+    /// on bounded workers or a queue limit to derive it from) with calm
+    /// below it.
+    pub fn for_service(
+        &self,
+        server: &ServerParams,
+        what: &str,
+    ) -> Result<ChosenRegions, CliError> {
+        let Some(chosen) = choose_regions(self.high, self.low, &server.backlog_shape()) else {
+            return Err(CliError::Usage(format!(
+                "--high: give the storm region's backlog ({what} has neither a timeout on \
+                 bounded workers nor a queue_limit to derive it from)"
+            )));
+        };
+        let regions = chosen.regions;
         if regions.low >= regions.high {
             return Err(CliError::Usage(format!(
                 "--high {} and --low {}: expected low < high (the calm region below the storm \
@@ -41,20 +58,7 @@ impl RegionFlags {
                 regions.high, regions.low
             )));
         }
-        Ok(regions)
-    }
-
-    /// The regions of a service (`what`, in words) whose queue limit is
-    /// `queue_limit`: refused unless it has a storm region (`--high`, or a
-    /// `queue_limit` to take the default from) with calm below it.
-    pub fn for_service(&self, queue_limit: Option<u32>, what: &str) -> Result<Regions, CliError> {
-        if self.high.is_none() && queue_limit.is_none() {
-            return Err(CliError::Usage(format!(
-                "--high: give the storm region's backlog ({what} has no queue_limit, so no \
-                 default)"
-            )));
-        }
-        self.regions(queue_limit.map_or(0, |q| q as usize))
+        Ok(chosen)
     }
 }
 
@@ -130,9 +134,9 @@ pub fn backlog_report(
     if regions.high.is_none() && regions.low.is_none() && split.splitting.is_none() {
         return Ok(None);
     }
-    let chosen = regions.for_service(spec.server.queue_limit, "the service")?;
+    let chosen = regions.for_service(&spec.server, "the service")?;
     let (server, retry) = crate::experiment::server_runs::server_parts(spec);
-    let plain_rules = path_rules(&server, chosen, false, max_events);
+    let plain_rules = path_rules(&server, chosen.regions, false, max_events);
     let runs = passages(
         (&server, &retry),
         plain_rules,
@@ -141,7 +145,7 @@ pub fn backlog_report(
         on_done,
     );
     let split = split.splitting.map(|particles| {
-        let rules = path_rules(&server, chosen, true, max_events);
+        let rules = path_rules(&server, chosen.regions, true, max_events);
         split_estimate(
             (&server, &retry),
             rules,
@@ -152,9 +156,7 @@ pub fn backlog_report(
         )
     });
     Ok(Some(BacklogReport {
-        regions: chosen,
-        high_default: regions.high.is_none(),
-        low_default: regions.low.is_none(),
+        chosen,
         rules: plain_rules,
         load_us: server.duration / crate::model::server::NS_PER_US,
         horizon_us: spec.horizon_us().unwrap_or(0),

@@ -15,6 +15,8 @@ use crate::base::format::{counted, readable_seconds as time, significant as sig}
 use crate::exact::markovian::ChainTrigger;
 use crate::exact::server_chain::{ChainError, ChainModel, NEGLIGIBLE_CAP, ServerChain};
 use crate::exact::server_figures::{Passage, ServerFigures, server_figures};
+use crate::model::backlog::ChosenRegions;
+use crate::report::backlog::{calm_reason, storm_reason};
 use crate::spec::{self, ParamError};
 
 /// The heading of exact's own flags.
@@ -146,7 +148,8 @@ pub fn exact_command(args: &ExactArgs) -> Result<(), CliError> {
     let queue_limit = spec.server.queue_limit.unwrap_or(0) as usize;
     let (model, trigger) =
         ChainModel::of(&spec, args.orbit_cap.unwrap_or(1)).map_err(|e| usage(e.to_string()))?;
-    let regions = args.regions.regions(queue_limit)?;
+    let chosen = args.regions.for_service(&spec.server, "the service")?;
+    let regions = chosen.regions;
     let too_large = |e: ChainError| match e {
         ChainError::TooLarge { .. } => usage(format!("--max-states: {e}")),
         ChainError::Solve(e) => usage(format!("the chain cannot be solved: {e}")),
@@ -164,17 +167,22 @@ pub fn exact_command(args: &ExactArgs) -> Result<(), CliError> {
         }
     };
     let most_backlog = queue_limit + chain.model.orbit_cap;
-    if regions.high > most_backlog || regions.low >= regions.high {
+    if regions.high > most_backlog {
         return Err(usage(format!(
-            "--high {} and --low {}: expected 0 ≤ low < high ≤ {most_backlog} (queue_limit + \
-             the orbit cap)",
-            regions.high, regions.low
+            "--high {}{}: expected at most {most_backlog} (queue_limit + the orbit cap)",
+            regions.high,
+            if args.regions.high.is_none() {
+                " (its default)"
+            } else {
+                ""
+            }
         )));
     }
     let figures = server_figures(&chain, regions, trigger, known)
         .map_err(|e| usage(format!("the chain cannot be solved: {e}")))?;
     let shown = Shown {
         args,
+        chosen,
         chain: &chain,
         cap_negligible,
         trigger,
@@ -230,6 +238,8 @@ fn passage_json(p: Option<Passage>) -> serde_json::Value {
 
 struct Shown<'a> {
     args: &'a ExactArgs,
+    /// The regions, and how each was chosen.
+    chosen: ChosenRegions,
     chain: &'a ServerChain,
     /// False if no cap within --max-states made the cap's chance negligible.
     cap_negligible: bool,
@@ -274,8 +284,10 @@ impl Shown<'_> {
             "regions": {
                 "high_backlog_at_least": f.regions.high,
                 "high_default": self.args.regions.high.is_none(),
+                "high_reason": storm_reason(&self.chosen.storm),
                 "low_backlog_at_most": f.regions.low,
                 "low_default": self.args.regions.low.is_none(),
+                "low_reason": calm_reason(&self.chosen),
             },
             "stationary": {
                 "mean_waiting": s.mean_waiting,
@@ -351,17 +363,15 @@ impl Shown<'_> {
             m.orbit_cap,
             cap_note
         );
-        let default_note = |given: Option<usize>, what: &str| match given {
-            Some(_) => String::new(),
-            None => format!(" ({what})"),
-        };
+        let default_note =
+            |why: Option<String>| why.map_or(String::new(), |why| format!(" (default: {why})"));
         out += &format!(
             "  storm: backlog ≥ {}{}; calm: backlog ≤ {}{} (backlog = waiting attempts + \
              waiting retries)\n",
             f.regions.high,
-            default_note(self.args.regions.high, "default: 90% of queue_limit"),
+            default_note(storm_reason(&self.chosen.storm)),
             f.regions.low,
-            default_note(self.args.regions.low, "default: 10% of queue_limit")
+            default_note(calm_reason(&self.chosen))
         );
         let s = &f.stationary;
         out += "\nStationary\n";

@@ -1,7 +1,8 @@
 //! `herdsim map`: where a server-model service tips over as two parameters
 //! vary, refined along the boundary, to CSV and an SVG heatmap.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
+use std::fmt::Write as _;
 use std::fs::{self, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -26,7 +27,9 @@ use crate::experiment::map_split::{MapSplit, split_map};
 use crate::experiment::scenario::Scenario;
 use crate::experiment::sweep::Shard;
 use crate::model::ResourceKind;
+use crate::model::backlog::ChosenRegions;
 use crate::report::aligned_text_first;
+use crate::report::backlog::{calm_reason, storm_reason};
 use crate::report::map_csv::{
     JournalEntry, journal_batch_line, journal_header, journal_line, map_csv, read_journal_line,
     read_map_csv,
@@ -299,8 +302,8 @@ fn settings(args: &MapArgs, scenario: &Scenario) -> Result<MapSettings, CliError
 }
 
 /// The map's splitting, if asked: refused if a region flag comes without
-/// --splitting, or if a coarse cell has no storm region (no queue_limit and
-/// no --high) or one not above calm.
+/// --splitting, or if a coarse cell has no storm region (no --high, and no
+/// timeout or queue_limit to derive it from) or one not above calm.
 fn map_split(
     args: &MapArgs,
     base: &RunSpec,
@@ -328,7 +331,7 @@ fn map_split(
                 "the cell {} = {value}, {} = {}",
                 x.param.key, y.param.key, y.values[row]
             );
-            args.regions.for_service(spec.server.queue_limit, &cell)?;
+            args.regions.for_service(&spec.server, &cell)?;
         }
     }
     Ok(Some(split))
@@ -950,11 +953,58 @@ fn split_table(s: &MapSettings, cells: &[CellCounts]) -> String {
         "\nsplitting: {} cells whose plain storm probability is below {} (--split-below), each \
          {} batches of {} paths; the chance the backlog (waiting attempts + retries waiting out \
          their delay) reaches the storm region before calm after the trigger (within the run \
-         without one), not the verdict's stuck\n{}",
+         without one), not the verdict's stuck\n{}{}",
         table.len(),
         trimmed(split.below, 4),
         split.how.batches,
         group_thousands(split.how.particles as u64),
+        split_reasons(s, cells),
         aligned_text_first(&header, &table, 1)
     )
+}
+
+/// Why the split cells' default regions are where they are, a line each:
+/// the reason itself where every split cell has the same, else the rule
+/// each cell's comes from. Nothing for regions given.
+fn split_reasons(s: &MapSettings, cells: &[CellCounts]) -> String {
+    let Some(split) = &s.split else {
+        return String::new();
+    };
+    let chosen: Vec<ChosenRegions> = cells
+        .iter()
+        .filter(|cell| cell.split.is_some())
+        .filter_map(|cell| s.spec(&cell.x, cell.y).ok())
+        .filter_map(|spec| split.how.regions(&spec))
+        .collect();
+    let mut out = String::new();
+    let storms: BTreeSet<(usize, Option<String>)> = chosen
+        .iter()
+        .map(|c| (c.regions.high, storm_reason(&c.storm)))
+        .collect();
+    match storms.iter().next() {
+        Some((high, Some(why))) if storms.len() == 1 => {
+            let _ = writeln!(out, "storm ≥ {high} by default: {why}");
+        }
+        Some(_) if split.how.high.is_none() => out.push_str(
+            "storm region by default, each cell's own: 2 × workers × timeout / mean service \
+             (twice the backlog its workers clear within one timeout), or 90% of queue_limit if \
+             lower\n",
+        ),
+        _ => {}
+    }
+    let calms: BTreeSet<(usize, Option<String>)> = chosen
+        .iter()
+        .map(|c| (c.regions.low, calm_reason(c)))
+        .collect();
+    match calms.iter().next() {
+        Some((low, Some(why))) if calms.len() == 1 => {
+            let _ = writeln!(out, "calm ≤ {low} by default: {why}");
+        }
+        Some(_) if split.how.low.is_none() => out.push_str(
+            "calm region by default, each cell's own: 10% of queue_limit, or without one the \
+             queue its steady state (M/M/c at its offered load) exceeds 5% of the time at most\n",
+        ),
+        _ => {}
+    }
+    out
 }

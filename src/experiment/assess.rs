@@ -35,7 +35,7 @@ use crate::experiment::map::{Map, MapAxis, MapSettings, RowBoundary, boundaries_
 use crate::experiment::server_runs::{run_server_replicates, server_parts};
 use crate::measure::observer::Watch;
 use crate::measure::server_metrics::ServerMetrics;
-use crate::model::backlog::Regions;
+use crate::model::backlog::ChosenRegions;
 use crate::sim::queue::QueueKind;
 use crate::spec::RunSpec;
 use crate::spec::params::{Param, param};
@@ -361,9 +361,14 @@ impl AssessSettings {
             .iter()
             .map(|&blip_us| {
                 let spec = self.with(&stall(&self.kinds[0], blip_us), None)?;
+                let chosen = how.regions(&spec).ok_or_else(|| {
+                    "--high: give the storm region's backlog (the service has neither a \
+                     timeout on bounded workers nor a queue_limit to derive it from)"
+                        .to_string()
+                })?;
                 Ok(RareStorm {
                     blip_us,
-                    regions: how.regions(&spec),
+                    chosen,
                     spec,
                     estimate: None,
                 })
@@ -423,8 +428,8 @@ pub struct RareStorm {
     pub blip_us: Micros,
     /// The run's spec: the service with the blip.
     pub spec: RunSpec,
-    /// The regions split towards.
-    pub regions: Regions,
+    /// The regions split towards, and how each was chosen.
+    pub chosen: ChosenRegions,
     /// The estimate, once made.
     pub estimate: Option<SplitEstimate>,
 }
@@ -501,7 +506,7 @@ pub fn assess(
         for storm in &mut rare {
             on_stage(RARE_STAGE, how.batches as usize);
             let (server, retry) = server_parts(&storm.spec);
-            let rules = path_rules(&server, storm.regions, true, max_events);
+            let rules = path_rules(&server, storm.chosen.regions, true, max_events);
             storm.estimate = Some(split_estimate(
                 (&server, &retry),
                 rules,
@@ -616,9 +621,9 @@ pub fn rare_flags(storm: &RareStorm, settings: &AssessSettings) -> Vec<String> {
         "--trigger".to_string(),
         shown(&storm.spec, key("trigger")),
         "--high".to_string(),
-        storm.regions.high.to_string(),
+        storm.chosen.regions.high.to_string(),
         "--low".to_string(),
-        storm.regions.low.to_string(),
+        storm.chosen.regions.low.to_string(),
         "--splitting".to_string(),
         how.particles.to_string(),
         "--batches".to_string(),

@@ -14,7 +14,7 @@ use rayon::prelude::*;
 use crate::base::seeding::{Seeds, job_seed};
 use crate::measure::server_metrics::wilson_interval;
 use crate::measure::stats::Summary;
-use crate::model::backlog::Regions;
+use crate::model::backlog::{ChosenRegions, Regions, choose_regions};
 use crate::model::server::{NS_PER_S, ServerSpec};
 use crate::sim::server_loop::ServerRetry;
 use crate::sim::server_loop::backlog_paths::{Passage, PathRules, server_passage, split_server};
@@ -45,8 +45,7 @@ pub fn path_rules(
 }
 
 /// How to split a service towards its storm region: the regions given
-/// (a missing one is its default for the service's queue limit), and the
-/// batches.
+/// (a missing one is derived from the service), and the batches.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Splitting {
     pub high: Option<usize>,
@@ -58,10 +57,11 @@ pub struct Splitting {
 }
 
 impl Splitting {
-    /// The regions of the service `spec` describes.
-    pub fn regions(&self, spec: &RunSpec) -> Regions {
-        let queue_limit = spec.server.queue_limit.map_or(0, |q| q as usize);
-        Regions::or_defaults(self.high, self.low, queue_limit)
+    /// The regions of the service `spec` describes, a missing one derived
+    /// from it ([`choose_regions`]); `None` if the storm region is missing
+    /// and nothing to derive it from.
+    pub fn regions(&self, spec: &RunSpec) -> Option<ChosenRegions> {
+        choose_regions(self.high, self.low, &spec.server.backlog_shape())
     }
 
     /// Every setting, as text, for a fingerprint.
@@ -82,9 +82,13 @@ impl Splitting {
 pub struct PassageSummary {
     /// True if scored from a trigger's end (else from the start).
     pub after_trigger: bool,
-    /// Runs, and those a bound of the run cut before their end.
+    /// Runs, and those a bound of the run (the load's end, the horizon,
+    /// the event limit) cut before their end: after a trigger, before they
+    /// were back to calm.
     pub runs: u64,
     pub cut: u64,
+    /// The cut runs that had reached the storm region (counted as storms).
+    pub cut_after_storm: u64,
     /// Runs that reached the storm region (before calm, after a trigger).
     pub storm: u64,
     /// Its share's 95% Wilson interval.
@@ -139,6 +143,10 @@ pub fn summarise_passages(runs: &[Passage], rules: PathRules) -> PassageSummary 
         after_trigger,
         runs: runs.len() as u64,
         cut: runs.iter().filter(|p| p.cut).count() as u64,
+        cut_after_storm: runs
+            .iter()
+            .filter(|p| p.cut && p.storm_at.is_some())
+            .count() as u64,
         storm,
         storm_interval: match wilson_interval(storm, runs.len() as u64) {
             // None seen: the interval starts at 0 exactly, not at rounding.

@@ -83,24 +83,25 @@ pub fn split_map<E: Send>(
     on_batch_done: impl Fn() + Sync,
     mut sink: impl FnMut(&str, &str, u32, &SplitBatch) -> Result<(), E> + Send,
 ) -> Result<(), MapStop<E>> {
-    let chosen = cells_to_split(map, split);
     let how = &split.how;
     let per_cell = how.batches as usize;
-    on_start(chosen.len() * per_cell);
     let settings = &map.settings;
     let cells = &map.cells;
-    let parts: Vec<_> = chosen
-        .iter()
-        .map(|&i| {
+    // A cell with no storm region (none given, none to derive: refused for
+    // the coarse cells when the map is made) is not split.
+    let (chosen, parts): (Vec<usize>, Vec<_>) = cells_to_split(map, split)
+        .into_iter()
+        .filter_map(|i| {
             let spec = settings
                 .spec(&cells[i].x, cells[i].y)
                 .expect("a map's cells are checked when made");
-            let regions = how.regions(&spec);
+            let regions = how.regions(&spec)?.regions;
             let (server, retry) = server_parts(&spec);
             let rules = path_rules(&server, regions, true, max_events);
-            (server, retry, rules, regions)
+            Some((i, (server, retry, rules, regions)))
         })
-        .collect();
+        .unzip();
+    on_start(chosen.len() * per_cell);
     let y_value = |i: usize| settings.y.values[cells[i].y].as_str();
     let mut done: Vec<Vec<SplitBatch>> = vec![Vec::with_capacity(per_cell); chosen.len()];
     for_each_ordered(

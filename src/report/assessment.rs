@@ -17,6 +17,8 @@ use crate::experiment::assess::{
 };
 use crate::experiment::map::{Crossing, Side};
 use crate::measure::server_metrics::{ServerMetrics, Storm, wilson_interval};
+use crate::model::backlog::ChosenRegions;
+use crate::report::backlog::{calm_reason, storm_reason};
 use crate::report::error::ReportError;
 use crate::report::html::{ReportPage, report_html};
 use crate::report::markdown::markdown_table;
@@ -573,7 +575,10 @@ pub fn answer(a: &Assessment, commands: &[String]) -> Answer {
                     },
                     e.plain_runs
                         .map_or_else(|| "-".to_string(), |n| large_number(n, 0)),
-                    format!("≥ {} / ≤ {}", storm.regions.high, storm.regions.low),
+                    format!(
+                        "≥ {} / ≤ {}",
+                        storm.chosen.regions.high, storm.chosen.regions.low
+                    ),
                     number(first + k),
                 ]
             })
@@ -602,11 +607,17 @@ pub fn answer(a: &Assessment, commands: &[String]) -> Answer {
             ("plain_runs", estimates().map(|e| e.plain_runs).collect()),
             (
                 "high",
-                a.rare.iter().map(|r| Some(r.regions.high as f64)).collect(),
+                a.rare
+                    .iter()
+                    .map(|r| Some(r.chosen.regions.high as f64))
+                    .collect(),
             ),
             (
                 "low",
-                a.rare.iter().map(|r| Some(r.regions.low as f64)).collect(),
+                a.rare
+                    .iter()
+                    .map(|r| Some(r.chosen.regions.low as f64))
+                    .collect(),
             ),
         ];
         parts.push(Part::Table {
@@ -615,9 +626,12 @@ pub fn answer(a: &Assessment, commands: &[String]) -> Answer {
                 "rare storms: the chance a blip drives the backlog (waiting attempts + retries \
                  waiting out their delay) into the storm region before calm, by adaptive \
                  multilevel splitting ({} batches of {} paths); the backlog's question, not the \
-                 verdict's stuck (a run can pass through the storm region and recover)",
+                 verdict's stuck (a run can pass through the storm region and recover){}",
                 how.batches,
-                group_thousands(how.particles as u64)
+                group_thousands(how.particles as u64),
+                a.rare
+                    .first()
+                    .map_or_else(String::new, |storm| region_reasons(&storm.chosen))
             ),
             header: vec![
                 "blip",
@@ -729,7 +743,7 @@ pub fn answer(a: &Assessment, commands: &[String]) -> Answer {
             verdict,
             " {} drives its backlog to {} before calm with chance {}{}.",
             capitalised(&blip_name(s, storm.blip_us)),
-            storm.regions.high,
+            storm.chosen.regions.high,
             significant(e.estimate.mean),
             e.estimate
                 .ci95
@@ -1038,4 +1052,18 @@ pub fn assessment_html(
         version: env!("CARGO_PKG_VERSION"),
     };
     Ok(report_html(&page))
+}
+
+/// Why each default region of the rare storms is where it is, after the
+/// table's caption ("; storm ≥ N by default: ..."); nothing for regions
+/// given.
+fn region_reasons(chosen: &ChosenRegions) -> String {
+    let mut text = String::new();
+    if let Some(why) = storm_reason(&chosen.storm) {
+        let _ = write!(text, "; storm ≥ {} by default: {why}", chosen.regions.high);
+    }
+    if let Some(why) = calm_reason(chosen) {
+        let _ = write!(text, "; calm ≤ {} by default: {why}", chosen.regions.low);
+    }
+    text
 }

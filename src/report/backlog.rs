@@ -12,17 +12,15 @@ use crate::base::format::{
 use crate::base::time::format_duration;
 use crate::experiment::backlog::{PassageSummary, SplitEstimate};
 use crate::measure::stats::Summary;
-use crate::model::backlog::Regions;
+use crate::model::backlog::{CALM_EXCEEDED, CalmRule, ChosenRegions, StormRule, TIMEOUTS_DEEP};
 use crate::model::server::NS_PER_US;
 use crate::sim::server_loop::backlog_paths::PathRules;
 
 /// What `run` found of the backlog.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BacklogReport {
-    pub regions: Regions,
-    /// True where a region is its default (90% and 10% of the queue limit).
-    pub high_default: bool,
-    pub low_default: bool,
+    /// The regions, and how each was chosen.
+    pub chosen: ChosenRegions,
     pub rules: PathRules,
     /// The load's length and the run's horizon, µs (what bounds a path
     /// without a trigger).
@@ -62,25 +60,109 @@ fn seconds(s: &Summary) -> String {
     }
 }
 
+/// Why the storm region is where it is, in words; `None` if given.
+pub fn storm_reason(rule: &StormRule) -> Option<String> {
+    match *rule {
+        StormRule::Given => None,
+        StormRule::Timeout {
+            workers,
+            timeout_ns,
+            timeout_is_mean,
+            mean_service_ns,
+        } => Some(format!(
+            "{} × {} × {} {}timeout / {} mean service: at half this backlog an attempt is \
+             served just as its client gives up, the tipping point a storm can still leave; at \
+             this one every attempt served was abandoned a timeout ago",
+            format_number(TIMEOUTS_DEEP, 0),
+            counted(u64::from(workers), "worker", "workers"),
+            readable_seconds(timeout_ns / 1e9),
+            if timeout_is_mean { "mean " } else { "" },
+            readable_seconds(mean_service_ns / 1e9),
+        )),
+        StormRule::QueueFull { queue_limit } => Some(format!(
+            "90% of queue_limit {}, rounded up: the queue nearly full, refusing arrivals that \
+             come back as retries",
+            group_thousands(u64::from(queue_limit))
+        )),
+    }
+}
+
+/// Why the calm region is where it is, in words; `None` if given.
+pub fn calm_reason(chosen: &ChosenRegions) -> Option<String> {
+    let why = match chosen.calm {
+        CalmRule::Given => return None,
+        CalmRule::QueueTenth { queue_limit } => format!(
+            "10% of queue_limit {}, rounded down",
+            group_thousands(u64::from(queue_limit))
+        ),
+        CalmRule::SteadyState {
+            workers,
+            offered_load,
+        } => format!(
+            "the queue an M/M/{workers} service at ρ = {:.3} exceeds {}% of the time at most: \
+             a level the steady state comes back to",
+            offered_load,
+            format_number(100.0 * CALM_EXCEEDED, 0)
+        ),
+        CalmRule::Empty {
+            offered_load: Some(rho),
+        } => format!("an empty backlog: at ρ = {rho:.3} there is no steady state to take it from"),
+        CalmRule::Empty { offered_load: None } => {
+            "an empty backlog: unbounded workers keep no queue to take it from".to_string()
+        }
+    };
+    Some(if chosen.calm_held_below {
+        format!("{why}, held one below the storm region")
+    } else {
+        why
+    })
+}
+
+/// What plain runs left open at the load's end (or a bound of the run),
+/// after their count: after a trigger, the runs that reached the storm and
+/// were not back to calm, and those that reached neither region. Without
+/// a trigger a run that reached no storm by then has its answer (no), so
+/// nothing is said.
+fn open_paths(p: &PassageSummary, load_us: u64) -> String {
+    if !p.after_trigger || p.cut == 0 {
+        return String::new();
+    }
+    let neither = p.cut - p.cut_after_storm;
+    let mut parts = Vec::new();
+    if p.cut_after_storm > 0 {
+        parts.push(format!(
+            "{} reached the storm, not back to calm",
+            group_thousands(p.cut_after_storm)
+        ));
+    }
+    if neither > 0 {
+        parts.push(format!(
+            "{} reached neither region",
+            group_thousands(neither)
+        ));
+    }
+    format!(
+        " ({} by the load's end ({}) or a bound of the run)",
+        parts.join(", "),
+        format_duration(load_us)
+    )
+}
+
 /// The text section.
 pub fn backlog_table(r: &BacklogReport) -> String {
     let mut out = String::new();
-    let default = |d: bool, what: &str| {
-        if d {
-            format!(" (default: {what} of queue_limit)")
-        } else {
-            String::new()
-        }
-    };
+    let regions = &r.chosen.regions;
     let _ = writeln!(
         out,
-        "\nBacklog (waiting attempts + retries waiting out their delay): storm ≥ {}{}, calm ≤ \
-         {}{}",
-        r.regions.high,
-        default(r.high_default, "90%"),
-        r.regions.low,
-        default(r.low_default, "10%"),
+        "\nBacklog (waiting attempts + retries waiting out their delay): storm ≥ {}, calm ≤ {}",
+        regions.high, regions.low,
     );
+    if let Some(why) = storm_reason(&r.chosen.storm) {
+        let _ = writeln!(out, "  storm ≥ {} by default: {why}", regions.high);
+    }
+    if let Some(why) = calm_reason(&r.chosen) {
+        let _ = writeln!(out, "  calm ≤ {} by default: {why}", regions.low);
+    }
     let p = &r.passages;
     let scored = if p.after_trigger {
         format!(
@@ -105,15 +187,7 @@ pub fn backlog_table(r: &BacklogReport) -> String {
         out,
         "  plain runs                           {}{}",
         group_thousands(p.runs),
-        if p.cut > 0 {
-            format!(
-                " ({} undecided at the load's end ({}) or a bound of the run)",
-                group_thousands(p.cut),
-                format_duration(r.load_us)
-            )
-        } else {
-            String::new()
-        }
+        open_paths(p, r.load_us)
     );
     let share = if p.runs > 0 {
         p.storm as f64 / p.runs as f64
@@ -187,9 +261,9 @@ pub fn backlog_table(r: &BacklogReport) -> String {
         if s.cut > 0 {
             let _ = writeln!(
                 out,
-                "  note: {} undecided at the load's end or a bound of the run, counted as no \
-                 storm",
-                counted(s.cut, "path was", "paths were")
+                "  note: {} neither region by the load's end or a bound of the run, counted \
+                 as no storm",
+                counted(s.cut, "path reached", "paths reached")
             );
         }
     }
@@ -207,10 +281,12 @@ pub fn backlog_json(r: &BacklogReport) -> Value {
     };
     let p = &r.passages;
     let mut value = json!({
-        "storm_backlog_at_least": r.regions.high,
-        "storm_default": r.high_default,
-        "calm_backlog_at_most": r.regions.low,
-        "calm_default": r.low_default,
+        "storm_backlog_at_least": r.chosen.regions.high,
+        "storm_default": r.chosen.storm != StormRule::Given,
+        "storm_reason": storm_reason(&r.chosen.storm),
+        "calm_backlog_at_most": r.chosen.regions.low,
+        "calm_default": r.chosen.calm != CalmRule::Given,
+        "calm_reason": calm_reason(&r.chosen),
         "judged_from_s": r.rules.from as f64 / 1e9,
         "scored_from_s": r.rules.scored_from as f64 / 1e9,
         "after_trigger": p.after_trigger,
@@ -218,6 +294,7 @@ pub fn backlog_json(r: &BacklogReport) -> Value {
         "plain": {
             "runs": p.runs,
             "cut": p.cut,
+            "cut_after_storm": p.cut_after_storm,
             "storm": p.storm,
             "wilson_low": p.storm_interval.0,
             "wilson_high": p.storm_interval.1,

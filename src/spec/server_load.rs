@@ -6,7 +6,8 @@
 
 use super::server::{DEFAULT_RATE_PER_S, ServerParams};
 use crate::base::time::Micros;
-use crate::model::server::{NS_PER_US, TriggerKind};
+use crate::model::backlog::ServiceShape;
+use crate::model::server::{NS_PER_US, TimeoutLaw, TriggerKind};
 
 /// The load's duration without triggers, and its least with them, µs.
 pub const DEFAULT_DURATION_US: Micros = 10_000_000;
@@ -141,6 +142,29 @@ impl ServerParams {
             .map(|i| load(self.chain.service_of(i).mean(), self.chain.workers_of(i)))
             .chain(std::iter::once(load(self.service.mean(), self.workers)))
             .collect()
+    }
+
+    /// What the server's default backlog regions are derived from
+    /// ([`crate::model::backlog::choose_regions`]): its workers, mean
+    /// service, per-attempt timeout (the mean of per-request ones), queue
+    /// limit and offered load.
+    pub fn backlog_shape(&self) -> ServiceShape {
+        let ns = |us: Micros| (us * NS_PER_US) as f64;
+        let timeout = match (self.timeout_us, self.timeout_choices.as_slice()) {
+            (Some(t), _) => Some((ns(t), self.timeout_law == TimeoutLaw::Exponential)),
+            (None, []) => None,
+            (None, choices) => Some((
+                choices.iter().map(|&t| ns(t)).sum::<f64>() / choices.len() as f64,
+                true,
+            )),
+        };
+        ServiceShape {
+            workers: self.workers,
+            mean_service_ns: self.service.mean(),
+            timeout,
+            queue_limit: self.queue_limit,
+            offered_load: self.offered_loads().last().copied().flatten(),
+        }
     }
 
     /// The highest offered load of the chain's services (`None` if every

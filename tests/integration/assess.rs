@@ -361,10 +361,6 @@ fn bad_assess_input_is_refused_in_one_line() {
         (&["--suggest", "bogus"], "--suggest"),
         (&["--high", "100"], "give --splitting PATHS too"),
         (
-            &["--splitting", "100"],
-            "--high: give the storm region's backlog",
-        ),
-        (
             &["--splitting", "100", "--high", "5", "--low", "5"],
             "expected low < high",
         ),
@@ -378,6 +374,21 @@ fn bad_assess_input_is_refused_in_one_line() {
         let err = usage_error(&args);
         assert!(err.contains(says), "{extra:?}: {err}");
     }
+    // Neither a timeout nor a queue limit: no storm region to derive.
+    let mut args = vec!["assess"];
+    args.extend(
+        SERVICE
+            .chunks(2)
+            .filter(|kv| kv[0] != "--timeout")
+            .flatten(),
+    );
+    args.extend(["--splitting", "100"]);
+    let err = usage_error(&args);
+    assert!(
+        err.contains("--high: give the storm region's backlog")
+            && err.contains("neither a timeout on bounded workers nor a queue_limit"),
+        "{err}"
+    );
     let err = usage_error(&["assess", "--policy", "full"]);
     assert!(err.contains("--resource server"), "{err}");
     // (Repeating a flag adds values: an overloaded service is its own line.)

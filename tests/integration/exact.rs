@@ -199,6 +199,9 @@ fn exact_is_the_same_bytes_at_any_thread_count_and_says_what_it_solved() {
     let trigger = one.find("trigger: an outage").expect("the trigger");
     let figures = one.find("Stationary").unwrap();
     assert!(load < figures && trigger < figures, "{one}");
-    assert!(one.contains("default: 90% of queue_limit"), "{one}");
+    assert!(
+        one.contains("default: 90% of queue_limit 10, rounded up: the queue nearly full"),
+        "{one}"
+    );
     assert!(one.contains("storm probability"), "{one}");
 }

@@ -228,11 +228,14 @@ fn splitting_is_the_same_bytes_at_any_thread_count_and_says_what_it_estimates() 
     };
     let one = out("1");
     assert_eq!(one, out("2"));
-    // The regions (defaults named) and where judging starts come before
-    // the figures.
-    let regions = one
-        .find("storm ≥ 25, calm ≤ 1 (default: 10% of queue_limit)")
-        .expect("the regions");
+    // The regions (a default's reason given, a given one kept) and where
+    // judging starts come before the figures.
+    let regions = one.find("storm ≥ 25, calm ≤ 1\n").expect("the regions");
+    assert!(
+        one.contains("  calm ≤ 1 by default: 10% of queue_limit 10, rounded down\n")
+            && !one.contains("storm ≥ 25 by default"),
+        "{one}"
+    );
     let judged = one.find("judged from the trigger's end (520ms)").unwrap();
     let splitting = one.find("Splitting (adaptive multilevel").unwrap();
     assert!(regions < judged && judged < splitting, "{one}");
@@ -264,7 +267,80 @@ fn backlog_flags_refuse_what_they_cannot_answer() {
         err.contains("--splitting") && err.contains("server"),
         "{err}"
     );
-    // No queue limit: no default storm region.
+    // No queue limit and no timeout: no default storm region.
     let err = usage_error(&["run", "--resource", "server", "--rate", "100", "--low", "1"]);
-    assert!(err.contains("--high"), "{err}");
+    assert!(
+        err.contains("--high") && err.contains("nor a queue_limit"),
+        "{err}"
+    );
+}
+
+/// The metastable map's service (one worker of 1 ms at 700 requests/s, a
+/// 100 ms timeout, immediate retries, 4 attempts) after a 150 ms outage:
+/// no queue limit, so both regions come from the service.
+const METASTABLE: &[&str] = &[
+    "--rate",
+    "700",
+    "--workers",
+    "1",
+    "--service",
+    "exp:1ms",
+    "--timeout",
+    "100ms",
+    "--policy",
+    "no-backoff",
+    "--base",
+    "1s",
+    "--max-attempts",
+    "4",
+    "--trigger",
+    "outage@2s..2.15s",
+    "--duration",
+    "4s",
+    "--seeds",
+    "40",
+];
+
+#[test]
+fn default_regions_come_from_the_service_and_say_why() {
+    let text = succeed(
+        cargo_bin_cmd!("herdsim")
+            .args(["run", "--resource", "server", "-q"])
+            .args(METASTABLE)
+            .args(["--splitting", "20", "--batches", "2"]),
+    );
+    // 2 × 1 × 100 ms / 1 ms = 200; M/M/1 at ρ 0.7 waits with chance 0.7
+    // and P(queue > k) = 0.7^(k+2), at most 5% from k = 7.
+    for line in [
+        "storm ≥ 200, calm ≤ 7\n",
+        "  storm ≥ 200 by default: 2 × 1 worker × 100 ms timeout / 1 ms mean service: at half \
+         this backlog an attempt is served just as its client gives up",
+        "  calm ≤ 7 by default: the queue an M/M/1 service at ρ = 0.700 exceeds 5% of the time \
+         at most",
+    ] {
+        assert!(text.contains(line), "{line}\n{text}");
+    }
+    let json = server_json(&[METASTABLE, &["--low", "3"][..]].concat());
+    let backlog = &json["backlog"];
+    assert_eq!(backlog["storm_backlog_at_least"], 200, "{backlog}");
+    assert_eq!(backlog["storm_default"], true);
+    let why = backlog["storm_reason"].as_str().unwrap();
+    assert!(why.starts_with("2 × 1 worker × 100 ms timeout"), "{why}");
+    // A region given is kept, with no reason.
+    assert_eq!(backlog["calm_backlog_at_most"], 3);
+    assert_eq!(backlog["calm_default"], false);
+    assert!(backlog["calm_reason"].is_null(), "{backlog}");
+}
+
+#[test]
+fn a_storm_region_given_is_honoured_and_calm_held_below_it() {
+    let json = server_json(&[METASTABLE, &["--high", "5"][..]].concat());
+    let backlog = &json["backlog"];
+    assert_eq!(backlog["storm_backlog_at_least"], 5, "{backlog}");
+    assert_eq!(backlog["storm_default"], false);
+    assert!(backlog["storm_reason"].is_null(), "{backlog}");
+    // Calm's default (7) would not be below it: held at 4, and said so.
+    assert_eq!(backlog["calm_backlog_at_most"], 4);
+    let why = backlog["calm_reason"].as_str().unwrap();
+    assert!(why.ends_with("held one below the storm region"), "{why}");
 }

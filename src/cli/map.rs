@@ -502,11 +502,7 @@ fn draw(args: &MapArgs, from: &Path) -> Result<(), CliError> {
 
 /// A made map's cells: its heatmap drawn to `--svg` (never replacing a
 /// file), its boundaries printed.
-fn show_map(
-    args: &MapArgs,
-    settings: &MapSettings,
-    cells: &[CellCounts],
-) -> Result<(), CliError> {
+fn show_map(args: &MapArgs, settings: &MapSettings, cells: &[CellCounts]) -> Result<(), CliError> {
     if let Some(svg) = &args.svg
         && !is_regular_file(svg)
     {

@@ -28,9 +28,9 @@ use crate::measure::verdict::Verdict;
 use crate::model::ResourceKind;
 use crate::model::server::{NS_PER_S, ServerSpec};
 use crate::policy::PolicyKind;
+use crate::report::herd_svg::{HerdPicture, herd_timeline};
 use crate::report::series::series_csv;
 use crate::report::series_svg::{SeriesPicture, server_series, trigger_label};
-use crate::report::herd_svg::{HerdPicture, herd_timeline};
 use crate::report::{
     RunReport, ServerRunReport, run_json, run_table, server_run_json, server_run_table,
 };

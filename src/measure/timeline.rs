@@ -64,7 +64,8 @@ impl<'a, O: Observer> Binning<'a, O> {
 
     /// Doubles the bin width while `time` would fall past `2·max_bins` bins.
     fn widen_for(&mut self, time: Micros) {
-        let halve = |bins: &[u64]| -> Vec<u64> { bins.chunks(2).map(|pair| pair.iter().sum()).collect() };
+        let halve =
+            |bins: &[u64]| -> Vec<u64> { bins.chunks(2).map(|pair| pair.iter().sum()).collect() };
         while time / self.bin_us >= 2 * self.max_bins as u64 {
             self.counts = halve(&self.counts);
             self.successes = halve(&self.successes);

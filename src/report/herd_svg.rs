@@ -55,10 +55,7 @@ pub fn herd_timeline(picture: &HerdPicture<'_>) -> PlotResult<Figure> {
     let bin = timeline.bin_us as f64 * scale;
     let shade = TRIGGER_COLOR.mix(0.15);
     let mut legend = vec![Entry::new(
-        format!(
-            "retries per ms ({} bins)",
-            format_duration(timeline.bin_us)
-        ),
+        format!("retries per ms ({} bins)", format_duration(timeline.bin_us)),
         Swatch::Line(RETRIES_COLOR, false),
     )];
     if let Some(c) = picture.capacity_per_ms {

@@ -192,8 +192,14 @@ pub fn default_title(s: &MapSettings) -> String {
         let kind = spec.policy.kind;
         let mut shape = Vec::new();
         if kind != crate::policy::PolicyKind::NoBackoff {
-            shape.extend(given("base", format!("base {}", format_duration(spec.policy.base_us))));
-            shape.extend(given("cap", format!("cap {}", format_duration(spec.policy.cap_us))));
+            shape.extend(given(
+                "base",
+                format!("base {}", format_duration(spec.policy.base_us)),
+            ));
+            shape.extend(given(
+                "cap",
+                format!("cap {}", format_duration(spec.policy.cap_us)),
+            ));
         }
         if shape.is_empty() {
             kind.to_string()
@@ -204,7 +210,9 @@ pub fn default_title(s: &MapSettings) -> String {
     let attempts = given(
         "max_attempts",
         spec.max_attempts
-            .map_or("unlimited attempts".to_string(), |n| format!("at most {n} attempts")),
+            .map_or("unlimited attempts".to_string(), |n| {
+                format!("at most {n} attempts")
+            }),
     );
     // A control by its rule's name: its whole rule is a line of numbers.
     let controls = [
@@ -215,7 +223,10 @@ pub fn default_title(s: &MapSettings) -> String {
     .into_iter()
     .filter_map(|(key, control)| {
         let rule = control.as_ref()?.to_string();
-        given(key, format!("{key} {}", rule.split(':').next().unwrap_or(&rule)))
+        given(
+            key,
+            format!("{key} {}", rule.split(':').next().unwrap_or(&rule)),
+        )
     });
     let timeout = given(
         "timeout",
@@ -509,7 +520,11 @@ pub fn map_svg(s: &MapSettings, cells: &[CellCounts], title: &str) -> String {
     let _ = writeln!(
         svg,
         r##"{sample}<text x="{}" y="{sample_y:.2}" font-size="11" dominant-baseline="middle">{}</text>"##,
-        if contour == Contour::Omitted { lx } else { lx + 19.0 },
+        if contour == Contour::Omitted {
+            lx
+        } else {
+            lx + 19.0
+        },
         contour.legend()
     );
     let mut foot = vec![format!(

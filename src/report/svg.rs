@@ -694,7 +694,8 @@ pub(crate) fn stacked(
         .map_or(0, |w| w as u32 + 12);
     {
         let lines = title_lines(title, WIDTH + column);
-        let height = 82 + TITLE_LINE as u32 * lines.len().max(1) as u32 + panel_height * count as u32;
+        let height =
+            82 + TITLE_LINE as u32 * lines.len().max(1) as u32 + panel_height * count as u32;
         let root = SVGBackend::with_string(&mut svg, (WIDTH + column, height)).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
         let root = titled(&root, &lines)?;
@@ -1184,7 +1185,10 @@ mod tests {
                     resilience4j:0.5,window:50,min:20,slow:0.8,slow-call:2s,open:10s; replicate 0";
         let lines = wrap(text, 14.0, 400);
         assert_eq!(lines.join(" "), text);
-        assert!(lines.iter().all(|l| text_width(l, 14.0) <= 400), "{lines:?}");
+        assert!(
+            lines.iter().all(|l| text_width(l, 14.0) <= 400),
+            "{lines:?}"
+        );
         // Balanced: three lines where three are needed, none much shorter
         // than the others would allow.
         assert_eq!(lines.len(), 3, "{lines:?}");

@@ -19,7 +19,12 @@ use crate::plots::{polylines, rectangles, stuck_picture, stuck_run};
 /// words), and the figure's width.
 fn texts(svg: &str) -> (Vec<(f64, f64, String)>, f64) {
     let doc = roxmltree::Document::parse(svg).expect("well-formed XML");
-    let width = doc.root_element().attribute("width").unwrap().parse().unwrap();
+    let width = doc
+        .root_element()
+        .attribute("width")
+        .unwrap()
+        .parse()
+        .unwrap();
     let texts = doc
         .descendants()
         .filter(|n| n.has_tag_name("text"))
@@ -124,7 +129,10 @@ fn herd_under_an_outage() -> RunSpec {
 fn the_herd_plot_shades_the_outage_and_draws_the_clients_through() {
     let spec = herd_under_an_outage();
     let timeline = run_timeline(&spec, Seeds::for_job(3, 0, 0), 200);
-    assert_eq!(timeline.metrics.successes, 1_000, "every client gets through");
+    assert_eq!(
+        timeline.metrics.successes, 1_000,
+        "every client gets through"
+    );
     let picture = HerdPicture {
         title: "decorrelated, 1,000 clients".into(),
         label: "decorrelated".into(),
@@ -158,12 +166,14 @@ fn the_herd_plot_shades_the_outage_and_draws_the_clients_through() {
         .into_iter()
         .max_by_key(Vec::len)
         .unwrap();
-    let share = |py: f64| {
-        100.0 * (f64::from(frame.py.1) - py) / f64::from(frame.py.1 - frame.py.0)
-    };
+    let share = |py: f64| 100.0 * (f64::from(frame.py.1) - py) / f64::from(frame.py.1 - frame.py.0);
     let (first, last) = (line[0], line[line.len() - 1]);
     assert!(share(first.1).abs() < 1.0 && frame.data_x(first.0).abs() <= px);
-    assert!((share(last.1) - 100.0).abs() < 1.0, "ends at {}%", share(last.1));
+    assert!(
+        (share(last.1) - 100.0).abs() < 1.0,
+        "ends at {}%",
+        share(last.1)
+    );
     assert!(line.windows(2).all(|w| w[1].1 <= w[0].1), "never falls");
     // Nobody succeeds during the outage: the line is still at 0% at 300 ms.
     let at_end_of_outage = line
@@ -173,7 +183,10 @@ fn the_herd_plot_shades_the_outage_and_draws_the_clients_through() {
         .unwrap();
     assert!(share(at_end_of_outage.1) < 1.0);
     let svg = &figure.svg;
-    assert!(svg.contains("outage, 0 to 300ms: every call fails"), "{svg}");
+    assert!(
+        svg.contains("outage, 0 to 300ms: every call fails"),
+        "{svg}"
+    );
     assert!(svg.contains("clients succeeded so far (% of 1,000, right axis)"));
 }
 
@@ -196,7 +209,11 @@ fn run_plot_on_the_slot_model_shows_its_down_window() {
     // The shade and its legend swatch, and the cumulative line and its.
     assert_eq!(rectangles(&svg, TRIGGER_COLOR).len(), 2);
     assert!(svg.contains("outage, 0 to 300ms: every call fails"));
-    assert!(polylines(&svg, SUCCEEDED_COLOR).iter().any(|l| l.len() > 10));
+    assert!(
+        polylines(&svg, SUCCEEDED_COLOR)
+            .iter()
+            .any(|l| l.len() > 10)
+    );
     assert!(svg.contains("clients succeeded (%)"));
 }
 
@@ -307,7 +324,8 @@ fn a_map_draws_no_contour_across_categorical_rows() {
     assert!(crossings >= 1, "the row without a budget crosses 50%");
     for line in drawn_lines(&doc) {
         let within = rows.iter().any(|&(top, bottom)| {
-            line.iter().all(|&(_, y)| y >= top - 0.01 && y <= bottom + 0.01)
+            line.iter()
+                .all(|&(_, y)| y >= top - 0.01 && y <= bottom + 0.01)
         });
         assert!(within, "a line across rows: {line:?}");
     }

@@ -488,7 +488,11 @@ pub(crate) fn stuck_run() -> (ServerSpec, ServerMetrics) {
     (spec, run)
 }
 
-pub(crate) fn stuck_picture<'a>(spec: &ServerSpec, run: &'a ServerMetrics, all: bool) -> SeriesPicture<'a> {
+pub(crate) fn stuck_picture<'a>(
+    spec: &ServerSpec,
+    run: &'a ServerMetrics,
+    all: bool,
+) -> SeriesPicture<'a> {
     let end = spec.last_trigger_end().unwrap();
     SeriesPicture {
         title: "stuck".into(),

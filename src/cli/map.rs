@@ -34,7 +34,7 @@ use crate::report::map_csv::{
     JournalEntry, journal_batch_line, journal_header, journal_line, map_csv, read_journal_line,
     read_map_csv,
 };
-use crate::report::map_svg::{axis_title, map_svg, x_scale};
+use crate::report::map_svg::{axis_title, default_title, map_svg, x_scale};
 use crate::sim::splitting::SplitBatch;
 use crate::spec::params::{PARAMS, Param, param};
 use crate::spec::undecided::{Undecided, decided_line};
@@ -99,7 +99,7 @@ pub struct MapArgs {
     #[arg(long, value_name = "FILE.svg", allow_hyphen_values = true, help_heading = OUTPUTS)]
     svg: Option<PathBuf>,
 
-    /// The heatmap's title [default: the scenario's description]
+    /// The heatmap's title [default: what was mapped: the axes, the retries and the workload]
     #[arg(long, value_name = "TEXT", allow_hyphen_values = true, help_heading = OUTPUTS)]
     title: Option<String>,
 
@@ -440,14 +440,12 @@ fn read_journal(journal: &Path, settings: &MapSettings) -> Result<Journaled, Cli
     })
 }
 
-/// The heatmap's title: `--title`, or the scenario's description.
-fn title(args: &MapArgs, scenario: &Scenario) -> String {
-    args.title.clone().unwrap_or_else(|| {
-        scenario
-            .description
-            .clone()
-            .unwrap_or_else(|| format!("{}: storm probability", scenario.name))
-    })
+/// The heatmap's title: `--title`, or what was mapped (a scenario's
+/// description may not say what the flags changed).
+fn title(args: &MapArgs, settings: &MapSettings) -> String {
+    args.title
+        .clone()
+        .unwrap_or_else(|| default_title(settings))
 }
 
 pub fn map(args: &MapArgs) -> Result<(), CliError> {
@@ -480,20 +478,19 @@ pub fn map(args: &MapArgs) -> Result<(), CliError> {
     }
 }
 
-/// The scenario with the flags applied, and the map's settings.
-fn read(args: &MapArgs) -> Result<(Scenario, MapSettings), CliError> {
+/// The map's settings: the scenario with the flags applied.
+fn read(args: &MapArgs) -> Result<MapSettings, CliError> {
     let scenario = match &args.scenario {
         Some(path) => read_scenario(path)?,
         None => Scenario::default(),
     };
     let scenario = args.grid.apply(scenario)?;
-    let settings = settings(args, &scenario)?;
-    Ok((scenario, settings))
+    settings(args, &scenario)
 }
 
 /// `--from`: a made map's heatmap and boundaries, from its CSV.
 fn draw(args: &MapArgs, from: &Path) -> Result<(), CliError> {
-    let (scenario, settings) = read(args)?;
+    let settings = read(args)?;
     if let Some(svg) = &args.svg
         && is_regular_file(svg)
     {
@@ -505,24 +502,19 @@ fn draw(args: &MapArgs, from: &Path) -> Result<(), CliError> {
     let text = read_input(from, "map file", MAX_TABLE_BYTES)?;
     let shown = from.display().to_string();
     let cells = read_map_csv(&shown, &text, &settings)?;
-    show_map(args, &scenario, &settings, &cells)
+    show_map(args, &settings, &cells)
 }
 
 /// A made map's cells: its heatmap drawn to `--svg` (never replacing a
 /// file), its boundaries printed.
-fn show_map(
-    args: &MapArgs,
-    scenario: &Scenario,
-    settings: &MapSettings,
-    cells: &[CellCounts],
-) -> Result<(), CliError> {
+fn show_map(args: &MapArgs, settings: &MapSettings, cells: &[CellCounts]) -> Result<(), CliError> {
     if let Some(svg) = &args.svg
         && !is_regular_file(svg)
     {
         write_whole(
             svg,
             false,
-            &map_svg(settings, cells, &title(args, scenario)),
+            &map_svg(settings, cells, &title(args, settings)),
         )?;
     }
     write_stdout(&boundary_table(settings, cells, None))?;
@@ -545,7 +537,7 @@ fn this_map(path: &Path, settings: &MapSettings) -> Option<Vec<CellCounts>> {
 /// CSV and SVG written whole.
 fn make(args: &MapArgs, out: &Path, journal: &Path) -> Result<(), CliError> {
     let started = Instant::now();
-    let (scenario, settings) = read(args)?;
+    let settings = read(args)?;
     let id = settings.fingerprint();
     let outputs = [("--out", Some(out)), ("--svg", args.svg.as_deref())];
     // Checked before any run: a directory, a missing directory or a loop of
@@ -579,7 +571,7 @@ fn make(args: &MapArgs, out: &Path, journal: &Path) -> Result<(), CliError> {
                     out.display()
                 );
             }
-            return show_map(args, &scenario, &settings, &cells);
+            return show_map(args, &settings, &cells);
         }
         for (flag, path) in outputs {
             if let Some(path) = path
@@ -728,7 +720,7 @@ fn make(args: &MapArgs, out: &Path, journal: &Path) -> Result<(), CliError> {
         write_whole(
             svg,
             true,
-            &map_svg(&map.settings, &counts, &title(args, &scenario)),
+            &map_svg(&map.settings, &counts, &title(args, &map.settings)),
         )?;
     }
     let _ = fs::remove_file(journal);

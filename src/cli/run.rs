@@ -28,9 +28,9 @@ use crate::measure::verdict::{Goodput, Verdict};
 use crate::model::ResourceKind;
 use crate::model::server::{NS_PER_S, ServerSpec};
 use crate::policy::PolicyKind;
+use crate::report::herd_svg::{HerdPicture, herd_timeline};
 use crate::report::series::series_csv;
 use crate::report::series_svg::{SeriesPicture, server_series, trigger_label};
-use crate::report::svg::timelines;
 use crate::report::{
     RunReport, ServerRunReport, run_json, run_table, server_run_json, server_run_table,
 };
@@ -652,7 +652,8 @@ fn plot_server_series(
     write_svg(plot.path, plot.force, &server_series(&picture)?)
 }
 
-/// Draws replicate 0's retries over time to `path`.
+/// Draws replicate 0's retries over time to `path`, the outage window
+/// shaded and the share of clients succeeded beside them.
 fn plot_timeline(
     path: &Path,
     force: bool,
@@ -661,7 +662,7 @@ fn plot_timeline(
     timeline: &Timeline,
 ) -> Result<(), CliError> {
     let title = format!(
-        "{} clients, {} (base {}, cap {}): retries per ms over time",
+        "{} clients, {} (base {}, cap {}): retries per ms and clients succeeded over time",
         group_thousands(u64::from(spec.clients)),
         spec.policy.kind,
         format_duration(spec.policy.base_us),
@@ -671,7 +672,13 @@ fn plot_timeline(
         "{}: replicate 0 of master seed {master_seed}",
         spec.policy.kind
     );
-    let capacity = (spec.resource == ResourceKind::Slot).then_some(spec.capacity_per_ms);
-    let figure = timelines(&title, &[(label, timeline)], capacity)?;
-    write_svg(path, force, &figure)
+    let slot = spec.resource == ResourceKind::Slot;
+    let picture = HerdPicture {
+        title,
+        label,
+        timeline,
+        capacity_per_ms: slot.then_some(spec.capacity_per_ms),
+        outage_us: spec.down.filter(|_| slot),
+    };
+    write_svg(path, force, &herd_timeline(&picture)?)
 }

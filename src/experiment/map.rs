@@ -112,7 +112,14 @@ impl MapAxis {
 
     /// True if new values can be made between two of this axis's.
     pub fn refinable(&self) -> bool {
-        self.scale != Scale::Ordinal
+        !self.categorical()
+    }
+
+    /// True if the values are categories (policy names, budget rules that
+    /// differ in more than a number): placed in the order given, with
+    /// nothing between two of them, so nothing is interpolated across them.
+    pub fn categorical(&self) -> bool {
+        self.scale == Scale::Ordinal
     }
 
     /// Where `value` sits on the axis (for an ordinal axis, its place among

@@ -110,10 +110,16 @@ mod tests {
     use crate::PolicyKind;
 
     #[test]
-    fn bins_count_every_retry() {
+    fn bins_count_every_retry_and_success() {
         let spec = RunSpec::seed_002(PolicyKind::Full, 300);
         let t = run_timeline(&spec, Seeds::for_job(1, 0, 0), 200);
         assert_eq!(t.retries.iter().sum::<u64>(), t.metrics.retries);
+        assert_eq!(t.successes.iter().sum::<u64>(), t.metrics.successes);
+        assert_eq!(t.successes.len(), t.retries.len());
+        // Every client succeeds here, the last in the last bin.
+        assert_eq!(t.metrics.successes, 300);
+        assert_eq!(t.succeeded_shares().last(), Some(&1.0));
+        assert!(t.successes.last().is_some_and(|&n| n > 0));
         assert!(t.retries.len() <= 400, "at most twice max_bins");
         assert!(
             (t.bin_us / 1_000).is_power_of_two(),
@@ -137,6 +143,15 @@ mod tests {
             .filter(|&(_, n)| n > 0)
             .collect();
         assert_eq!(spikes, [(100, 3), (300, 2), (700, 1)]);
+        // One client succeeds at 0 and one on each wave.
+        let done: Vec<(usize, u64)> = t
+            .successes
+            .iter()
+            .copied()
+            .enumerate()
+            .filter(|&(_, n)| n > 0)
+            .collect();
+        assert_eq!(done, [(0, 1), (100, 1), (300, 1), (700, 1)]);
     }
 
     #[test]
@@ -148,10 +163,9 @@ mod tests {
         let grown = run_timeline(&spec, seeds, 50);
         let end = grown.bin_us * grown.retries.len() as u64;
         let fixed = run_binned(&spec, seeds, grown.bin_us * 2, end);
-        assert_eq!(
-            grown.rebinned(grown.bin_us * 2, end).unwrap().retries,
-            fixed.retries
-        );
+        let rebinned = grown.rebinned(grown.bin_us * 2, end).unwrap();
+        assert_eq!(rebinned.retries, fixed.retries);
+        assert_eq!(rebinned.successes, fixed.successes);
         assert_eq!(fixed.retries.iter().sum::<u64>(), grown.metrics.retries);
         assert!(grown.rebinned(grown.bin_us + 1, end).is_none());
     }

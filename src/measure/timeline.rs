@@ -1,5 +1,5 @@
-//! Where a run's retries land in time: the data behind `--plot` timelines and
-//! the terminal sparkline.
+//! Where a run's retries and successes land in time: the data behind
+//! `--plot` timelines and the terminal sparkline.
 
 use std::ops::Range;
 
@@ -7,13 +7,16 @@ use crate::base::time::Micros;
 use crate::measure::metrics::RunMetrics;
 use crate::measure::observer::Observer;
 
-/// Retries counted in equal bins of time from t = 0.
+/// Retries and successes counted in equal bins of time from t = 0.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Timeline {
     /// Width of each bin, µs.
     pub bin_us: Micros,
     /// Retries sent in each bin, in order.
     pub retries: Vec<u64>,
+    /// Calls that succeeded in each bin (each a client done: a client
+    /// succeeds once), as long as `retries`.
+    pub successes: Vec<u64>,
     /// The run's metrics.
     pub metrics: RunMetrics,
 }
@@ -27,6 +30,7 @@ pub struct Binning<'a, O> {
     inner: &'a mut O,
     bin_us: Micros,
     counts: Vec<u64>,
+    successes: Vec<u64>,
     max_bins: usize,
     grow: bool,
 }
@@ -39,6 +43,7 @@ impl<'a, O: Observer> Binning<'a, O> {
             inner,
             bin_us: first_bin_us.max(1),
             counts: Vec::new(),
+            successes: Vec::new(),
             max_bins: max_bins.max(1),
             grow: true,
         }
@@ -51,6 +56,7 @@ impl<'a, O: Observer> Binning<'a, O> {
             inner,
             bin_us: bin_us.max(1),
             counts: vec![0; bins],
+            successes: vec![0; bins],
             max_bins: bins,
             grow: false,
         }
@@ -58,12 +64,11 @@ impl<'a, O: Observer> Binning<'a, O> {
 
     /// Doubles the bin width while `time` would fall past `2·max_bins` bins.
     fn widen_for(&mut self, time: Micros) {
+        let halve =
+            |bins: &[u64]| -> Vec<u64> { bins.chunks(2).map(|pair| pair.iter().sum()).collect() };
         while time / self.bin_us >= 2 * self.max_bins as u64 {
-            self.counts = self
-                .counts
-                .chunks(2)
-                .map(|pair| pair.iter().sum())
-                .collect();
+            self.counts = halve(&self.counts);
+            self.successes = halve(&self.successes);
             self.bin_us *= 2;
         }
     }
@@ -75,27 +80,33 @@ impl<'a, O: Observer> Binning<'a, O> {
             let bins = (metrics.last_success_us / self.bin_us + 1) as usize;
             self.counts.resize(self.counts.len().max(bins), 0);
         }
+        self.successes.resize(self.counts.len(), 0);
         Timeline {
             bin_us: self.bin_us,
             retries: self.counts,
+            successes: self.successes,
             metrics,
         }
     }
 }
 
 impl<O: Observer> Binning<'_, O> {
-    /// Counts `n` retries at `time`.
+    /// Counts `retries` retries and `successes` successful calls at `time`.
     #[inline]
-    fn count(&mut self, time: Micros, n: u64) {
+    fn count(&mut self, time: Micros, retries: u64, successes: u64) {
         if self.grow {
             self.widen_for(time);
         }
         let i = (time / self.bin_us) as usize;
         if self.grow && i >= self.counts.len() {
             self.counts.resize(i + 1, 0);
+            self.successes.resize(i + 1, 0);
         }
         if let Some(count) = self.counts.get_mut(i) {
-            *count += n;
+            *count += retries;
+        }
+        if let Some(count) = self.successes.get_mut(i) {
+            *count += successes;
         }
     }
 }
@@ -103,8 +114,8 @@ impl<O: Observer> Binning<'_, O> {
 impl<O: Observer> Observer for Binning<'_, O> {
     #[inline]
     fn call(&mut self, time: Micros, client: u32, attempt: u32, served: bool) {
-        if attempt > 0 {
-            self.count(time, 1);
+        if attempt > 0 || served {
+            self.count(time, u64::from(attempt > 0), u64::from(served));
         }
         self.inner.call(time, client, attempt, served);
     }
@@ -116,8 +127,10 @@ impl<O: Observer> Observer for Binning<'_, O> {
 
     #[inline]
     fn wave_calls(&mut self, time: Micros, clients: Range<u32>, attempt: u32, first_served: bool) {
-        if attempt > 0 && !clients.is_empty() {
-            self.count(time, clients.len() as u64);
+        let retries = if attempt > 0 { clients.len() as u64 } else { 0 };
+        let served = u64::from(first_served && !clients.is_empty());
+        if retries > 0 || served > 0 {
+            self.count(time, retries, served);
         }
         self.inner.wave_calls(time, clients, attempt, first_served);
     }
@@ -154,15 +167,15 @@ impl Timeline {
             return None;
         }
         let factor = (bin_us / self.bin_us) as usize;
-        let mut retries: Vec<u64> = self
-            .retries
-            .chunks(factor)
-            .map(|c| c.iter().sum())
-            .collect();
-        retries.resize(end.div_ceil(bin_us) as usize, 0);
+        let regroup = |bins: &[u64]| {
+            let mut wide: Vec<u64> = bins.chunks(factor).map(|c| c.iter().sum()).collect();
+            wide.resize(end.div_ceil(bin_us) as usize, 0);
+            wide
+        };
         Some(Timeline {
             bin_us,
-            retries,
+            retries: regroup(&self.retries),
+            successes: regroup(&self.successes),
             metrics: self.metrics.clone(),
         })
     }
@@ -196,6 +209,19 @@ impl Timeline {
     pub fn rates_per_ms(&self) -> Vec<f64> {
         let ms = self.bin_us as f64 / 1e3;
         self.retries.iter().map(|&n| n as f64 / ms).collect()
+    }
+
+    /// The share of the run's clients that have succeeded by the end of each
+    /// bin, 0 to 1 (0 throughout without clients).
+    pub fn succeeded_shares(&self) -> Vec<f64> {
+        let clients = self.metrics.clients.max(1) as f64;
+        self.successes
+            .iter()
+            .scan(0u64, |done, &n| {
+                *done += n;
+                Some(*done as f64 / clients)
+            })
+            .collect()
     }
 
     /// The timeline as one line of block characters, each the mean of its
@@ -236,6 +262,7 @@ mod tests {
         let t = Timeline {
             bin_us: 1,
             retries: vec![8, 0, 4, 1],
+            successes: vec![0; 4],
             metrics: RunMetrics::default(),
         };
         assert_eq!(t.sparkline(4), "█ ▄▁");

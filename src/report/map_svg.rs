@@ -1,6 +1,8 @@
 //! A metastability map as an SVG heatmap: a rectangle per cell coloured by
 //! its storm probability, uncertain cells (Wilson interval straddling one
-//! half) hatched, and the 50% contour through each row's crossing. Written
+//! half) hatched, and the 50% contour through each row's crossing (where
+//! an axis is categorical, nothing is interpolated across it: each row's
+//! crossing stands alone, or none is drawn). Written
 //! by hand rather than with plotters: the cells are rectangles of unequal
 //! widths (refinement halves them near the boundary), and each carries a
 //! tooltip (`<title>`) with its counts, which needs no script. A trigger
@@ -17,7 +19,7 @@ use crate::experiment::map::{
 use crate::model::server::Triggers;
 use crate::report::html::escape;
 use crate::report::series_svg::trigger_kind_label;
-use crate::report::svg::title_svg;
+use crate::report::svg::title_block;
 
 const WIDTH: f64 = 760.0;
 const LEFT: f64 = 150.0;
@@ -48,6 +50,8 @@ pub fn storm_colour(p: f64) -> (u8, u8, u8) {
 /// shown value of each place on it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct XScale {
+    /// What the axis measures, in brief: `outage length`, `rate`.
+    pub name: String,
     /// What the axis measures, with its unit: `outage length (s), from t =
     /// 2s`, `rate (requests/s)`.
     pub title: String,
@@ -110,7 +114,11 @@ fn trigger_lengths(values: &[String]) -> Option<Vec<f64>> {
 /// (the refinement's midpoints are then midpoints of the lengths too);
 /// any other axis by its values, with its unit.
 pub fn x_scale(s: &MapSettings) -> XScale {
-    let axis = &s.x;
+    axis_scale(&s.x)
+}
+
+/// How `axis` is shown (see [`x_scale`]).
+fn axis_scale(axis: &MapAxis) -> XScale {
     let plain = || {
         let title = axis_title(axis);
         let heading = match unit_of(axis) {
@@ -118,6 +126,7 @@ pub fn x_scale(s: &MapSettings) -> XScale {
             None => title.clone(),
         };
         XScale {
+            name: axis.param.key.to_string(),
             title,
             heading,
             affine: None,
@@ -165,10 +174,126 @@ pub fn x_scale(s: &MapSettings) -> XScale {
         ("the triggers' total length".to_string(), None)
     };
     XScale {
+        name: what.clone(),
         title: format!("{what} (s){}", context.unwrap_or_default()),
         heading: format!("{what}, s"),
         affine: Some((a, b)),
     }
+}
+
+/// A map's title when none is given: what it plots, by which axes, and
+/// what was run, in brief (the retries and their controls; the load and
+/// the server), leaving out what the axes vary: `Storm probability by
+/// outage length and rate: no-backoff, at most 4 attempts, timeout 100ms;
+/// 1 worker, service exp:1ms`.
+pub fn default_title(s: &MapSettings) -> String {
+    let varied = |key: &str| s.x.param.key == key || s.y.param.key == key;
+    let given = |key: &'static str, text: String| (!varied(key)).then_some(text);
+    let spec = &s.base;
+    let server = &spec.server;
+    let policy = (!varied("policy")).then(|| {
+        let kind = spec.policy.kind;
+        let mut shape = Vec::new();
+        if kind != crate::policy::PolicyKind::NoBackoff {
+            shape.extend(given(
+                "base",
+                format!("base {}", format_duration(spec.policy.base_us)),
+            ));
+            shape.extend(given(
+                "cap",
+                format!("cap {}", format_duration(spec.policy.cap_us)),
+            ));
+        }
+        if shape.is_empty() {
+            kind.to_string()
+        } else {
+            format!("{kind} ({})", shape.join(", "))
+        }
+    });
+    let attempts = given(
+        "max_attempts",
+        spec.max_attempts
+            .map_or("unlimited attempts".to_string(), |n| {
+                format!("at most {n} attempts")
+            }),
+    );
+    // A control by its rule's name: its whole rule is a line of numbers.
+    let controls = [
+        ("budget", &spec.budget),
+        ("breaker", &spec.breaker),
+        ("throttle", &spec.throttle),
+    ]
+    .into_iter()
+    .filter_map(|(key, control)| {
+        let rule = control.as_ref()?.to_string();
+        given(
+            key,
+            format!("{key} {}", rule.split(':').next().unwrap_or(&rule)),
+        )
+    });
+    let timeout = given(
+        "timeout",
+        match server.timeout_us {
+            Some(t) => format!("timeout {}", format_duration(t)),
+            None if server.timeout_choices.is_empty() => "no timeout".to_string(),
+            None => format!(
+                "timeout {}",
+                crate::spec::server::show_timeout_choices(&server.timeout_choices)
+            ),
+        },
+    );
+    let retries: Vec<String> = policy
+        .into_iter()
+        .chain(attempts)
+        .chain(controls)
+        .chain(timeout)
+        .collect();
+    let load = match server.users {
+        Some(users) => given("users", format!("{users} users")),
+        None => given(
+            "rate",
+            format!(
+                "{} requests/s",
+                trimmed(
+                    server
+                        .rate_per_s
+                        .unwrap_or(crate::spec::server::DEFAULT_RATE_PER_S),
+                    6
+                )
+            ),
+        ),
+    };
+    let workers = given(
+        "workers",
+        server.workers.map_or("unbounded workers".to_string(), |c| {
+            format!("{c} worker{}", if c == 1 { "" } else { "s" })
+        }),
+    );
+    let depth = (server.chain.depth > 1)
+        .then(|| given("depth", format!("depth {}", server.chain.depth)))
+        .flatten();
+    let workload: Vec<String> = load
+        .into_iter()
+        .chain(workers)
+        .chain(given("service", format!("service {}", server.service)))
+        .chain(depth)
+        .chain(
+            (!server.triggers.0.is_empty())
+                .then(|| given("trigger", format!("trigger {}", server.triggers)))
+                .flatten(),
+        )
+        .collect();
+    let run: Vec<String> = [retries, workload]
+        .iter()
+        .map(|part| part.join(", "))
+        .filter(|part| !part.is_empty())
+        .collect();
+    format!(
+        "Storm probability by {} and {}: {}",
+        axis_scale(&s.x).name,
+        axis_scale(&s.y).name,
+        run.join("; ")
+    )
 }
 
 /// The heatmap of the map `s` whose cells are `cells` (a map's own, or
@@ -176,7 +301,13 @@ pub fn x_scale(s: &MapSettings) -> XScale {
 pub fn map_svg(s: &MapSettings, cells: &[CellCounts], title: &str) -> String {
     let rows = rows_of(places(cells), s.y.values.len());
     let row_height = (360.0 / rows.len() as f64).clamp(22.0, 60.0);
-    let height = TOP + BOTTOM + row_height * rows.len() as f64;
+    // Clear of the legend's heading, which starts at its left edge.
+    let (title, title_extra) = title_block(title, WIDTH - RIGHT + 24.0 - 20.0 - 16.0);
+    let plot_top = TOP + title_extra;
+    let contour = Contour::of(s);
+    let notes: Vec<String> = contour.note(s).into_iter().collect();
+    let height =
+        plot_top + BOTTOM + NOTE_LINE * notes.len() as f64 + row_height * rows.len() as f64;
     let plot_width = WIDTH - LEFT - RIGHT;
     // The x range: the coarse values, with half a step beyond each end.
     let mut coarse: Vec<f64> = s.x.values.iter().map(|v| s.x.position(v)).collect();
@@ -195,7 +326,7 @@ pub fn map_svg(s: &MapSettings, cells: &[CellCounts], title: &str) -> String {
     let decided: u64 = cells.iter().map(|c| c.runs).sum();
     let unresolved: u64 = cells.iter().map(|c| c.unresolved).sum();
     // The first y value at the bottom, as on any chart.
-    let row_top = |y: usize| TOP + row_height * (rows.len() - 1 - y) as f64;
+    let row_top = |y: usize| plot_top + row_height * (rows.len() - 1 - y) as f64;
 
     let mut svg = String::new();
     let _ = write!(
@@ -203,9 +334,7 @@ pub fn map_svg(s: &MapSettings, cells: &[CellCounts], title: &str) -> String {
         r##"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" font-family="sans-serif" font-size="12">
 <defs><pattern id="uncertain" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><line x1="0" y1="0" x2="0" y2="6" stroke="#000" stroke-opacity="0.45" stroke-width="1.5"/></pattern></defs>
 <rect width="100%" height="100%" fill="#fff"/>
-{}"##,
-        // Clear of the legend's heading, which starts at its left edge.
-        title_svg(title, WIDTH - RIGHT + 24.0 - 20.0 - 16.0)
+{title}"##
     );
     for (y, row) in rows.iter().enumerate() {
         let top = row_top(y);
@@ -264,7 +393,7 @@ pub fn map_svg(s: &MapSettings, cells: &[CellCounts], title: &str) -> String {
                 );
             }
         }
-        let label: String = s.y.values[y].chars().take(22).collect();
+        let label = shortened(&s.y.values[y]);
         let _ = writeln!(
             svg,
             r##"<text x="{}" y="{:.2}" text-anchor="end" dominant-baseline="middle">{}</text>"##,
@@ -274,17 +403,22 @@ pub fn map_svg(s: &MapSettings, cells: &[CellCounts], title: &str) -> String {
         );
     }
     // The frame, the x ticks at the coarse values, and the axis titles.
-    let bottom = TOP + row_height * rows.len() as f64;
+    let bottom = plot_top + row_height * rows.len() as f64;
     let _ = writeln!(
         svg,
-        r##"<rect x="{LEFT}" y="{TOP}" width="{plot_width}" height="{:.2}" fill="none" stroke="#444"/>"##,
-        bottom - TOP
+        r##"<rect x="{LEFT}" y="{plot_top}" width="{plot_width}" height="{:.2}" fill="none" stroke="#444"/>"##,
+        bottom - plot_top
     );
     let scale = x_scale(s);
     // A label where it does not run into the one before it.
     let mut free_from = f64::NEG_INFINITY;
     for &x in &coarse {
-        let label = trimmed(scale.shown(x), 4);
+        // A category by its value (its place is only its order).
+        let label = if s.x.categorical() {
+            shortened(&s.x.values[x as usize])
+        } else {
+            trimmed(scale.shown(x), 4)
+        };
         let half = f64::from(crate::report::svg::text_width(&label, 12.0)) / 2.0;
         let shown = if px(x) - half >= free_from + 4.0 {
             free_from = px(x) + half;
@@ -310,45 +444,63 @@ pub fn map_svg(s: &MapSettings, cells: &[CellCounts], title: &str) -> String {
         LEFT + plot_width / 2.0,
         bottom + 40.0,
         escape(&scale.title),
-        TOP + (bottom - TOP) / 2.0,
+        plot_top + (bottom - plot_top) / 2.0,
         escape(&axis_title(&s.y))
     );
-    // The 50% contour: each row's crossing, joined between neighbouring rows.
+    // The 50% contour: each row's crossing, joined between neighbouring rows
+    // where both axes are numbers; alone in its row where the rows are
+    // categories; none where the columns are.
     let boundaries = boundaries_of(cells, rows.len());
-    let mut segment: Vec<String> = Vec::new();
-    let mut segments = Vec::new();
-    for b in &boundaries {
-        match b.crossing.at() {
-            Some(x) => segment.push(format!(
-                "{:.2},{:.2}",
-                px(x),
-                row_top(b.y) + row_height / 2.0
-            )),
-            None => segments.push(std::mem::take(&mut segment)),
+    let crossings = boundaries
+        .iter()
+        .map(|b| b.crossing.at().map(|x| (px(x), row_top(b.y))));
+    match contour {
+        Contour::Joined => {
+            let mut segment: Vec<String> = Vec::new();
+            let mut segments = Vec::new();
+            for crossing in crossings {
+                match crossing {
+                    Some((x, top)) => {
+                        segment.push(format!("{x:.2},{:.2}", top + row_height / 2.0));
+                    }
+                    None => segments.push(std::mem::take(&mut segment)),
+                }
+            }
+            segments.push(segment);
+            for points in segments.iter().filter(|p| !p.is_empty()) {
+                let points = points.join(" ");
+                let _ = writeln!(
+                    svg,
+                    r##"<polyline class="contour" points="{points}" fill="none" stroke="#fff" stroke-width="5" stroke-linejoin="round"/><polyline points="{points}" fill="none" stroke="#000" stroke-width="2" stroke-linejoin="round"/>"##
+                );
+                for point in points.split(' ') {
+                    let (cx, cy) = point.split_once(',').expect("x,y");
+                    let _ = writeln!(svg, r##"<circle cx="{cx}" cy="{cy}" r="3" fill="#000"/>"##);
+                }
+            }
         }
-    }
-    segments.push(segment);
-    for points in segments.iter().filter(|p| !p.is_empty()) {
-        let points = points.join(" ");
-        let _ = writeln!(
-            svg,
-            r##"<polyline class="contour" points="{points}" fill="none" stroke="#fff" stroke-width="5" stroke-linejoin="round"/><polyline points="{points}" fill="none" stroke="#000" stroke-width="2" stroke-linejoin="round"/>"##
-        );
-        for point in points.split(' ') {
-            let (cx, cy) = point.split_once(',').expect("x,y");
-            let _ = writeln!(svg, r##"<circle cx="{cx}" cy="{cy}" r="3" fill="#000"/>"##);
+        Contour::PerRow => {
+            for (x, top) in crossings.flatten() {
+                let (y1, y2) = (top + 3.0, top + row_height - 3.0);
+                let _ = writeln!(
+                    svg,
+                    r##"<line class="crossing" x1="{x:.2}" y1="{y1:.2}" x2="{x:.2}" y2="{y2:.2}" stroke="#fff" stroke-width="5"/><line x1="{x:.2}" y1="{y1:.2}" x2="{x:.2}" y2="{y2:.2}" stroke="#000" stroke-width="2"/><circle cx="{x:.2}" cy="{:.2}" r="3" fill="#000"/>"##,
+                    top + row_height / 2.0
+                );
+            }
         }
+        Contour::Omitted => {}
     }
     // The legend: the colour scale, the hatching and the contour.
     let lx = WIDTH - RIGHT + 24.0;
-    let bar = (bottom - TOP).min(160.0);
+    let bar = (bottom - plot_top).min(160.0);
     for k in 0..20 {
         let p = 1.0 - (f64::from(k) + 0.5) / 20.0;
         let (r, g, b) = storm_colour(p);
         let _ = writeln!(
             svg,
             r##"<rect x="{lx}" y="{:.2}" width="14" height="{:.2}" fill="rgb({r},{g},{b})"/>"##,
-            TOP + bar * f64::from(k) / 20.0,
+            plot_top + bar * f64::from(k) / 20.0,
             bar / 20.0 + 0.5
         );
     }
@@ -357,31 +509,49 @@ pub fn map_svg(s: &MapSettings, cells: &[CellCounts], title: &str) -> String {
             svg,
             r##"<text x="{}" y="{:.2}" dominant-baseline="middle">{text}</text>"##,
             lx + 19.0,
-            TOP + bar * (1.0 - p)
+            plot_top + bar * (1.0 - p)
         );
     }
-    let _ = write!(
+    let _ = writeln!(
         svg,
         r##"<text x="{lx}" y="{:.2}" font-size="11">storm</text>
 <text x="{lx}" y="{:.2}" font-size="11">probability</text>
 <rect x="{lx}" y="{:.2}" width="14" height="14" fill="url(#uncertain)" stroke="#444"/>
-<text x="{}" y="{:.2}" font-size="11" dominant-baseline="middle">uncertain</text>
-<line x1="{lx}" y1="{:.2}" x2="{}" y2="{:.2}" stroke="#000" stroke-width="2"/>
-<text x="{}" y="{:.2}" font-size="11" dominant-baseline="middle">50% contour</text>
-<text x="{LEFT}" y="{:.2}" font-size="11" fill="#444">{}; hatched: the 95% Wilson interval straddles 50%{}</text>
-</svg>
+<text x="{}" y="{:.2}" font-size="11" dominant-baseline="middle">uncertain</text>"##,
+        plot_top - 28.0,
+        plot_top - 15.0,
+        plot_top + bar + 12.0,
+        lx + 19.0,
+        plot_top + bar + 19.0,
+    );
+    let sample_y = plot_top + bar + 40.0;
+    let sample = match contour {
+        Contour::Joined => format!(
+            r##"<line x1="{lx}" y1="{sample_y:.2}" x2="{}" y2="{sample_y:.2}" stroke="#000" stroke-width="2"/>
 "##,
-        TOP - 28.0,
-        TOP - 15.0,
-        TOP + bar + 12.0,
-        lx + 19.0,
-        TOP + bar + 19.0,
-        TOP + bar + 40.0,
-        lx + 14.0,
-        TOP + bar + 40.0,
-        lx + 19.0,
-        TOP + bar + 40.0,
-        height - 6.0,
+            lx + 14.0
+        ),
+        Contour::PerRow => format!(
+            r##"<line x1="{0}" y1="{1:.2}" x2="{0}" y2="{2:.2}" stroke="#000" stroke-width="2"/>
+"##,
+            lx + 7.0,
+            sample_y - 7.0,
+            sample_y + 7.0
+        ),
+        Contour::Omitted => String::new(),
+    };
+    let _ = writeln!(
+        svg,
+        r##"{sample}<text x="{}" y="{sample_y:.2}" font-size="11" dominant-baseline="middle">{}</text>"##,
+        if contour == Contour::Omitted {
+            lx
+        } else {
+            lx + 19.0
+        },
+        contour.legend()
+    );
+    let mut foot = vec![format!(
+        "{}; hatched: the 95% Wilson interval straddles 50%{}",
         if unresolved > 0 {
             format!(
                 "{} of {} runs decided",
@@ -396,6 +566,79 @@ pub fn map_svg(s: &MapSettings, cells: &[CellCounts], title: &str) -> String {
         } else {
             ""
         }
-    );
+    )];
+    foot.extend(notes);
+    let first = height - 6.0 - NOTE_LINE * (foot.len() - 1) as f64;
+    for (i, line) in foot.iter().enumerate() {
+        let _ = writeln!(
+            svg,
+            r##"<text x="{LEFT}" y="{:.2}" font-size="11" fill="#444">{}</text>"##,
+            first + NOTE_LINE * i as f64,
+            escape(line)
+        );
+    }
+    svg.push_str("</svg>\n");
     svg
+}
+
+/// A value as an axis label: whole up to 22 characters, else its first 21
+/// and an ellipsis, so a cut label says it is cut (the tooltips and the
+/// CSV hold the whole value).
+fn shortened(value: &str) -> String {
+    if value.chars().count() <= 22 {
+        value.to_string()
+    } else {
+        value.chars().take(21).chain(std::iter::once('…')).collect()
+    }
+}
+
+/// The height of a footnote line under a map, px.
+const NOTE_LINE: f64 = 14.0;
+
+/// How a map draws where storm probability crosses 50%.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Contour {
+    /// Both axes numbers: each row's crossing, joined to the next row's.
+    Joined,
+    /// Categorical rows: each row's crossing alone, nothing between rows.
+    PerRow,
+    /// Categorical columns: no crossing lies between two categories.
+    Omitted,
+}
+
+impl Contour {
+    fn of(s: &MapSettings) -> Contour {
+        if s.x.categorical() {
+            Contour::Omitted
+        } else if s.y.categorical() {
+            Contour::PerRow
+        } else {
+            Contour::Joined
+        }
+    }
+
+    /// The legend's words.
+    fn legend(self) -> &'static str {
+        match self {
+            Contour::Joined => "50% contour",
+            Contour::PerRow => "50% crossing",
+            Contour::Omitted => "no 50% line",
+        }
+    }
+
+    /// Why the contour is drawn as it is, under the map (none if joined).
+    fn note(self, s: &MapSettings) -> Option<String> {
+        match self {
+            Contour::Joined => None,
+            Contour::PerRow => Some(format!(
+                "{} is categorical: each row's 50% crossing stands alone, not joined to the next",
+                s.y.param.key
+            )),
+            Contour::Omitted => Some(format!(
+                "{} is categorical: nothing lies between two of its values, so no 50% crossing \
+                 is drawn",
+                s.x.param.key
+            )),
+        }
+    }
 }

@@ -383,13 +383,58 @@ pub(crate) fn text_width(text: &str, size: f64) -> i32 {
 /// shrunk until the longer fits. A title never runs under a legend or off
 /// the figure.
 pub(crate) fn title_svg(title: &str, width: f64) -> String {
+    let (lines, size) = title_in_two(title, width);
+    title_text(&lines, size)
+}
+
+/// The smallest font, px, [`title_block`] shrinks a title to before it
+/// takes a third line.
+const TITLE_FONT_MIN: f64 = 12.0;
+
+/// As [`title_svg`], but a title that two lines would shrink below 12 px
+/// takes as many lines at 12 px as it needs; returns the SVG text and the
+/// height, px, its lines past the second take (0 for up to two), by which
+/// the figure below must move down.
+pub(crate) fn title_block(title: &str, width: f64) -> (String, f64) {
+    let (lines, size) = title_in_two(title, width);
+    if size >= TITLE_FONT_MIN {
+        return (title_text(&lines, size), 0.0);
+    }
+    let lines = wrap(title, TITLE_FONT_MIN, width as i32);
+    let extra = (lines.len().saturating_sub(2)) as f64 * TITLE_FONT_MIN * 1.25;
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    (title_text(&lines, TITLE_FONT_MIN), extra)
+}
+
+/// `lines` of a title at `size` px from x = 20: one at y = 24, more from
+/// y = 22 a line and a quarter apart.
+fn title_text(lines: &[&str], size: f64) -> String {
     use crate::report::html::escape;
+    if let [only] = lines {
+        return format!(
+            "<text x=\"20\" y=\"24\" font-size=\"{size}\">{}</text>\n",
+            escape(only)
+        );
+    }
+    lines
+        .iter()
+        .enumerate()
+        .map(|(i, line)| {
+            format!(
+                "<text x=\"20\" y=\"{:.0}\" font-size=\"{size}\">{}</text>\n",
+                22.0 + size * 1.25 * i as f64,
+                escape(line)
+            )
+        })
+        .collect()
+}
+
+/// `title` in one line at 15 px if it fits `width`, else in two and the
+/// font size that fits them.
+fn title_in_two(title: &str, width: f64) -> (Vec<&str>, f64) {
     const SIZE: f64 = 15.0;
     if f64::from(text_width(title, SIZE)) <= width {
-        return format!(
-            "<text x=\"20\" y=\"24\" font-size=\"{SIZE}\">{}</text>\n",
-            escape(title)
-        );
+        return (vec![title], SIZE);
     }
     // After a colon if both lines then fit at full size (a title's own
     // break: "what: by what"), else between the words nearest the middle.
@@ -411,13 +456,7 @@ pub(crate) fn title_svg(title: &str, width: f64) -> String {
         .unwrap_or((title, ""));
     let longer = text_width(first, 1.0).max(text_width(second, 1.0));
     let size = (width / f64::from(longer.max(1))).min(SIZE).floor();
-    format!(
-        "<text x=\"20\" y=\"22\" font-size=\"{size}\">{}</text>\n\
-         <text x=\"20\" y=\"{:.0}\" font-size=\"{size}\">{}</text>\n",
-        escape(first),
-        22.0 + size * 1.25,
-        escape(second)
-    )
+    (vec![first, second], size)
 }
 
 /// A legend's size in pixels (width, height); (0, 0) without entries.
@@ -528,25 +567,103 @@ pub(crate) fn draw_legend(
 /// The figures' width, px, without a legend column.
 pub(crate) const WIDTH: u32 = 960;
 
-/// A title of one or more lines (split at `\n`) across the top of `root`;
-/// returns the area below it.
+/// The font size of a figure's first title line, and of the lines after it.
+const TITLE_FONT: f64 = 18.0;
+const SUBTITLE_FONT: f64 = 14.0;
+/// The height of a title line, px.
+const TITLE_LINE: i32 = 22;
+
+/// `text` in lines of at most `width` px at `size` px (as [`text_width`]
+/// estimates), broken between words and balanced: as few lines as fit, each
+/// as long as the others as far as the words allow. A word too long for a
+/// line of its own is broken between characters, so nothing is cut off.
+pub(crate) fn wrap(text: &str, size: f64, width: i32) -> Vec<String> {
+    let lines = wrap_greedy(text, size, width);
+    if lines.len() < 2 {
+        return lines;
+    }
+    // The narrowest width that needs no more lines, no narrower than the
+    // widest word that fits (which would then be broken).
+    let widest_word = text
+        .split(' ')
+        .map(|w| text_width(w, size))
+        .filter(|&w| w <= width)
+        .max()
+        .unwrap_or(1);
+    let (mut low, mut high) = (widest_word.max(1), width);
+    while low < high {
+        let middle = low + (high - low) / 2;
+        if wrap_greedy(text, size, middle).len() <= lines.len() {
+            high = middle;
+        } else {
+            low = middle + 1;
+        }
+    }
+    wrap_greedy(text, size, high)
+}
+
+/// `text` in lines of at most `width` px, each filled before the next.
+fn wrap_greedy(text: &str, size: f64, width: i32) -> Vec<String> {
+    let fits = |line: &str| text_width(line, size) <= width;
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        let joined = if line.is_empty() {
+            word.to_string()
+        } else {
+            format!("{line} {word}")
+        };
+        if fits(&joined) {
+            line = joined;
+            continue;
+        }
+        if !line.is_empty() {
+            lines.push(std::mem::take(&mut line));
+        }
+        // A word wider than a whole line: as many characters as fit.
+        for c in word.chars() {
+            if !line.is_empty() && !fits(&format!("{line}{c}")) {
+                lines.push(std::mem::take(&mut line));
+            }
+            line.push(c);
+        }
+    }
+    lines.push(line);
+    lines
+}
+
+/// A figure's title (lines split at `\n`) as drawn within `width` px: each
+/// line wrapped to fit, with its font size (the first line's larger).
+fn title_lines(title: &str, width: u32) -> Vec<(String, f64)> {
+    // 20 px clear of each edge.
+    let room = width as i32 - 40;
+    title
+        .lines()
+        .enumerate()
+        .flat_map(|(i, line)| {
+            let size = if i == 0 { TITLE_FONT } else { SUBTITLE_FONT };
+            wrap(line, size, room).into_iter().map(move |l| (l, size))
+        })
+        .collect()
+}
+
+/// The title's `lines` ([`title_lines`]) across the top of `root`; returns
+/// the area below them.
 fn titled<'a>(
     root: &DrawingArea<SVGBackend<'a>, Shift>,
-    title: &str,
+    lines: &[(String, f64)],
 ) -> PlotResult<DrawingArea<SVGBackend<'a>, Shift>> {
-    let lines: Vec<&str> = title.lines().collect();
-    let height = 16 + 22 * lines.len() as i32;
+    let height = 16 + TITLE_LINE * lines.len() as i32;
     let (top, rest) = root.split_vertically(height);
     let width = top.dim_in_pixel().0 as i32;
-    for (i, line) in lines.iter().enumerate() {
-        let size = if i == 0 { 18.0 } else { 14.0 };
-        let style = ("sans-serif", size)
+    for (i, (line, size)) in lines.iter().enumerate() {
+        let style = ("sans-serif", *size)
             .into_font()
             .color(&BLACK)
             .pos(Pos::new(HPos::Center, VPos::Top));
         top.draw(&Text::new(
-            line.to_string(),
-            (width / 2, 8 + 22 * i as i32),
+            line.clone(),
+            (width / 2, 8 + TITLE_LINE * i as i32),
             style,
         ))
         .map_err(err)?;
@@ -555,7 +672,7 @@ fn titled<'a>(
 }
 
 /// A figure of `count` panels stacked top to bottom under `title` (lines
-/// split at `\n`), each `panel_height` px tall, drawn by `panel(i, area)`,
+/// split at `\n`, each wrapped to the figure's width), each `panel_height` px tall, drawn by `panel(i, area)`,
 /// which returns its frame. Panel `i`'s legend, `legends[i]` (none if
 /// missing or empty), goes in a column right of the panels, level with the
 /// top of its plotting area, so it never covers data.
@@ -576,11 +693,12 @@ pub(crate) fn stacked(
         .filter(|&w| w > 0)
         .map_or(0, |w| w as u32 + 12);
     {
-        let lines = title.lines().count().max(1) as u32;
-        let height = 82 + 22 * lines + panel_height * count as u32;
+        let lines = title_lines(title, WIDTH + column);
+        let height =
+            82 + TITLE_LINE as u32 * lines.len().max(1) as u32 + panel_height * count as u32;
         let root = SVGBackend::with_string(&mut svg, (WIDTH + column, height)).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
-        let root = titled(&root, title)?;
+        let root = titled(&root, &lines)?;
         for (i, area) in root.split_evenly((count, 1)).iter().enumerate() {
             let (left, right) = area.split_horizontally(WIDTH);
             let frame = panel(i, &left)?;
@@ -1059,6 +1177,44 @@ mod tests {
         let lines = title_lines(&title_svg(&title.replace(": ", " and "), 500.0));
         assert_eq!(lines[0].0, "Full jitter from 1 s (4 attempts) and");
         assert_eq!(lines[1].0, "storm probability by load and outage length");
+    }
+
+    #[test]
+    fn wrapped_lines_keep_every_word_within_the_width() {
+        let text = "exponential (base 200ms, cap 2s), at most 4 attempts, timeout 1s, \
+                    resilience4j:0.5,window:50,min:20,slow:0.8,slow-call:2s,open:10s; replicate 0";
+        let lines = wrap(text, 14.0, 400);
+        assert_eq!(lines.join(" "), text);
+        assert!(
+            lines.iter().all(|l| text_width(l, 14.0) <= 400),
+            "{lines:?}"
+        );
+        // Balanced: three lines where three are needed, none much shorter
+        // than the others would allow.
+        assert_eq!(lines.len(), 3, "{lines:?}");
+        // Short enough: one line, as given.
+        assert_eq!(wrap("a title", 14.0, 400), ["a title"]);
+        // A word wider than the line is broken between characters, whole.
+        let long = "x".repeat(100);
+        let lines = wrap(&long, 14.0, 200);
+        assert!(lines.len() > 1 && lines.concat() == long, "{lines:?}");
+        assert!(lines.iter().all(|l| text_width(l, 14.0) <= 200));
+    }
+
+    #[test]
+    fn a_title_too_long_for_two_lines_takes_more() {
+        let title = "word ".repeat(60);
+        let title = title.trim_end();
+        let (svg, extra) = title_block(title, 300.0);
+        let lines = title_lines(&svg);
+        assert!(lines.len() > 2, "{lines:?}");
+        assert!(lines.iter().all(|(_, size)| size == "12"));
+        assert_eq!(extra, (lines.len() - 2) as f64 * 15.0);
+        let words: Vec<String> = lines.into_iter().map(|(l, _)| l).collect();
+        assert_eq!(words.join(" "), title);
+        // A title two lines hold is drawn as title_svg draws it.
+        let two = "Full jitter from 1 s (4 attempts): storm probability by load and outage length";
+        assert_eq!(title_block(two, 500.0), (title_svg(two, 500.0), 0.0));
     }
 
     #[test]

@@ -29,6 +29,7 @@ mod map;
 mod map_split;
 mod mesh;
 mod outputs;
+mod plot_reading;
 mod plots;
 mod reference_figures;
 mod report;

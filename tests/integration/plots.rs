@@ -31,7 +31,7 @@ fn hex(c: RGBColor) -> String {
 }
 
 /// Every polyline of `color` in `svg`, as pixel points.
-fn polylines(svg: &str, color: RGBColor) -> Vec<Vec<(f64, f64)>> {
+pub(crate) fn polylines(svg: &str, color: RGBColor) -> Vec<Vec<(f64, f64)>> {
     let doc = roxmltree::Document::parse(svg).expect("the SVG is well-formed XML");
     doc.descendants()
         .filter(|n| {
@@ -362,7 +362,7 @@ fn a_bad_plot_path_is_refused_before_any_work() {
 }
 
 /// Every rectangle of `color` in `svg`, as pixel (x, y, width, height).
-fn rectangles(svg: &str, color: RGBColor) -> Vec<(f64, f64, f64, f64)> {
+pub(crate) fn rectangles(svg: &str, color: RGBColor) -> Vec<(f64, f64, f64, f64)> {
     let doc = roxmltree::Document::parse(svg).expect("the SVG is well-formed XML");
     doc.descendants()
         .filter(|n| n.has_tag_name("rect") && n.attribute("fill") == Some(hex(color).as_str()))
@@ -466,7 +466,7 @@ fn the_server_series_shades_each_trigger_and_draws_the_queue_it_measured() {
 /// The stuck case of `results/metastable-stuck.svg` with a short patience
 /// window: 500 requests/s on one 1 ms worker, 100 ms timeout, immediate
 /// retries, a 0.5 s outage; its backlog drains for seconds after the load.
-fn stuck_run() -> (ServerSpec, ServerMetrics) {
+pub(crate) fn stuck_run() -> (ServerSpec, ServerMetrics) {
     let spec = ServerSpec {
         timeout: Some(100 * NS_PER_MS),
         triggers: "outage@2s..2.5s".parse::<Triggers>().unwrap().0,
@@ -488,7 +488,11 @@ fn stuck_run() -> (ServerSpec, ServerMetrics) {
     (spec, run)
 }
 
-fn stuck_picture<'a>(spec: &ServerSpec, run: &'a ServerMetrics, all: bool) -> SeriesPicture<'a> {
+pub(crate) fn stuck_picture<'a>(
+    spec: &ServerSpec,
+    run: &'a ServerMetrics,
+    all: bool,
+) -> SeriesPicture<'a> {
     let end = spec.last_trigger_end().unwrap();
     SeriesPicture {
         title: "stuck".into(),

@@ -152,13 +152,14 @@ mod tests {
 
     #[test]
     fn the_bound_that_stops_a_run_first_is_named_with_the_length_that_decides_it() {
-        // Patience 10 s (the least default) after a trigger ending at 1.5 s.
-        let short = spec(&[("trigger", "outage@1s..1.5s"), ("duration", "3s")]);
+        // A patience of 10 s after a trigger ending at 1.5 s.
+        let patient = ("patience", "10s");
+        let short = spec(&[patient, ("trigger", "outage@1s..1.5s"), ("duration", "3s")]);
         assert_eq!(short.verdict_end_us(), Some(11_500_000));
         assert_eq!(short.undecided_cause(), Undecided::Duration(11_500_000));
-        let cut = spec(&[("trigger", "outage@1s..1.5s"), ("horizon", "3s")]);
+        let cut = spec(&[patient, ("trigger", "outage@1s..1.5s"), ("horizon", "3s")]);
         assert_eq!(cut.undecided_cause(), Undecided::Horizon(11_500_000));
-        let later = spec(&[("trigger", "outage@1s..2s"), ("duration", "3s")]);
+        let later = spec(&[patient, ("trigger", "outage@1s..2s"), ("duration", "3s")]);
         assert_eq!(
             Undecided::of_all([&short, &later]),
             Some(Undecided::Duration(12_000_000))

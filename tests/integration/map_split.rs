@@ -265,7 +265,13 @@ fn bad_map_splitting_input_is_refused_in_one_line() {
             &[][..],
             "--high: a map's backlog regions are splitting's",
         ),
-        (&["--high"], &[], "--high: give the storm region's backlog"),
+        // With a timeout the storm region has a default; without one (and
+        // no queue limit) it must be given.
+        (
+            &["--high", "--timeout"],
+            &[],
+            "--high: give the storm region's backlog",
+        ),
         (&[], &["--split-below", "0"], "--split-below"),
         (&[], &["--split-below", "1.5"], "--split-below"),
         (&["--low"], &["--low", "40"], "expected low < high"),

@@ -728,8 +728,9 @@ mod tests {
 
     #[test]
     fn a_block_thin_in_arrivals_is_no_relapse_in_an_open_loop() {
-        // Healthy throughout, but three windows late in the span had 5
-        // arrivals, all served: 15 successes against 60 a block before.
+        // Healthy throughout, but six windows late in the span had 2
+        // arrivals each, all served: blocks of 24 or 6 successes against
+        // 60 a block before, more of them than one burst's.
         let mut after = vec![
             Window {
                 arrivals: 20,
@@ -738,21 +739,21 @@ mod tests {
             };
             40
         ];
-        for w in &mut after[33..36] {
+        for w in &mut after[30..36] {
             *w = Window {
-                arrivals: 5,
+                arrivals: 2,
                 queue: 5,
-                ..super::tests::w(5, 0, 5.0)
+                ..super::tests::w(2, 0, 5.0)
             };
         }
         assert_eq!(
             long(&after, Goodput::FromArrivals).verdict,
             Verdict::Recovered(0)
         );
-        // Judged against the baseline's goodput, the same block fails.
+        // Judged against the baseline's goodput, the same spell fails.
         assert_eq!(long(&after, Goodput::FromBaseline).verdict.name(), "stuck");
-        // Arrivals not served do fail it in an open loop.
-        for w in &mut after[33..36] {
+        // Arrivals not served do fail it in an open loop: 5 of 20 served.
+        for w in &mut after[30..36] {
             *w = Window {
                 arrivals: 20,
                 queue: 5,

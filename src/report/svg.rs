@@ -1181,17 +1181,19 @@ mod tests {
 
     #[test]
     fn wrapped_lines_keep_every_word_within_the_width() {
+        // 600 px hold 77 characters at 14 px: the rule (64) fits a line.
         let text = "exponential (base 200ms, cap 2s), at most 4 attempts, timeout 1s, \
                     resilience4j:0.5,window:50,min:20,slow:0.8,slow-call:2s,open:10s; replicate 0";
-        let lines = wrap(text, 14.0, 400);
+        let lines = wrap(text, 14.0, 600);
         assert_eq!(lines.join(" "), text);
-        assert!(
-            lines.iter().all(|l| text_width(l, 14.0) <= 400),
-            "{lines:?}"
-        );
-        // Balanced: three lines where three are needed, none much shorter
-        // than the others would allow.
-        assert_eq!(lines.len(), 3, "{lines:?}");
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(lines.iter().all(|l| text_width(l, 14.0) <= 600));
+        // Balanced: ten words of 9 letters in 60 characters' width fill
+        // lines of 6 and 4 words greedily; wrapped, 5 and 5.
+        let words = "abcdefghi ".repeat(10);
+        let lines = wrap(words.trim_end(), 14.0, text_width(&"x".repeat(60), 14.0));
+        let counts: Vec<usize> = lines.iter().map(|l| l.split(' ').count()).collect();
+        assert_eq!(counts, [5, 5], "{lines:?}");
         // Short enough: one line, as given.
         assert_eq!(wrap("a title", 14.0, 400), ["a title"]);
         // A word wider than the line is broken between characters, whole.

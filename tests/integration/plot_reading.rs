@@ -182,8 +182,7 @@ fn the_herd_plot_shades_the_outage_and_draws_the_clients_through() {
     // Nobody succeeds during the outage: the line is still at 0% at 300 ms.
     let at_end_of_outage = line
         .iter()
-        .filter(|p| frame.data_x(p.0) <= 300.0 - px)
-        .last()
+        .rfind(|p| frame.data_x(p.0) <= 300.0 - px)
         .unwrap();
     assert!(share(at_end_of_outage.1) < 1.0);
     let svg = &figure.svg;

@@ -181,6 +181,7 @@ fn with_flags(scenario: Scenario, grid: &GridArgs) -> Result<Scenario, CliError>
     let description = scenario.description.take();
     let before = scenario.clone();
     let mut scenario = grid.apply(scenario)?;
+    super::sweep::warn_varying_patience(&scenario.grid);
     scenario.description = description.map(|d| match changed_by_flags(&before, &scenario) {
         Some(flags) => format!("{d} (description from the scenario file; {flags})"),
         None => d,

@@ -522,6 +522,7 @@ fn show_map(args: &MapArgs, settings: &MapSettings, cells: &[CellCounts]) -> Res
         write_stdout(&split_table(settings, cells))?;
     }
     warn_undecided(settings, cells);
+    warn_varying_patience(settings, cells);
     Ok(())
 }
 
@@ -734,6 +735,7 @@ fn make(args: &MapArgs, out: &Path, journal: &Path) -> Result<(), CliError> {
         write_stdout(&split_table(&map.settings, &counts))?;
     }
     warn_undecided(&map.settings, &counts);
+    warn_varying_patience(&map.settings, &counts);
     if !args.quiet {
         eprintln!(
             "{} cells, {} runs{} in {:.2} s → {}",
@@ -870,6 +872,34 @@ fn decided_of(s: &MapSettings, cells: &[CellCounts]) -> Option<String> {
         decided + unresolved,
         Undecided::of_all(&specs),
     ))
+}
+
+/// Warns on standard error when the default patience window differs
+/// between the map's cells: each cell's verdicts are judged over its own
+/// window (a map of rates and outages spanned 10 s to 478 s), so a storm
+/// probability that changes along an axis may be the patience changing.
+fn warn_varying_patience(s: &MapSettings, cells: &[CellCounts]) {
+    if s.base.server.patience_us.is_some() {
+        return;
+    }
+    let patience: Vec<u64> = cells
+        .iter()
+        .filter_map(|c| s.spec(&c.x, c.y).ok())
+        .filter(|spec| spec.server.patience_us.is_none())
+        .map(|spec| spec.patience_us())
+        .collect();
+    let (Some(&least), Some(&most)) = (patience.iter().min(), patience.iter().max()) else {
+        return;
+    };
+    if least != most {
+        super::note(&format!(
+            "the default patience window differs between cells ({} to {}): each cell's \
+             verdicts are judged over its own; give --patience to judge every cell over the same \
+             window",
+            crate::base::time::format_duration(least),
+            crate::base::time::format_duration(most)
+        ));
+    }
 }
 
 /// Warns on standard error when some of the map's runs were undecided:

@@ -383,7 +383,6 @@ impl GridArgs {
                 )));
             }
         }
-        warn_varying_patience(&scenario.grid);
         Ok(scenario)
     }
 }
@@ -392,7 +391,7 @@ impl GridArgs {
 /// points with triggers: each verdict is judged over its own window, so a
 /// storm probability that changes along an axis may be the patience
 /// changing (a map's cells spanned 10 s to 478 s).
-fn warn_varying_patience(grid: &Grid) {
+pub(super) fn warn_varying_patience(grid: &Grid) {
     let defaults: Vec<(usize, Micros)> = (0..grid.len())
         .map(|i| (i, grid.point(i)))
         .filter(|(_, p)| {
@@ -407,7 +406,7 @@ fn warn_varying_patience(grid: &Grid) {
     if let (Some(&(i, low)), Some(&(j, high))) = (least, most)
         && low != high
     {
-        super::warn(&format!(
+        super::note(&format!(
             "the default patience window differs between points ({} at point {i} to {} at \
              point {j}): each verdict is judged over its own; give --patience to judge every \
              point over the same window",
@@ -428,6 +427,7 @@ pub fn sweep(args: &SweepArgs) -> Result<(), CliError> {
         None => Scenario::default(),
     };
     let scenario = args.grid.apply(scenario)?;
+    warn_varying_patience(&scenario.grid);
     let shard = args.shard.unwrap_or(Shard::WHOLE);
     let mut plan = SweepPlan {
         scenario: &scenario,

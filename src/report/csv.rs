@@ -507,8 +507,9 @@ mod tests {
         assert_eq!(chains[..shared], server[..shared]);
         let per_service = LayerMetric::IN_SWEEPS.len() * STATISTICS.len();
         assert_eq!(chains.len(), server.len() + 3 * per_service);
-        // The storm columns close the server's, before any service's.
-        assert_eq!(chains[shared - 1], "storm_high");
+        // The storm columns (the recovery's quartiles last) close the
+        // server's, before any service's.
+        assert_eq!(chains[shared - 1], "recovery_ms_p75");
         assert_eq!(chains[shared], "service1_attempts_mean");
         assert_eq!(chains[chains.len() - 2], "service3_latency_p99_ms_max");
         let per_run = header(true, MetricColumns::Server { services: 2 });

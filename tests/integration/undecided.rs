@@ -98,7 +98,7 @@ fn a_map_with_no_decided_run_states_no_crossing_and_says_what_would_decide_it() 
     let (code, out, err) = herdsim(&dir, &decided);
     assert_eq!(code, 0, "{err}");
     assert!(
-        !out.contains("decided") && !err.contains("warning"),
+        !out.contains("decided") && !err.contains("warning: decided"),
         "{out}{err}"
     );
     assert!(!out.contains("unknown"), "{out}");

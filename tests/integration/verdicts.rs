@@ -506,3 +506,29 @@ fn recovery_times_show_their_median_and_quartiles_beside_the_mean() {
         "{line}"
     );
 }
+
+#[test]
+fn a_grid_whose_default_patience_differs_between_points_says_so() {
+    // At ρ 0.3 the default patience is 10 s; at 0.9 the drain of a 1 s
+    // outage, three times over, is about 27 s.
+    let dir = workdir("varying-patience");
+    let sweep = |extra: &[&str]| {
+        let out = cargo_bin_cmd!("herdsim")
+            .current_dir(&dir)
+            .args(["sweep", "--out", "p.csv", "--force", "-q"])
+            .args(["--resource", "server", "--rate", "300,900"])
+            .args(["--trigger", "outage@1s..2s", "--max-attempts", "1"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let warned = sweep(&[]);
+    assert!(
+        warned.contains("note: the default patience window differs between points (10s at point 0 to ")
+            && warned.contains("s at point 1): each verdict is judged over its own"),
+        "{warned}"
+    );
+    assert!(!sweep(&["--patience", "10s"]).contains("patience"));
+}

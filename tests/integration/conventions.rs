@@ -420,10 +420,10 @@ fn an_output_named_unlike_what_is_written_is_warned_of() {
 
 #[test]
 fn a_flag_that_took_the_next_flag_as_its_value_is_named() {
-    // `--seeds --write-time 1 2`: --seeds takes `--write-time` as its value,
-    // `1` is run's scenario and clap finds no place for `2`; the one line
-    // names --seeds as well.
-    let err = super::common::usage_error(&["run", "--seeds", "--write-time", "1", "2"]);
+    // `--seeds --write-time -x`: --seeds takes `--write-time` as its value
+    // and clap finds no place for `-x` (a bare word would be run's
+    // scenario); the one line names --seeds as well.
+    let err = super::common::usage_error(&["run", "--seeds", "--write-time", "-x"]);
     assert!(
         err.contains("'--write-time' was read as the value of '--seeds'"),
         "{err}"

@@ -526,8 +526,9 @@ fn a_grid_whose_default_patience_differs_between_points_says_so() {
     };
     let warned = sweep(&[]);
     assert!(
-        warned.contains("note: the default patience window differs between points (10s at point 0 to ")
-            && warned.contains("s at point 1): each verdict is judged over its own"),
+        warned.contains(
+            "note: the default patience window differs between points (10s at point 0 to "
+        ) && warned.contains("s at point 1): each verdict is judged over its own"),
         "{warned}"
     );
     assert!(!sweep(&["--patience", "10s"]).contains("patience"));

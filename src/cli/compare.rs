@@ -181,7 +181,6 @@ fn with_flags(scenario: Scenario, grid: &GridArgs) -> Result<Scenario, CliError>
     let description = scenario.description.take();
     let before = scenario.clone();
     let mut scenario = grid.apply(scenario)?;
-    super::sweep::warn_varying_patience(&scenario.grid);
     scenario.description = description.map(|d| match changed_by_flags(&before, &scenario) {
         Some(flags) => format!("{d} (description from the scenario file; {flags})"),
         None => d,
@@ -419,7 +418,10 @@ pub fn compare(args: &CompareArgs) -> Result<(), CliError> {
         &compared.markdown
     } else {
         &compared.text
-    })
+    })?;
+    // After the figures, so that a refusal stays one line.
+    super::sweep::warn_varying_patience(&scenario.grid);
+    Ok(())
 }
 
 /// `compare` on a study scenario: every point run, then judged against the

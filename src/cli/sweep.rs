@@ -427,7 +427,6 @@ pub fn sweep(args: &SweepArgs) -> Result<(), CliError> {
         None => Scenario::default(),
     };
     let scenario = args.grid.apply(scenario)?;
-    warn_varying_patience(&scenario.grid);
     let shard = args.shard.unwrap_or(Shard::WHOLE);
     let mut plan = SweepPlan {
         scenario: &scenario,
@@ -446,6 +445,8 @@ pub fn sweep(args: &SweepArgs) -> Result<(), CliError> {
     }
     write_rows(&plan, &mut output, args)?;
     finish_output(output)?;
+    // After the rows, so that a refusal stays one line.
+    warn_varying_patience(&scenario.grid);
     if !args.quiet {
         eprintln!(
             "{} rows ({} runs{}) in {:.2} s → {}",

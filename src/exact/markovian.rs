@@ -75,7 +75,7 @@ impl ChainModel {
             _ => {
                 return Err(refuse(
                     "rate",
-                    "the chain needs Poisson arrivals: give a rate above 0",
+                    "the chain needs Poisson arrivals: give a rate above 0 (--rate, or the scenario's rate)",
                 ));
             }
         };

@@ -486,7 +486,9 @@ fn trigger_words(t: &ChainTrigger, base_fail: f64) -> String {
     }
 }
 
-fn table(rows: &[(&str, String)]) -> String {
+/// Rows of `name  value`, the names padded to the longest (also
+/// metafor's chain's figures).
+pub(super) fn table(rows: &[(&str, String)]) -> String {
     let width = rows
         .iter()
         .map(|(k, _)| k.chars().count())

@@ -5,6 +5,7 @@
 
 use clap::Args;
 
+use super::exact::table;
 use super::{CliError, write_stdout};
 use crate::base::format::{counted, group_thousands, readable_seconds as time, significant as sig};
 use crate::base::time::{Micros, parse_duration};
@@ -399,15 +400,4 @@ fn text(
         ),
     ]);
     out
-}
-
-fn table(rows: &[(&str, String)]) -> String {
-    let width = rows
-        .iter()
-        .map(|(k, _)| k.chars().count())
-        .max()
-        .unwrap_or(0);
-    rows.iter()
-        .map(|(k, v)| format!("  {k:<width$}  {v}\n"))
-        .collect()
 }

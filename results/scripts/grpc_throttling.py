@@ -18,7 +18,7 @@ M/2 + r·S and, over N requests of one channel,
 
 In a full outage S = 0 and the first ceil(M/2) − 1 failures are each
 retried while their requests have attempts left, so a channel makes exactly
-ceil(M/2) − 1 retries when its tokens run out first (the exact count), and
+ceil(M/2) − 1 retries when its tokens run out first (the count, at most), and
 fewer when its requests run out of attempts (5 within a 2 s deadline here)
 first. In a partial failure that lasts, the bound tends to 1 + r·S/N: the
 tokens drift down when a share f > r/(1 + r) of attempts fails, and retries
@@ -44,7 +44,7 @@ def exact_outage(max_tokens, channels):
 
 
 def largest_allowed(bound, channels):
-    """The largest whole maxTokens (gRPC accepts 1 to 1000) whose exact count is within the bound."""
+    """The largest whole maxTokens (gRPC accepts 1 to 1000) whose count (at most) is within the bound."""
     return max((m for m in range(1, 1001) if exact_outage(m, channels) <= bound + 1e-12), default=None)
 
 
@@ -65,7 +65,8 @@ def outage_tables(root):
     print(f"A full outage over {OUTAGE_S:g} s of requests at {RATE:g} requests/s, spread evenly over the")
     print("channels, each channel with its own tokens (tokenRatio 0.1 plays no part: nothing")
     print("succeeds). Measured: `herdsim tune --control grpc` with 16 seeds per setting and four")
-    print("refinement rounds; the exact count: 1 + (ceil(M/2) − 1) / (requests per channel).\n")
+    print("refinement rounds; the count: 1 + (ceil(M/2) − 1) / (requests per channel), at most what")
+    print("a channel makes, and exactly it when its tokens run out before its requests' attempts do.\n")
     print("| channels | requests per channel | bound | largest maxTokens measured within it (attempts/request) | first beyond it | the count's largest (safe whatever the retries) | tune's pick (most success within the bound) |")
     print("| ---: | ---: | ---: | --- | --- | ---: | --- |")
     measured = {}
@@ -92,15 +93,15 @@ def outage_tables(root):
                 f"{'none' if first_out is None else f'{first_out:g} ({amp(first_out)})'} | "
                 f"{largest_allowed(float(bound), channels)} | `{pick}` |"
             )
-    print("\n## Every setting beside the exact count\n")
+    print("\n## Every setting beside the count\n")
     print("z is the difference over its standard error (the 95% half-width / 1.96). The")
-    print("count is exact while a channel's tokens run out before its first requests'")
+    print("count (at most ceil(M/2) − 1 retries a channel) is exact while a channel's tokens run out before its first requests'")
     print("retries do: ceil(M/2) − 1 failures take about (ceil(M/2) − 1)/λ seconds at λ")
     print("requests/s per channel, and a request's five attempts within its 2 s deadline")
     print("span about a second (backoffs of 50, 100, 200 and 400 ms, ±20%, and five")
     print("services). Where the tokens last longer, some of those failures end requests")
     print("that have no attempt left, so the retries are fewer: the count is then a bound.\n")
-    print("| channels | maxTokens | tokens last (s) | measured | exact count | z | verdict |")
+    print("| channels | maxTokens | tokens last (s) | measured | the count (at most) | z | verdict |")
     print("| ---: | ---: | ---: | ---: | ---: | ---: | --- |")
     exact_rows, worst, fewer, above = 0, 0.0, 0, 0
     for (channels, tokens), r in sorted(measured.items()):
@@ -119,7 +120,7 @@ def outage_tables(root):
             verdict = "ABOVE the count"
             above += 1
         print(f"| {channels} | {tokens:g} | {lasts:.2f} | {mean:.4f} ± {ci:.4f} | {want:.4f} | {z:+.2f} | {verdict} |")
-    print(f"\n{exact_rows} settings agree with the exact count (largest |z| {worst:.2f}); "
+    print(f"\n{exact_rows} settings agree with the count (largest |z| {worst:.2f}); "
           f"{fewer} make fewer retries, each with tokens that last beyond a second; {above} above it.")
 
 

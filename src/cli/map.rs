@@ -34,7 +34,7 @@ use crate::report::map_csv::{
     JournalEntry, journal_batch_line, journal_header, journal_line, map_csv, read_journal_line,
     read_map_csv,
 };
-use crate::report::map_svg::{axis_title, default_title, map_svg, x_scale};
+use crate::report::map_svg::{axis_title, default_title, map_svg, patience_text, x_scale};
 use crate::sim::splitting::SplitBatch;
 use crate::spec::params::{PARAMS, Param, param};
 use crate::spec::undecided::{Undecided, decided_line};
@@ -822,6 +822,13 @@ fn boundary_table(s: &MapSettings, cells: &[CellCounts], budget_spent: Option<bo
                 } else {
                     group_thousands(b.runs as u64)
                 },
+                // A range in one word, as a trigger's window is written, so
+                // that the table splits on whitespace into its columns.
+                s.patience_span(rows[b.y].iter().map(|&i| &cells[i]))
+                    .map_or_else(
+                        || "-".to_string(),
+                        |span| patience_text(span).replace(" to ", ".."),
+                    ),
             ]
         })
         .collect();
@@ -836,6 +843,11 @@ fn boundary_table(s: &MapSettings, cells: &[CellCounts], budget_spent: Option<bo
             "decided runs"
         } else {
             "runs"
+        },
+        if s.patience_given() {
+            "patience"
+        } else {
+            "default patience"
         },
     ];
     format!(
@@ -879,25 +891,16 @@ fn decided_of(s: &MapSettings, cells: &[CellCounts]) -> Option<String> {
 /// window (a map of rates and outages spanned 10 s to 478 s), so a storm
 /// probability that changes along an axis may be the patience changing.
 fn warn_varying_patience(s: &MapSettings, cells: &[CellCounts]) {
-    if s.base.server.patience_us.is_some() {
+    if s.patience_given() {
         return;
     }
-    let patience: Vec<u64> = cells
-        .iter()
-        .filter_map(|c| s.spec(&c.x, c.y).ok())
-        .filter(|spec| spec.server.patience_us.is_none())
-        .map(|spec| spec.patience_us())
-        .collect();
-    let (Some(&least), Some(&most)) = (patience.iter().min(), patience.iter().max()) else {
-        return;
-    };
-    if least != most {
+    if let Some(span @ (least, most)) = s.patience_span(cells)
+        && least != most
+    {
         super::note(&format!(
-            "the default patience window differs between cells ({} to {}): each cell's \
-             verdicts are judged over its own; give --patience to judge every cell over the same \
-             window",
-            crate::base::time::format_duration(least),
-            crate::base::time::format_duration(most)
+            "the default patience window differs between cells ({}): each cell's verdicts are \
+             judged over its own; give --patience to judge every cell over the same window",
+            patience_text(span)
         ));
     }
 }

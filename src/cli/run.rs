@@ -21,8 +21,8 @@ use crate::experiment::server_runs::{CutRun, Keep, run_server_kept, server_parts
 use crate::measure::metrics::Metric;
 use crate::measure::metrics::RunMetrics;
 use crate::measure::observer::Watch;
-use crate::measure::server_metrics::ServerMetrics;
 use crate::measure::server_metrics::{Cut, MAX_IN_FLIGHT, MAX_WINDOWS, WINDOW_BYTES};
+use crate::measure::server_metrics::{ServerMetric, ServerMetrics};
 use crate::measure::timeline::Timeline;
 use crate::measure::verdict::{Goodput, Verdict};
 use crate::model::ResourceKind;
@@ -75,7 +75,8 @@ pub struct RunArgs {
     /// Retries per ms against the capacity line, or on the server model
     /// stacked panels of load and goodput, queue and latency with each
     /// trigger shaded, the patience window after the last one and the
-    /// verdict marked, from t = 0 to the end of the load plus a tenth (see
+    /// verdict marked (and every replicate's recovery as a rug under the
+    /// first panel), from t = 0 to the end of the load plus a tenth (see
     /// --plot-all)
     #[arg(long, value_name = "FILE.svg", allow_hyphen_values = true, help_heading = OUTPUTS)]
     plot: Option<std::path::PathBuf>,
@@ -355,7 +356,18 @@ fn run_server(args: &RunArgs, setup: &Setup) -> Result<(), CliError> {
             all: args.plot_all,
             master_seed: seed,
         };
-        plot_server_series(&plot, spec, &server, &runs[0])?;
+        let recoveries = done
+            .values(ServerMetric::RecoveryMs)
+            .iter()
+            .map(|ms| ms / 1e3)
+            .collect();
+        plot_server_series(
+            &plot,
+            spec,
+            &server,
+            &runs[0],
+            (recoveries, done.replicates),
+        )?;
     }
     let report = ServerRunReport {
         spec,
@@ -574,6 +586,7 @@ fn plot_server_series(
     spec: &RunSpec,
     server: &ServerSpec,
     run: &ServerMetrics,
+    recoveries: (Vec<f64>, u32),
 ) -> Result<(), CliError> {
     let seconds = |ns: u64| ns as f64 / 1e9;
     let loads: Vec<String> = spec
@@ -647,6 +660,7 @@ fn plot_server_series(
         load_end_s: seconds(run.load_end_ns),
         patience_s: last_end.map(|end| (seconds(end), seconds(end + server.patience))),
         verdict: run.verdict,
+        recoveries,
         all: plot.all,
     };
     write_svg(plot.path, plot.force, &server_series(&picture)?)

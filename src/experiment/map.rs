@@ -510,6 +510,37 @@ impl MapSettings {
         Ok(spec)
     }
 
+    /// The patience window the verdicts of the cell at (`x`, row `y`) are
+    /// judged over, µs (`None` if its values do not make a run).
+    pub fn patience_us(&self, x: &str, y: usize) -> Option<u64> {
+        self.spec(x, y).ok().map(|spec| spec.patience_us())
+    }
+
+    /// The least and most patience windows over `cells` (`None` if none
+    /// makes a run): one window where `--patience` was given, or where the
+    /// default comes out the same for every cell.
+    pub fn patience_span<'a>(
+        &self,
+        cells: impl IntoIterator<Item = &'a CellCounts>,
+    ) -> Option<(u64, u64)> {
+        cells
+            .into_iter()
+            .filter_map(|c| self.patience_us(&c.x, c.y))
+            .fold(None, |span, p| match span {
+                None => Some((p, p)),
+                Some((least, most)) => Some((least.min(p), most.max(p))),
+            })
+    }
+
+    /// Whether the patience window was given (`--patience`, the
+    /// scenario's key or an axis) rather than each cell's default.
+    pub fn patience_given(&self) -> bool {
+        self.base.server.patience_us.is_some()
+            || [&self.x, &self.y]
+                .iter()
+                .any(|axis| axis.param.key == "patience")
+    }
+
     /// The seeds of replicate `replicate` of the cell at (`x`, row `y`):
     /// the environment's is the replicate's, as in a sweep, so every cell
     /// meets the same arrivals and triggers; the policy's comes from the

@@ -186,6 +186,16 @@ impl ServerReplicates {
             .collect()
     }
 
+    /// `metric`'s present values, in replicate order (a run's recovery
+    /// time is present only where it recovered).
+    pub fn values(&self, metric: ServerMetric) -> &[f64] {
+        ServerMetric::ALL
+            .iter()
+            .position(|&m| m == metric)
+            .and_then(|i| self.server.get(i))
+            .map_or(&[], Vec::as_slice)
+    }
+
     /// A chain's per-service summaries, as [`summarize_layers`] of the
     /// runs.
     pub fn layer_summaries(&self) -> Vec<Vec<(LayerMetric, Summary)>> {

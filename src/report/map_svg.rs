@@ -296,6 +296,39 @@ pub fn default_title(s: &MapSettings) -> String {
     )
 }
 
+/// A patience span for people: `10s`, or `10s to 478s`.
+pub fn patience_text((least, most): (u64, u64)) -> String {
+    if least == most {
+        format_duration(least)
+    } else {
+        format!("{} to {}", format_duration(least), format_duration(most))
+    }
+}
+
+/// The line under a map that says what its verdicts were judged over: the
+/// window given, or each cell's default and how far they differ (a storm
+/// probability that changes along an axis may be the patience changing).
+pub fn patience_note(s: &MapSettings, cells: &[CellCounts]) -> Option<String> {
+    let span = s.patience_span(cells)?;
+    Some(if s.patience_given() {
+        format!(
+            "verdicts judged over a patience window of {} after the last trigger (given)",
+            patience_text(span)
+        )
+    } else if span.0 == span.1 {
+        format!(
+            "verdicts judged over the default patience window, {} after the last trigger",
+            patience_text(span)
+        )
+    } else {
+        format!(
+            "default patience window {} by cell (each cell's own in its tooltip): give --patience \
+             to judge every cell over the same",
+            patience_text(span)
+        )
+    })
+}
+
 /// The heatmap of the map `s` whose cells are `cells` (a map's own, or
 /// read back from its CSV), titled `title`.
 pub fn map_svg(s: &MapSettings, cells: &[CellCounts], title: &str) -> String {
@@ -305,7 +338,11 @@ pub fn map_svg(s: &MapSettings, cells: &[CellCounts], title: &str) -> String {
     let (title, title_extra) = title_block(title, WIDTH - RIGHT + 24.0 - 20.0 - 16.0);
     let plot_top = TOP + title_extra;
     let contour = Contour::of(s);
-    let notes: Vec<String> = contour.note(s).into_iter().collect();
+    let notes: Vec<String> = contour
+        .note(s)
+        .into_iter()
+        .chain(patience_note(s, cells))
+        .collect();
     let height =
         plot_top + BOTTOM + NOTE_LINE * notes.len() as f64 + row_height * rows.len() as f64;
     let plot_width = WIDTH - LEFT - RIGHT;
@@ -364,7 +401,7 @@ pub fn map_svg(s: &MapSettings, cells: &[CellCounts], title: &str) -> String {
             let (r, g, b) = storm_colour(storm.probability());
             let _ = writeln!(
                 svg,
-                r##"<rect class="cell" x="{l:.2}" y="{top:.2}" width="{w:.2}" height="{row_height:.2}" fill="rgb({r},{g},{b})" data-p="{}"><title>{} = {}, {} = {}: {} of {} runs stuck ({} to {}){}{}</title></rect>"##,
+                r##"<rect class="cell" x="{l:.2}" y="{top:.2}" width="{w:.2}" height="{row_height:.2}" fill="rgb({r},{g},{b})" data-p="{}"><title>{} = {}, {} = {}: {} of {} runs stuck ({} to {}){}{}{}</title></rect>"##,
                 trimmed(storm.probability(), 4),
                 s.x.param.key,
                 escape(&cell.x),
@@ -385,6 +422,11 @@ pub fn map_svg(s: &MapSettings, cells: &[CellCounts], title: &str) -> String {
                     f.ci95
                         .map_or_else(String::new, |ci| format!(" ± {}", significant(ci)))
                 )),
+                s.patience_us(&cell.x, cell.y)
+                    .map_or_else(String::new, |p| format!(
+                        "; patience {}",
+                        format_duration(p)
+                    )),
             );
             if cell.side() == Side::Uncertain {
                 let _ = writeln!(

@@ -26,6 +26,12 @@ pub const PATIENCE_COLOR: RGBColor = RGBColor(110, 110, 110);
 pub const RECOVERED_COLOR: RGBColor = RGBColor(0, 0, 0);
 /// The line of a stuck run's end of patience.
 pub const STUCK_COLOR: RGBColor = RGBColor(165, 0, 38);
+/// The ticks of every replicate's recovery, drawn translucent so that
+/// where many fall together reads darker.
+pub const RUG_COLOR: RGBColor = RGBColor(70, 70, 70);
+/// The rug ticks' opacity and height (a share of the first panel's).
+const RUG_OPACITY: f64 = 0.55;
+const RUG_HEIGHT: f64 = 0.1;
 /// The line where the load ends.
 pub const LOAD_END_COLOR: RGBColor = RGBColor(120, 120, 120);
 
@@ -75,6 +81,10 @@ pub struct SeriesPicture<'a> {
     pub patience_s: Option<(f64, f64)>,
     /// The run's verdict (`None` without a trigger).
     pub verdict: Option<Verdict>,
+    /// Every replicate's recovery, s after the last trigger's end, and how
+    /// many replicates ran: the one run drawn beside the spread of all (a
+    /// rug under the first panel; none for a single replicate).
+    pub recoveries: (Vec<f64>, u32),
     /// Draw every window, to the end of the drain; otherwise to the end of
     /// the load (or of the patience window, if later) plus a tenth.
     pub all: bool,
@@ -236,6 +246,30 @@ pub fn server_series(picture: &SeriesPicture<'_>) -> PlotResult<Figure> {
         }
         stops_at_verdict = ends_there && picture.verdict == Some(Verdict::Stuck);
     }
+    // Every replicate's recovery, as a rug under the first panel.
+    let rug: Vec<f64> = match (picture.patience_s, &picture.recoveries) {
+        (Some((from, _)), (after, replicates)) if *replicates > 1 => {
+            let rug: Vec<f64> = after.iter().map(|a| from + a).collect();
+            let mut sorted = after.clone();
+            sorted.sort_by(f64::total_cmp);
+            let median = (!sorted.is_empty())
+                .then(|| crate::measure::stats::quantile_of_sorted(&sorted, 0.5));
+            first_legend.push(Entry::new(
+                match median {
+                    Some(m) => format!(
+                        "each replicate's recovery ({} of {replicates} recovered; median {} after \
+                         the last trigger)",
+                        rug.len(),
+                        seconds(m)
+                    ),
+                    None => format!("no replicate of {replicates} recovered"),
+                },
+                Swatch::Mark(RUG_COLOR, false),
+            ));
+            rug
+        }
+        _ => Vec::new(),
+    };
     if picture.load_end_s < end_s && !stops_at_verdict {
         marks.push((picture.load_end_s, LOAD_END_COLOR, true));
         first_legend.push(Entry::new(
@@ -358,6 +392,17 @@ pub fn server_series(picture: &SeriesPicture<'_>) -> PlotResult<Figure> {
                             .draw_series(LineSeries::new(points, color.stroke_width(2)))
                             .map_err(err)?;
                     }
+                }
+                if panel == 0 {
+                    let tick_top = y.0 + (y.1 - y.0) * RUG_HEIGHT;
+                    chart
+                        .draw_series(rug.iter().filter(|&&at| at <= end_s).map(|&at| {
+                            PathElement::new(
+                                vec![(at, y.0), (at, tick_top)],
+                                RUG_COLOR.mix(RUG_OPACITY).stroke_width(2),
+                            )
+                        }))
+                        .map_err(err)?;
                 }
                 for (_, color, runs) in &lines {
                     let color = *color;

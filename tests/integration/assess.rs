@@ -149,7 +149,12 @@ fn every_figure_comes_back_from_the_command_it_names() {
             .arg("-q"),
     );
     let map_row = row(&map, "4 ");
-    assert_eq!(map_row.len(), 5, "{map}");
+    assert_eq!(map_row.len(), 6, "{map}");
+    // Each row's default patience, in one word (this map's cells differ).
+    assert!(
+        map_row[5].ends_with('s') && map_row[5].contains(".."),
+        "{map}"
+    );
     let decimals = map_row[1].split('.').nth(1).map_or(0, |d| d.len() as i32);
     assert_eq!(
         rounded(margin[1], decimals),

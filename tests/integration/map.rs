@@ -119,6 +119,9 @@ fn a_map_finds_the_metastable_boundary_and_refines_it() {
     assert!((0.1..0.5).contains(&crossing), "{line}");
     let decimals = shown.split_once('.').map_or(0, |(_, d)| d.len());
     assert_eq!(decimals, 2, "{line}");
+    // The patience the verdicts were judged over: given, so one window.
+    assert!(header.ends_with("  patience"), "{header}");
+    assert!(line.ends_with(" 7s"), "{line}");
     // The crossing lies between the cells either side of it.
     let cells_at_500: Vec<f64> = cells
         .iter()
@@ -138,6 +141,20 @@ fn a_map_finds_the_metastable_boundary_and_refines_it() {
             .collect::<Vec<_>>()
     };
     let drawn = class("cell");
+    // Under the map, what its verdicts were judged over; each cell's own
+    // window in its tooltip.
+    assert!(
+        text.contains(
+            "verdicts judged over a patience window of 7s after the last trigger (given)"
+        ),
+        "{text}"
+    );
+    assert!(
+        drawn.iter().all(|n| n
+            .descendants()
+            .any(|t| t.has_tag_name("title") && t.text().unwrap_or("").ends_with("; patience 7s"))),
+        "every cell's tooltip states its patience"
+    );
     assert_eq!(drawn.len(), cells.len());
     for (rect, cell) in drawn.iter().zip(&cells) {
         let p: f64 = rect.attribute("data-p").unwrap().parse().unwrap();

@@ -14,7 +14,7 @@ use herdsim::measure::verdict::Verdict;
 use herdsim::model::server::NS_PER_S;
 use herdsim::model::server::{NS_PER_MS, ServerSpec, Triggers};
 use herdsim::report::series_svg::{
-    STUCK_COLOR, SeriesPicture, TRIGGER_COLOR, server_series, trigger_label,
+    RUG_COLOR, STUCK_COLOR, SeriesPicture, TRIGGER_COLOR, server_series, trigger_label,
 };
 use herdsim::report::strategies_svg::{
     StrategiesPicture, StrategyRun, TriggerShades, strategies_series,
@@ -410,6 +410,7 @@ fn the_server_series_shades_each_trigger_and_draws_the_queue_it_measured() {
         load_end_s: run.load_end_ns as f64 / 1e9,
         patience_s: None,
         verdict: None,
+        recoveries: (Vec::new(), 1),
         all: true,
     };
     let figure = server_series(&picture).unwrap();
@@ -507,6 +508,7 @@ pub(crate) fn stuck_picture<'a>(
         load_end_s: run.load_end_ns as f64 / 1e9,
         patience_s: Some((end as f64 / 1e9, (end + spec.patience) as f64 / 1e9)),
         verdict: run.verdict,
+        recoveries: (Vec::new(), 1),
         all,
     }
 }
@@ -689,6 +691,7 @@ fn a_log_latency_axis_has_values_to_read() {
         load_end_s: 5.0,
         patience_s: None,
         verdict: None,
+        recoveries: (Vec::new(), 1),
         all: false,
     };
     let figure = server_series(&picture).unwrap();
@@ -879,4 +882,46 @@ fn a_curves_legend_covers_no_curve() {
         figure.legends
     );
     assert_legends_clear(&figure.svg, &figure.legends);
+}
+
+/// Every replicate's recovery is a tick under the first panel, at the
+/// last trigger's end plus its recovery time; the legend counts them.
+#[test]
+fn the_run_plot_draws_every_replicates_recovery_as_a_rug() {
+    let (spec, run) = stuck_run();
+    let end_s = spec.last_trigger_end().unwrap() as f64 / 1e9;
+    let recoveries = vec![0.25, 0.5, 0.5, 1.75];
+    let picture = SeriesPicture {
+        recoveries: (recoveries.clone(), 7),
+        ..stuck_picture(&spec, &run, false)
+    };
+    let figure = server_series(&picture).unwrap();
+    let frame = &figure.frames[0];
+    let ticks: Vec<f64> = polylines(&figure.svg, RUG_COLOR)
+        .into_iter()
+        .filter(|p| p.len() == 2 && p[0].0 == p[1].0 && p[0].1 != p[1].1)
+        .filter(|p| p[0].0 >= f64::from(frame.px.0) && p[0].0 <= f64::from(frame.px.1))
+        .map(|p| frame.data_x(p[0].0))
+        .collect();
+    assert_eq!(ticks.len(), recoveries.len(), "{ticks:?}");
+    let px = frame.data_x(1.0) - frame.data_x(0.0);
+    for (tick, after) in ticks.iter().zip(&recoveries) {
+        assert!((tick - (end_s + after)).abs() <= px, "{tick} for {after}");
+    }
+    // The SVG escapes the apostrophe.
+    assert!(
+        figure
+            .svg
+            .contains("each replicate&apos;s recovery (4 of 7 recovered; median 0.5 s after"),
+        "the legend counts the replicates: {}",
+        figure
+            .svg
+            .lines()
+            .filter(|l| l.contains("replicate"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    // One replicate: no rug, and no legend line for it.
+    let single = server_series(&stuck_picture(&spec, &run, false)).unwrap();
+    assert!(!single.svg.contains("each replicate&apos;s recovery"));
 }

@@ -151,7 +151,8 @@ fn a_partly_decided_map_states_the_crossing_its_decided_cells_place() {
     let fast = row("700");
     let crossing: f64 = fast[1].parse().expect("a crossing at 700");
     assert!((0.1..0.3).contains(&crossing), "{fast:?}");
-    assert_eq!(fast[fast.len() - 3..], ["20", "of", "30"]);
+    // Decided runs, then the row's default patience.
+    assert_eq!(fast[fast.len() - 4..], ["20", "of", "30", "10s"]);
     assert_eq!(row("500")[1], "unknown", "{out}");
     assert!(
         err.contains("the crossing of 1 of 2 rows is not known"),

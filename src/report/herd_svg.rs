@@ -12,7 +12,7 @@ use crate::measure::timeline::Timeline;
 use crate::report::series_svg::TRIGGER_COLOR;
 use crate::report::svg::{
     CAPACITY_COLOR, Entry, Figure, PALETTE, PlotResult, RETRIES_COLOR, Swatch, err, frame_of,
-    stacked, steps, tick,
+    panel_builder, stacked, steps, tick,
 };
 
 /// The colour of the cumulative share of clients succeeded.
@@ -95,11 +95,7 @@ pub fn herd_timeline(picture: &HerdPicture<'_>) -> PlotResult<Figure> {
         )
         .collect();
     stacked(&picture.title, 300, 1, &[legend], |_, area| {
-        let mut chart = ChartBuilder::on(area)
-            .caption(&picture.label, ("sans-serif", 15))
-            .margin(8)
-            .x_label_area_size(36)
-            .y_label_area_size(64)
+        let mut chart = panel_builder(area, &picture.label)
             .right_y_label_area_size(64)
             .build_cartesian_2d(x.0..x.1, 0.0..top)
             .map_err(err)?

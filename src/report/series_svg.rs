@@ -14,8 +14,8 @@ use crate::measure::server_metrics::Window;
 use crate::measure::verdict::Verdict;
 use crate::model::server::{Trigger, TriggerKind};
 use crate::report::svg::{
-    CAPACITY_COLOR, Entry, Figure, PALETTE, PlotResult, Swatch, err, frame_of, log_axis, stacked,
-    steps, tick,
+    CAPACITY_COLOR, Entry, Figure, PALETTE, PlotResult, Swatch, err, frame_of, log_axis,
+    panel_builder, stacked, steps, tick,
 };
 
 /// The shade of trigger windows.
@@ -342,14 +342,7 @@ pub fn server_series(picture: &SeriesPicture<'_>) -> PlotResult<Figure> {
             ),
         };
         let lines = lines_of(panel);
-        let builder = |area| {
-            let mut b = ChartBuilder::on(area);
-            b.caption(caption, ("sans-serif", 15))
-                .margin(8)
-                .x_label_area_size(36)
-                .y_label_area_size(64);
-            b
-        };
+        let builder = |area| panel_builder(area, caption);
         macro_rules! draw {
             ($chart:expr) => {{
                 let mut chart = $chart;

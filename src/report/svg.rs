@@ -163,11 +163,7 @@ pub fn timelines(
     stacked(title, 220, panels.len(), &legends, |i, area| {
         let (label, timeline) = &panels[i];
         {
-            let mut chart = ChartBuilder::on(area)
-                .caption(label, ("sans-serif", 15))
-                .margin(8)
-                .x_label_area_size(36)
-                .y_label_area_size(64)
+            let mut chart = panel_builder(area, label)
                 .build_cartesian_2d(x.0..x.1, 0.0..top)
                 .map_err(err)?;
             chart
@@ -717,6 +713,21 @@ pub(crate) fn stacked(
     })
 }
 
+/// A stacked panel's chart, before its axes: its caption, margin and the
+/// room for its tick labels, the same in every picture of panels.
+pub(crate) fn panel_builder<'a, 'b>(
+    area: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    caption: &str,
+) -> ChartBuilder<'a, 'b, SVGBackend<'b>> {
+    let mut builder = ChartBuilder::on(area);
+    builder
+        .caption(caption, ("sans-serif", 15))
+        .margin(8)
+        .x_label_area_size(36)
+        .y_label_area_size(64);
+    builder
+}
+
 /// A panel over time on linear axes `x` (s) and `y`: its caption, the
 /// y axis's words, ticks as [`tick`] writes them and no minor grid (the
 /// panels of `compare --plot` on the server model).
@@ -727,11 +738,7 @@ pub(crate) fn time_panel<'a, 'b>(
     x: (f64, f64),
     y: (f64, f64),
 ) -> PlotResult<ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>> {
-    let mut chart = ChartBuilder::on(area)
-        .caption(caption, ("sans-serif", 15))
-        .margin(8)
-        .x_label_area_size(36)
-        .y_label_area_size(64)
+    let mut chart = panel_builder(area, caption)
         .build_cartesian_2d(x.0..x.1, y.0..y.1)
         .map_err(err)?;
     chart

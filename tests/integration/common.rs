@@ -121,3 +121,18 @@ pub fn csv_rows(text: &str) -> Vec<std::collections::HashMap<String, String>> {
         })
         .collect()
 }
+
+/// `flags` without the named flags and their values.
+pub fn without<'a>(flags: &[&'a str], names: &[&str]) -> Vec<&'a str> {
+    let mut kept = Vec::new();
+    let mut i = 0;
+    while i < flags.len() {
+        if names.contains(&flags[i]) {
+            i += 2;
+        } else {
+            kept.push(flags[i]);
+            i += 1;
+        }
+    }
+    kept
+}

@@ -12,7 +12,8 @@ use herdsim::report::herd_svg::{HerdPicture, SUCCEEDED_COLOR, herd_timeline};
 use herdsim::report::series_svg::{TRIGGER_COLOR, server_series};
 use herdsim::{PolicyKind, RunSpec};
 
-use crate::common::{succeed, workdir};
+use crate::common::{succeed, without, workdir};
+use crate::map::MAP;
 use crate::plots::{polylines, rectangles, stuck_picture, stuck_run};
 
 /// The `<text>` elements of `svg` in document order: (x, drawn font size,
@@ -225,34 +226,21 @@ fn run_plot_on_the_slot_model_shows_its_down_window() {
 fn small_map(name: &str, extra: &[&str]) -> String {
     let dir = workdir(name);
     let (out, svg) = (dir.join("m.csv"), dir.join("m.svg"));
-    let mut args = vec![
-        "map",
-        "--resource",
-        "server",
-        "--workers",
-        "1",
-        "--service",
-        "exp:1ms",
-        "--timeout",
-        "100ms",
-        "--duration",
-        "10s",
-        "--patience",
-        "7s",
-        "--policy",
-        "no-backoff",
-        "--max-attempts",
-        "4",
+    // The map tests' metastable case, its axes and sizes left to `extra`.
+    let mut args = without(
+        MAP,
+        &["--rate", "--trigger", "--x", "--y", "--seeds", "--refine"],
+    );
+    args.extend([
         "--seeds",
         "10",
         "--refine",
         "1",
-        "--quiet",
         "--out",
         out.to_str().unwrap(),
         "--svg",
         svg.to_str().unwrap(),
-    ];
+    ]);
     args.extend(extra);
     succeed(cargo_bin_cmd!("herdsim").args(&args));
     fs::read_to_string(svg).unwrap()

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use assert_cmd::cargo::cargo_bin_cmd;
 
-use crate::common::{succeed, usage_error, workdir};
+use crate::common::{succeed, usage_error, without, workdir};
 
 /// `herdsim ARGS` from the repository's root: its standard output.
 fn herdsim(args: &[&str]) -> String {
@@ -144,31 +144,13 @@ fn a_scenario_run_takes_its_imports_and_names_its_bad_values() {
     );
     let file = scenario(&dir, "imported.toml", &with_import);
     let config = config.to_string_lossy().to_string();
+    // The point as flags, the imported file's timeout and policy for the
+    // scenario's own.
     let flags = [
-        "run",
-        "--import",
-        &config,
-        "--resource",
-        "server",
-        "--rate",
-        "500",
-        "--workers",
-        "4",
-        "--service",
-        "lognormal:5ms@p99=20ms",
-        "--trigger",
-        "outage@1s..1.5s",
-        "--duration",
-        "5s",
-        "--patience",
-        "2s",
-        "--seeds",
-        "2",
-        "--seed",
-        "7",
-        "-q",
-        "--json",
-    ];
+        ["run", "--import", &config].as_slice(),
+        &without(&AS_FLAGS, &["--timeout", "--policy", "--base"]),
+    ]
+    .concat();
     assert_eq!(herdsim(&["run", &file, "-q", "--json"]), herdsim(&flags));
     // A quantile not above the median: one line naming where it was given.
     let bad = ONE_POINT.replace("p99=20ms", "p99=5ms");

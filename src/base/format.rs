@@ -3,6 +3,11 @@
 
 /// `1234567` as `1,234,567`.
 pub fn group_thousands(n: u64) -> String {
+    group_thousands_wide(u128::from(n))
+}
+
+/// [`group_thousands`] of a count past `u64` (a chain's states as computed).
+pub fn group_thousands_wide(n: u128) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, ch) in digits.chars().enumerate() {

@@ -460,8 +460,29 @@ fn compare_study(
         ),
     };
     if !SweepPlan::whole(scenario, false).is_server() {
+        // Name what put a point off the server: the file's line, the flag,
+        // or the default where neither gave a resource.
+        let off = (0..scenario.grid.len())
+            .find(|&i| scenario.grid.point(i).resource != crate::model::ResourceKind::Server)
+            .unwrap_or(0);
+        let resource = scenario.grid.point(off).resource;
+        let given = match (
+            scenario.origin("resource", off),
+            scenario.grid.values("resource"),
+        ) {
+            (Some(o), _) => format!("{o}: resource {resource}"),
+            (None, Some(_)) => format!("--resource {resource}"),
+            (None, None) => format!(
+                "{}: no resource given (the default is {resource})",
+                if scenario.file().is_empty() {
+                    "the scenario"
+                } else {
+                    scenario.file()
+                }
+            ),
+        };
         return Err(CliError::Usage(format!(
-            "--resource: study {} is on the server model: leave resource at server",
+            "{given}: study {} is on the server model: give resource = \"server\"",
             study.name
         )));
     }

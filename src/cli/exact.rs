@@ -25,6 +25,16 @@ const EXACT: &str = "Exact";
 /// The most states by default: about 20 s of solves on one core.
 pub const DEFAULT_MAX_STATES: usize = 200_000;
 
+/// The highest arrival rate the chain takes, per second: the most the
+/// simulator runs over its default load of 10 s (10⁹ requests), so that the
+/// same service runs in `herdsim run` beside it.
+pub const MAX_EXACT_RATE: f64 = 1e8;
+
+/// The most state-steps a trigger's follow-up may take (states × the
+/// uniformisation steps over its length, [`crate::exact::ctmc::Generator::transient_steps`]):
+/// metafor's fault bound, about a minute of a release build.
+pub const MAX_TRIGGER_WORK: f64 = super::exact_metafor::MAX_FAULT_WORK;
+
 /// Which chain `herdsim exact` solves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Chain {
@@ -136,6 +146,7 @@ pub fn exact_command(args: &ExactArgs) -> Result<(), CliError> {
             scenario
         }
     };
+    check_rate(args, &scenario)?;
     let scenario = args.grid.apply(scenario)?;
     if scenario.grid.len() != 1 {
         return Err(usage(format!(
@@ -152,6 +163,11 @@ pub fn exact_command(args: &ExactArgs) -> Result<(), CliError> {
     let regions = chosen.regions;
     let too_large = |e: ChainError| match e {
         ChainError::TooLarge { .. } => usage(format!("--max-states: {e}")),
+        ChainError::TooMuchMemory { .. } => usage(format!(
+            "the service's {} and queue_limit {}: {e}",
+            counted(model.workers as u64, "worker", "workers"),
+            model.queue_limit
+        )),
         ChainError::Solve(e) => usage(format!("the chain cannot be solved: {e}")),
     };
     let (chain, cap_negligible, known) = match args.orbit_cap {
@@ -178,6 +194,9 @@ pub fn exact_command(args: &ExactArgs) -> Result<(), CliError> {
             }
         )));
     }
+    if let Some(t) = trigger {
+        check_trigger_work(&chain, &t)?;
+    }
     let figures = server_figures(&chain, regions, trigger, known)
         .map_err(|e| usage(format!("the chain cannot be solved: {e}")))?;
     let shown = Shown {
@@ -194,6 +213,61 @@ pub fn exact_command(args: &ExactArgs) -> Result<(), CliError> {
     } else {
         write_stdout(&shown.text(&figures))
     }
+}
+
+/// Refuses an arrival rate past [`MAX_EXACT_RATE`] in exact's own words
+/// (the simulator's request-count bound would name its `--duration`, which
+/// exact does not take).
+fn check_rate(
+    args: &ExactArgs,
+    scenario: &crate::experiment::scenario::Scenario,
+) -> Result<(), CliError> {
+    let words = args.grid.flag_words(&[]);
+    let (given, place) = match words.iter().position(|w| w == "--rate") {
+        Some(at) => (words[at + 1].clone(), "--rate".to_string()),
+        None => match scenario.grid.values("rate") {
+            Some([one]) => (
+                one.clone(),
+                scenario
+                    .origin("rate", 0)
+                    .map_or_else(|| "rate".to_string(), |o| o.to_string()),
+            ),
+            _ => return Ok(()),
+        },
+    };
+    match given.parse::<f64>() {
+        Ok(rate) if rate > MAX_EXACT_RATE => Err(CliError::Usage(format!(
+            "{place} {given}: exact takes arrival rates up to {MAX_EXACT_RATE:e} per second (the \
+             most the simulator runs over its default 10 s, for the side-by-side check); it \
+             takes the service's rate, workers, queue_limit, service, timeout and retry \
+             settings, no --duration"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Refuses a trigger whose follow-up would pass [`MAX_TRIGGER_WORK`],
+/// with the longest trigger this chain follows within it: the transient
+/// costs the chain's states × its fastest exit rate × the trigger's
+/// length, about 1.4 s a second of trigger on `exact-small`.
+fn check_trigger_work(chain: &ServerChain, t: &ChainTrigger) -> Result<(), CliError> {
+    let during = chain.generator(t.conditions);
+    let states = chain.size() as f64;
+    let work = states * during.transient_steps(t.length_s);
+    if work <= MAX_TRIGGER_WORK {
+        return Ok(());
+    }
+    let per_second = states * during.transient_steps(1.0);
+    Err(CliError::Usage(format!(
+        "--trigger: following the chain's {} states over the trigger's {} takes {} state-steps \
+         (states × the fastest exit rate × the length); at most {}: this chain follows a \
+         trigger of at most {}: shorten it (or lower the rates or sizes)",
+        crate::base::format::group_thousands(chain.size() as u64),
+        time(t.length_s),
+        sig(work),
+        sig(MAX_TRIGGER_WORK),
+        time(MAX_TRIGGER_WORK / per_second)
+    )))
 }
 
 /// `herdsim exact --chain metafor`: the server chain's scenario and flags
@@ -352,7 +426,8 @@ impl Shown<'_> {
                 sig(NEGLIGIBLE_CAP)
             ),
             None => format!(
-                "the largest within --max-states; P(cap) ≤ {} was not reached",
+                "the largest within --max-states and the solves' memory bound; P(cap) ≤ {} \
+                 was not reached",
                 sig(NEGLIGIBLE_CAP)
             ),
         };

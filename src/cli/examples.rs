@@ -265,7 +265,7 @@ pub const EXACT: [Example; 3] = [
     ),
     (
         "The same service after a 100 ms outage: the storm probability and the time back to calm",
-        "herdsim exact scenarios/exact-small.toml --trigger outage@1s+100ms",
+        "herdsim exact scenarios/exact-small.toml --trigger outage@1s..1.1s",
     ),
     (
         "metafor's chain at a shorter timeout, its figures under the reference table's names",

@@ -236,50 +236,135 @@ impl Drop for Temporary {
 
 /// Writes `text` to `path` by the module's rules.
 pub fn write_whole(path: &Path, force: bool, text: &str) -> Result<(), CliError> {
-    let shown = path.display();
-    let failed = |e: io::Error| match e.kind() {
-        io::ErrorKind::BrokenPipe => CliError::Io(e),
-        _ => CliError::Usage(format!("cannot write '{shown}': {e}")),
-    };
-    match target(path, force)? {
-        Target::Stream(device) => {
-            let mut file = OpenOptions::new()
-                .write(true)
-                .open(&device)
-                .map_err(failed)?;
-            file.write_all(text.as_bytes()).map_err(failed)
-        }
-        Target::File(file) => {
-            let replaced = fs::metadata(&file).ok();
-            let mut temporary = Temporary::beside(&file).map_err(failed)?;
-            // The replacement keeps the replaced file's permissions (a
-            // private file stays private).
-            if let Some(old) = &replaced {
-                temporary
-                    .file
-                    .set_permissions(old.permissions())
+    let mut whole = WholeFile::begin(path, force)?;
+    whole.write(text)?;
+    whole.finish()
+}
+
+/// A file written in pieces that appears whole or not at all: the pieces
+/// go to a temporary beside it, renamed into place by [`WholeFile::finish`]
+/// (a device or FIFO is written in place). Dropped unfinished (an error, an
+/// interruption), the temporary goes and nothing is at the path.
+pub struct WholeFile {
+    shown: String,
+    force: bool,
+    to: WholeTarget,
+}
+
+enum WholeTarget {
+    Stream(io::BufWriter<File>),
+    File {
+        path: PathBuf,
+        replaced: bool,
+        temporary: Temporary,
+        buffer: Vec<u8>,
+    },
+}
+
+/// Bytes gathered before a write to the temporary.
+const WHOLE_BUFFER: usize = 1 << 20;
+
+impl WholeFile {
+    /// Starts `path` (replacing a file there only with `force`).
+    pub fn begin(path: &Path, force: bool) -> Result<WholeFile, CliError> {
+        let shown = path.display().to_string();
+        let failed = |e: io::Error| write_failed(&shown, e);
+        let to = match target(path, force)? {
+            Target::Stream(device) => {
+                let file = OpenOptions::new()
+                    .write(true)
+                    .open(&device)
                     .map_err(failed)?;
+                WholeTarget::Stream(io::BufWriter::new(file))
             }
-            temporary.file.write_all(text.as_bytes()).map_err(failed)?;
-            temporary.file.sync_all().map_err(failed)?;
-            if replaced.is_none() && !force {
-                // A new file: a hard link fails rather than replace one made
-                // meanwhile; the temporary's name goes when it is dropped.
-                match fs::hard_link(&temporary.path, &file) {
-                    Ok(()) => return Ok(()),
-                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-                        return Err(CliError::Usage(format!(
-                            "'{shown}' appeared while it was written: pass --force to replace it"
-                        )));
-                    }
-                    // A file system without hard links: renamed instead.
-                    Err(_) => {}
+            Target::File(file) => {
+                let replaced = fs::metadata(&file).ok();
+                let temporary = Temporary::beside(&file).map_err(failed)?;
+                // The replacement keeps the replaced file's permissions (a
+                // private file stays private).
+                if let Some(old) = &replaced {
+                    temporary
+                        .file
+                        .set_permissions(old.permissions())
+                        .map_err(failed)?;
+                }
+                WholeTarget::File {
+                    path: file,
+                    replaced: replaced.is_some(),
+                    temporary,
+                    buffer: Vec::new(),
                 }
             }
-            fs::rename(&temporary.path, &file).map_err(failed)?;
-            temporary.placed = true;
-            Ok(())
+        };
+        Ok(WholeFile { shown, force, to })
+    }
+
+    /// Appends `text`.
+    pub fn write(&mut self, text: &str) -> Result<(), CliError> {
+        let shown = &self.shown;
+        match &mut self.to {
+            WholeTarget::Stream(out) => out
+                .write_all(text.as_bytes())
+                .map_err(|e| write_failed(shown, e)),
+            WholeTarget::File {
+                temporary, buffer, ..
+            } => {
+                buffer.extend_from_slice(text.as_bytes());
+                if buffer.len() >= WHOLE_BUFFER {
+                    temporary
+                        .file
+                        .write_all(buffer)
+                        .map_err(|e| write_failed(shown, e))?;
+                    buffer.clear();
+                }
+                Ok(())
+            }
         }
+    }
+
+    /// Puts the file in place, whole.
+    pub fn finish(self) -> Result<(), CliError> {
+        let shown = self.shown;
+        let failed = |e: io::Error| write_failed(&shown, e);
+        match self.to {
+            WholeTarget::Stream(mut out) => out.flush().map_err(failed),
+            WholeTarget::File {
+                path,
+                replaced,
+                mut temporary,
+                buffer,
+            } => {
+                temporary.file.write_all(&buffer).map_err(failed)?;
+                temporary.file.sync_all().map_err(failed)?;
+                if !replaced && !self.force {
+                    // A new file: a hard link fails rather than replace one
+                    // made meanwhile; the temporary's name goes when it is
+                    // dropped.
+                    match fs::hard_link(&temporary.path, &path) {
+                        Ok(()) => return Ok(()),
+                        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                            return Err(CliError::Usage(format!(
+                                "'{shown}' appeared while it was written: pass --force to \
+                                 replace it"
+                            )));
+                        }
+                        // A file system without hard links: renamed instead.
+                        Err(_) => {}
+                    }
+                }
+                fs::rename(&temporary.path, &path).map_err(failed)?;
+                temporary.placed = true;
+                Ok(())
+            }
+        }
+    }
+}
+
+/// A write to `shown` that failed: a closed pipe as such, else in one line.
+fn write_failed(shown: &str, e: io::Error) -> CliError {
+    match e.kind() {
+        io::ErrorKind::BrokenPipe => CliError::Io(e),
+        _ => CliError::Usage(format!("cannot write '{shown}': {e}")),
     }
 }
 

@@ -7,7 +7,7 @@ use indicatif::ProgressBar;
 
 use super::backlog::{RegionFlags, SplitFlags, backlog_report};
 use super::import::ImportFlags;
-use super::output::{check_distinct, check_output, warn_extensions, write_svg, write_whole};
+use super::output::{WholeFile, check_distinct, check_output, warn_extensions, write_svg};
 use super::params::{ParamFlags, Single};
 use super::progress::{events_spinner, runs_bar};
 use super::sweep::{read_scenario, with_imports};
@@ -17,7 +17,7 @@ use crate::base::format::{group_thousands, trimmed};
 use crate::base::time::{Micros, format_duration};
 use crate::experiment::replicates::{replicates_with_timeline, summarize};
 use crate::experiment::scenario::Scenario;
-use crate::experiment::server_runs::{CutRun, Keep, run_server_kept, server_parts};
+use crate::experiment::server_runs::{CutRun, Keep, run_server_streamed, server_parts};
 use crate::measure::metrics::Metric;
 use crate::measure::metrics::RunMetrics;
 use crate::measure::observer::Watch;
@@ -29,7 +29,7 @@ use crate::model::ResourceKind;
 use crate::model::server::{NS_PER_S, ServerSpec};
 use crate::policy::PolicyKind;
 use crate::report::herd_svg::{HerdPicture, herd_timeline};
-use crate::report::series::series_csv;
+use crate::report::series::{series_header, series_rows};
 use crate::report::series_svg::{SeriesPicture, server_series, trigger_label};
 use crate::report::{
     RunReport, ServerRunReport, run_json, run_table, server_run_json, server_run_table,
@@ -258,17 +258,26 @@ fn run_server(args: &RunArgs, setup: &Setup) -> Result<(), CliError> {
         window_latencies: args.series.is_some() || args.plot.is_some(),
     };
     // Only the runs drawn or listed are kept whole: the rest are reduced
-    // to their metrics' values as they end.
+    // to their metrics' values as they end. The series is written a run at
+    // a time as the runs end, in replicate order, so that --series-all
+    // holds no run's windows but the one drawn.
     let drawn = u32::from(args.series.is_some() || args.plot.is_some());
     let keep = Keep {
-        whole: if args.per_run || args.series_all {
-            seeds
-        } else {
-            drawn
-        },
-        windows: if args.series_all { seeds } else { drawn },
+        whole: if args.per_run { seeds } else { drawn },
+        windows: drawn,
     };
-    let done = run_server_kept(
+    let (server, _) = server_parts(spec);
+    let mut series = match &args.series {
+        Some(path) => {
+            let mut file = WholeFile::begin(path, args.force)?;
+            file.write(&series_header())?;
+            Some(file)
+        }
+        None => None,
+    };
+    let listed = if args.series_all { seeds } else { 1 };
+    let goodput = Goodput::of(&server.load);
+    let done = run_server_streamed(
         spec,
         seed,
         0,
@@ -277,7 +286,19 @@ fn run_server(args: &RunArgs, setup: &Setup) -> Result<(), CliError> {
         args.queue,
         || progress.inc(1),
         keep,
+        |replicate, run| match series.as_mut() {
+            Some(file) if replicate < listed => file.write(&series_rows(
+                replicate,
+                run,
+                server.window,
+                server.first_trigger_start(),
+                goodput,
+            )),
+            _ => Ok(()),
+        },
     );
+    progress.finish_and_clear();
+    let done = done?;
     progress.finish_and_clear();
     if let Some((stopped, ended, requests)) = done.event_limit {
         return Err(CliError::Limit(format!(
@@ -331,23 +352,8 @@ fn run_server(args: &RunArgs, setup: &Setup) -> Result<(), CliError> {
     )?;
     backlog_progress.finish_and_clear();
     let runs = &done.kept;
-    let (server, _) = server_parts(spec);
-    if let Some(path) = &args.series {
-        let shown = if args.series_all {
-            &runs[..]
-        } else {
-            &runs[..1]
-        };
-        write_whole(
-            path,
-            args.force,
-            &series_csv(
-                shown,
-                server.window,
-                server.first_trigger_start(),
-                Goodput::of(&server.load),
-            ),
-        )?;
+    if let Some(file) = series {
+        file.finish()?;
     }
     if let Some(path) = &args.plot {
         let plot = ServerPlot {

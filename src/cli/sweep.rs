@@ -376,10 +376,19 @@ impl GridArgs {
                 .map_err(|e| CliError::Usage(point_message(&scenario, i, &e)))?;
             let first = scenario.grid.point(0).resource;
             if (point.resource == ResourceKind::Server) != (first == ResourceKind::Server) {
+                // Where the two resources were given: the file's line, or
+                // the flag.
+                let place = |at: usize| {
+                    scenario
+                        .origin("resource", at)
+                        .map_or_else(|| "--resource".to_string(), |o| o.to_string())
+                };
                 return Err(CliError::Usage(format!(
-                    "point {i}: resource {} in a grid whose point 0 is on {first}: the server \
-                     model's metrics are its own, so sweep it apart from the other models",
-                    point.resource
+                    "{}: resource {} (point {i}) in a grid whose point 0 is on {first} ({}): the \
+                     server model's metrics are its own, so sweep it apart from the other models",
+                    place(i),
+                    point.resource,
+                    place(0)
                 )));
             }
         }

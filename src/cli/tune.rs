@@ -24,8 +24,8 @@ use crate::experiment::assess::{DEFAULT_PARTIAL, FAILURE_LOAD_US};
 use crate::experiment::scenario::Scenario;
 use crate::experiment::sweep::Shard;
 use crate::experiment::tune::{
-    DEFAULT_BOUND, DEFAULT_ROUNDS, DEFAULT_STALL, Field, MAX_VARIED, SettingFigures, Tune,
-    TuneSettings, TuneStop, front, position, rule_with, run_tune,
+    DEFAULT_BOUND, DEFAULT_ROUNDS, DEFAULT_STALL, Field, MAX_VARIED, Measure, SettingFigures, Tune,
+    TuneSettings, TuneStop, front, missing_settings, position, rule_with, run_tune,
 };
 use crate::report::tune_file::{
     read_tune_csv, read_tune_journal, tune_csv, tune_journal_header, tune_journal_line,
@@ -324,6 +324,7 @@ fn settings(args: &TuneArgs, scenario: &Scenario) -> Result<TuneSettings, CliErr
         .shard
         .unwrap_or(Shard::WHOLE)
         .points(settings.row_count());
+    check_stall(&settings)?;
     settings.check().map_err(|e| {
         let flag = if args.params.is_empty() {
             "--control"
@@ -333,6 +334,59 @@ fn settings(args: &TuneArgs, scenario: &Scenario) -> Result<TuneSettings, CliErr
         usage(format!("{flag}: {e}"))
     })?;
     Ok(settings)
+}
+
+/// Refuses a `--stall` whose run does not fit the service's load (a stall
+/// of a year at 600 requests/s brings 1.9·10¹⁰ requests), naming --stall
+/// and the latest end the load's bounds allow, before the settings' own
+/// checks would blame --param.
+fn check_stall(settings: &TuneSettings) -> Result<(), CliError> {
+    let x = &settings.x().values[0];
+    let Ok(rule) = settings.rule(&settings.values_at(x, 0)) else {
+        return Ok(());
+    };
+    let Err(e) = settings.spec(&rule, Measure::Stall) else {
+        return Ok(());
+    };
+    if settings.spec(&rule, Measure::Outage).is_err() {
+        // Not the stall's own fault: the settings' check names it.
+        return Ok(());
+    }
+    let mut spec = settings.base.clone();
+    let trigger = param("trigger").expect("trigger is a key");
+    let range = match (trigger.set)(&mut spec, &settings.stall) {
+        Ok(()) => stall_range(&spec),
+        Err(_) => None,
+    };
+    Err(CliError::Usage(format!(
+        "--stall {}: its runs do not fit the service: {e}{}",
+        settings.stall,
+        range.map_or_else(String::new, |end| format!(
+            "; a stall of this service must end by {}",
+            format_duration(end)
+        ))
+    )))
+}
+
+/// The latest end of a stall `spec` (with the stall as its trigger) could
+/// have within the load's bounds: the requests an open loop brings and the
+/// windows of the series, less the load's time after the stall ends.
+fn stall_range(spec: &crate::spec::RunSpec) -> Option<u64> {
+    use crate::spec::bounds::{MAX_LOAD_REQUESTS, MAX_WINDOWS};
+    let end_us = spec.server.triggers.0.iter().map(|t| t.to / 1_000).max()?;
+    let tail_us = spec.duration_us().checked_sub(end_us)?;
+    let by_windows = MAX_WINDOWS.saturating_mul(spec.window());
+    let longest = match spec.server.users {
+        Some(_) => by_windows,
+        None => {
+            let rate = spec
+                .server
+                .rate_per_s
+                .unwrap_or(crate::spec::server::DEFAULT_RATE_PER_S);
+            by_windows.min((MAX_LOAD_REQUESTS / rate * 1e6) as u64)
+        }
+    };
+    longest.checked_sub(tail_us)
 }
 
 /// What the service is, before any figure: its offered load and size.
@@ -392,10 +446,10 @@ fn show(
     scenario: &Scenario,
     settings: &TuneSettings,
     figures: &[SettingFigures],
-    svg_force: bool,
+    svg_force: Option<bool>,
 ) -> Result<(), CliError> {
     let front = front(figures, settings.bound);
-    if let Some(svg) = &args.svg {
+    if let (Some(svg), Some(svg_force)) = (&args.svg, svg_force) {
         let title = format!(
             "{} of {}: amplification against success",
             args.control.name,
@@ -488,9 +542,44 @@ fn draw(args: &TuneArgs, scenario: &Scenario, settings: &TuneSettings) -> Result
             figures.push(f);
         }
     }
+    let missing = missing_settings(settings, &figures);
+    if !missing.is_empty() {
+        let files: Vec<String> = args
+            .from
+            .iter()
+            .map(|f| format!("'{}'", f.display()))
+            .collect();
+        let shown: Vec<&str> = missing.iter().take(4).map(String::as_str).collect();
+        return Err(CliError::Usage(format!(
+            "--from {}: not the whole search: {} of its settings {} missing ({}{}): give every \
+             shard's file, or make the search again",
+            files.join(", "),
+            missing.len(),
+            if missing.len() == 1 { "is" } else { "are" },
+            shown.join("; "),
+            if missing.len() > shown.len() {
+                format!("; and {} more", missing.len() - shown.len())
+            } else {
+                String::new()
+            }
+        )));
+    }
     // Rows in order, as the whole search writes them.
     figures.sort_by_key(|f| f.row);
-    show(args, scenario, settings, &figures, false)
+    show(args, scenario, settings, &figures, Some(false))
+}
+
+/// The settings of `path` if it is this search's whole CSV (`None` if it
+/// is any other file, or a part of it).
+fn this_search(path: &Path, settings: &TuneSettings) -> Option<Vec<SettingFigures>> {
+    let text = read_input(path, "settings file", MAX_TABLE_BYTES).ok()?;
+    let shown = path.display().to_string();
+    let mut figures = read_tune_csv(&shown, &text, settings).ok()?;
+    if !missing_settings(settings, &figures).is_empty() {
+        return None;
+    }
+    figures.sort_by_key(|f| f.row);
+    Some(figures)
 }
 
 /// Runs the search: with `files` (the CSV and its journal), each run
@@ -518,6 +607,21 @@ fn make(
             )));
         }
         let resuming = args.resume && held.is_some();
+        if args.resume
+            && !resuming
+            && is_regular_file(out)
+            && let Some(figures) = this_search(out, &settings)
+        {
+            if !args.quiet {
+                eprintln!(
+                    "'{}' is this search, whole (and no journal to continue): nothing to run",
+                    out.display()
+                );
+            }
+            // The picture is drawn only where it is missing.
+            let draw = args.svg.as_deref().is_some_and(|svg| !is_regular_file(svg));
+            return show(args, scenario, &settings, &figures, draw.then_some(false));
+        }
         if !resuming {
             for (flag, path) in [("--out", Some(out)), ("--svg", args.svg.as_deref())] {
                 if let Some(path) = path
@@ -645,11 +749,11 @@ fn make(
     if let Some((out, journal)) = files {
         let front = front(&figures, tune.settings.bound);
         write_whole(out, true, &tune_csv(&tune.settings, &figures, &front))?;
-        show(args, scenario, &tune.settings, &figures, true)?;
+        show(args, scenario, &tune.settings, &figures, Some(true))?;
         let _ = fs::remove_file(journal);
         drop(file);
     } else {
-        show(args, scenario, &tune.settings, &figures, args.force)?;
+        show(args, scenario, &tune.settings, &figures, Some(args.force))?;
     }
     if !args.quiet {
         eprintln!(

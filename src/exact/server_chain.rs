@@ -108,45 +108,126 @@ pub struct ServerChain {
 pub enum ChainError {
     /// More states than allowed.
     #[error(
-        "the chain would have {states} states, more than the {most} allowed: lower queue_limit \
-         or the orbit cap ({orbit_cap}), or allow more (time grows as states × {slice}², the \
-         states of one orbit count)"
+        "the chain would have {} states, more than the {most} allowed: lower queue_limit \
+         or the orbit cap ({orbit_cap}), or allow more (time grows as states × {}², the \
+         states of one orbit count)",
+        group_wide(*states),
+        group_wide(*slice)
     )]
     TooLarge {
-        /// Its size.
-        states: usize,
+        /// Its size, as computed (past `usize` too).
+        states: u128,
         /// The most allowed.
         most: usize,
         /// The orbit cap asked for.
         orbit_cap: usize,
         /// States per orbit count.
+        slice: u128,
+    },
+    /// More memory for its solves than allowed.
+    #[error(
+        "the chain's {} states ({} per orbit count) would need about {:.1} GB at once for its \
+         solves (about 56 bytes × the band of {} per state, the band growing as the square \
+         of workers + queue_limit); at most {:.1} GB: lower queue_limit, workers or the orbit \
+         cap ({orbit_cap}) (--max-states bounds states, not memory)",
+        group_wide(*states as u128),
+        group_wide(*slice as u128),
+        *bytes as f64 / 1e9,
+        group_wide(*band as u128),
+        MAX_SOLVE_BYTES as f64 / 1e9
+    )]
+    TooMuchMemory {
+        /// Its size.
+        states: usize,
+        /// States per orbit count.
         slice: usize,
+        /// How far from the diagonal its generator reaches, at most.
+        band: usize,
+        /// The bytes its solves would hold at once.
+        bytes: u64,
+        /// The orbit cap asked for.
+        orbit_cap: usize,
     },
     /// A solve on the way failed.
     #[error("{0}")]
     Solve(#[from] crate::exact::ctmc::ExactError),
 }
 
+/// The most bytes the server chain's solves may hold at once
+/// ([`solve_bytes`]).
+pub const MAX_SOLVE_BYTES: u64 = 2_000_000_000;
+
+/// A count with its thousands grouped, however large.
+fn group_wide(n: u128) -> String {
+    crate::base::format::group_thousands_wide(n)
+}
+
+/// States per orbit count of a server with `workers` and `queue_limit`:
+/// with abandons, (b + 1)(w + 1) compositions of b busy and w waiting for
+/// each number at the server, summed in closed form; without, one each.
+/// Computed wide: a queue of 10⁹ would wrap `u64`.
+fn slice_of(workers: usize, queue_limit: usize, abandons: bool) -> u128 {
+    let (c, k) = (workers as u128, queue_limit as u128);
+    if !abandons {
+        return c + k + 1;
+    }
+    // Σ_{a=0}^{c} (a + 1), then Σ_{w=1}^{k} (c + 1)(w + 1).
+    (c + 1) * (c + 2) / 2 + (c + 1) * (k * (k + 1) / 2 + k)
+}
+
+/// The most bytes the solves of a chain of `states` states whose generator
+/// reaches `band` from the diagonal hold at once: the figures factor two
+/// absorbing systems (2·band + 1 numbers a state each) beside a banded LU
+/// (3·band + 1 with its fill-in), 8 bytes a number, about 56 × band bytes a
+/// state (saturating: a figure past `u64` is too large anyway).
+pub fn solve_bytes(states: usize, band: usize) -> u64 {
+    let per_state = (band as u64).saturating_mul(7).saturating_add(3);
+    (states as u64).saturating_mul(per_state).saturating_mul(8)
+}
+
 impl ServerChain {
-    /// The states of `model`, if at most `most_states`.
+    /// The states of `model`, if at most `most_states` and if its solves
+    /// fit in [`MAX_SOLVE_BYTES`]: refused before anything is allocated.
     pub fn new(model: ChainModel, most_states: usize) -> Result<ServerChain, ChainError> {
         let abandons = model.timeout_rate > 0.0;
         let c = model.workers;
+        let wide_slice = slice_of(c, model.queue_limit, abandons);
+        let wide_states = wide_slice.saturating_mul(model.orbit_cap as u128 + 1);
+        if wide_states > most_states as u128 {
+            return Err(ChainError::TooLarge {
+                states: wide_states,
+                most: most_states,
+                orbit_cap: model.orbit_cap,
+                slice: wide_slice,
+            });
+        }
+        // Both fit: at most `most_states`.
+        let (slice_n, states) = (wide_slice as usize, wide_states as usize);
+        // An event moves the orbit by one and the number at the server by
+        // one: the index by at most a slice and two compositions.
+        let widest = if abandons {
+            (c + 1) * (model.queue_limit + 1)
+        } else {
+            1
+        };
+        let band = slice_n + 2 * widest;
+        let bytes = solve_bytes(states, band);
+        if bytes > MAX_SOLVE_BYTES {
+            return Err(ChainError::TooMuchMemory {
+                states,
+                slice: slice_n,
+                band,
+                bytes,
+                orbit_cap: model.orbit_cap,
+            });
+        }
         let mut offsets = Vec::with_capacity(c + model.queue_limit + 1);
         let mut slice = 0usize;
         for at_server in 0..=c + model.queue_limit {
             offsets.push(slice);
             slice += Self::compositions(c, at_server, abandons);
         }
-        let states = slice.saturating_mul(model.orbit_cap + 1);
-        if states > most_states {
-            return Err(ChainError::TooLarge {
-                states,
-                most: most_states,
-                orbit_cap: model.orbit_cap,
-                slice,
-            });
-        }
+        debug_assert_eq!(slice, slice_n);
         let mut all = Vec::with_capacity(states);
         for orbit in 0..=model.orbit_cap {
             for at_server in 0..=c + model.queue_limit {
@@ -554,6 +635,70 @@ mod tests {
         // rejected at the full queue.
         let expected = 200.0 * 5.0 + 1000.0 * 0.01 + 800.0;
         assert!((chain.cut_rate(full, normal) - expected).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_closed_form_slice_and_the_band_hold_every_transition() {
+        for (workers, queue_limit, timeout_rate) in [(2, 6, 200.0), (1, 10, 100.0), (3, 4, 0.0)] {
+            let m = ChainModel {
+                workers,
+                queue_limit,
+                timeout_rate,
+                ..model()
+            };
+            let chain = ServerChain::new(m, 1_000_000).unwrap();
+            assert_eq!(
+                slice_of(workers, queue_limit, timeout_rate > 0.0),
+                chain.slice() as u128
+            );
+            let widest = if timeout_rate > 0.0 {
+                (workers + 1) * (queue_limit + 1)
+            } else {
+                1
+            };
+            let band = chain.slice() + 2 * widest;
+            let g = chain.normal();
+            for i in 0..chain.size() {
+                for &(j, _) in g.rates(i) {
+                    assert!(i.abs_diff(j) <= band, "{i} → {j} past the band {band}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_chain_whose_solves_pass_the_memory_bound_is_refused_before_it_is_built() {
+        // One worker, queue 40, orbit cap 102 (the first cap tried): 177,469
+        // states of a band about 1,900 wide, 7.3 GB asked for at once.
+        let m = ChainModel {
+            workers: 1,
+            queue_limit: 40,
+            orbit_cap: 102,
+            ..model()
+        };
+        match ServerChain::new(m, 1_000_000).unwrap_err() {
+            ChainError::TooMuchMemory { states, bytes, .. } => {
+                assert_eq!(states, 1_723 * 103);
+                assert!(bytes > 7_000_000_000 && bytes < 20_000_000_000, "{bytes}");
+            }
+            e => panic!("{e}"),
+        }
+    }
+
+    #[test]
+    fn a_count_past_u64_is_quoted_as_computed() {
+        let m = ChainModel {
+            workers: 1,
+            queue_limit: 4_000_000_000,
+            orbit_cap: 8_000_000_020,
+            ..model()
+        };
+        let err = ServerChain::new(m, 1_000).unwrap_err().to_string();
+        assert!(!err.contains("18,446,744,073,709,551,615"), "{err}");
+        let slice = slice_of(1, 4_000_000_000, true);
+        let states = slice * 8_000_000_021;
+        assert!(states > u128::from(u64::MAX));
+        assert!(err.contains(&group_wide(states)), "{err}");
     }
 
     #[test]

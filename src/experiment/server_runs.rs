@@ -235,6 +235,30 @@ pub fn run_server_kept(
     on_done: impl Fn() + Sync,
     keep: Keep,
 ) -> ServerReplicates {
+    let never = |_: u32, _: &ServerMetrics| Ok::<(), std::convert::Infallible>(());
+    match run_server_streamed(
+        spec, master, point, replicates, watch, queue, on_done, keep, never,
+    ) {
+        Ok(kept) => kept,
+        Err(never) => match never {},
+    }
+}
+
+/// [`run_server_kept`] with every run handed to `sink` whole, in replicate
+/// order, before it is reduced: what is written of each run (its time
+/// series) need not be held. The first error of `sink` stops the runs.
+#[allow(clippy::too_many_arguments)]
+pub fn run_server_streamed<E>(
+    spec: &RunSpec,
+    master: u64,
+    point: u64,
+    replicates: u32,
+    watch: &Watch<'_>,
+    queue: QueueKind,
+    on_done: impl Fn() + Sync,
+    keep: Keep,
+    mut sink: impl FnMut(u32, &ServerMetrics) -> Result<(), E>,
+) -> Result<ServerReplicates, E> {
     let parts = server_parts(spec);
     let mut kept = ServerReplicates::default();
     let total = u64::from(replicates);
@@ -243,11 +267,12 @@ pub fn run_server_kept(
         let to = (from + CHUNK).min(total);
         let runs = run_range(&parts, (master, point), from..to, watch, queue, &on_done);
         for (replicate, run) in (from..to).zip(runs) {
+            sink(replicate as u32, &run)?;
             kept.add(replicate as u32, run, keep);
         }
         from = to;
     }
-    kept
+    Ok(kept)
 }
 
 /// Every server metric summarised over `runs`.

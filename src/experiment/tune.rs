@@ -558,23 +558,16 @@ impl Tune {
             let bound = self.settings.bound;
             let x_index = self.settings.x_index();
             for row in self.settings.rows.clone() {
-                let mut in_row: Vec<&Setting> = self.made.iter().filter(|s| s.row == row).collect();
-                in_row.sort_by(|a, b| a.x_at.total_cmp(&b.x_at));
-                // Where being allowed is not known, its edge is not either.
-                let mids: Vec<String> = in_row
-                    .windows(2)
-                    .filter(|w| {
-                        match (
-                            w[0].figures().allowed_known(bound),
-                            w[1].figures().allowed_known(bound),
-                        ) {
-                            (Some(a), Some(b)) => a != b,
-                            _ => false,
-                        }
+                let in_row: Vec<(f64, &str, Option<bool>)> = self
+                    .made
+                    .iter()
+                    .filter(|s| s.row == row)
+                    .map(|s| {
+                        let known = s.figures().allowed_known(bound);
+                        (s.x_at, s.values[x_index].as_str(), known)
                     })
-                    .filter_map(|w| midpoint(&w[0].values[x_index], &w[1].values[x_index]))
                     .collect();
-                for x in mids {
+                for x in row_midpoints(in_row) {
                     new.extend(self.add(&x, row, round));
                 }
             }
@@ -601,6 +594,82 @@ impl Tune {
     pub fn record(&mut self, job: Job, run: TuneRun) {
         self.made[job.setting].runs[job.measure.index()].push(run);
     }
+}
+
+/// The x values a refinement round puts in one row of settings given as
+/// (place along x, x value, whether allowed if known), in the order made:
+/// half way between neighbours along x of which one is allowed and the
+/// other not. Where being allowed is not known, its edge is not either.
+fn row_midpoints(mut in_row: Vec<(f64, &str, Option<bool>)>) -> Vec<String> {
+    in_row.sort_by(|a, b| a.0.total_cmp(&b.0));
+    in_row
+        .windows(2)
+        .filter(|w| matches!((w[0].2, w[1].2), (Some(a), Some(b)) if a != b))
+        .filter_map(|w| midpoint(w[0].1, w[1].1))
+        .collect()
+}
+
+/// The settings the search of `settings` makes that `figures` (read back
+/// from its files) lack, as their rules with their row and round: the
+/// coarse grid, then each refinement round replayed from the figures of
+/// the settings before it, as [`Tune::plan_round`] plans it. A round is
+/// replayed only once every setting before it is there (what it adds
+/// follows from their figures). Empty when the files hold the whole
+/// search.
+pub fn missing_settings(settings: &TuneSettings, figures: &[SettingFigures]) -> Vec<String> {
+    let bound = settings.bound;
+    let x_index = settings.x_index();
+    let found = |rule: &str| figures.iter().find(|f| f.rule == rule);
+    // (row, x_at, x value, rule), in the order made.
+    let mut made: Vec<(usize, f64, String, String)> = Vec::new();
+    let mut missing = Vec::new();
+    for round in 0..=settings.rounds {
+        let mut wanted: Vec<(usize, String)> = Vec::new();
+        if round == 0 {
+            for row in settings.rows.clone() {
+                for x in &settings.x().values {
+                    wanted.push((row, x.clone()));
+                }
+            }
+        } else {
+            for row in settings.rows.clone() {
+                let in_row: Vec<(f64, &str, Option<bool>)> = made
+                    .iter()
+                    .filter(|m| m.0 == row)
+                    .map(|m| {
+                        let known = found(&m.3).and_then(|f| f.allowed_known(bound));
+                        (m.1, m.2.as_str(), known)
+                    })
+                    .collect();
+                wanted.extend(row_midpoints(in_row).into_iter().map(|x| (row, x)));
+            }
+        }
+        let before = made.len();
+        for (row, x) in wanted {
+            let values = settings.values_at(&x, row);
+            let Ok(rule) = settings.rule(&values) else {
+                continue;
+            };
+            if made.iter().any(|m| m.3 == rule) {
+                continue;
+            }
+            if found(&rule).is_none() {
+                missing.push(format!(
+                    "{rule} (row {row}, {})",
+                    if round == 0 {
+                        "the grid".to_string()
+                    } else {
+                        format!("refinement {round}")
+                    }
+                ));
+            }
+            made.push((row, position(&values[x_index]).unwrap_or(f64::NAN), x, rule));
+        }
+        if !missing.is_empty() || (round > 0 && made.len() == before) {
+            break;
+        }
+    }
+    missing
 }
 
 /// Why a search stopped before its end.

@@ -45,32 +45,51 @@ pub fn series_csv(
     first_trigger: Option<u64>,
     goodput: Goodput,
 ) -> String {
-    let mut text = line(&SERIES_HEADER);
+    let mut text = series_header();
     for (replicate, run) in runs.iter().enumerate() {
-        let baseline = first_trigger.map(|t| Baseline::before(&run.windows, window_ns, t, goodput));
-        for (i, w) in run.windows.iter().enumerate() {
-            let healthy = baseline.and_then(|b| b.block_healthy(&run.windows, i));
-            let start_ms = (i as u64 * window_ns) as f64 / 1e6;
-            text += &line(&[
-                replicate.to_string(),
-                csv_number(start_ms),
-                w.arrivals.to_string(),
-                w.attempts.to_string(),
-                w.successes.to_string(),
-                w.gave_up.to_string(),
-                w.timeouts.to_string(),
-                w.rejected.to_string(),
-                w.success_rate().map_or_else(String::new, csv_number),
-                w.queue.to_string(),
-                w.busy.to_string(),
-                w.retries_waiting.to_string(),
-                w.backlog().to_string(),
-                ms(w.latency_p50_ns),
-                ms(w.latency_p99_ns),
-                w.latency_mean_ms().map_or_else(String::new, csv_number),
-                healthy.map_or_else(String::new, |h| u8::from(h).to_string()),
-            ]);
-        }
+        text += &series_rows(replicate as u32, run, window_ns, first_trigger, goodput);
+    }
+    text
+}
+
+/// The series file's header line.
+pub fn series_header() -> String {
+    line(&SERIES_HEADER)
+}
+
+/// One run's rows of [`series_csv`], as replicate `replicate`: a file of
+/// many replicates is written a run at a time, none held.
+pub fn series_rows(
+    replicate: u32,
+    run: &ServerMetrics,
+    window_ns: u64,
+    first_trigger: Option<u64>,
+    goodput: Goodput,
+) -> String {
+    let mut text = String::new();
+    let baseline = first_trigger.map(|t| Baseline::before(&run.windows, window_ns, t, goodput));
+    for (i, w) in run.windows.iter().enumerate() {
+        let healthy = baseline.and_then(|b| b.block_healthy(&run.windows, i));
+        let start_ms = (i as u64 * window_ns) as f64 / 1e6;
+        text += &line(&[
+            replicate.to_string(),
+            csv_number(start_ms),
+            w.arrivals.to_string(),
+            w.attempts.to_string(),
+            w.successes.to_string(),
+            w.gave_up.to_string(),
+            w.timeouts.to_string(),
+            w.rejected.to_string(),
+            w.success_rate().map_or_else(String::new, csv_number),
+            w.queue.to_string(),
+            w.busy.to_string(),
+            w.retries_waiting.to_string(),
+            w.backlog().to_string(),
+            ms(w.latency_p50_ns),
+            ms(w.latency_p99_ns),
+            w.latency_mean_ms().map_or_else(String::new, csv_number),
+            healthy.map_or_else(String::new, |h| u8::from(h).to_string()),
+        ]);
     }
     text
 }

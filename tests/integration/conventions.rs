@@ -46,12 +46,46 @@ fn examples(help: &str) -> Vec<Vec<String>> {
     commands
 }
 
+/// Every subcommand `herdsim --help` lists under "Commands:".
+fn subcommands(top: &str) -> Vec<String> {
+    let Some((_, section)) = top.split_once("\nCommands:\n") else {
+        return Vec::new();
+    };
+    section
+        .lines()
+        .take_while(|l| !l.trim().is_empty())
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .map(String::from)
+        .collect()
+}
+
 #[test]
 fn every_example_in_every_long_help_runs() {
     let scenarios = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios");
-    for command in [
-        "", "run", "compare", "sweep", "plot", "report", "assess", "tune", "map", "merge", "policy",
-    ] {
+    // Every command the top help lists, so that a new one's examples run
+    // too (exact's were once never run, and one was refused).
+    let listed = subcommands(&stdout(&["--help"]));
+    for known in ["run", "sweep", "tune", "exact", "map", "assess"] {
+        assert!(listed.iter().any(|c| c == known), "{known}: {listed:?}");
+    }
+    let with_examples = [
+        "", "run", "compare", "sweep", "plot", "report", "assess", "tune", "exact", "map", "merge",
+        "policy",
+    ];
+    for command in std::iter::once("").chain(listed.iter().map(String::as_str)) {
+        let args: Vec<&str> = [command, "--help"]
+            .into_iter()
+            .filter(|a| !a.is_empty())
+            .collect();
+        if examples(&stdout(&args)).is_empty() {
+            assert!(
+                !with_examples.contains(&command),
+                "{command} lost its examples"
+            );
+            continue;
+        }
         let args: Vec<&str> = [command, "--help"]
             .into_iter()
             .filter(|a| !a.is_empty())

@@ -16,6 +16,7 @@ mod envoy_hedging;
 mod exact;
 mod exact_metafor;
 mod hardening_bounds;
+mod hardening_commands;
 mod hardening_journals;
 mod hardening_specs;
 mod hardening_writers;

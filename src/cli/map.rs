@@ -182,8 +182,7 @@ pub fn map_help() -> String {
      sweep file's\nparameter columns, map_value (its x value), round (0: the coarse grid), runs, \
      stuck,\nunresolved, storm_probability, storm_low, storm_high (Wilson 95%), side (below, \
      uncertain\nor above 50%, or undecided: the storm columns then empty), recovered, recovery_median_ms (over the runs that recovered), \
-     amplification_mean,\nmap_rows, row_cells (the cells of its row), master_seed, map_id and \
-     row_checksum. Each run is\nappended to FILE.runs as it completes; --resume continues from \
+     amplification_mean,\nmap_rows, row_cells (the cells of its row), row_budget_spent (yes if the run\nbudget stopped its refinement), master_seed, map_id and row_checksum. Each run is\nappended to FILE.runs as it completes; --resume continues from \
      it to the same bytes, and the\njournal is removed when the map is written. The same \
      command gives the same bytes at any\nRAYON_NUM_THREADS.\n\nRows are refined on their own (--max-runs is a row's budget), so \
      --shard K/N maps the K-th\nslice of the rows, `herdsim merge` joins the shards' files \
@@ -517,7 +516,7 @@ fn show_map(args: &MapArgs, settings: &MapSettings, cells: &[CellCounts]) -> Res
             &map_svg(settings, cells, &title(args, settings)),
         )?;
     }
-    write_stdout(&boundary_table(settings, cells, None))?;
+    write_stdout(&boundary_table(settings, cells))?;
     if settings.split.is_some() {
         write_stdout(&split_table(settings, cells))?;
     }
@@ -726,11 +725,7 @@ fn make(args: &MapArgs, out: &Path, journal: &Path) -> Result<(), CliError> {
     }
     let _ = fs::remove_file(journal);
     drop(file);
-    write_stdout(&boundary_table(
-        &map.settings,
-        &counts,
-        Some(map.budget_spent()),
-    ))?;
+    write_stdout(&boundary_table(&map.settings, &counts))?;
     if map.settings.split.is_some() {
         write_stdout(&split_table(&map.settings, &counts))?;
     }
@@ -770,7 +765,7 @@ fn decimals_of(step: f64) -> usize {
 /// the x axis's shown values (a trigger's length, s) with its unit in the
 /// header, each row to the decimals its refinement resolves (the step
 /// between the two cells the crossing lies between).
-fn boundary_table(s: &MapSettings, cells: &[CellCounts], budget_spent: Option<bool>) -> String {
+fn boundary_table(s: &MapSettings, cells: &[CellCounts]) -> String {
     let undecided = decided_of(s, cells);
     let scale = x_scale(s);
     let coarse = |v: f64| trimmed(scale.shown(v), 4);
@@ -856,7 +851,7 @@ fn boundary_table(s: &MapSettings, cells: &[CellCounts], budget_spent: Option<bo
         y_title,
         group_thousands(cells.len() as u64),
         group_thousands(cells.iter().map(|c| c.runs + c.unresolved).sum()),
-        if budget_spent == Some(true) {
+        if cells.iter().any(|c| c.row_budget_spent) {
             "; the run budget stopped the refinement of some rows"
         } else {
             ""

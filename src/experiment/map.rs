@@ -308,6 +308,7 @@ impl Cell {
             runs: self.storm().runs,
             unresolved: self.storm().unresolved,
             split: None,
+            row_budget_spent: false,
         }
     }
 
@@ -367,6 +368,9 @@ pub struct CellCounts {
     pub unresolved: u64,
     /// Its splitting estimate, if it was split.
     pub split: Option<SplitFigures>,
+    /// Whether the run budget stopped the refinement of its row (kept in
+    /// the map file, so a map read back says what the one made said).
+    pub row_budget_spent: bool,
 }
 
 impl CellCounts {
@@ -691,6 +695,7 @@ impl Map {
     pub fn counts(&self) -> Vec<CellCounts> {
         let with_split = |(i, cell): (usize, &Cell)| CellCounts {
             split: self.splits.get(&i).copied(),
+            row_budget_spent: self.spent[cell.y],
             ..cell.counts()
         };
         self.cells.iter().enumerate().map(with_split).collect()

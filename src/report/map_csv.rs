@@ -14,7 +14,7 @@ use crate::sim::splitting::SplitBatch;
 use crate::spec::params::{parameter_columns, parameter_fields};
 
 /// The columns after the parameters.
-pub const MAP_COLUMNS: [&str; 17] = [
+pub const MAP_COLUMNS: [&str; 18] = [
     "map_value",
     "round",
     "runs",
@@ -29,6 +29,7 @@ pub const MAP_COLUMNS: [&str; 17] = [
     "amplification_mean",
     "map_rows",
     "row_cells",
+    "row_budget_spent",
     "master_seed",
     "map_id",
     "row_checksum",
@@ -138,6 +139,7 @@ pub fn map_csv(map: &Map) -> String {
         fields.extend([
             s.y.values.len().to_string(),
             row_cells[cell.y].to_string(),
+            yes_no(map.spent[cell.y]).to_string(),
             s.master_seed.to_string(),
             id.clone(),
         ]);
@@ -160,6 +162,8 @@ struct MapRow {
     round: u32,
     /// The cells of its row, as the line claims.
     row_cells: u64,
+    /// Whether the run budget stopped its row's refinement, as it claims.
+    row_budget_spent: bool,
     counts: CellCounts,
 }
 
@@ -198,6 +202,7 @@ fn read_rows(file: &str, text: &str) -> Result<(bool, Vec<MapRow>), ReportError>
         (at("map_value"), at("round"), at("runs"), at("stuck"));
     let unresolved_at = at("unresolved");
     let (rows_at, id_at, row_cells_at) = (at("map_rows"), at("map_id"), at("row_cells"));
+    let spent_at = at("row_budget_spent");
     let mut out = Vec::new();
     for (n, text) in lines.enumerate() {
         let line_no = n + 2;
@@ -233,6 +238,15 @@ fn read_rows(file: &str, text: &str) -> Result<(bool, Vec<MapRow>), ReportError>
         let (runs, stuck, unresolved) = (count(runs_at)?, count(stuck_at)?, count(unresolved_at)?);
         let (row, rows, round) = (count(0)?, count(rows_at)?, count(round_at)?);
         let row_cells = count(row_cells_at)?;
+        let row_budget_spent = match field(spent_at) {
+            "yes" => true,
+            "no" => false,
+            other => {
+                return Err(bad(format!(
+                    "line {line_no}: row_budget_spent '{other}' is not yes or no"
+                )));
+            }
+        };
         if unresolved > runs || stuck > runs - unresolved {
             return Err(bad(format!(
                 "line {line_no}: stuck {stuck} and unresolved {unresolved} of {runs} runs do not \
@@ -272,6 +286,7 @@ fn read_rows(file: &str, text: &str) -> Result<(bool, Vec<MapRow>), ReportError>
             id: field(id_at).to_string(),
             round,
             row_cells,
+            row_budget_spent,
             counts: CellCounts {
                 x: field(value).to_string(),
                 y: row,
@@ -280,6 +295,7 @@ fn read_rows(file: &str, text: &str) -> Result<(bool, Vec<MapRow>), ReportError>
                 runs: runs - unresolved,
                 unresolved,
                 split: split_figures,
+                row_budget_spent,
             },
         });
     }
@@ -493,6 +509,17 @@ fn check_cells(
                 r.line_no,
                 r.row_cells,
                 in_row.len()
+            ));
+        }
+        // One row, one budget: its lines agree on whether it was spent.
+        if let Some((file, r)) = in_row
+            .iter()
+            .find(|(_, r)| r.row_budget_spent != in_row[0].1.row_budget_spent)
+        {
+            return refuse(format!(
+                "'{file}' line {}: row {row}'s lines differ in row_budget_spent: a line was \
+                 changed or comes from another map; run that map or shard again",
+                r.line_no
             ));
         }
     }
@@ -916,4 +943,9 @@ fn read_batch(
         ));
     }
     Ok((batch, made))
+}
+
+/// A flag as the map file writes it.
+fn yes_no(flag: bool) -> &'static str {
+    if flag { "yes" } else { "no" }
 }

@@ -434,3 +434,58 @@ fn values_given_out_of_order_draw_the_same_cells() {
     assert_eq!(one, two);
     assert!(one.iter().all(|c| c[2].parse::<f64>().unwrap() > 0.0));
 }
+
+/// A map whose run budget stopped a row's refinement says so whether it
+/// is made, found whole by `--resume`, or read back by `--from`: the same
+/// file prints the same text.
+#[test]
+fn a_spent_run_budget_is_stated_by_a_map_made_resumed_or_read_back() {
+    let dir = workdir("map-budget-spent");
+    let (out, svg) = (dir.join("m.csv"), dir.join("m.svg"));
+    let (out, svg) = (out.to_str().unwrap(), svg.to_str().unwrap());
+    // 500 requests/s crosses 50% between the coarse cells: its 60 coarse
+    // runs and a budget of 70 leave no room for two refinement rounds.
+    let mut args = map_args(out, svg);
+    args.extend(["--max-runs", "70"]);
+    let made = succeed(cargo_bin_cmd!("herdsim").args(&args));
+    let stated = "; the run budget stopped the refinement of some rows";
+    assert!(made.lines().next().unwrap().ends_with(stated), "{made}");
+    let cells = rows(&fs::read_to_string(out).unwrap());
+    for c in &cells {
+        let want = if c["rate_per_s"] == "500" {
+            "yes"
+        } else {
+            "no"
+        };
+        assert_eq!(c["row_budget_spent"], want, "{c:?}");
+    }
+    let mut resumed = args.clone();
+    resumed.push("--resume");
+    assert_eq!(succeed(cargo_bin_cmd!("herdsim").args(&resumed)), made);
+    let mut from = MAP.to_vec();
+    from.extend(["--max-runs", "70", "--from", out]);
+    assert_eq!(succeed(cargo_bin_cmd!("herdsim").args(&from)), made);
+    // A line whose flag was changed (its checksum made again) is refused.
+    let text = fs::read_to_string(out).unwrap();
+    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    let at = header
+        .iter()
+        .position(|&c| c == "row_budget_spent")
+        .unwrap();
+    let line = text.lines().nth(1).unwrap();
+    let mut fields: Vec<&str> = line.split(',').collect();
+    fields[at] = if fields[at] == "yes" { "no" } else { "yes" };
+    fields.pop();
+    let body = fields.join(",");
+    let changed = text.replacen(
+        line,
+        &format!("{body},{}", herdsim::report::csv::checksum(&body)),
+        1,
+    );
+    let bad = dir.join("bad.csv");
+    fs::write(&bad, changed).unwrap();
+    let mut from = MAP.to_vec();
+    from.extend(["--max-runs", "70", "--from", bad.to_str().unwrap()]);
+    let err = usage_error(&from);
+    assert!(err.contains("row_budget_spent"), "{err}");
+}

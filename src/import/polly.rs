@@ -115,6 +115,11 @@ fn claims(value: &Value) -> bool {
 }
 
 fn read(root: &Node<'_>, ctx: &Context<'_>) -> Result<(), ImportError> {
+    // .NET's provider refuses a key given twice, ignoring case; the parsed
+    // document kept one of them.
+    if let Some(found) = super::dotnet::duplicate(ctx.text) {
+        return Err(ctx.error_at(&found.path, found.message));
+    }
     let mut found = Vec::new();
     sections(root.value(), "", &mut found);
     let names: Vec<String> = found

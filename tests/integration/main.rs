@@ -21,6 +21,7 @@ mod hardening_specs;
 mod hardening_writers;
 mod hedging;
 mod import;
+mod import_hostile;
 mod in_process;
 mod invariants;
 mod layers;

@@ -4,7 +4,10 @@
 //! 4793ad0, 2026-08-21):
 //!
 //! - `maxAttempts` counts every attempt and must be above 1; gRPC's client
-//!   caps it at 5 (`defaultMaxCallAttempts`), so 7 runs as 5.
+//!   caps it at 5 (`defaultMaxCallAttempts`), so 7 runs as 5. grpc-go
+//!   decodes it into a Go `int`, which takes digits only: `3.0`, `1E1` and
+//!   2^63 fail the whole service config (none of it is used), so they are
+//!   refused, saying so.
 //! - `initialBackoff`, `maxBackoff` and `backoffMultiplier` must be above 0
 //!   and `retryableStatusCodes` not empty, or gRPC refuses the whole config;
 //!   the delay is herdsim's `grpc-retry` policy (the ±20% jitter since 2024).

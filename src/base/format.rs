@@ -115,9 +115,38 @@ pub fn csv_number(v: f64) -> String {
     }
 }
 
+/// `text` with its control characters escaped (`\n`, `\t`, `\r`, others as
+/// `\u{1b}`), so a user's value quoted in a message keeps the message on one
+/// line: every error and warning quotes values through this.
+pub fn printable(text: &str) -> String {
+    if !text.chars().any(char::is_control) {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for ch in text.chars() {
+        match ch {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn control_characters_are_escaped_and_the_rest_kept() {
+        assert_eq!(printable("a\nb"), "a\\nb");
+        assert_eq!(printable("x\r\ty"), "x\\r\\ty");
+        assert_eq!(printable("\u{1b}[31m"), "\\u{1b}[31m");
+        assert_eq!(printable("\u{85}é µs"), "\\u{85}é µs");
+        assert_eq!(printable("plain 'text'"), "plain 'text'");
+    }
 
     #[test]
     fn trimmed_numbers_read_back_without_trailing_zeros() {

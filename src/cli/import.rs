@@ -40,8 +40,10 @@ pub struct ImportChoices {
     /// Choose among what the files offer: KIND=NAME (method=pkg.Svc/Call, cluster=backend, …)
     ///
     /// Which method's config of a gRPC service config, which Envoy route or
-    /// cluster, which resilience4j instance, which AWS profile applies when
-    /// a file has several (`herdsim import --help` lists the kinds).
+    /// cluster, which resilience4j instance, which AWS profile, which item
+    /// of a Kubernetes List (NAME, or NAMESPACE/NAME where several
+    /// namespaces share the name) applies when a file has several, one
+    /// choice of each kind (`herdsim import --help` lists the kinds).
     #[arg(long, value_name = "KIND=NAME", value_parser = parse_select, help_heading = IMPORTED)]
     pub select: Vec<(String, String)>,
 

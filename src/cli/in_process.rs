@@ -7,6 +7,8 @@ use std::io::{self, Write};
 
 use clap::Parser;
 
+use crate::base::format::printable;
+
 use super::{Cli, CliError, EXIT_USAGE, clap_error_line, execute, progress};
 
 /// What a command line run in-process ([`call`]) gave.
@@ -44,12 +46,12 @@ fn to_stderr(line: String) {
 
 /// Warns in one line (`text` without `warning: `).
 pub(super) fn warn(text: &str) {
-    to_stderr(format!("warning: {text}"));
+    to_stderr(format!("warning: {}", printable(text)));
 }
 
 /// Notes in one line (`text` without `note: `) what a figure depends on.
 pub(super) fn note(text: &str) {
-    to_stderr(format!("note: {text}"));
+    to_stderr(format!("note: {}", printable(text)));
 }
 
 /// Set by [`interrupt`]: the commands running in-process are to stop.
@@ -116,8 +118,8 @@ pub fn call(args: &[String]) -> Called {
     }
     let result = match Cli::try_parse_from(args) {
         Ok(cli) => execute(cli).map_err(|err| match err {
-            CliError::Usage(_) | CliError::Report(_) => (EXIT_USAGE, err.to_string()),
-            CliError::Io(_) | CliError::Limit(_) => (1, err.to_string()),
+            CliError::Usage(_) | CliError::Report(_) => (EXIT_USAGE, printable(&err.to_string())),
+            CliError::Io(_) | CliError::Limit(_) => (1, printable(&err.to_string())),
         }),
         Err(err) => {
             use clap::error::ErrorKind;

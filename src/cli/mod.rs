@@ -32,6 +32,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+use crate::base::format::printable;
 pub use in_process::{Called, call, call_progress, interrupt};
 use in_process::{capturing, note, sink_error, still_wanted, warn, write_stdout};
 
@@ -284,12 +285,12 @@ where
     match execute(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err @ (CliError::Usage(_) | CliError::Report(_))) => {
-            eprintln!("error: {err}");
+            eprintln!("error: {}", printable(&err.to_string()));
             ExitCode::from(EXIT_USAGE)
         }
         Err(CliError::Io(err)) if err.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(err @ (CliError::Io(_) | CliError::Limit(_))) => {
-            eprintln!("error: {err}");
+            eprintln!("error: {}", printable(&err.to_string()));
             ExitCode::FAILURE
         }
     }

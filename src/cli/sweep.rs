@@ -272,10 +272,16 @@ pub fn with_imports(mut scenario: Scenario, import: &ImportFlags) -> Result<Scen
     if files.is_empty() {
         return Ok(scenario);
     }
+    // A flag's choice of a kind replaces the scenario's, as flags override
+    // the scenario's keys; two of one kind among the flags are refused.
     let mut choices = import.choices.clone();
-    choices
-        .select
-        .splice(0..0, scenario.import_select.iter().cloned());
+    let from_scenario: Vec<_> = scenario
+        .import_select
+        .iter()
+        .filter(|(kind, _)| !choices.select.iter().any(|(k, _)| k == kind))
+        .cloned()
+        .collect();
+    choices.select.splice(0..0, from_scenario);
     let imported = read_configs(&files, &choices)?;
     apply_imported(&imported, &mut scenario.grid)?;
     Ok(scenario)

@@ -302,6 +302,11 @@ impl Scenario {
                             (value.span(), format!("invalid value '{choice}': {e}"))
                         })?;
                         scenario.import_select.push(pair);
+                        if let Some(why) =
+                            crate::import::repeated_selection(&scenario.import_select)
+                        {
+                            return Err((value.span(), why));
+                        }
                     }
                     Ok(())
                 }),

@@ -120,6 +120,7 @@ use serde_json::{Map, Value};
 
 use super::tree::Node;
 use super::{Context, Format, ImportError};
+use crate::spec::params::param;
 
 /// The format.
 pub const FORMAT: Format = Format {
@@ -303,6 +304,7 @@ struct Pending {
 pub fn parse(text: &str) -> Result<Value, String> {
     let fail = |line: usize, why: &str| format!("{INVALID}: line {line}: {why}");
     let mut sections: Vec<(String, Map<String, Value>)> = Vec::new();
+    let mut section_lines: Vec<usize> = Vec::new();
     let mut pending: Option<Pending> = None;
     let mut indent_level = 0usize;
     for (index, raw) in text.lines().enumerate() {
@@ -344,6 +346,7 @@ pub fn parse(text: &str) -> Result<Value, String> {
                 return Err(fail(number, &format!("section [{name}] given twice")));
             }
             sections.push((name.to_string(), Map::new()));
+            section_lines.push(number);
             continue;
         }
         let Some((section, keys)) = sections.last() else {
@@ -375,6 +378,28 @@ pub fn parse(text: &str) -> Result<Value, String> {
     }
     if let Some(p) = pending.take() {
         finish(p, &mut sections).map_err(|(l, why)| fail(l, &why))?;
+    }
+    // A file of sections none of which botocore reads (a malformed
+    // `[profile a b]` alone) is refused here, saying why: botocore would
+    // pass over each such section and find no profile.
+    if !sections.is_empty() && !sections.iter().any(|(name, _)| is_read(name)) {
+        let at = sections
+            .iter()
+            .position(|(name, _)| name.starts_with("profile"))
+            .unwrap_or(0);
+        let name = &sections[at].0;
+        let why = if name.starts_with("profile") {
+            format!(
+                "[{name}] names no profile: botocore reads [profile NAME], one name after \
+                 profile (quoted if it has spaces: [profile \"a b\"]), and passes over this one"
+            )
+        } else {
+            format!(
+                "[{name}] is no profile: botocore reads [default], [profile NAME], \
+                 [sso-session NAME] and [services NAME]"
+            )
+        };
+        return Err(fail(section_lines[at], &why));
     }
     let mut profiles: Vec<(String, String)> = Vec::new();
     for (name, _) in &sections {
@@ -429,14 +454,15 @@ fn finish(
 /// Every document this parser reads with a profile in it is an AWS config
 /// file (the parser refuses JSON and YAML: they do not open with a section).
 fn claims(value: &Value) -> bool {
-    value.as_object().is_some_and(|sections| {
-        sections.keys().any(|s| {
-            let name = &s[1..s.len() - 1];
-            profile_of(name).is_some()
-                || name.starts_with("sso-session")
-                || name.starts_with("services")
-        })
-    })
+    value
+        .as_object()
+        .is_some_and(|sections| sections.keys().any(|s| is_read(&s[1..s.len() - 1])))
+}
+
+/// True if botocore reads the section `name`: a profile, an SSO session or
+/// a services block.
+fn is_read(name: &str) -> bool {
+    profile_of(name).is_some() || name.starts_with("sso-session") || name.starts_with("services")
 }
 
 /// A setting's value and where it came from.
@@ -664,7 +690,21 @@ fn read(root: &Node<'_>, ctx: &Context<'_>) -> Result<(), ImportError> {
             let text = found.value.trim();
             let digits = text.strip_prefix('+').unwrap_or(text);
             let n: u64 = if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
-                digits.parse().unwrap_or(u64::MAX)
+                match digits.parse() {
+                    Ok(n) => n,
+                    // Python's int has no limit: beyond u64 the value is
+                    // herdsim's to refuse, quoted as written.
+                    Err(_) => {
+                        let why = param("max_attempts")
+                            .and_then(|p| p.check(text).err())
+                            .map_or_else(|| "too large".to_string(), |e| e.to_string());
+                        return Err(bad(
+                            ctx,
+                            found,
+                            format!("gives max_attempts = {text}, which herdsim refuses: {why}"),
+                        ));
+                    }
+                }
             } else {
                 return Err(bad(
                     ctx,
@@ -1216,7 +1256,12 @@ output = json
     fn json_and_yaml_are_not_aws_files_and_aws_files_are_not_theirs() {
         assert!(parse("{\"methodConfig\": []}").is_err());
         assert!(parse("apiVersion: v1\nkind: List\n").is_err());
-        assert!(parse("[\"default\"]\n").is_ok_and(|v| !claims(&v)));
+        // A section that names no profile: refused, saying so.
+        assert!(
+            parse("[\"default\"]\n")
+                .unwrap_err()
+                .contains("[\"default\"] is no profile")
+        );
         for format in crate::import::formats() {
             if format.name != FORMAT.name {
                 let claimed = (format.parse)(FILE).is_ok_and(|v| (format.claims)(&v));

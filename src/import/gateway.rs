@@ -60,7 +60,8 @@ pub const FORMAT: Format = Format {
             budget), or a List of them",
     selects: &[(
         "policy",
-        "the XBackendTrafficPolicy (metadata.name) of a List",
+        "the XBackendTrafficPolicy of a List: NAME (metadata.name), or NAMESPACE/NAME where \
+         several namespaces share the name",
     )],
     parse: from_yaml,
     claims,

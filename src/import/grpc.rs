@@ -4,7 +4,10 @@
 //! 4793ad0, 2026-08-21):
 //!
 //! - `maxAttempts` counts every attempt and must be above 1; gRPC's client
-//!   caps it at 5 (`defaultMaxCallAttempts`), so 7 runs as 5.
+//!   caps it at 5 (`defaultMaxCallAttempts`), so 7 runs as 5. grpc-go
+//!   decodes it into a Go `int`, which takes digits only: `3.0`, `1E1` and
+//!   2^63 fail the whole service config (none of it is used), so they are
+//!   refused, saying so.
 //! - `initialBackoff`, `maxBackoff` and `backoffMultiplier` must be above 0
 //!   and `retryableStatusCodes` not empty, or gRPC refuses the whole config;
 //!   the delay is herdsim's `grpc-retry` policy (the ±20% jitter since 2024).
@@ -277,6 +280,65 @@ fn code<'a>(ctx: &Context<'_>, node: &Node<'a>) -> Result<&'static str, ImportEr
     }
 }
 
+/// What grpc-go does with a service config it cannot parse
+/// (`clientconn.go`: `applyFailingLBLocked`, `WithDefaultServiceConfig`).
+const GO_UNPARSED: &str = "grpc-go cannot parse the service config and uses none of it (from a \
+                           resolver, the channel keeps its last good config or fails every call \
+                           UNAVAILABLE; as a default config, grpc.NewClient fails)";
+
+/// A retryPolicy's `maxAttempts` as grpc-go reads it: into a Go `int`
+/// with encoding/json, which takes digits only (no fraction, no exponent:
+/// `3.0` and `1E1` are refused) up to 2^63 − 1. The sign is left to the
+/// range check.
+fn go_int(ctx: &Context<'_>, node: &Node<'_>) -> Result<u64, ImportError> {
+    match node.value() {
+        Value::Number(n) if n.is_i64() || n.is_u64() => match n.as_i64() {
+            Some(i) => Ok(i.max(0) as u64),
+            None => Err(ctx.error(
+                node,
+                format!(
+                    "{} overflows a Go int (encoding/json: at most 9223372036854775807): \
+                     {GO_UNPARSED}; expected a whole number, 2 or more",
+                    super::tree::kind(node.value())
+                ),
+            )),
+        },
+        Value::Number(_) => Err(ctx.error(
+            node,
+            format!(
+                "{} has a fraction or an exponent, which a Go int refuses (encoding/json): \
+                 {GO_UNPARSED}; expected a whole number written as digits, 2 or more",
+                super::tree::kind(node.value())
+            ),
+        )),
+        other => Err(ctx.error(
+            node,
+            format!(
+                "expected a whole number, 2 or more, found {}",
+                super::tree::kind(other)
+            ),
+        )),
+    }
+}
+
+/// A hedgingPolicy's `maxAttempts` as grpc-java reads it
+/// (`JsonUtil.getNumberAsInteger`): a JSON number (a Java double) that a
+/// Java `int` holds exactly, so `3.0` is 3 and 2^31 is refused.
+fn java_int(ctx: &Context<'_>, node: &Node<'_>) -> Result<u64, ImportError> {
+    let value = node.value().as_f64().filter(|x| x.fract() == 0.0);
+    match value {
+        Some(x) if x <= f64::from(i32::MAX) => Ok(x.max(0.0) as u64),
+        _ => Err(ctx.error(
+            node,
+            format!(
+                "expected a whole number that a Java int holds, 2 to 2147483647 (grpc-java \
+                 refuses the config: \"Number expected to be integer\"), found {}",
+                super::tree::kind(node.value())
+            ),
+        )),
+    }
+}
+
 fn read(root: &Node<'_>, ctx: &Context<'_>) -> Result<(), ImportError> {
     root.only(ctx, &TOP)?;
     for key in [
@@ -394,7 +456,7 @@ fn method_config(
         })
     };
     let attempts_node = field("maxAttempts")?;
-    let attempts = attempts_node.u64(ctx, false)?;
+    let attempts = go_int(ctx, &attempts_node)?;
     if attempts < 2 {
         return Err(ctx.error(
             &attempts_node,
@@ -530,7 +592,7 @@ fn hedging_policy(
         "maxAttempts",
         "gRPC refuses a hedgingPolicy without it (grpc-java: \"maxAttempts cannot be empty\")",
     )?;
-    let attempts = attempts_node.u64(ctx, false)?;
+    let attempts = java_int(ctx, &attempts_node)?;
     if attempts < 2 {
         return Err(ctx.error(
             &attempts_node,

@@ -1,6 +1,7 @@
 //! Kubernetes custom resources as the mesh readers (Gateway API, Linkerd)
 //! find them: one object of a kind, or a `List` of them, one chosen by its
-//! `metadata.name` with `--select`.
+//! `metadata.name` with `--select` (`NAMESPACE/NAME` where items of several
+//! namespaces share the name: the name alone is then refused).
 
 use serde_json::Value;
 
@@ -40,21 +41,22 @@ impl Resource {
                 .is_some_and(|items| !items.is_empty() && items.iter().all(|v| self.is(v)))
     }
 
-    /// The one the file holds, or the List's item the user selected (the
-    /// only one when there is one; several without a choice are refused,
-    /// not guessed).
+    /// The one the file holds, or the List's item the user selected by
+    /// `NAME`, or by `NAMESPACE/NAME` where items of several namespaces
+    /// share the name (the only one when there is one; several without a
+    /// choice, or a name several share, are refused, not guessed).
     pub fn pick<'a>(&self, root: &Node<'a>, ctx: &Context<'a>) -> Result<Node<'a>, ImportError> {
         let flag = format!("--select {}", self.select);
         if self.is(root.value()) {
             if let Some(wanted) = ctx.selection(self.select)
-                && name_of(root) != wanted
+                && !names(root, wanted)
             {
                 return Err(ctx.error_at(
                     &flag,
                     format!(
                         "'{wanted}': the file's only {} is '{}'",
                         self.noun,
-                        name_of(root)
+                        qualified_name_of(root)
                     ),
                 ));
             }
@@ -62,40 +64,96 @@ impl Resource {
         }
         root.only(ctx, &["apiVersion", "kind", "metadata", "items"])?;
         let items = root.get("items").expect("claimed").items(ctx)?;
-        let names: Vec<String> = items.iter().map(name_of).collect();
+        let names_listed: Vec<String> = items.iter().map(qualified_name_of).collect();
         match ctx.selection(self.select) {
-            Some(wanted) => items
-                .iter()
-                .find(|n| name_of(n) == wanted)
-                .cloned()
-                .ok_or_else(|| {
-                    ctx.error_at(
+            Some(wanted) => {
+                let found: Vec<&Node<'a>> = items.iter().filter(|n| names(n, wanted)).collect();
+                match found.as_slice() {
+                    [one] => Ok((*one).clone()),
+                    [] => Err(ctx.error_at(
                         &flag,
                         format!(
                             "no {} '{wanted}': the file has {}",
                             self.noun,
-                            names.join(", ")
+                            names_listed.join(", ")
                         ),
-                    )
-                }),
+                    )),
+                    several => {
+                        let spaces: Vec<String> = several
+                            .iter()
+                            .map(|n| {
+                                let ns = namespace_of(n);
+                                if ns.is_empty() {
+                                    "none".to_string()
+                                } else {
+                                    ns
+                                }
+                            })
+                            .collect();
+                        Err(ctx.error_at(
+                            &flag,
+                            format!(
+                                "'{wanted}' names {} {} (namespaces {}): choose one as \
+                                 NAMESPACE/NAME (one of {})",
+                                several.len(),
+                                self.nouns,
+                                spaces.join(", "),
+                                several
+                                    .iter()
+                                    .map(|n| qualified_name_of(n))
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ),
+                        ))
+                    }
+                }
+            }
             None if items.len() == 1 => Ok(items[0].clone()),
             None => Err(ctx.error(
                 root,
                 format!(
                     "several {}: choose one with {flag}=NAME (one of {})",
                     self.nouns,
-                    names.join(", ")
+                    names_listed.join(", ")
                 ),
             )),
         }
     }
 }
 
+/// True if `wanted` (`NAME`, or `NAMESPACE/NAME`) names `node`. A name
+/// holds no `/` in Kubernetes, so the first `/` splits the two.
+fn names(node: &Node<'_>, wanted: &str) -> bool {
+    match wanted.split_once('/') {
+        Some((namespace, name)) => namespace_of(node) == namespace && name_of(node) == name,
+        None => name_of(node) == wanted,
+    }
+}
+
 /// An object's `metadata.name`, or empty.
 pub fn name_of(node: &Node<'_>) -> String {
+    metadata(node, "name")
+}
+
+/// An object's `metadata.namespace`, or empty.
+pub fn namespace_of(node: &Node<'_>) -> String {
+    metadata(node, "namespace")
+}
+
+/// `NAMESPACE/NAME`, or `NAME` for an object without a namespace.
+pub fn qualified_name_of(node: &Node<'_>) -> String {
+    let (namespace, name) = (namespace_of(node), name_of(node));
+    if namespace.is_empty() {
+        name
+    } else {
+        format!("{namespace}/{name}")
+    }
+}
+
+fn metadata(node: &Node<'_>, field: &str) -> String {
     node.value()
         .get("metadata")
-        .and_then(|m| m.get("name"))
+        .and_then(|m| m.get(field))
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_string()

@@ -13,6 +13,7 @@
 //! and the environment and hands them in.
 
 pub mod aws;
+pub mod dotnet;
 pub mod durations;
 pub mod envoy;
 pub mod gateway;
@@ -28,6 +29,7 @@ use std::fmt;
 
 use serde_json::Value;
 
+use crate::base::format::printable;
 use crate::spec::params::{Kind, param};
 use tree::Node;
 
@@ -115,10 +117,13 @@ pub struct ImportError {
 
 impl fmt::Display for ImportError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The file's name, its keys and values are the user's: escaped, so
+        // the error stays one line.
+        let (file, message) = (printable(&self.file), printable(&self.message));
         if self.path.is_empty() {
-            write!(f, "{}: {}", self.file, self.message)
+            write!(f, "{file}: {message}")
         } else {
-            write!(f, "{}: {}: {}", self.file, self.path, self.message)
+            write!(f, "{file}: {}: {message}", printable(&self.path))
         }
     }
 }
@@ -131,6 +136,9 @@ impl std::error::Error for ImportError {}
 pub struct Context<'a> {
     /// The file's name.
     pub file: &'a str,
+    /// The file's text (a reader that needs more than the parsed document
+    /// reads it again: Polly's keys given twice).
+    pub text: &'a str,
     options: &'a Options,
     settings: RefCell<Vec<Setting>>,
     warnings: RefCell<Vec<String>>,
@@ -140,9 +148,10 @@ pub struct Context<'a> {
 }
 
 impl<'a> Context<'a> {
-    fn new(file: &'a str, options: &'a Options) -> Self {
+    fn new(source: &'a Source, options: &'a Options) -> Self {
         Context {
-            file,
+            file: &source.file,
+            text: &source.text,
             options,
             settings: RefCell::default(),
             warnings: RefCell::default(),
@@ -288,8 +297,15 @@ pub fn formats() -> Vec<&'static Format> {
 }
 
 /// The format of `source`: the first whose parser reads it and whose shape
-/// claims it.
+/// claims it. A file nested too deep for the readers is refused first.
 fn detect(source: &Source) -> Result<(&'static Format, Value), ImportError> {
+    if let Some(why) = tree::too_deep(&source.text) {
+        return Err(ImportError {
+            file: source.file.clone(),
+            path: String::new(),
+            message: why,
+        });
+    }
     let mut reasons = Vec::new();
     for format in formats() {
         match (format.parse)(&source.text) {
@@ -299,27 +315,8 @@ fn detect(source: &Source) -> Result<(&'static Format, Value), ImportError> {
         }
     }
     let names: Vec<_> = formats().iter().map(|f| f.name).collect();
-    // A file that no parser reads gets the parsers' own complaint, the
-    // likeliest first (JSON for a file that opens with a brace).
-    // An INI file (an AWS config) opens with a `[section]` line.
-    let first = source
-        .text
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty() && !l.starts_with(['#', ';']))
-        .unwrap_or("");
-    let looks_ini = first.starts_with('[') && first.ends_with(']') && !first.contains(['"', ',']);
-    let looks_json = !looks_ini && source.text.trim_start().starts_with(['{', '[']);
-    let reason = reasons
-        .iter()
-        .find(|(_, why)| looks_ini && why.starts_with(aws::INVALID))
-        .or_else(|| {
-            reasons
-                .iter()
-                .find(|(_, why)| !looks_ini && why.contains("JSON") == looks_json)
-        })
-        .or(reasons.first())
-        .map(|(_, why)| format!(" ({why})"))
+    let reason = resembled(&source.text, &reasons)
+        .map(|why| format!(" ({why})"))
         .unwrap_or_default();
     Err(ImportError {
         file: source.file.clone(),
@@ -331,15 +328,60 @@ fn detect(source: &Source) -> Result<(&'static Format, Value), ImportError> {
     })
 }
 
+/// Of the readers' complaints about a file none reads, the one of the
+/// syntax the file most resembles: INI (an AWS config) for a file opening
+/// with a `[section]` line that is not JSON, JSON for one opening with a
+/// brace, YAML otherwise (a reader's complaint in another syntax says
+/// nothing of the file).
+fn resembled<'r>(text: &str, reasons: &'r [(&str, String)]) -> Option<&'r str> {
+    let first = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with(['#', ';']))
+        .unwrap_or("");
+    let looks_ini = first.starts_with('[')
+        && first.ends_with(']')
+        && first[1..].starts_with(|c: char| c.is_alphabetic() || c == '_')
+        && serde_json::from_str::<Value>(first).is_err();
+    let looks_json = !looks_ini && text.trim_start().starts_with(['{', '[']);
+    let ini = |why: &str| why.starts_with(aws::INVALID);
+    let json = |why: &str| why.starts_with("invalid JSON");
+    reasons
+        .iter()
+        .map(|(_, why)| why.as_str())
+        .find(|why| {
+            if looks_ini {
+                ini(why)
+            } else if looks_json {
+                json(why)
+            } else {
+                !ini(why) && !json(why)
+            }
+        })
+        .or_else(|| {
+            reasons
+                .iter()
+                .map(|(_, why)| why.as_str())
+                .find(|why| !ini(why))
+        })
+}
+
 /// Reads `sources` in order. Two files may not set one parameter to
 /// different values (which would win?); every `--select` must have been
 /// asked for by some file.
 pub fn import(sources: &[Source], options: &Options) -> Result<Imported, ImportError> {
+    if let Some(why) = repeated_selection(&options.select) {
+        return Err(ImportError {
+            file: "--select".to_string(),
+            path: String::new(),
+            message: why,
+        });
+    }
     let mut imported = Imported::default();
     let mut asked: Vec<String> = Vec::new();
     for source in sources {
         let (format, value) = detect(source)?;
-        let ctx = Context::new(&source.file, options);
+        let ctx = Context::new(source, options);
         (format.read)(&Node::root(&value), &ctx)?;
         for setting in ctx.settings.into_inner() {
             if let Some(old) = imported.settings.iter().find(|s| s.key == setting.key) {
@@ -384,6 +426,19 @@ pub fn import(sources: &[Source], options: &Options) -> Result<Imported, ImportE
         });
     }
     Ok(imported)
+}
+
+/// Why `select` chooses twice of one kind, if it does: a reader asks for
+/// one choice of each kind, so the second would be passed over.
+pub fn repeated_selection(select: &[(String, String)]) -> Option<String> {
+    select.iter().enumerate().find_map(|(at, (kind, name))| {
+        select[..at]
+            .iter()
+            .find(|(k, _)| k == kind)
+            .map(|(_, first)| {
+                format!("{kind}={first} and {kind}={name} both choose the {kind}: give one")
+            })
+    })
 }
 
 /// Reads `--select`'s `KIND=NAME`.

@@ -15,7 +15,9 @@
 //! at the document's root or in a section holding `Retry` and/or
 //! `CircuitBreaker` (`--select section=Resilience:Orders`, with
 //! IConfiguration's `:`; without it, the only such section, else an error
-//! listing them). As the binder reads it: names ignore case, values may be
+//! listing them). The file is read as .NET's JSON configuration provider
+//! reads it ([`super::dotnet`]): a key given twice, in any case, is refused
+//! (its `FormatException`). As the binder reads it: names ignore case, values may be
 //! strings ("3", "true"), `BackoffType` is a name (any case) or its number
 //! (0 Constant, 1 Linear, 2 Exponential), and durations are .NET TimeSpan
 //! text, `[d.]hh:mm[:ss[.fffffff]]` or a whole number of days ("2" is two
@@ -115,6 +117,11 @@ fn claims(value: &Value) -> bool {
 }
 
 fn read(root: &Node<'_>, ctx: &Context<'_>) -> Result<(), ImportError> {
+    // .NET's provider refuses a key given twice, ignoring case; the parsed
+    // document kept one of them.
+    if let Some(found) = super::dotnet::duplicate(ctx.text) {
+        return Err(ctx.error_at(&found.path, found.message));
+    }
     let mut found = Vec::new();
     sections(root.value(), "", &mut found);
     let names: Vec<String> = found

@@ -69,7 +69,7 @@ use serde_json::{Map, Value};
 mod time_limiter;
 
 use super::durations::herdsim;
-use super::tree::{Node, from_yaml};
+use super::tree::{INVALID_YAML, Node, from_yaml, kind};
 use super::{Context, Format, ImportError};
 use crate::base::time::Micros;
 use crate::policy::{exponential_ms_of, millis_of};
@@ -87,10 +87,19 @@ pub const FORMAT: Format = Format {
     read,
 };
 
-/// The YAML document, or else the text read as `.properties` lines.
+/// The YAML document, or else the text read as `.properties` lines. YAML
+/// that its parser reads but herdsim refuses (a number that is not finite,
+/// an alias) is refused as YAML, not read again as `.properties` (which
+/// would name the wrong field).
 fn parse(text: &str) -> Result<Value, String> {
     match from_yaml(text) {
         Ok(value) if value.is_object() => Ok(expand(&value)),
+        Err(why) if !why.starts_with(INVALID_YAML) => Err(why),
+        // A list or a number is YAML, and no .properties file.
+        Ok(value) if !value.is_string() && !value.is_null() => Err(format!(
+            "the YAML document is {}, not a mapping of settings",
+            kind(&value)
+        )),
         yaml => properties(text).or_else(|why| yaml.and(Err(why))),
     }
 }

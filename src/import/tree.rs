@@ -5,6 +5,7 @@
 
 use serde_json::Value;
 
+use crate::base::format::printable;
 use crate::import::{Context, ImportError};
 
 /// A position in a document: its value and its field path.
@@ -194,7 +195,7 @@ pub fn kind(value: &Value) -> String {
         Value::Null => "nothing".to_string(),
         Value::Bool(b) => format!("{b}"),
         Value::Number(n) => format!("the number {n}"),
-        Value::String(s) if s.chars().count() <= 40 => format!("the string \"{s}\""),
+        Value::String(s) if s.chars().count() <= 40 => format!("the string \"{}\"", printable(s)),
         Value::String(_) => "a string".to_string(),
         Value::Array(_) => "a list".to_string(),
         Value::Object(_) => "an object".to_string(),
@@ -206,13 +207,62 @@ pub fn from_json(text: &str) -> Result<Value, String> {
     serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))
 }
 
+/// The deepest nesting of lists and mappings a file may have (serde_json's
+/// own limit for JSON): the readers, and dropping what they read, recurse
+/// once a level, so a deeper file would overflow the stack.
+pub const MAX_DEPTH: usize = 128;
+
+/// Why `text` nests lists and mappings deeper than [`MAX_DEPTH`], if it
+/// does: a scan of its YAML events (JSON is YAML; the scan keeps a count,
+/// not a tree) before any reader parses it. A text that is not YAML stops
+/// the scan at its first error, which its own reader reports.
+pub fn too_deep(text: &str) -> Option<String> {
+    use saphyr_parser::{Event, Parser};
+    let mut depth = 0usize;
+    for event in Parser::new_from_str(text) {
+        match event {
+            Ok((Event::SequenceStart(..) | Event::MappingStart(..), span)) => {
+                depth += 1;
+                if depth > MAX_DEPTH {
+                    return Some(format!(
+                        "line {}: lists and mappings nested more than {MAX_DEPTH} deep: herdsim \
+                         reads at most {MAX_DEPTH} levels",
+                        span.start.line()
+                    ));
+                }
+            }
+            Ok((Event::SequenceEnd | Event::MappingEnd, _)) => depth = depth.saturating_sub(1),
+            Ok(_) => {}
+            // The scanner's own bound on flow nesting ([[[…), met while it
+            // reads ahead of the events.
+            Err(e) if e.info().contains("recursion limit") => {
+                return Some(format!(
+                    "line {}: lists and mappings nested more than {MAX_DEPTH} deep: herdsim \
+                     reads at most {MAX_DEPTH} levels",
+                    e.marker().line()
+                ));
+            }
+            Err(_) => return None,
+        }
+    }
+    None
+}
+
+/// The prefix of a YAML syntax error (after which a reader of another
+/// syntax may try the text).
+pub const INVALID_YAML: &str = "invalid YAML";
+
 /// The YAML document `text` (a single document; YAML 1.2's core schema, as
 /// saphyr reads it) as a JSON value, or why not. Mapping keys must be
 /// scalars; anchors and aliases are refused (no configuration here needs
-/// them, and an alias is not a value saphyr resolves).
+/// them, and an alias is not a value saphyr resolves); a number that is not
+/// finite (`.inf`, `.nan`, `1e400`) is refused with its field and line.
 pub fn from_yaml(text: &str) -> Result<Value, String> {
-    use saphyr::{LoadableYamlNode, Yaml};
-    let docs = Yaml::load_from_str(text).map_err(|e| format!("invalid YAML: {e}"))?;
+    use saphyr::{LoadableYamlNode, MarkedYaml};
+    if let Some(why) = too_deep(text) {
+        return Err(why);
+    }
+    let docs = MarkedYaml::load_from_str(text).map_err(|e| format!("{INVALID_YAML}: {e}"))?;
     let mut docs = docs.into_iter();
     let Some(first) = docs.next() else {
         return Ok(Value::Object(Default::default()));
@@ -220,50 +270,97 @@ pub fn from_yaml(text: &str) -> Result<Value, String> {
     if docs.next().is_some() {
         return Err("holds several YAML documents (---): give one document per file".to_string());
     }
-    yaml_value(&first)
+    yaml_value(text, &first, "")
 }
 
-fn yaml_value(yaml: &saphyr::Yaml<'_>) -> Result<Value, String> {
-    use saphyr::{Scalar, Yaml};
-    Ok(match yaml {
-        Yaml::Value(Scalar::Null) => Value::Null,
-        Yaml::Value(Scalar::Boolean(b)) => Value::Bool(*b),
-        Yaml::Value(Scalar::Integer(i)) => Value::from(*i),
-        Yaml::Value(Scalar::FloatingPoint(x)) => serde_json::Number::from_f64(x.into_inner())
+/// A step of a field path, as [`Node`] writes them.
+fn step(path: &str, name: &str) -> String {
+    if path.is_empty() || name.starts_with('[') {
+        format!("{path}{name}")
+    } else {
+        format!("{path}.{name}")
+    }
+}
+
+fn yaml_value(text: &str, yaml: &saphyr::MarkedYaml<'_>, path: &str) -> Result<Value, String> {
+    use saphyr::{Scalar, YamlData};
+    Ok(match &yaml.data {
+        YamlData::Value(Scalar::Null) => Value::Null,
+        YamlData::Value(Scalar::Boolean(b)) => Value::Bool(*b),
+        YamlData::Value(Scalar::Integer(i)) => Value::from(*i),
+        YamlData::Value(Scalar::FloatingPoint(x)) => serde_json::Number::from_f64(x.into_inner())
             .map(Value::Number)
-            .ok_or_else(|| format!("holds {}, which is not a finite number", x.into_inner()))?,
-        Yaml::Value(Scalar::String(s)) => Value::String(s.to_string()),
-        Yaml::Representation(text, _, _) => Value::String(text.to_string()),
-        Yaml::Sequence(items) => {
-            Value::Array(items.iter().map(yaml_value).collect::<Result<_, _>>()?)
-        }
-        Yaml::Mapping(map) => {
+            .ok_or_else(|| {
+                // As written: the span counts characters.
+                let (start, end) = (yaml.span.start.index(), yaml.span.end.index());
+                let written: String = text.chars().skip(start).take(end - start).collect();
+                format!(
+                    "line {}: {}: '{}' is not a finite number",
+                    yaml.span.start.line(),
+                    if path.is_empty() {
+                        "(the document)"
+                    } else {
+                        path
+                    },
+                    written.trim()
+                )
+            })?,
+        YamlData::Value(Scalar::String(s)) => Value::String(s.to_string()),
+        YamlData::Representation(text, _, _) => Value::String(text.to_string()),
+        YamlData::Sequence(items) => Value::Array(
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| yaml_value(text, item, &step(path, &format!("[{i}]"))))
+                .collect::<Result<_, _>>()?,
+        ),
+        YamlData::Mapping(map) => {
             let mut object = serde_json::Map::new();
             for (key, value) in map {
-                let name = match key {
-                    Yaml::Value(Scalar::String(s)) => s.to_string(),
-                    Yaml::Value(Scalar::Integer(i)) => i.to_string(),
-                    Yaml::Value(Scalar::Boolean(b)) => b.to_string(),
-                    Yaml::Representation(text, _, _) => text.to_string(),
+                let name = match &key.data {
+                    YamlData::Value(Scalar::String(s)) => s.to_string(),
+                    YamlData::Value(Scalar::Integer(i)) => i.to_string(),
+                    YamlData::Value(Scalar::Boolean(b)) => b.to_string(),
+                    YamlData::Representation(text, _, _) => text.to_string(),
                     _ => return Err("has a mapping key that is not a plain scalar".to_string()),
                 };
+                let value = yaml_value(text, value, &step(path, &name))?;
                 // saphyr has refused keys given twice; keys that differ as
                 // YAML but read alike (1 and "1") are refused here.
-                if object.insert(name.clone(), yaml_value(value)?).is_some() {
+                if object.insert(name.clone(), value).is_some() {
                     return Err(format!("has the key '{name}' twice in one mapping"));
                 }
             }
             Value::Object(object)
         }
-        Yaml::Tagged(_, inner) => yaml_value(inner)?,
-        Yaml::Alias(_) => return Err("uses a YAML alias (*name): write the value out".to_string()),
-        Yaml::BadValue => return Err("holds a value YAML cannot read".to_string()),
+        YamlData::Tagged(_, inner) => yaml_value(text, inner, path)?,
+        YamlData::Alias(_) => {
+            return Err("uses a YAML alias (*name): write the value out".to_string());
+        }
+        YamlData::BadValue => return Err("holds a value YAML cannot read".to_string()),
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nesting_deeper_than_the_limit_is_refused_before_parsing() {
+        let at_limit = format!("{}x", "- ".repeat(MAX_DEPTH));
+        assert_eq!(too_deep(&at_limit), None);
+        assert!(from_yaml(&at_limit).is_ok());
+        for deep in [
+            format!("{}x", "- ".repeat(MAX_DEPTH + 1)),
+            "- ".repeat(20_000) + "x",
+            "[".repeat(20_000),
+            format!("a:\n  b: {}", "[".repeat(200)),
+        ] {
+            let why = too_deep(&deep).expect("too deep");
+            assert!(why.contains("nested more than 128 deep"), "{why}");
+            assert_eq!(from_yaml(&deep).unwrap_err(), why);
+        }
+    }
 
     #[test]
     fn yaml_becomes_the_json_value_it_spells() {
@@ -281,6 +378,24 @@ mod tests {
                 .unwrap_err()
                 .starts_with("invalid YAML")
         );
+        // A number that is not finite, named by its field, line and text.
+        for (text, why) in [
+            (
+                "a:\n  b: [1, .inf]\n",
+                "line 2: a.b[1]: '.inf' is not a finite number",
+            ),
+            (
+                "a: 1\nc: -.inf\n",
+                "line 2: c: '-.inf' is not a finite number",
+            ),
+            ("x: 1e400\n", "line 1: x: '1e400' is not a finite number"),
+            (
+                ".nan\n",
+                "line 1: (the document): '.nan' is not a finite number",
+            ),
+        ] {
+            assert_eq!(from_yaml(text).unwrap_err(), why, "{text}");
+        }
         // saphyr refuses a key given twice in one mapping (YAML forbids it).
         assert!(
             from_yaml("a: 1\nb:\n  c: 1\n  c: 2\n")

@@ -22,6 +22,7 @@ mod hardening_specs;
 mod hardening_writers;
 mod hedging;
 mod import;
+mod import_hostile;
 mod in_process;
 mod invariants;
 mod layers;

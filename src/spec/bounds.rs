@@ -118,16 +118,32 @@ fn check_server(spec: &RunSpec) -> Result<(), SpecError> {
         }
         let expected = rate * duration_us as f64 / 1e6;
         if server.requests.is_none() && expected > MAX_LOAD_REQUESTS {
+            // A default length follows the triggers: name what set it.
+            let (other, length, shorten) = match (server.duration_us, server.last_trigger_end_us())
+            {
+                (None, Some(_)) => (
+                    "trigger",
+                    format!(
+                        "the load's default length {} (until the last trigger's end plus the \
+                         patience window)",
+                        format_duration(duration_us)
+                    ),
+                    "shorten the trigger",
+                ),
+                _ => (
+                    "duration",
+                    format!("--duration {}", format_duration(duration_us)),
+                    "shorten the load",
+                ),
+            };
             return Err(refuse(
                 spec,
                 "rate",
-                "duration",
+                other,
                 format!(
-                    "{}/s over --duration {} brings about {:.3e} requests; at most {} (as \
-                     --requests): lower the rate or shorten the load",
+                    "{}/s over {length} brings about {expected:.3e} requests; at most {} (as \
+                     --requests): lower the rate or {shorten}",
                     show_rate(rate),
-                    format_duration(duration_us),
-                    expected,
                     group_thousands(super::server::MAX_REQUESTS)
                 ),
             ));

@@ -201,6 +201,27 @@ fn exact_names_rate_not_duration_and_counts_states_past_u64() {
     );
 }
 
+/// A year-long trigger makes the load's default length a year: the
+/// refusal names the trigger that set it, not a --duration nobody gave
+/// (exact takes none; run was told to shorten a load it did not set).
+#[test]
+fn a_load_too_long_by_its_trigger_names_the_trigger() {
+    for command in ["exact", "run"] {
+        let err = usage_error(&[
+            command,
+            "scenarios/exact-small.toml",
+            "--trigger",
+            "fail:0.5@1s..8760h",
+        ]);
+        assert!(
+            !err.contains("--duration")
+                && err.contains("the load's default length")
+                && err.contains("shorten the trigger"),
+            "{command}: {err}"
+        );
+    }
+}
+
 #[test]
 fn series_all_streams_the_same_bytes_at_any_thread_count() {
     let dir = workdir("series-all");

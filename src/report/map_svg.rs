@@ -310,7 +310,12 @@ pub fn patience_text((least, most): (u64, u64)) -> String {
 /// probability that changes along an axis may be the patience changing).
 pub fn patience_note(s: &MapSettings, cells: &[CellCounts]) -> Option<String> {
     let span = s.patience_span(cells)?;
-    Some(if s.patience_given() {
+    Some(patience_words(s.patience_given(), span))
+}
+
+/// [`patience_note`]'s words: short enough for one line under the map.
+fn patience_words(given: bool, span: (u64, u64)) -> String {
+    if given {
         format!(
             "verdicts judged over a patience window of {} after the last trigger (given)",
             patience_text(span)
@@ -322,11 +327,10 @@ pub fn patience_note(s: &MapSettings, cells: &[CellCounts]) -> Option<String> {
         )
     } else {
         format!(
-            "default patience window {} by cell (each cell's own in its tooltip): give --patience \
-             to judge every cell over the same",
+            "patience: each cell's default, {} (in its tooltip); --patience sets one for all",
             patience_text(span)
         )
-    })
+    }
 }
 
 /// The heatmap of the map `s` whose cells are `cells` (a map's own, or
@@ -681,6 +685,24 @@ impl Contour {
                  is drawn",
                 s.x.param.key
             )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each patience note fits on one line under the map (it is not
+    /// wrapped): a span of defaults within the 10 s to 10 min they are
+    /// bounded to, printed wider (whole ms) than a default is (whole s).
+    #[test]
+    fn the_patience_note_fits_under_the_map() {
+        let wide = (10_001_000, 599_999_000);
+        for (given, span) in [(true, wide), (false, (wide.1, wide.1)), (false, wide)] {
+            let line = patience_words(given, span);
+            let width = crate::report::svg::text_width(&line, 11.0);
+            assert!(f64::from(width) <= WIDTH - LEFT, "{width} px: {line}");
         }
     }
 }

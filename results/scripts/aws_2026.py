@@ -112,6 +112,16 @@ def recovery_verdict(a, b, ma, mb, sz, rz):
     da, db = int(a["storm_decided"]), int(b["storm_decided"])
     if int(a["storm_stuck"]) == da and int(b["storm_stuck"]) == db:
         return "both stuck through the window"
+    # A run still draining at the window's end is neither stuck nor
+    # recovered: where every run of one side drains, say so (a z-score of
+    # the stuck share, both sides without spread, would read no difference).
+    dra, drb = int(a["storm_draining"]), int(b["storm_draining"])
+    if dra == da and drb == db:
+        return "both draining through the window"
+    if dra == da and int(b["storm_stuck"]) == db:
+        return "2026 draining where 2.0 is stuck"
+    if int(a["storm_stuck"]) == da and drb == db:
+        return "2026 stuck where 2.0 is draining"
     if sz is not None and sz <= -2:
         return "2026 fewer storms"
     if sz is not None and sz >= 2:

@@ -14,7 +14,7 @@ const CONFIG: &str = "scenarios/configs/aws-config";
 
 /// The AWS variables the reader reads, cleared so the tester's own
 /// environment cannot change a run.
-const VARS: [&str; 6] = [
+pub(crate) const VARS: [&str; 6] = [
     "AWS_PROFILE",
     "AWS_DEFAULT_PROFILE",
     "AWS_RETRY_MODE",

@@ -136,3 +136,8 @@ pub fn without<'a>(flags: &[&'a str], names: &[&str]) -> Vec<&'a str> {
     }
     kept
 }
+
+/// The repository's root, where the docs' commands run.
+pub fn repo() -> &'static std::path::Path {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+}

@@ -5,11 +5,10 @@
 //! bytes, and resource messages that name where the resource was given.
 
 use std::fs;
-use std::path::Path;
 
 use assert_cmd::cargo::cargo_bin_cmd;
 
-use crate::common::{succeed, usage_error, workdir};
+use crate::common::{repo, succeed, usage_error, workdir};
 
 /// The search: three maxTokens by two ratios, one refinement.
 const SEARCH: &[&str] = &[
@@ -26,10 +25,6 @@ const SEARCH: &[&str] = &[
     "--refine",
     "1",
 ];
-
-fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
 
 /// `herdsim ARGS` from the repository's root: its exit code, stdout and
 /// stderr.

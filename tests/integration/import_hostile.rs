@@ -22,14 +22,7 @@ fn write(dir: &Path, name: &str, text: &str) -> String {
 /// and standard error.
 fn with_env(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
     let mut command = cargo_bin_cmd!("herdsim");
-    for var in [
-        "AWS_PROFILE",
-        "AWS_DEFAULT_PROFILE",
-        "AWS_RETRY_MODE",
-        "AWS_MAX_ATTEMPTS",
-        "AWS_DEFAULTS_MODE",
-        "AWS_NEW_RETRIES_2026",
-    ] {
+    for var in crate::aws::VARS {
         command.env_remove(var);
     }
     let out = command

@@ -3,11 +3,10 @@
 //! and bad input is one line.
 
 use std::fs;
-use std::path::Path;
 
 use assert_cmd::cargo::cargo_bin_cmd;
 
-use crate::common::{succeed, usage_error, workdir};
+use crate::common::{repo, succeed, usage_error, workdir};
 
 /// The SRE tutorial's service, gRPC's throttle over a small grid with one
 /// refinement round, 2 seeds a measure (a second or two in all).
@@ -27,10 +26,6 @@ const SEARCH: &[&str] = &[
     "--bound",
     "1.05",
 ];
-
-fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
 
 fn tune(threads: &str, extra: &[&str]) -> String {
     succeed(

@@ -63,8 +63,15 @@ def fz(v):
     return "–" if v is None else f"{v:+.1f}"
 
 
+def draining(r):
+    """Runs neither recovered nor stuck: their backlog still falling at the window's end."""
+    n = int(r["storm_draining"])
+    return f"; {n} draining" if n else ""
+
+
 def storm(r):
-    return f"{r['storm_stuck']}/{r['storm_decided']} ({float(r['storm_low']):.2f}–{float(r['storm_high']):.2f})"
+    return (f"{r['storm_stuck']}/{r['storm_decided']} ({float(r['storm_low']):.2f}–{float(r['storm_high']):.2f})"
+            f"{draining(r)}")
 
 
 def rec(med):
@@ -147,7 +154,9 @@ def outage_table(root, scratch):
     print("throttles, so its rate limiter never starts).\n")
     print("### Storms and recovery\n")
     print("Storm: runs still unhealthy in the last quarter of the 120 s patience window, of")
-    print("those decided, with the Wilson 95% interval. Recovery: the median time from the")
+    print("those decided, with the Wilson 95% interval, and the runs draining (neither")
+    print("recovered nor stuck: their backlog still falling steadily at the window's end).")
+    print("Recovery: the median time from the")
     print("outage's end until every later window is healthy, over the runs that recovered")
     print("(their number in brackets); its z is of the means.\n")
     print("| ρ | clients | outage | storm 2.0 | storm 2026 | z | recovery 2.0 | recovery 2026 | z | verdict |")
@@ -255,7 +264,7 @@ def decompose_table(root, scratch):
         cells = []
         for n in names:
             r = group[n]
-            cells.append(f"{r['storm_stuck']}/{r['storm_decided']} stuck, {rec(med[r['point']])}, queue {float(r['queue_peak_mean']):,.0f}")
+            cells.append(f"{r['storm_stuck']}/{r['storm_decided']} stuck{draining(r)}, {rec(med[r['point']])}, queue {float(r['queue_peak_mean']):,.0f}")
         print(f"| {rho(r0)} | {r0['sources']} | {round(float(r0['trigger_length_ms']) / 1000)} s | " + " | ".join(cells) + " |")
     print()
 

@@ -682,6 +682,19 @@ impl RunSpec {
     }
 }
 
+/// The server model's spec with `flags` (key, value) set, for tests.
+#[cfg(test)]
+pub(crate) fn server_spec_with(flags: &[(&str, &str)]) -> RunSpec {
+    let mut spec = RunSpec {
+        resource: crate::model::ResourceKind::Server,
+        ..RunSpec::default()
+    };
+    for (key, value) in flags {
+        (params::param(key).unwrap().set)(&mut spec, value).unwrap();
+    }
+    spec
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

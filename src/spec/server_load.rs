@@ -250,19 +250,7 @@ impl ServerParams {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::RunSpec;
-
-    /// The server model's spec with `flags` (key, value) set.
-    fn spec(flags: &[(&str, &str)]) -> RunSpec {
-        let mut spec = RunSpec {
-            resource: crate::model::ResourceKind::Server,
-            ..RunSpec::default()
-        };
-        for (key, value) in flags {
-            (crate::spec::params::param(key).unwrap().set)(&mut spec, value).unwrap();
-        }
-        spec
-    }
+    use crate::spec::server_spec_with as spec;
 
     /// The SRE case of issue 33.
     const SRE: [(&str, &str); 9] = [

@@ -138,17 +138,7 @@ pub fn decided_line(decided: u64, runs: u64, cause: Option<Undecided>) -> String
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn spec(flags: &[(&str, &str)]) -> RunSpec {
-        let mut spec = RunSpec {
-            resource: crate::model::ResourceKind::Server,
-            ..RunSpec::default()
-        };
-        for (key, value) in flags {
-            (crate::spec::params::param(key).unwrap().set)(&mut spec, value).unwrap();
-        }
-        spec
-    }
+    use crate::spec::server_spec_with as spec;
 
     #[test]
     fn the_bound_that_stops_a_run_first_is_named_with_the_length_that_decides_it() {

@@ -558,7 +558,24 @@ impl PolicyVisitor for IsJittered {
     }
 }
 
+/// Says how many words a policy's memory takes ([`Backoff::Walk`]).
+struct WalkWords;
+
+impl PolicyVisitor for WalkWords {
+    type Output = usize;
+    fn visit<P: Backoff>(self, _: P) -> usize {
+        size_of::<P::Walk>().div_ceil(size_of::<u64>())
+    }
+}
+
 impl PolicySpec {
+    /// How many 64-bit words a client's memory takes under this policy (0,
+    /// 1 or 2): a loop that carries the memory as [`WalkBits`] of that
+    /// width carries exactly what the policy keeps.
+    pub fn walk_words(&self) -> usize {
+        self.visit(WalkWords)
+    }
+
     /// The linear policy's growth per retry, µs: the step, or the base.
     pub fn step(&self) -> Micros {
         self.step_us.unwrap_or(self.base_us)

@@ -11,7 +11,7 @@ use crate::measure::metrics::RunMetrics;
 use crate::measure::observer::{NoObserver, Observer};
 use crate::measure::recorder::Recorder;
 use crate::model::{CallResource, OccNetwork, OutageResource, ResourceKind, SlotResource};
-use crate::policy::{Backoff, PolicyVisitor};
+use crate::policy::WalkBits;
 use crate::sim::occ_loop::run_occ;
 use crate::sim::queue::{EventQueue, Heaps, QueueFamily, QueueKind, RadixHeaps};
 use crate::sim::retries::{Admitted, Client, Retries};
@@ -69,16 +69,17 @@ fn simulate_run<O: Observer>(
     if let Err(e) = spec.validate() {
         panic!("simulate called with an invalid spec: {e}");
     }
-    spec.policy.visit(Run {
+    Run {
         spec,
         seeds,
         observer,
         queue,
         waves,
-    })
+    }
+    .run_on_queues()
 }
 
-/// One run, made concrete for one policy type.
+/// One run, before its memory width and queues are chosen.
 struct Run<'a, O> {
     spec: &'a RunSpec,
     seeds: Seeds,
@@ -88,25 +89,30 @@ struct Run<'a, O> {
     waves: bool,
 }
 
-impl<O: Observer> PolicyVisitor for Run<'_, O> {
-    type Output = RunMetrics;
-
-    fn visit<P: Backoff>(self, policy: P) -> RunMetrics {
+impl<O: Observer> Run<'_, O> {
+    /// The run with a client's policy memory `W` as wide as the policy's
+    /// ([`crate::policy::PolicySpec::walk_words`]) and on the queues of the
+    /// run's family: the loops are compiled once per width and family, not
+    /// per policy.
+    fn run_on_queues(self) -> RunMetrics {
         // `for_resource` has resolved `Auto`.
-        match self.queue.for_resource(self.spec.resource) {
-            QueueKind::Heap => self.run::<P, Heaps>(&policy),
-            QueueKind::Radix | QueueKind::Auto => self.run::<P, RadixHeaps>(&policy),
+        let radix = !matches!(self.queue.for_resource(self.spec.resource), QueueKind::Heap);
+        match (self.spec.policy.walk_words(), radix) {
+            (0, true) => self.run::<(), RadixHeaps>(),
+            (0, false) => self.run::<(), Heaps>(),
+            (1, true) => self.run::<u64, RadixHeaps>(),
+            (1, false) => self.run::<u64, Heaps>(),
+            (_, true) => self.run::<(u64, u64), RadixHeaps>(),
+            (_, false) => self.run::<(u64, u64), Heaps>(),
         }
     }
-}
 
-impl<O: Observer> Run<'_, O> {
     /// The run on the queues of family `F`, in the resource model's loop.
-    fn run<P: Backoff, F: QueueFamily>(self, policy: &P) -> RunMetrics {
+    fn run<W: WalkBits, F: QueueFamily>(self) -> RunMetrics {
         let spec = self.spec;
         let mut environment = job_rng(self.seeds.environment);
         let first_calls = spec.arrivals.first_calls(spec.clients, &mut environment);
-        let retries = Retries::new(spec, policy, self.seeds.policy, first_calls);
+        let retries = Retries::new(spec, self.seeds.policy, first_calls);
         let observer = self.observer;
         match spec.resource {
             ResourceKind::Slot => {
@@ -115,18 +121,18 @@ impl<O: Observer> Run<'_, O> {
                     slot = slot.with_hints(spec.clients);
                 }
                 if self.waves && retries.waves_are_exact() {
-                    wave_loop::<_, _, F::Queue<_>>(spec, retries, slot, observer)
+                    wave_loop::<W, _, F::Queue<_>>(spec, retries, slot, observer)
                 } else {
-                    call_loop::<_, _, _, F::Queue<_>>(spec, retries, slot, observer)
+                    call_loop::<W, _, _, F::Queue<_>>(spec, retries, slot, observer)
                 }
             }
             ResourceKind::Outage => {
                 let outage = OutageResource::new(spec.clients, &mut environment);
-                call_loop::<_, _, _, F::Queue<_>>(spec, retries, outage, observer)
+                call_loop::<W, _, _, F::Queue<_>>(spec, retries, outage, observer)
             }
             ResourceKind::Occ => {
                 let network = OccNetwork::new(environment);
-                run_occ::<_, _, F::Queue<_>>(spec, retries, network, observer)
+                run_occ::<W, _, F::Queue<_>>(spec, retries, network, observer)
             }
             ResourceKind::Server => {
                 panic!("the server model runs in sim::server_loop::simulate_server")
@@ -137,9 +143,9 @@ impl<O: Observer> Run<'_, O> {
 
 /// The event loop of a resource that answers every call at once: each event
 /// is one call.
-fn call_loop<P: Backoff, R: CallResource, O: Observer, Q: EventQueue<Client<P::Walk>>>(
+fn call_loop<W: WalkBits, R: CallResource, O: Observer, Q: EventQueue<Client<W>>>(
     spec: &RunSpec,
-    mut retries: Retries<'_, P>,
+    mut retries: Retries,
     mut resource: R,
     observer: &mut O,
 ) -> RunMetrics {

@@ -8,7 +8,7 @@ use crate::measure::recorder::Recorder;
 use crate::model::OccNetwork;
 use crate::model::arrivals::FirstCalls;
 use crate::model::occ::{OccDone, OccServer};
-use crate::policy::Backoff;
+use crate::policy::WalkBits;
 use crate::sim::queue::EventQueue;
 use crate::sim::retries::{Admitted, Client, Retries};
 use crate::spec::RunSpec;
@@ -42,9 +42,9 @@ enum Next {
 /// hops add delay but change nothing), so an attempt with instant writes is
 /// two events (one without a read), in the order the original simulators
 /// process them; a write time adds its end.
-pub(crate) fn run_occ<P: Backoff, O: Observer, Q: EventQueue<Client<P::Walk>>>(
+pub(crate) fn run_occ<W: WalkBits, O: Observer, Q: EventQueue<Client<W>>>(
     spec: &RunSpec,
-    mut retries: Retries<'_, P>,
+    mut retries: Retries,
     mut network: OccNetwork,
     observer: &mut O,
 ) -> RunMetrics {

@@ -12,7 +12,7 @@ use crate::control::{Controls, Outcome};
 use crate::measure::observer::Observer;
 use crate::measure::recorder::Recorder;
 use crate::model::arrivals::FirstCalls;
-use crate::policy::Backoff;
+use crate::policy::{AnyPolicy, AnyWalk, Backoff, WalkBits};
 use crate::sim::queue::ClientItem;
 use crate::sim::wave::Wave;
 use crate::spec::{RunSpec, Seeding};
@@ -86,8 +86,16 @@ pub(crate) enum Admitted {
 /// What happens after a failed attempt: the next attempt's start, or giving
 /// up. Shared by every model's event loop, so the stop rules mean the same
 /// everywhere.
-pub(crate) struct Retries<'a, P: Backoff> {
-    policy: &'a P,
+///
+/// Not generic over the policy: the policy is dispatched on its kind per
+/// delay, so each loop is compiled once per width of a client's memory
+/// (`()`, one word or two, [`crate::policy::PolicySpec::walk_words`])
+/// rather than once per policy, and the events of a policy without memory
+/// stay two words.
+pub(crate) struct Retries {
+    policy: AnyPolicy,
+    /// False if the policy never draws ([`Backoff::JITTERED`]).
+    jittered: bool,
     draws: PolicyDraws,
     stop: StopRules,
     first_calls: FirstCalls,
@@ -106,15 +114,16 @@ enum PolicyDraws {
     Shared(Vec<Pcg64Mcg>),
 }
 
-impl<'a, P: Backoff> Retries<'a, P> {
-    pub(crate) fn new(spec: &RunSpec, policy: &'a P, seed: u64, first_calls: FirstCalls) -> Self {
+impl Retries {
+    pub(crate) fn new(spec: &RunSpec, seed: u64, first_calls: FirstCalls) -> Self {
         let n = spec.clients as usize;
         let draws = match spec.seeding {
             Seeding::Independent => PolicyDraws::Independent(job_rng(seed)),
             Seeding::Shared => PolicyDraws::Shared(vec![job_rng(seed); n]),
         };
         Retries {
-            policy,
+            policy: AnyPolicy(spec.policy),
+            jittered: spec.policy.is_jittered(),
             draws,
             stop: StopRules::of(spec),
             first_calls,
@@ -140,11 +149,11 @@ impl<'a, P: Backoff> Retries<'a, P> {
     }
 
     /// A client before its first call (client 0; see [`ClientItem`]).
-    pub(crate) fn new_client(&self) -> Client<P::Walk> {
+    pub(crate) fn new_client<W: WalkBits>(&self) -> Client<W> {
         Client {
             id: 0,
             attempt: 0,
-            walk: self.policy.start(),
+            walk: W::from_bits(self.policy.start().to_bits()),
         }
     }
 
@@ -160,9 +169,9 @@ impl<'a, P: Backoff> Retries<'a, P> {
     /// ([`crate::control::RetryControl::retries_refusal`]): the caller
     /// treats the attempt as failed at once ([`Retries::after_failure`]).
     #[inline]
-    pub(crate) fn about_to_call(
+    pub(crate) fn about_to_call<W>(
         &mut self,
-        client: &Client<P::Walk>,
+        client: &Client<W>,
         now: Micros,
         recorder: &mut Recorder,
     ) -> Admitted {
@@ -194,9 +203,9 @@ impl<'a, P: Backoff> Retries<'a, P> {
     /// ended with `outcome` (every failure on these models is the
     /// resource's).
     #[inline]
-    pub(crate) fn attempt_ended(
+    pub(crate) fn attempt_ended<W>(
         &mut self,
-        client: &Client<P::Walk>,
+        client: &Client<W>,
         now: Micros,
         sent: Micros,
         outcome: Outcome,
@@ -211,11 +220,17 @@ impl<'a, P: Backoff> Retries<'a, P> {
     /// The policy's delay before retry `retry` of client `id`, drawn from the
     /// run's generator (or, with shared seeding, the client's own).
     #[inline]
-    fn policy_delay(&mut self, retry: u32, walk: &mut P::Walk, id: u32) -> Micros {
-        match &mut self.draws {
-            PolicyDraws::Independent(draws) => self.policy.delay(retry, walk, draws),
-            PolicyDraws::Shared(draws) => self.policy.delay(retry, walk, &mut draws[id as usize]),
-        }
+    fn policy_delay<W: WalkBits>(&mut self, retry: u32, walk: &mut W, id: u32) -> Micros {
+        let mut memory = AnyWalk::from_bits(walk.to_bits());
+        let delay = match &mut self.draws {
+            PolicyDraws::Independent(draws) => self.policy.delay(retry, &mut memory, draws),
+            PolicyDraws::Shared(draws) => {
+                self.policy
+                    .delay(retry, &mut memory, &mut draws[id as usize])
+            }
+        };
+        *walk = W::from_bits(memory.to_bits());
+        delay
     }
 
     /// After `client`'s current attempt failed, at `ready` (when the client
@@ -224,9 +239,9 @@ impl<'a, P: Backoff> Retries<'a, P> {
     /// `--retry-after` says), or `None` if a stop rule or a control ends it
     /// (counted as given up).
     #[inline]
-    pub(crate) fn after_failure<O: Observer>(
+    pub(crate) fn after_failure<W: WalkBits, O: Observer>(
         &mut self,
-        client: &mut Client<P::Walk>,
+        client: &mut Client<W>,
         ready: Micros,
         hint: Micros,
         observer: &mut O,
@@ -261,21 +276,21 @@ impl<'a, P: Backoff> Retries<'a, P> {
 }
 
 /// Waves ([`crate::sim::wave`]).
-impl<P: Backoff> Retries<'_, P> {
+impl Retries {
     /// True if this run's clients can move in waves: a policy without jitter
     /// and nothing that tells clients in the same state apart (a control, the
     /// slot's per-client retry hints).
     pub(crate) fn waves_are_exact(&self) -> bool {
-        !P::JITTERED && self.controls.is_none() && self.retry_after == RetryAfter::Ignore
+        !self.jittered && self.controls.is_none() && self.retry_after == RetryAfter::Ignore
     }
 
     /// [`Retries::after_failure`] for the clients `failed` of a wave at once
     /// (they share the wave's retry number, memory and first call, so the
     /// stop rules and the policy treat them alike): their next attempt's
     /// start, or `None` if a stop rule ends them all.
-    pub(crate) fn after_wave_failure<O: Observer>(
+    pub(crate) fn after_wave_failure<W: WalkBits, O: Observer>(
         &mut self,
-        wave: &mut Wave<P::Walk>,
+        wave: &mut Wave<W>,
         failed: Range<u32>,
         ready: Micros,
         observer: &mut O,

@@ -45,7 +45,7 @@ use crate::model::server::{
     TimeoutLaw, TimeoutNoticed, TriggerEffects, TriggerKind, round_ns,
 };
 use crate::model::timeout_hedging::{self as kept, AfterFailure as KeptAfter};
-use crate::policy::{AnyPolicy, Backoff, Cause, PolicySpec, PolicyVisitor};
+use crate::policy::{AnyPolicy, AnyWalk, Backoff, Cause, PolicySpec};
 use crate::sim::hedging::Hedging;
 use crate::sim::queue::{ClientItem, EventQueue, HeapQueue, QueueKind, RadixQueue};
 use crate::sim::timeout_hedging::TimeoutHedging;
@@ -137,17 +137,14 @@ pub fn simulate_server_watched(
     watch: &Watch<'_>,
     queue: QueueKind,
 ) -> ServerMetrics {
-    with_policies(
+    ServerRun {
         spec,
         retry,
-        ServerRun {
-            spec,
-            retry,
-            seeds,
-            watch,
-            queue,
-        },
-    )
+        seeds,
+        watch,
+        queue,
+    }
+    .run_on_queue()
 }
 
 /// The seed of the controls of the upper service `layer`: each is one
@@ -156,39 +153,20 @@ fn upper_controls_seed(seeds: Seeds, layer: u8) -> u64 {
     crate::base::seeding::splitmix64(seeds.controls() ^ u64::from(layer))
 }
 
-/// What runs once the policies of a run's services are known: `on` gets
-/// the backoff of calls to each service, top first (one for all when the
-/// services share the users' policy).
-trait OnPolicies {
-    type Output;
-    fn on<P: Backoff>(self, policies: &[P]) -> Self::Output;
-}
-
-/// Calls `then` with the policies of `spec`'s services: `retry`'s policy
-/// alone, or, when a service has its own, every one dispatched per delay
-/// under one type (each still backs off draw for draw as its own).
-fn with_policies<T: OnPolicies>(spec: &ServerSpec, retry: &ServerRetry, then: T) -> T::Output {
-    struct Visit<'a, T> {
-        spec: &'a ServerSpec,
-        retry: &'a ServerRetry,
-        then: T,
+/// The backoff of calls to each of `spec`'s services, top first: the
+/// users' policy alone when the services share it. Each is dispatched on
+/// its kind per delay (a delay is drawn once per retry, not per event), so
+/// the loop is compiled once, not once per policy, and each still backs off
+/// draw for draw as its concrete policy ([`AnyPolicy`]).
+fn policies_of(spec: &ServerSpec, retry: &ServerRetry) -> Vec<AnyPolicy> {
+    let users = AnyPolicy(retry.policy);
+    let chain = &spec.chain;
+    if !chain.has_own_policy() {
+        return vec![users];
     }
-    impl<T: OnPolicies> PolicyVisitor for Visit<'_, T> {
-        type Output = T::Output;
-
-        fn visit<P: Backoff>(self, policy: P) -> T::Output {
-            let chain = &self.spec.chain;
-            if chain.has_own_policy() {
-                let users = AnyPolicy(self.retry.policy);
-                let uppers = (0..chain.depth as usize - 1)
-                    .map(|i| AnyPolicy(chain.policy_of(i, &self.retry.policy)));
-                let policies: Vec<AnyPolicy> = std::iter::once(users).chain(uppers).collect();
-                return self.then.on(&policies);
-            }
-            self.then.on(std::slice::from_ref(&policy))
-        }
-    }
-    retry.policy.visit(Visit { spec, retry, then })
+    let uppers =
+        (0..chain.depth as usize - 1).map(|i| AnyPolicy(chain.policy_of(i, &retry.policy)));
+    std::iter::once(users).chain(uppers).collect()
 }
 
 struct ServerRun<'a> {
@@ -199,22 +177,18 @@ struct ServerRun<'a> {
     queue: QueueKind,
 }
 
-impl OnPolicies for ServerRun<'_> {
-    type Output = ServerMetrics;
-
-    /// The run with `policies[l]` the backoff of calls to service `l` (the
-    /// first's where there are fewer), on the run's event queue.
-    fn on<P: Backoff>(self, policies: &[P]) -> ServerMetrics {
+impl ServerRun<'_> {
+    /// The run on the run's event queue.
+    fn run_on_queue(self) -> ServerMetrics {
+        let policies = policies_of(self.spec, self.retry);
         match self.queue.for_resource(crate::model::ResourceKind::Server) {
-            QueueKind::Heap => self.run::<P, HeapQueue<Event>>(policies),
-            QueueKind::Radix | QueueKind::Auto => self.run::<P, RadixQueue<Event>>(policies),
+            QueueKind::Heap => self.run::<HeapQueue<Event>>(&policies),
+            QueueKind::Radix | QueueKind::Auto => self.run::<RadixQueue<Event>>(&policies),
         }
     }
-}
 
-impl ServerRun<'_> {
-    fn run<P: Backoff, Q: EventQueue<Event>>(&self, policies: &[P]) -> ServerMetrics {
-        let mut state = State::<P, Q>::new(self.spec, self.retry, policies, self.seeds, self.watch);
+    fn run<Q: EventQueue<Event>>(&self, policies: &[AnyPolicy]) -> ServerMetrics {
+        let mut state = State::<Q>::new(self.spec, self.retry, policies, self.seeds, self.watch);
         state.run(self.watch);
         state.finish()
     }
@@ -321,7 +295,7 @@ impl Waiting for Queued {
 
 /// A request in flight.
 #[derive(Debug, Clone, Copy)]
-struct Request<W> {
+struct Request {
     generation: u32,
     /// Its source (owner of control state) or closed-loop user.
     source: u32,
@@ -347,10 +321,10 @@ struct Request<W> {
     /// 1; above 0, a call an upper service made below).
     layer: u8,
     /// The policy's memory.
-    walk: W,
+    walk: AnyWalk,
 }
 
-impl<W> Request<W> {
+impl Request {
     /// True if its client still waits for the reply of this attempt.
     #[inline(always)]
     fn awaits(&self, generation: u32, attempt: u32) -> bool {
@@ -404,18 +378,18 @@ struct Call {
 /// A clone is the run paused between two events: splitting continues
 /// clones with fresh draws ([`backlog_paths`]).
 #[derive(Clone)]
-struct State<'a, P: Backoff, Q: EventQueue<Event>> {
+struct State<'a, Q: EventQueue<Event>> {
     spec: &'a ServerSpec,
     /// The backoff of calls to each service, top first (the users' first;
     /// one for all when there is one).
-    policies: &'a [P],
+    policies: &'a [AnyPolicy],
     environment: Lookahead,
     /// The key of exponential timeouts' draws ([`Self::attempt_timeout`]).
     timeout_key: u64,
     backoff: Pcg64Mcg,
     events: Q,
     now: Nanos,
-    requests: Vec<Request<P::Walk>>,
+    requests: Vec<Request>,
     free: Vec<u32>,
     /// Requests waiting for a client slot (concurrency limit).
     waiting_for_slot: VecDeque<(u32, u32)>,
@@ -500,11 +474,11 @@ struct State<'a, P: Backoff, Q: EventQueue<Event>> {
     m: ServerMetrics,
 }
 
-impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
+impl<'a, Q: EventQueue<Event>> State<'a, Q> {
     fn new(
         spec: &'a ServerSpec,
         retry: &ServerRetry,
-        policies: &'a [P],
+        policies: &'a [AnyPolicy],
         seeds: Seeds,
         watch: &Watch<'_>,
     ) -> Self {
@@ -671,8 +645,8 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
 
     /// The backoff of calls to service `layer` (0: the users').
     #[inline]
-    fn policy_of(&self, layer: u8) -> &'a P {
-        let policies: &'a [P] = self.policies;
+    fn policy_of(&self, layer: u8) -> &'a AnyPolicy {
+        let policies: &'a [AnyPolicy] = self.policies;
         policies.get(usize::from(layer)).unwrap_or(&policies[0])
     }
 
@@ -693,13 +667,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
     /// server (which must know whether the reply will be ignored) get the
     /// same one without a field per request.
     #[inline(always)]
-    fn attempt_timeout(
-        &self,
-        r: &Request<P::Walk>,
-        req: u32,
-        generation: u32,
-        attempt: u32,
-    ) -> Nanos {
+    fn attempt_timeout(&self, r: &Request, req: u32, generation: u32, attempt: u32) -> Nanos {
         let timeout = self.timeout_of_request(r);
         if self.spec.timeout_law != TimeoutLaw::Exponential || timeout == NO_TIMEOUT {
             return timeout;
@@ -714,7 +682,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
     /// The timeout of the attempts of request `r` ([`NO_TIMEOUT`] for
     /// none): the users' (or the one they drew), or a call's layer's.
     #[inline]
-    fn timeout_of_request(&self, r: &Request<P::Walk>) -> Nanos {
+    fn timeout_of_request(&self, r: &Request) -> Nanos {
         if r.layer == 0 {
             self.timeout_of(r.timeout_choice)
         } else {
@@ -2146,7 +2114,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> State<'a, P, Q> {
     fn finish(mut self) -> ServerMetrics {
         // Storage only grows, so its capacities now are its high-water marks.
         self.m.peak_in_flight = self.requests.len() as u64;
-        self.m.state_bytes = (self.requests.capacity() * size_of::<Request<P::Walk>>()
+        self.m.state_bytes = (self.requests.capacity() * size_of::<Request>()
             + self.queue.capacity() * size_of::<Queued>()
             + self.events.capacity_bytes()
             + self
@@ -2595,8 +2563,8 @@ mod tests {
         assert!(at_once.latency.quantile_ms(1.0).unwrap() < 100.0);
         assert_eq!(paced.success_rate(), 1.0);
         assert!(paced.latency.quantile_ms(1.0).unwrap() >= 100.0);
-        // Naming the users' own policy changes nothing, draw for draw,
-        // though the run then dispatches each delay at run time.
+        // Naming the users' own policy changes nothing, draw for draw: the
+        // services then keep a policy each where they shared one.
         let jittered = retry(PolicyKind::Full, Some(3));
         let half = chain_spec(3, 0.5);
         let named = ServerSpec {
@@ -2616,14 +2584,7 @@ mod tests {
         let seeds = Seeds::for_job(5, 0, 0);
         let dispatched = simulate_server(&named, &jittered, seeds, u64::MAX);
         let plain = simulate_server(&half, &jittered, seeds, u64::MAX);
-        // Only the state's size differs: each request keeps any policy's
-        // memory (16 bytes) where full jitter keeps none.
-        assert!(dispatched.state_bytes > plain.state_bytes);
-        let same = ServerMetrics {
-            state_bytes: plain.state_bytes,
-            ..dispatched
-        };
-        assert!(same == plain, "the same runs but for the state's size");
+        assert!(dispatched == plain, "the same runs");
         // Jittered retries below happened: the server's callers retried.
         let to_server = &plain.layers[2];
         assert!(

@@ -31,7 +31,7 @@ use crate::measure::observer::Observer;
 use crate::measure::recorder::Recorder;
 use crate::model::SlotResource;
 use crate::model::arrivals::FirstCalls;
-use crate::policy::Backoff;
+use crate::policy::WalkBits;
 use crate::sim::queue::{ClientItem, EventQueue};
 use crate::sim::retries::Retries;
 use crate::spec::RunSpec;
@@ -99,9 +99,9 @@ fn first_waves<W: Copy>(first_calls: &FirstCalls, walk: W) -> Vec<(Micros, Wave<
 
 /// The slot's event loop with clients moving in waves. Requires
 /// [`Retries::waves_are_exact`].
-pub(crate) fn wave_loop<P: Backoff, O: Observer, Q: EventQueue<Wave<P::Walk>>>(
+pub(crate) fn wave_loop<W: WalkBits, O: Observer, Q: EventQueue<Wave<W>>>(
     spec: &RunSpec,
-    mut retries: Retries<'_, P>,
+    mut retries: Retries,
     mut slot: SlotResource,
     observer: &mut O,
 ) -> RunMetrics {

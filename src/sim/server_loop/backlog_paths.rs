@@ -24,15 +24,15 @@
 //! then says nothing of the service under its load.
 
 use super::{
-    Event, EventQueue, MAX_IN_FLIGHT, Nanos, OnPolicies, RadixQueue, ServerRetry, ServerSpec,
-    State, with_policies,
+    Event, EventQueue, MAX_IN_FLIGHT, Nanos, RadixQueue, ServerRetry, ServerSpec, State,
+    policies_of,
 };
 use crate::base::lookahead::Lookahead;
 use crate::base::seeding::{Seeds, job_rng};
 use crate::measure::observer::Watch;
 use crate::measure::server_metrics::Cut;
 use crate::model::server::CLOCK_END_NS;
-use crate::policy::Backoff;
+use crate::policy::AnyPolicy;
 use crate::sim::splitting::{SplitBatch, SplitPath, split};
 
 /// What a backlog path watches for and when it ends.
@@ -94,19 +94,19 @@ enum Phase {
 
 /// One server run as a backlog path.
 #[derive(Clone)]
-struct ServerPath<'a, P: Backoff, Q: EventQueue<Event>> {
-    state: State<'a, P, Q>,
+struct ServerPath<'a, Q: EventQueue<Event>> {
+    state: State<'a, Q>,
     rules: PathRules,
     phase: Phase,
     ended: bool,
     seen: Passage,
 }
 
-impl<'a, P: Backoff, Q: EventQueue<Event>> ServerPath<'a, P, Q> {
+impl<'a, Q: EventQueue<Event>> ServerPath<'a, Q> {
     fn new(
         spec: &'a ServerSpec,
         retry: &ServerRetry,
-        policies: &'a [P],
+        policies: &'a [AnyPolicy],
         seeds: Seeds,
         rules: PathRules,
     ) -> Self {
@@ -152,7 +152,7 @@ impl<'a, P: Backoff, Q: EventQueue<Event>> ServerPath<'a, P, Q> {
     }
 }
 
-impl<P: Backoff, Q: EventQueue<Event> + Clone + Send> SplitPath for ServerPath<'_, P, Q> {
+impl<Q: EventQueue<Event> + Clone + Send> SplitPath for ServerPath<'_, Q> {
     fn reseed(&mut self, key: u64) {
         self.state.reseed(Seeds::from_key(key));
     }
@@ -225,7 +225,7 @@ impl<P: Backoff, Q: EventQueue<Event> + Clone + Send> SplitPath for ServerPath<'
     }
 }
 
-impl<P: Backoff, Q: EventQueue<Event> + Clone + Send> ServerPath<'_, P, Q> {
+impl<Q: EventQueue<Event> + Clone + Send> ServerPath<'_, Q> {
     /// Runs to the path's end: what it saw.
     fn run_out(mut self) -> Passage {
         let mut max = -1;
@@ -236,7 +236,7 @@ impl<P: Backoff, Q: EventQueue<Event> + Clone + Send> ServerPath<'_, P, Q> {
     }
 }
 
-impl<P: Backoff, Q: EventQueue<Event>> State<'_, P, Q> {
+impl<Q: EventQueue<Event>> State<'_, Q> {
     /// Waiting attempts plus retries waiting out their delay.
     #[inline]
     fn backlog(&self) -> u64 {
@@ -300,52 +300,6 @@ impl<P: Backoff, Q: EventQueue<Event>> State<'_, P, Q> {
     }
 }
 
-/// One run followed by its backlog, once its policies are known.
-struct PassageRun<'a> {
-    spec: &'a ServerSpec,
-    retry: &'a ServerRetry,
-    rules: PathRules,
-    seeds: Seeds,
-}
-
-impl OnPolicies for PassageRun<'_> {
-    type Output = Passage;
-
-    fn on<P: Backoff>(self, policies: &[P]) -> Passage {
-        ServerPath::<P, RadixQueue<Event>>::new(
-            self.spec, self.retry, policies, self.seeds, self.rules,
-        )
-        .run_out()
-    }
-}
-
-/// One splitting batch, once its policies are known.
-struct SplitRun<'a> {
-    spec: &'a ServerSpec,
-    retry: &'a ServerRetry,
-    rules: PathRules,
-    particles: usize,
-    seeds_of: &'a (dyn Fn(u64) -> Seeds + Sync),
-    key: u64,
-}
-
-impl OnPolicies for SplitRun<'_> {
-    type Output = SplitBatch;
-
-    fn on<P: Backoff>(self, policies: &[P]) -> SplitBatch {
-        let start = |i| {
-            ServerPath::<P, RadixQueue<Event>>::new(
-                self.spec,
-                self.retry,
-                policies,
-                (self.seeds_of)(i),
-                self.rules,
-            )
-        };
-        split(&start, self.particles, self.rules.storm as i64, self.key)
-    }
-}
-
 /// One run of `spec` under `seeds`, followed by its backlog by `rules`:
 /// when it reached the storm region and came back to calm.
 pub fn server_passage(
@@ -354,13 +308,8 @@ pub fn server_passage(
     rules: PathRules,
     seeds: Seeds,
 ) -> Passage {
-    let run = PassageRun {
-        spec,
-        retry,
-        rules,
-        seeds,
-    };
-    with_policies(spec, retry, run)
+    let policies = policies_of(spec, retry);
+    ServerPath::<RadixQueue<Event>>::new(spec, retry, &policies, seeds, rules).run_out()
 }
 
 /// One batch of adaptive multilevel splitting of `spec`'s runs towards the
@@ -375,13 +324,8 @@ pub fn split_server(
     seeds_of: &(dyn Fn(u64) -> Seeds + Sync),
     key: u64,
 ) -> SplitBatch {
-    let run = SplitRun {
-        spec,
-        retry,
-        rules,
-        particles,
-        seeds_of,
-        key,
-    };
-    with_policies(spec, retry, run)
+    let policies = policies_of(spec, retry);
+    let start =
+        |i| ServerPath::<RadixQueue<Event>>::new(spec, retry, &policies, seeds_of(i), rules);
+    split(&start, particles, rules.storm as i64, key)
 }

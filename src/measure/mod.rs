@@ -7,6 +7,7 @@ pub mod metrics;
 pub mod observer;
 pub mod recorder;
 pub mod server_metrics;
+pub mod server_recorder;
 pub mod stats;
 pub mod timeline;
 pub mod verdict;

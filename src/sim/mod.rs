@@ -8,6 +8,7 @@ mod occ_loop;
 pub mod queue;
 mod request_slots;
 pub(crate) mod retries;
+pub mod retry_decision;
 pub mod server_loop;
 pub mod splitting;
 mod timeout_hedging;

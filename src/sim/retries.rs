@@ -14,6 +14,7 @@ use crate::measure::recorder::Recorder;
 use crate::model::arrivals::FirstCalls;
 use crate::policy::{AnyPolicy, AnyWalk, Backoff, WalkBits};
 use crate::sim::queue::ClientItem;
+use crate::sim::retry_decision::{Decision, Failed, decide};
 use crate::sim::wave::Wave;
 use crate::spec::{RunSpec, Seeding};
 
@@ -217,20 +218,47 @@ impl Retries {
         }
     }
 
-    /// The policy's delay before retry `retry` of client `id`, drawn from the
+    /// The retry decision ([`decide`]) for the attempt of client
+    /// `failed.source` that failed: the limits as `limits_allow` says, the
+    /// controls if `ask_controls`, then the policy's delay drawn from the
     /// run's generator (or, with shared seeding, the client's own).
     #[inline]
-    fn policy_delay<W: WalkBits>(&mut self, retry: u32, walk: &mut W, id: u32) -> Micros {
+    fn decide<W: WalkBits>(
+        &mut self,
+        limits_allow: bool,
+        ask_controls: bool,
+        failed: Failed,
+        walk: &mut W,
+    ) -> Decision {
         let mut memory = AnyWalk::from_bits(walk.to_bits());
-        let delay = match &mut self.draws {
-            PolicyDraws::Independent(draws) => self.policy.delay(retry, &mut memory, draws),
+        let controls = if ask_controls {
+            self.controls.as_mut()
+        } else {
+            None
+        };
+        let decision = match &mut self.draws {
+            PolicyDraws::Independent(draws) => decide(
+                limits_allow,
+                controls,
+                failed,
+                &self.policy,
+                &mut memory,
+                draws,
+            ),
             PolicyDraws::Shared(draws) => {
-                self.policy
-                    .delay(retry, &mut memory, &mut draws[id as usize])
+                let draws = &mut draws[failed.source as usize];
+                decide(
+                    limits_allow,
+                    controls,
+                    failed,
+                    &self.policy,
+                    &mut memory,
+                    draws,
+                )
             }
         };
         *walk = W::from_bits(memory.to_bits());
-        delay
+        decision
     }
 
     /// After `client`'s current attempt failed, at `ready` (when the client
@@ -248,18 +276,19 @@ impl Retries {
         recorder: &mut Recorder,
     ) -> Option<Micros> {
         let retry = client.attempt + 1;
-        if !self.stop.another_attempt(retry) {
+        let failed = Failed {
+            source: client.id,
+            now: ready.saturating_mul(1_000),
+            cause: Outcome::Failure,
+            retry,
+        };
+        let limits_allow = self.stop.another_attempt(retry);
+        let Decision::Retry { delay } = self.decide(limits_allow, true, failed, &mut client.walk)
+        else {
             recorder.give_up();
             return None;
-        }
-        if let Some(controls) = &mut self.controls
-            && !controls.allow_retry(client.id, ready.saturating_mul(1_000), Outcome::Failure)
-        {
-            recorder.give_up();
-            return None;
-        }
+        };
         client.attempt = retry;
-        let delay = self.policy_delay(retry, &mut client.walk, client.id);
         let delay = self.retry_after.wait(delay, hint);
         observer.delay(client.id, retry, delay);
         let start = self
@@ -299,12 +328,20 @@ impl Retries {
         debug_assert!(self.waves_are_exact());
         let count = failed.len() as u32;
         let retry = wave.attempt + 1;
-        if !self.stop.another_attempt(retry) {
+        let first = Failed {
+            source: failed.start,
+            now: ready.saturating_mul(1_000),
+            cause: Outcome::Failure,
+            retry,
+        };
+        let limits_allow = self.stop.another_attempt(retry);
+        // Waves run without controls (`waves_are_exact`): none is asked.
+        let Decision::Retry { delay } = self.decide(limits_allow, false, first, &mut wave.walk)
+        else {
             recorder.give_up_many(count);
             return None;
-        }
+        };
         wave.attempt = retry;
-        let delay = self.policy_delay(retry, &mut wave.walk, failed.start);
         observer.wave_delays(failed.clone(), retry, delay);
         let start = self
             .stop

@@ -24,8 +24,8 @@
 //! then says nothing of the service under its load.
 
 use super::{
-    Event, EventQueue, MAX_IN_FLIGHT, Nanos, RadixQueue, ServerRetry, ServerSpec, State,
-    policies_of,
+    Event, EventQueue, MAX_IN_FLIGHT, Mode, Nanos, OnMode, RadixQueue, ServerRetry, ServerSpec,
+    State, policies_of, with_mode,
 };
 use crate::base::lookahead::Lookahead;
 use crate::base::seeding::{Seeds, job_rng};
@@ -94,21 +94,22 @@ enum Phase {
 
 /// One server run as a backlog path.
 #[derive(Clone)]
-struct ServerPath<'a, Q: EventQueue<Event>> {
-    state: State<'a, Q>,
+struct ServerPath<'a, Q: EventQueue<Event>, M: Mode> {
+    state: State<'a, Q, M>,
     rules: PathRules,
     phase: Phase,
     ended: bool,
     seen: Passage,
 }
 
-impl<'a, Q: EventQueue<Event>> ServerPath<'a, Q> {
+impl<'a, Q: EventQueue<Event>, M: Mode> ServerPath<'a, Q, M> {
     fn new(
         spec: &'a ServerSpec,
         retry: &ServerRetry,
         policies: &'a [AnyPolicy],
         seeds: Seeds,
         rules: PathRules,
+        mode: M,
     ) -> Self {
         let watch = Watch {
             max_events: rules.max_events,
@@ -116,7 +117,7 @@ impl<'a, Q: EventQueue<Event>> ServerPath<'a, Q> {
             window_latencies: false,
         };
         ServerPath {
-            state: State::new(spec, retry, policies, seeds, &watch),
+            state: State::new(spec, retry, policies, seeds, &watch, mode),
             rules,
             phase: Phase::Before,
             ended: false,
@@ -127,7 +128,7 @@ impl<'a, Q: EventQueue<Event>> ServerPath<'a, Q> {
     /// The score now (-1 before it starts), noting the regions the
     /// backlog is in once they are judged, and whether the path ends there.
     fn score_at(&mut self, t: Nanos) -> i64 {
-        let backlog = self.state.backlog();
+        let backlog = self.state.backlog_count();
         match self.phase {
             Phase::Before => -1,
             Phase::Trigger => backlog.min(self.rules.storm.saturating_sub(1)) as i64,
@@ -152,7 +153,7 @@ impl<'a, Q: EventQueue<Event>> ServerPath<'a, Q> {
     }
 }
 
-impl<Q: EventQueue<Event> + Clone + Send> SplitPath for ServerPath<'_, Q> {
+impl<Q: EventQueue<Event> + Clone + Send, M: Mode> SplitPath for ServerPath<'_, Q, M> {
     fn reseed(&mut self, key: u64) {
         self.state.reseed(Seeds::from_key(key));
     }
@@ -190,7 +191,7 @@ impl<Q: EventQueue<Event> + Clone + Send> SplitPath for ServerPath<'_, Q> {
             }
             if !self.state.step(horizon) {
                 self.ended = true;
-                self.seen.cut = !self.state.m.complete;
+                self.seen.cut = !self.state.rec.metrics().complete;
                 break;
             }
             // The state at an instant is the one after every event at it:
@@ -217,7 +218,7 @@ impl<Q: EventQueue<Event> + Clone + Send> SplitPath for ServerPath<'_, Q> {
     }
 
     fn events(&self) -> u64 {
-        self.state.m.events
+        self.state.rec.events()
     }
 
     fn cut(&self) -> bool {
@@ -225,7 +226,7 @@ impl<Q: EventQueue<Event> + Clone + Send> SplitPath for ServerPath<'_, Q> {
     }
 }
 
-impl<Q: EventQueue<Event> + Clone + Send> ServerPath<'_, Q> {
+impl<Q: EventQueue<Event> + Clone + Send, M: Mode> ServerPath<'_, Q, M> {
     /// Runs to the path's end: what it saw.
     fn run_out(mut self) -> Passage {
         let mut max = -1;
@@ -236,11 +237,11 @@ impl<Q: EventQueue<Event> + Clone + Send> ServerPath<'_, Q> {
     }
 }
 
-impl<Q: EventQueue<Event>> State<'_, Q> {
+impl<Q: EventQueue<Event>, M: Mode> State<'_, Q, M> {
     /// Waiting attempts plus retries waiting out their delay.
     #[inline]
-    fn backlog(&self) -> u64 {
-        self.queue.len() as u64 + u64::from(self.retries_waiting)
+    fn backlog_count(&self) -> u64 {
+        self.station.queue.len() as u64 + u64::from(self.retries_waiting)
     }
 
     /// Draws from `seeds` from here on: the environment's, the backoff's
@@ -251,10 +252,8 @@ impl<Q: EventQueue<Event>> State<'_, Q> {
         if let Some(controls) = self.controls.as_mut() {
             controls.reseed(seeds.controls());
         }
-        for (layer, upper) in (1u8..).zip(self.uppers.iter_mut()) {
-            if let Some(controls) = upper.controls.as_mut() {
-                controls.reseed(super::upper_controls_seed(seeds, layer));
-            }
+        for (layer, controls) in self.uppers.controls_mut() {
+            controls.reseed(super::upper_controls_seed(seeds, layer));
         }
     }
 
@@ -267,33 +266,28 @@ impl<Q: EventQueue<Event>> State<'_, Q> {
             return false;
         };
         if time > horizon {
-            self.m.complete = false;
-            if self.spec.horizon.is_none() {
-                self.m.cut = Some(Cut::ClockEnd);
-            }
+            let cut = self.spec.horizon.is_none().then_some(Cut::ClockEnd);
+            self.rec.stopped(cut);
             return false;
         }
-        self.events_at_mark = self.m.events;
-        if self.m.events.saturating_add(self.rejected_proposals) >= self.max_events
-            || self.m.hit_event_limit
-        {
-            self.m.complete = false;
-            self.m.hit_event_limit = true;
+        let events = self.rec.events();
+        self.arrivals.events_at_mark = events;
+        if self.arrivals.at_event_limit(events) || self.rec.event_limit_hit() {
+            self.rec.hit_event_limit();
             return false;
         }
-        if self.requests.len() as u64 > MAX_IN_FLIGHT {
-            self.m.complete = false;
-            self.m.cut = Some(Cut::InFlight);
+        if self.slab.slots() as u64 > MAX_IN_FLIGHT {
+            self.rec.stopped(Some(Cut::InFlight));
             return false;
         }
         self.events.reschedule_first(None);
         let window = self.spec.window;
-        if (self.m.windows.is_empty() || time / window > self.current_window as u64)
-            && (!self.enter_window(time) || self.m.hit_event_limit)
+        if (self.rec.no_window_yet() || time / window > self.rec.current_window() as u64)
+            && (!self.enter_window(time) || self.rec.event_limit_hit())
         {
             return false;
         }
-        self.m.events += 1;
+        self.rec.count_event();
         self.now = time;
         self.handle(event);
         true
@@ -308,8 +302,30 @@ pub fn server_passage(
     rules: PathRules,
     seeds: Seeds,
 ) -> Passage {
-    let policies = policies_of(spec, retry);
-    ServerPath::<RadixQueue<Event>>::new(spec, retry, &policies, seeds, rules).run_out()
+    struct Passing<'a> {
+        spec: &'a ServerSpec,
+        retry: &'a ServerRetry,
+        rules: PathRules,
+        seeds: Seeds,
+    }
+    impl OnMode for Passing<'_> {
+        type Output = Passage;
+        fn on<M: Mode>(self, mode: M) -> Passage {
+            let policies = policies_of(self.spec, self.retry);
+            let (spec, retry, seeds, rules) = (self.spec, self.retry, self.seeds, self.rules);
+            ServerPath::<RadixQueue<Event>, M>::new(spec, retry, &policies, seeds, rules, mode)
+                .run_out()
+        }
+    }
+    with_mode(
+        retry,
+        Passing {
+            spec,
+            retry,
+            rules,
+            seeds,
+        },
+    )
 }
 
 /// One batch of adaptive multilevel splitting of `spec`'s runs towards the
@@ -324,8 +340,42 @@ pub fn split_server(
     seeds_of: &(dyn Fn(u64) -> Seeds + Sync),
     key: u64,
 ) -> SplitBatch {
-    let policies = policies_of(spec, retry);
-    let start =
-        |i| ServerPath::<RadixQueue<Event>>::new(spec, retry, &policies, seeds_of(i), rules);
-    split(&start, particles, rules.storm as i64, key)
+    struct Splitting<'a> {
+        spec: &'a ServerSpec,
+        retry: &'a ServerRetry,
+        rules: PathRules,
+        particles: usize,
+        seeds_of: &'a (dyn Fn(u64) -> Seeds + Sync),
+        key: u64,
+    }
+    impl OnMode for Splitting<'_> {
+        type Output = SplitBatch;
+        fn on<M: Mode>(self, mode: M) -> SplitBatch {
+            let policies = policies_of(self.spec, self.retry);
+            let (spec, retry, rules) = (self.spec, self.retry, self.rules);
+            let start = |i| {
+                let seeds = (self.seeds_of)(i);
+                ServerPath::<RadixQueue<Event>, M>::new(
+                    spec,
+                    retry,
+                    &policies,
+                    seeds,
+                    rules,
+                    mode.clone(),
+                )
+            };
+            split(&start, self.particles, rules.storm as i64, self.key)
+        }
+    }
+    with_mode(
+        retry,
+        Splitting {
+            spec,
+            retry,
+            rules,
+            particles,
+            seeds_of,
+            key,
+        },
+    )
 }

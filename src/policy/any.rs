@@ -6,7 +6,10 @@
 //! caller's memory as the concrete type, so a caller backs off exactly as
 //! the concrete policy would, draw for draw.
 
-use crate::base::draws::Draws;
+use std::sync::Arc;
+
+use rand_pcg::Pcg64Mcg;
+
 use crate::base::time::Micros;
 use crate::policy::{Backoff, Cause, PolicySpec, PolicyVisitor};
 
@@ -53,10 +56,6 @@ impl WalkBits for (u64, u64) {
     }
 }
 
-/// The policy a spec describes, dispatched on every call.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct AnyPolicy(pub PolicySpec);
-
 /// [`AnyPolicy`]'s memory: the concrete policy's, as bits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct AnyWalk([u64; 2]);
@@ -70,65 +69,87 @@ impl WalkBits for AnyWalk {
     }
 }
 
-struct Start;
+/// The policy a spec describes, chosen at run time: built once, then each
+/// delay calls the concrete policy's own code through one pointer, draw for
+/// draw as the concrete policy would. Loops that hold it are compiled once
+/// for every policy; a delay is drawn once per retry, not per event, so the
+/// indirect call costs what the herd's loops measured as within noise
+/// (docs/src/performance/builds.md), where a dispatch on the spec at every
+/// call cost 47 instructions a retry.
+#[derive(Clone)]
+pub struct AnyPolicy(Arc<dyn Erased>);
 
-impl PolicyVisitor for Start {
-    type Output = AnyWalk;
-    fn visit<P: Backoff>(self, policy: P) -> AnyWalk {
-        AnyWalk(policy.start().to_bits())
+impl std::fmt::Debug for AnyPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AnyPolicy")
     }
 }
 
-struct Delay<'a, D: Draws + ?Sized> {
-    retry: u32,
-    /// `None` for [`Backoff::delay`], so a policy is called as it was.
-    cause: Option<Cause>,
-    walk: &'a mut AnyWalk,
-    draws: &'a mut D,
-}
-
-impl<D: Draws + ?Sized> PolicyVisitor for Delay<'_, D> {
-    type Output = Micros;
-    fn visit<P: Backoff>(self, policy: P) -> Micros {
-        let mut walk = P::Walk::from_bits(self.walk.0);
-        let delay = match self.cause {
-            Some(cause) => policy.delay_after(self.retry, cause, &mut walk, self.draws),
-            None => policy.delay(self.retry, &mut walk, self.draws),
-        };
-        *self.walk = AnyWalk(walk.to_bits());
-        delay
-    }
-}
-
-impl Backoff for AnyPolicy {
-    type Walk = AnyWalk;
-
-    fn start(&self) -> AnyWalk {
-        self.0.visit(Start)
-    }
-
-    fn delay<D: Draws + ?Sized>(&self, retry: u32, walk: &mut AnyWalk, draws: &mut D) -> Micros {
-        self.0.visit(Delay {
-            retry,
-            cause: None,
-            walk,
-            draws,
-        })
-    }
-
-    fn delay_after<D: Draws + ?Sized>(
+/// A concrete policy with its memory as bits and the run's generator.
+trait Erased: Send + Sync {
+    fn start(&self) -> AnyWalk;
+    fn delay_after(
         &self,
         retry: u32,
         cause: Cause,
         walk: &mut AnyWalk,
-        draws: &mut D,
+        draws: &mut Pcg64Mcg,
+    ) -> Micros;
+}
+
+impl<P: Backoff + 'static> Erased for P {
+    fn start(&self) -> AnyWalk {
+        AnyWalk(Backoff::start(self).to_bits())
+    }
+
+    fn delay_after(
+        &self,
+        retry: u32,
+        cause: Cause,
+        walk: &mut AnyWalk,
+        draws: &mut Pcg64Mcg,
     ) -> Micros {
-        self.0.visit(Delay {
-            retry,
-            cause: Some(cause),
-            walk,
-            draws,
-        })
+        let mut memory = P::Walk::from_bits(walk.0);
+        let delay = Backoff::delay_after(self, retry, cause, &mut memory, draws);
+        *walk = AnyWalk(memory.to_bits());
+        delay
+    }
+}
+
+/// Builds the concrete policy behind the pointer.
+struct Build;
+
+impl PolicyVisitor for Build {
+    type Output = AnyPolicy;
+    fn visit<P: Backoff>(self, policy: P) -> AnyPolicy {
+        AnyPolicy(Arc::new(policy))
+    }
+}
+
+impl AnyPolicy {
+    /// The policy `spec` describes.
+    pub fn new(spec: &PolicySpec) -> Self {
+        spec.visit(Build)
+    }
+
+    /// The memory of a caller that has not retried yet.
+    #[inline]
+    pub fn start(&self) -> AnyWalk {
+        self.0.start()
+    }
+
+    /// The delay before retry `retry` after an attempt that failed by
+    /// `cause` ([`Backoff::delay_after`]; [`Cause::Other`] is
+    /// [`Backoff::delay`] for every policy), updating the caller's `walk`.
+    #[inline]
+    pub fn delay_after(
+        &self,
+        retry: u32,
+        cause: Cause,
+        walk: &mut AnyWalk,
+        draws: &mut Pcg64Mcg,
+    ) -> Micros {
+        self.0.delay_after(retry, cause, walk, draws)
     }
 }
 
@@ -176,11 +197,12 @@ mod tests {
                     retries: 12,
                     seed: 7,
                 });
-                let any = AnyPolicy(spec);
+                let any = AnyPolicy::new(&spec);
                 let mut draws = job_rng(7);
                 let mut walk = any.start();
+                // Without a cause, as the concrete `delay` is called.
                 let erased: Vec<Micros> = (1..=12)
-                    .map(|r| any.delay(r, &mut walk, &mut draws))
+                    .map(|r| any.delay_after(r, Cause::Other, &mut walk, &mut draws))
                     .collect();
                 assert_eq!(erased, concrete, "{kind}, factor {jitter_factor}");
                 // The walks matter: the decorrelated ones move.
@@ -195,19 +217,10 @@ mod tests {
         use crate::policy::Aws2026;
         let spec = PolicySpec {
             throttle_base_us: 40_000,
+            jitter_factor: 0.5,
             ..crate::RunSpec::seed_002(PolicyKind::Aws2026, 1).policy
         };
-        let (any, mut walk) = (AnyPolicy(spec), AnyWalk::default());
-        let mut d = ScriptedDraws::new(&[1.0, 1.0, 1.0]);
-        // seed 002's base 100 ms, cap 20 s; after a throttle the 40 ms base.
-        assert_eq!(
-            any.delay_after(3, Cause::Throttle, &mut walk, &mut d),
-            160_000
-        );
-        assert_eq!(any.delay_after(3, Cause::Other, &mut walk, &mut d), 400_000);
-        assert_eq!(any.delay(3, &mut walk, &mut d), 400_000);
-        // With a jitter factor, the factor's draw comes after the policy's.
-        let wrapped = crate::policy::ProportionalJitter::new(
+        let concrete = crate::policy::ProportionalJitter::new(
             Aws2026 {
                 base: 100_000,
                 throttle_base: 40_000,
@@ -215,9 +228,18 @@ mod tests {
             },
             0.5,
         );
+        let any = AnyPolicy::new(&spec);
+        for cause in [Cause::Throttle, Cause::Other] {
+            let (mut erased_draws, mut concrete_draws) = (job_rng(3), job_rng(3));
+            let erased = any.delay_after(3, cause, &mut AnyWalk::default(), &mut erased_draws);
+            let expected = concrete.delay_after(3, cause, &mut (), &mut concrete_draws);
+            assert_eq!(erased, expected, "{cause:?}");
+        }
+        // With a jitter factor, the factor's draw comes after the policy's:
+        // seed 002's base 100 ms, cap 20 s; after a throttle the 40 ms base.
         let mut d = ScriptedDraws::new(&[1.0, 0.0]);
         assert_eq!(
-            wrapped.delay_after(3, Cause::Throttle, &mut (), &mut d),
+            concrete.delay_after(3, Cause::Throttle, &mut (), &mut d),
             120_000
         );
     }

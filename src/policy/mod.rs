@@ -82,7 +82,7 @@ use crate::base::names::{named, parse_name};
 use crate::base::time::Micros;
 
 /// A backoff policy: the delay before each retry of one client.
-pub trait Backoff: Clone + Send + Sync {
+pub trait Backoff: Clone + Send + Sync + 'static {
     /// What a client remembers between retries under this policy (`()` when
     /// the delay depends on the retry number alone).
     type Walk: WalkBits;
@@ -589,6 +589,7 @@ impl PolicySpec {
 
     /// Calls `visitor` with the concrete policy this spec describes, wrapped in
     /// the proportional jitter when the factor is not zero.
+    #[inline]
     pub fn visit<V: PolicyVisitor>(&self, visitor: V) -> V::Output {
         let (base, cap, step) = (self.base_us, self.cap_us, self.step());
         let (first_exponent, multiplier) = (self.first_exponent, self.multiplier);
@@ -687,6 +688,7 @@ impl PolicySpec {
         }
     }
 
+    #[inline(always)]
     fn with_factor<P: Backoff, V: PolicyVisitor>(&self, policy: P, visitor: V) -> V::Output {
         if self.jitter_factor > 0.0 {
             visitor.visit(ProportionalJitter::new(policy, self.jitter_factor))

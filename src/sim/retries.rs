@@ -12,7 +12,7 @@ use crate::control::{Controls, Outcome};
 use crate::measure::observer::Observer;
 use crate::measure::recorder::Recorder;
 use crate::model::arrivals::FirstCalls;
-use crate::policy::{AnyPolicy, AnyWalk, Backoff, WalkBits};
+use crate::policy::{AnyPolicy, AnyWalk, WalkBits};
 use crate::sim::queue::ClientItem;
 use crate::sim::retry_decision::{Decision, Failed, decide};
 use crate::sim::wave::Wave;
@@ -123,7 +123,7 @@ impl Retries {
             Seeding::Shared => PolicyDraws::Shared(vec![job_rng(seed); n]),
         };
         Retries {
-            policy: AnyPolicy(spec.policy),
+            policy: AnyPolicy::new(&spec.policy),
             jittered: spec.policy.is_jittered(),
             draws,
             stop: StopRules::of(spec),
@@ -222,7 +222,7 @@ impl Retries {
     /// `failed.source` that failed: the limits as `limits_allow` says, the
     /// controls if `ask_controls`, then the policy's delay drawn from the
     /// run's generator (or, with shared seeding, the client's own).
-    #[inline]
+    #[inline(always)]
     fn decide<W: WalkBits>(
         &mut self,
         limits_allow: bool,

@@ -5,10 +5,11 @@
 //! time and acts on the answer, so the herd's loops, the server's, and a
 //! client outside any event loop (driven by a real clock) decide alike.
 
-use crate::base::draws::Draws;
+use rand_pcg::Pcg64Mcg;
+
 use crate::base::time::Micros;
 use crate::control::{Controls, Nanos, Outcome};
-use crate::policy::{AnyPolicy, AnyWalk, Backoff, Cause};
+use crate::policy::{AnyPolicy, AnyWalk, Cause};
 
 /// What a policy learns of a failed attempt: a refusal at a full queue is
 /// the server's throttling error (HTTP 429, `SlowDown`), which `aws-2026`
@@ -48,14 +49,14 @@ pub enum Decision {
 /// Decides whether `failed` is retried: not if `limits_allow` is false,
 /// nor if `controls` refuse; else after the policy's delay, drawn from
 /// `draws` with the caller's memory `walk`.
-#[inline]
-pub fn decide<D: Draws + ?Sized>(
+#[inline(always)]
+pub fn decide(
     limits_allow: bool,
     controls: Option<&mut Controls>,
     failed: Failed,
     policy: &AnyPolicy,
     walk: &mut AnyWalk,
-    draws: &mut D,
+    draws: &mut Pcg64Mcg,
 ) -> Decision {
     if !limits_allow {
         return Decision::Limit;
@@ -78,7 +79,7 @@ mod tests {
     use crate::spec::RunSpec;
 
     fn policy(kind: PolicyKind) -> AnyPolicy {
-        AnyPolicy(RunSpec::seed_002(kind, 1).policy)
+        AnyPolicy::new(&RunSpec::seed_002(kind, 1).policy)
     }
 
     fn failed(retry: u32, cause: Outcome) -> Failed {
@@ -112,7 +113,7 @@ mod tests {
             &mut walk,
             &mut draws,
         );
-        let expected = p.delay(1, &mut AnyWalk::default(), &mut fresh);
+        let expected = p.delay_after(1, Cause::Other, &mut AnyWalk::default(), &mut fresh);
         assert_eq!(first, Decision::Retry { delay: expected });
     }
 

@@ -45,7 +45,7 @@ use crate::model::chain::CONTROL_FAMILIES;
 use crate::model::hedging::Hedge;
 use crate::model::retry_on::RetryOn;
 use crate::model::server::{CLOCK_END_NS, Load, NS_PER_US, Nanos, ServerSpec, TriggerEffects};
-use crate::policy::{AnyPolicy, Backoff, PolicySpec};
+use crate::policy::{AnyPolicy, PolicySpec};
 use crate::sim::queue::{EventQueue, HeapQueue, QueueKind, RadixQueue};
 
 mod arrivals;
@@ -153,13 +153,13 @@ pub fn simulate_server_watched(
 /// the loop is compiled once, not once per policy, and each still backs off
 /// draw for draw as its concrete policy ([`AnyPolicy`]).
 fn policies_of(spec: &ServerSpec, retry: &ServerRetry) -> Vec<AnyPolicy> {
-    let users = AnyPolicy(retry.policy);
+    let users = AnyPolicy::new(&retry.policy);
     let chain = &spec.chain;
     if !chain.has_own_policy() {
         return vec![users];
     }
     let uppers =
-        (0..chain.depth as usize - 1).map(|i| AnyPolicy(chain.policy_of(i, &retry.policy)));
+        (0..chain.depth as usize - 1).map(|i| AnyPolicy::new(&chain.policy_of(i, &retry.policy)));
     std::iter::once(users).chain(uppers).collect()
 }
 

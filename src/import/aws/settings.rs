@@ -1,0 +1,291 @@
+//! The retry settings, the environment's over the profile's
+//! (`create_config_chain`): the behaviour (`--select behaviour=`,
+//! `AWS_NEW_RETRIES_2026`), `retry_mode` and `defaults_mode`, the service,
+//! and `max_attempts`, each checked as botocore checks it and defaulted as
+//! botocore defaults it.
+
+use super::{Behaviour, Resolved, bad, lookup};
+use crate::import::tree::Node;
+use crate::import::{Context, ImportError};
+use crate::spec::params::param;
+
+/// botocore's `defaults_mode` values (`sdk-default-configuration.json`, and
+/// `auto`, which resolves to one of them).
+const DEFAULTS_MODES: &[&str] = &[
+    "legacy",
+    "standard",
+    "in-region",
+    "cross-region",
+    "mobile",
+    "auto",
+];
+
+/// Resolves the settings for `profile` (and the environment), in the order
+/// botocore reads them.
+pub(super) fn resolve(
+    ctx: &Context<'_>,
+    profile: Option<&Node<'_>>,
+) -> Result<Resolved, ImportError> {
+    let behaviour = match ctx.selection("behaviour") {
+        Some("2.0") => (Behaviour::V2, "--select behaviour=2.0".to_string()),
+        Some("2026") => (Behaviour::V2026, "--select behaviour=2026".to_string()),
+        Some(other) => {
+            return Err(ctx.error_at(
+                "--select behaviour",
+                format!("'{other}': expected 2.0 or 2026"),
+            ));
+        }
+        None => match ctx.env("AWS_NEW_RETRIES_2026") {
+            Some(v) if v.to_lowercase() == "true" => (
+                Behaviour::V2026,
+                format!("$AWS_NEW_RETRIES_2026={v} (lowercased, true)"),
+            ),
+            Some(v) => (
+                Behaviour::V2,
+                format!("$AWS_NEW_RETRIES_2026={v} (not true, lowercased)"),
+            ),
+            None => (
+                Behaviour::V2,
+                "assumed, botocore 1.43's default; SDKs since 10 Nov 2026 run 2026: \
+                 --select behaviour=2026"
+                    .to_string(),
+            ),
+        },
+    };
+    let (behaviour, behaviour_why) = behaviour;
+    ctx.chose(format!(
+        "behaviour {} ({behaviour_why})",
+        match behaviour {
+            Behaviour::V2 => "2.0",
+            Behaviour::V2026 => "2026",
+        }
+    ));
+
+    let defaults_mode = lookup(ctx, profile, "defaults_mode", "AWS_DEFAULTS_MODE")?;
+    if let Some(found) = &defaults_mode
+        && !DEFAULTS_MODES.contains(&found.value.as_str())
+    {
+        return Err(bad(
+            ctx,
+            found,
+            format!(
+                "defaults_mode '{}': expected one of {}",
+                found.value,
+                DEFAULTS_MODES.join(", ")
+            ),
+        ));
+    }
+    let retry_mode = lookup(ctx, profile, "retry_mode", "AWS_RETRY_MODE")?;
+    let (mode, mode_from, mode_rule) = match &retry_mode {
+        Some(found) => {
+            if !["legacy", "standard", "adaptive"].contains(&found.value.as_str()) {
+                return Err(bad(
+                    ctx,
+                    found,
+                    format!(
+                        "retry_mode '{}': expected legacy, standard or adaptive (exactly: \
+                         botocore has no inline comments and does not fold case)",
+                        found.value
+                    ),
+                ));
+            }
+            (
+                found.value.clone(),
+                found.from.clone(),
+                format!("retry_mode {}", found.value),
+            )
+        }
+        None => match (&defaults_mode, behaviour) {
+            (Some(d), _) if d.value != "legacy" => (
+                "standard".to_string(),
+                d.from.clone(),
+                format!(
+                    "no retry_mode; defaults_mode {} makes it standard \
+                     (sdk-default-configuration.json; its connect timeouts are not modelled)",
+                    d.value
+                ),
+            ),
+            (_, Behaviour::V2026) => (
+                "standard".to_string(),
+                String::new(),
+                "no retry_mode: standard, botocore's default under the 2026 behaviour".to_string(),
+            ),
+            _ => (
+                "legacy".to_string(),
+                String::new(),
+                "no retry_mode: legacy, botocore's default (the Go, Rust and Java SDKs default \
+                 to standard: set retry_mode to say which)"
+                    .to_string(),
+            ),
+        },
+    };
+
+    let service = ctx.selection("service");
+    let dynamodb = service == Some("dynamodb");
+    // The 2026 behaviour keys its DynamoDB rules by the hyphenized service
+    // id (`_SERVICE_MAX_ATTEMPTS`, `_SERVICE_BACKOFF_CONFIG`), which names
+    // DynamoDB Streams too; legacy keys them by endpoint prefix
+    // (`_retry.json`: `dynamodb` only, Streams' is `streams.dynamodb`).
+    let dynamodb_2026 =
+        behaviour == Behaviour::V2026 && matches!(service, Some("dynamodb" | "dynamodb-streams"));
+    if let Some(name) = service {
+        ctx.chose(format!("service {name}"));
+    }
+
+    let max_attempts = lookup(ctx, profile, "max_attempts", "AWS_MAX_ATTEMPTS")?;
+    let attempts = match &max_attempts {
+        Some(found) => {
+            let text = found.value.trim();
+            let digits = text.strip_prefix('+').unwrap_or(text);
+            let n: u64 = if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+                match digits.parse() {
+                    Ok(n) => n,
+                    // Python's int has no limit: beyond u64 the value is
+                    // herdsim's to refuse, quoted as written.
+                    Err(_) => {
+                        let why = param("max_attempts")
+                            .and_then(|p| p.check(text).err())
+                            .map_or_else(|| "too large".to_string(), |e| e.to_string());
+                        return Err(bad(
+                            ctx,
+                            found,
+                            format!("gives max_attempts = {text}, which herdsim refuses: {why}"),
+                        ));
+                    }
+                }
+            } else {
+                return Err(bad(
+                    ctx,
+                    found,
+                    format!(
+                        "max_attempts '{}': expected a whole number of at least 1 (every \
+                         attempt, the first included)",
+                        found.value
+                    ),
+                ));
+            };
+            if n == 0 {
+                return Err(bad(
+                    ctx,
+                    found,
+                    "max_attempts 0: botocore refuses it (total_max_attempts must be at least 1, \
+                     the first attempt included)"
+                        .to_string(),
+                ));
+            }
+            (
+                n,
+                found.from.clone(),
+                format!("max_attempts {n} counts every attempt, the first included"),
+            )
+        }
+        None => {
+            let (n, why) = match mode.as_str() {
+                "legacy" if dynamodb => (10, "legacy DynamoDB's default (_retry.json: dynamodb)"),
+                "legacy" => (5, "legacy's default (_retry.json: __default__)"),
+                _ if dynamodb_2026 => (
+                    4,
+                    "the 2026 behaviour's DynamoDB default (_SERVICE_MAX_ATTEMPTS)",
+                ),
+                _ => (3, "standard's default (DEFAULT_MAX_ATTEMPTS)"),
+            };
+            (n, String::new(), format!("no max_attempts: {n}, {why}"))
+        }
+    };
+    let (attempts, attempts_from, attempts_rule) = attempts;
+    Ok(Resolved {
+        behaviour,
+        mode,
+        mode_from,
+        mode_rule,
+        dynamodb,
+        dynamodb_2026,
+        attempts,
+        attempts_from,
+        attempts_rule,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::import::aws::tests::{FILE, ok, run};
+
+    #[test]
+    fn the_2026_switch_is_lowercased_true_and_select_overrides_it() {
+        // _resolve_new_retries: os.environ value .lower() == 'true'.
+        for on in ["true", "TRUE", "True"] {
+            let got = ok(FILE, &[], &[("AWS_NEW_RETRIES_2026", on)]);
+            assert_eq!(got.value("policy"), Some("aws-2026"), "{on}");
+            assert!(
+                got.files[0]
+                    .2
+                    .contains("behaviour 2026 ($AWS_NEW_RETRIES_2026"),
+                "{:?}",
+                got.files
+            );
+        }
+        for off in ["false", "1", " true", "yes"] {
+            assert_eq!(
+                ok(FILE, &[], &[("AWS_NEW_RETRIES_2026", off)]).value("policy"),
+                Some("full")
+            );
+        }
+        // --select overrides the variable; legacy is the same in both.
+        assert_eq!(
+            ok(FILE, &[("behaviour", "2026")], &[]).value("policy"),
+            Some("aws-2026")
+        );
+        assert_eq!(
+            ok(
+                FILE,
+                &[("behaviour", "2.0")],
+                &[("AWS_NEW_RETRIES_2026", "true")]
+            )
+            .value("budget"),
+            Some("tokens:500,cost:5,refund:1,timeout-cost:10")
+        );
+        let legacy = ok(
+            "[default]\nretry_mode = legacy\n",
+            &[("behaviour", "2026")],
+            &[],
+        );
+        assert_eq!(legacy.value("max_attempts"), Some("5"));
+        assert_eq!(legacy.value("policy"), Some("full"));
+        let err = run(FILE, &[("behaviour", "3")], &[]).unwrap_err();
+        assert!(
+            err.contains("--select behaviour: '3': expected 2.0 or 2026"),
+            "{err}"
+        );
+        // No retry_mode under 2026: _DEFAULT_RETRY_MODE is standard.
+        let unset = ok("[default]\n", &[("behaviour", "2026")], &[]);
+        assert_eq!(unset.value("policy"), Some("aws-2026"));
+        assert_eq!(unset.value("max_attempts"), Some("3"));
+    }
+
+    #[test]
+    fn bad_values_name_the_field_and_the_accepted_ones() {
+        let err = run("[default]\nretry_mode = Standard\n", &[], &[]).unwrap_err();
+        assert!(
+            err.starts_with("config: [default].retry_mode: retry_mode 'Standard': expected legacy"),
+            "{err}"
+        );
+        // No inline comments in configparser: the comment is in the value.
+        let err = run("[default]\nretry_mode = standard # fast\n", &[], &[]).unwrap_err();
+        assert!(err.contains("'standard # fast'"), "{err}");
+        for bad in ["0", "three", "2.5", "-1"] {
+            let err = run(&format!("[default]\nmax_attempts = {bad}\n"), &[], &[]).unwrap_err();
+            assert!(
+                err.starts_with("config: [default].max_attempts: max_attempts"),
+                "{err}"
+            );
+        }
+        let err = run("[default]\n", &[], &[("AWS_MAX_ATTEMPTS", "x")]).unwrap_err();
+        assert!(
+            err.starts_with("config: $AWS_MAX_ATTEMPTS (environment): "),
+            "{err}"
+        );
+        assert!(run("[default]\nmax_attempts = +4\n", &[], &[]).is_ok());
+        let err = run("[default]\nretry_mod = standard\n", &[], &[]).unwrap_err();
+        assert!(err.contains("[default].retry_mod: unknown field"), "{err}");
+    }
+}

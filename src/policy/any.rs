@@ -232,14 +232,14 @@ mod tests {
         for cause in [Cause::Throttle, Cause::Other] {
             let (mut erased_draws, mut concrete_draws) = (job_rng(3), job_rng(3));
             let erased = any.delay_after(3, cause, &mut AnyWalk::default(), &mut erased_draws);
-            let expected = concrete.delay_after(3, cause, &mut (), &mut concrete_draws);
+            let expected = Backoff::delay_after(&concrete, 3, cause, &mut (), &mut concrete_draws);
             assert_eq!(erased, expected, "{cause:?}");
         }
         // With a jitter factor, the factor's draw comes after the policy's:
         // seed 002's base 100 ms, cap 20 s; after a throttle the 40 ms base.
         let mut d = ScriptedDraws::new(&[1.0, 0.0]);
         assert_eq!(
-            concrete.delay_after(3, Cause::Throttle, &mut (), &mut d),
+            Backoff::delay_after(&concrete, 3, Cause::Throttle, &mut (), &mut d),
             120_000
         );
     }

@@ -253,7 +253,7 @@ impl<Q: EventQueue<Event>, M: Mode> State<'_, Q, M> {
             controls.reseed(seeds.controls());
         }
         for (layer, controls) in self.uppers.controls_mut() {
-            controls.reseed(super::upper_controls_seed(seeds, layer));
+            controls.reseed(super::chain::upper_controls_seed(seeds, layer));
         }
     }
 

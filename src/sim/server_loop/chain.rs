@@ -13,7 +13,13 @@ use crate::sim::queue::EventQueue;
 
 use super::event::{Event, Reply};
 use super::station::Queued;
-use super::{Mode, ServerRetry, State, upper_controls_seed};
+use super::{Mode, ServerRetry, State};
+
+/// The seed of the controls of the upper service `layer`: each is one
+/// client of the service below, with draws of its own.
+pub(super) fn upper_controls_seed(seeds: Seeds, layer: u8) -> u64 {
+    crate::base::seeding::splitmix64(seeds.controls() ^ u64::from(layer))
+}
 
 /// A service above the server in a chain: its workers, its queue, and its
 /// retry controls as one client of the service below.

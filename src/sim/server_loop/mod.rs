@@ -24,11 +24,12 @@
 //! server's workers and queue ([`station`]), and the measurements
 //! ([`crate::measure::server_recorder`]); the retry decision is the one
 //! every loop shares ([`crate::sim::retry_decision`]). The paths a request
-//! takes are written over them: the plain request's ([`plain`]), the
-//! server's side of an attempt ([`serve`]), call chains ([`chain`]), gRPC's
-//! hedging ([`hedged`]) and Envoy's hedging on timeout ([`kept`]). A run's
-//! [`Mode`] is matched once, when it starts: the loop is compiled for each,
-//! so a plain request pays nothing for the others.
+//! takes are written over them: the users' requests ([`users`]), the
+//! client's side of an attempt ([`plain`]), the server's ([`serve`]), call
+//! chains ([`chain`]), gRPC's hedging ([`hedged`]) and Envoy's hedging on
+//! timeout ([`kept`]). A run's [`Mode`] is matched once, when it starts
+//! ([`mode`]): the loop is compiled for each, so a plain request pays
+//! nothing for the others.
 
 use std::collections::VecDeque;
 
@@ -54,19 +55,20 @@ mod chain;
 mod event;
 mod hedged;
 mod kept;
+mod mode;
 mod plain;
 mod requests;
 mod serve;
 mod station;
 #[cfg(test)]
 mod tests;
+mod users;
 
 use arrivals::{Arrivals, Next};
 use chain::Uppers;
-use event::{AttemptId, Event, Kind};
-use hedged::Hedged;
-use kept::Kept;
-use requests::{Request, Slab};
+use event::{Event, Kind};
+use mode::{Mode, OnMode, with_mode};
+use requests::Slab;
 use station::Station;
 
 /// How clients retry on the server model.
@@ -197,95 +199,6 @@ impl ServerRun<'_> {
         );
         state.run(self.watch);
         state.finish()
-    }
-}
-
-/// What runs once a run's mode is chosen.
-trait OnMode {
-    type Output;
-    fn on<M: Mode>(self, mode: M) -> Self::Output;
-}
-
-/// Calls `then` with `retry`'s mode: the one match of a run's mode.
-fn with_mode<T: OnMode>(retry: &ServerRetry, then: T) -> T::Output {
-    match (retry.hedge, retry.hedge_on_timeout) {
-        (Some(hedge), _) => then.on(Hedged::new(hedge)),
-        (None, true) => then.on(Kept::default()),
-        (None, false) => then.on(Plain),
-    }
-}
-
-/// The seed of the controls of the upper service `layer`: each is one
-/// client of the service below, with draws of its own.
-fn upper_controls_seed(seeds: Seeds, layer: u8) -> u64 {
-    crate::base::seeding::splitmix64(seeds.controls() ^ u64::from(layer))
-}
-
-/// How a run's requests use their attempts, chosen once per run: one at a
-/// time ([`Plain`]), hedged copies ([`Hedged`]) or attempts kept past their
-/// timeout ([`Kept`]). The handlers of the events whose meaning differs are
-/// the mode's; each mode keeps its own state per request slot.
-trait Mode: Clone + Send + Sync + Sized {
-    /// A request starts: its first attempt goes. False if a control refused
-    /// it (the caller ends the request).
-    fn start<Q: EventQueue<Event>>(s: &mut State<'_, Q, Self>, req: u32) -> bool;
-    /// A reply reaches its client.
-    fn reply<Q: EventQueue<Event>>(s: &mut State<'_, Q, Self>, e: Event);
-    /// A client's timeout fires.
-    fn timeout<Q: EventQueue<Event>>(s: &mut State<'_, Q, Self>, e: Event);
-    /// A retry's backoff (or a rate limiter's wait) ended.
-    fn resend<Q: EventQueue<Event>>(s: &mut State<'_, Q, Self>, e: Event);
-    /// A hedged request's next copy is due.
-    fn hedge_due<Q: EventQueue<Event>>(_: &mut State<'_, Q, Self>, _: Event) {
-        unreachable!("only hedged runs schedule hedges")
-    }
-    /// True if the reply of attempt `id`, arriving at `back`, finds its
-    /// caller no longer waiting for it.
-    fn reply_ignored<Q: EventQueue<Event>>(
-        s: &State<'_, Q, Self>,
-        id: AttemptId,
-        back: Nanos,
-    ) -> bool {
-        s.reply_ignored_plainly(id, back)
-    }
-    /// A control refused a retry of the request in slot `req` that is not
-    /// retried: true if the request goes on (attempts of its own still in
-    /// flight), false if it gives up.
-    fn goes_on_after_refusal(&mut self, _req: u32) -> bool {
-        false
-    }
-    /// Bytes of per-slot storage held.
-    fn capacity_bytes(&self) -> usize {
-        0
-    }
-    /// Requests a kept attempt won.
-    fn kept_wins(&self) -> u64 {
-        0
-    }
-}
-
-/// One attempt at a time: a retry after each failure.
-#[derive(Debug, Clone, Copy)]
-struct Plain;
-
-impl Mode for Plain {
-    #[inline(always)]
-    fn start<Q: EventQueue<Event>>(s: &mut State<'_, Q, Self>, req: u32) -> bool {
-        s.send(req, false)
-    }
-    #[inline(always)]
-    fn reply<Q: EventQueue<Event>>(s: &mut State<'_, Q, Self>, e: Event) {
-        s.plain_reply(e);
-    }
-    #[inline(always)]
-    fn timeout<Q: EventQueue<Event>>(s: &mut State<'_, Q, Self>, e: Event) {
-        s.plain_timeout(e);
-    }
-    #[inline(always)]
-    fn resend<Q: EventQueue<Event>>(s: &mut State<'_, Q, Self>, e: Event) {
-        if s.slab.is_current(e.req, e.generation) && !s.send(e.req, e.admitted()) {
-            s.end(e.req);
-        }
     }
 }
 
@@ -578,118 +491,6 @@ impl<'a, Q: EventQueue<Event>, M: Mode> State<'a, Q, M> {
                 }
             }
             Kind::Hedge => M::hedge_due(self, e),
-        }
-    }
-
-    /// An open-loop request from `source` arrives: it starts, or waits for a
-    /// client slot.
-    #[inline(always)]
-    fn arrive(&mut self, source: u32) {
-        let Load::Open { concurrency, .. } = self.spec.load else {
-            unreachable!("arrivals are open-loop")
-        };
-        let req = self.new_request(source, Some(self.now));
-        match concurrency {
-            Some(k) if self.holding_slot >= k => {
-                let generation = self.slab[req].generation;
-                self.waiting_for_slot.push_back((req, generation));
-            }
-            _ => {
-                if concurrency.is_some() {
-                    self.holding_slot += 1;
-                }
-                if !self.start(req) {
-                    self.end(req);
-                }
-            }
-        }
-    }
-
-    /// The request starts: latency counts from now; its first attempt goes.
-    /// False if a control refused it (the caller ends the request).
-    #[must_use]
-    #[inline(always)]
-    fn start(&mut self, req: u32) -> bool {
-        self.slab[req].started = self.now;
-        M::start(self, req)
-    }
-
-    /// A new users' request from `source` (open-loop: arrived now), in the
-    /// slab: its slot. It draws its fate and its timeout here.
-    #[inline(always)]
-    fn new_request(&mut self, source: u32, arrived: Option<Nanos>) -> u32 {
-        let fate = if self.effects.per_user_failures {
-            self.environment.unit_above_zero()
-        } else {
-            1.0
-        };
-        let choices = self.spec.timeout_choices.len() as u64;
-        let timeout_choice = if choices == 0 {
-            0
-        } else {
-            self.environment.uniform(0, choices - 1) as u8
-        };
-        self.rec.request_made(arrived);
-        self.new_call(source, 0, fate, timeout_choice).0
-    }
-
-    /// A new request to service `layer` (0: a user's), in the slab: its
-    /// index and generation. A call below carries its user's `fate`.
-    #[inline(always)]
-    fn new_call(&mut self, source: u32, layer: u8, fate: f64, timeout_choice: u8) -> (u32, u32) {
-        let now = self.now;
-        if let Some(controls) = self.controls_of(layer) {
-            controls.request_started(source, now);
-        }
-        self.rec.call_started(layer);
-        self.slab.insert(Request {
-            layer,
-            timeout_choice,
-            generation: 0,
-            source,
-            started: now,
-            attempts: 0,
-            sent: 0,
-            awaiting: false,
-            retry_of: None,
-            fate,
-            walk: self.policy_of(layer).start(),
-        })
-    }
-
-    /// The request is over: its slot goes to the next waiting request, or its
-    /// closed-loop user starts thinking (a call below ends in its chain). A
-    /// waiting request a control refuses at once ends in turn (a loop, not
-    /// recursion: an open breaker may refuse every waiting request).
-    #[inline(always)]
-    fn end(&mut self, req: u32) {
-        if self.slab[req].layer > 0 {
-            self.end_call(req, false);
-            return;
-        }
-        let mut ending = req;
-        loop {
-            let source = self.slab[ending].source;
-            self.slab.remove(ending);
-            match self.spec.load {
-                Load::Open {
-                    concurrency: Some(_),
-                    ..
-                } => match self.waiting_for_slot.pop_front() {
-                    Some((next, _)) if !self.start(next) => ending = next,
-                    Some(_) => return,
-                    None => {
-                        self.holding_slot -= 1;
-                        return;
-                    }
-                },
-                Load::Closed { think, .. } => {
-                    let t = self.now.saturating_add(think.sample(&mut self.environment));
-                    self.push(t, Event::of_source(Kind::ThinkDone, source));
-                    return;
-                }
-                Load::Open { .. } => return,
-            }
         }
     }
 

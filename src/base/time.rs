@@ -13,6 +13,25 @@ pub type Micros = u64;
 /// Microseconds in one millisecond.
 pub const US_PER_MS: Micros = 1_000;
 
+/// A point in simulated time, or a duration, in nanoseconds: the server
+/// model's clock and the controls' (the herd's µs are scaled to it with
+/// [`ns_of_us`]). Every simulated time is one of these two units, each
+/// declared here once.
+pub type Nanos = u64;
+
+/// Nanoseconds in one microsecond.
+pub const NS_PER_US: Nanos = 1_000;
+/// Nanoseconds in one millisecond.
+pub const NS_PER_MS: Nanos = 1_000_000;
+/// Nanoseconds in one second.
+pub const NS_PER_S: Nanos = 1_000_000_000;
+
+/// `us` µs in ns, saturating at the clock's end.
+#[inline]
+pub fn ns_of_us(us: Micros) -> Nanos {
+    us.saturating_mul(NS_PER_US)
+}
+
 /// The longest duration accepted anywhere (365 days): far beyond any backoff cap,
 /// and small enough that no sum of a few of them can overflow `u64`.
 pub const MAX_DURATION_US: Micros = 365 * 24 * 3_600 * 1_000_000;

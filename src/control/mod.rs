@@ -67,7 +67,7 @@ use crate::control::error::ControlError;
 use crate::control::rule::Rule;
 
 /// Time as the controls keep it, in ns (the slot model's µs are scaled).
-pub type Nanos = u64;
+pub use crate::base::time::Nanos;
 
 /// What became of one attempt, as its client learns it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,11 +5,12 @@
 use rayon::prelude::*;
 
 use crate::base::seeding::Seeds;
+use crate::base::time::ns_of_us;
 use crate::measure::layer_metrics::LayerMetric;
 use crate::measure::observer::Watch;
 use crate::measure::server_metrics::{Cut, ServerMetric, ServerMetrics};
 use crate::measure::stats::Summary;
-use crate::model::server::{NS_PER_US, Nanos};
+use crate::model::server::Nanos;
 use crate::sim::queue::QueueKind;
 use crate::sim::server_loop::{ServerRetry, simulate_server_watched};
 use crate::spec::RunSpec;
@@ -23,10 +24,10 @@ pub fn server_parts(spec: &RunSpec) -> (crate::model::server::ServerSpec, Server
         max_attempts: spec.max_attempts,
         controls: spec.controls(),
         fleet: spec.fleet,
-        deadline: spec.deadline_us.map(|us| us.saturating_mul(NS_PER_US)),
+        deadline: spec.deadline_us.map(|us| ns_of_us(us)),
         retry_on: spec.retry_on,
         hedge: spec.hedge_delay_us.map(|us| crate::model::hedging::Hedge {
-            delay: us.saturating_mul(NS_PER_US),
+            delay: ns_of_us(us),
             copies: spec.max_attempts.unwrap_or(1),
         }),
         hedge_on_timeout: spec.hedge_on_timeout

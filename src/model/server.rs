@@ -16,15 +16,7 @@ use crate::control::queue_discipline::Discipline;
 use crate::model::chain::Chain;
 use crate::model::error::ModelError;
 
-/// A point in simulated time, or a duration, in nanoseconds.
-pub type Nanos = u64;
-
-/// Nanoseconds in one microsecond.
-pub const NS_PER_US: Nanos = 1_000;
-/// Nanoseconds in one millisecond.
-pub const NS_PER_MS: Nanos = 1_000_000;
-/// Nanoseconds in one second.
-pub const NS_PER_S: Nanos = 1_000_000_000;
+pub use crate::base::time::{NS_PER_MS, NS_PER_S, NS_PER_US, Nanos};
 /// The end of the server model's clock, 2^63 ns (292 years): a run whose
 /// next event lies at or past it stops there. Half the `u64` range, so any
 /// duration the model adds to a time before it (each saturating) cannot

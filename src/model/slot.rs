@@ -1,7 +1,7 @@
 //! The `slot` resource: seed 002's contended dependency.
 
 use super::CallResource;
-use crate::base::time::Micros;
+use crate::base::time::{Micros, ns_of_us};
 
 /// Nanoseconds per microsecond: the slot keeps its clock in ns so that a
 /// fractional capacity (3 requests/ms is a 333.333 µs service time) loses at
@@ -68,7 +68,7 @@ impl SlotResource {
         {
             return false;
         }
-        let now = t.saturating_mul(NS_PER_US);
+        let now = ns_of_us(t);
         if now >= self.free_at_ns {
             self.free_at_ns = now + self.service_ns;
             true
@@ -96,7 +96,7 @@ impl CallResource for SlotResource {
     }
 
     fn retry_hint(&self, t: Micros) -> Micros {
-        let busy_ns = self.free_at_ns.saturating_sub(t.saturating_mul(NS_PER_US));
+        let busy_ns = self.free_at_ns.saturating_sub(ns_of_us(t));
         (busy_ns + self.waiting * self.service_ns).div_ceil(NS_PER_US)
     }
 }

@@ -6,7 +6,7 @@ use std::ops::Range;
 use rand_pcg::Pcg64Mcg;
 
 use crate::base::seeding::{controls_seed, job_rng};
-use crate::base::time::Micros;
+use crate::base::time::{Micros, ns_of_us};
 use crate::control::retry_after::RetryAfter;
 use crate::control::{Controls, Outcome};
 use crate::measure::observer::Observer;
@@ -179,7 +179,7 @@ impl Retries {
         let Some(controls) = &mut self.controls else {
             return Admitted::Yes;
         };
-        let ns = now.saturating_mul(1_000);
+        let ns = ns_of_us(now);
         if client.attempt == 0 {
             controls.request_started(client.id, ns);
         }
@@ -213,7 +213,7 @@ impl Retries {
     ) {
         if let Some(controls) = &mut self.controls {
             let retry_of = (client.attempt > 0).then_some(Outcome::Failure);
-            let (now, sent) = (now.saturating_mul(1_000), sent.saturating_mul(1_000));
+            let (now, sent) = (ns_of_us(now), ns_of_us(sent));
             controls.attempt_ended(client.id, now, sent, outcome, retry_of);
         }
     }
@@ -278,7 +278,7 @@ impl Retries {
         let retry = client.attempt + 1;
         let failed = Failed {
             source: client.id,
-            now: ready.saturating_mul(1_000),
+            now: ns_of_us(ready),
             cause: Outcome::Failure,
             retry,
         };
@@ -296,7 +296,7 @@ impl Retries {
             .start_in_time(ready + delay, || self.first_calls.of(client.id));
         if start.is_none() {
             if let Some(controls) = &mut self.controls {
-                controls.retry_dropped(client.id, ready.saturating_mul(1_000));
+                controls.retry_dropped(client.id, ns_of_us(ready));
             }
             recorder.give_up();
         }
@@ -330,7 +330,7 @@ impl Retries {
         let retry = wave.attempt + 1;
         let first = Failed {
             source: failed.start,
-            now: ready.saturating_mul(1_000),
+            now: ns_of_us(ready),
             cause: Outcome::Failure,
             retry,
         };

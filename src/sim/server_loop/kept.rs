@@ -3,8 +3,9 @@
 //! the first success wins, and the route's timeout (the deadline) ends
 //! every attempt, kept or not.
 
+use crate::base::time::ns_of_us;
 use crate::control::Outcome;
-use crate::model::server::{NS_PER_US, Nanos};
+use crate::model::server::Nanos;
 use crate::model::timeout_hedging::{self as rules, AfterFailure};
 use crate::sim::queue::EventQueue;
 use crate::sim::retry_decision::{Decision, Failed, decide};
@@ -139,7 +140,7 @@ impl<Q: EventQueue<Event>> State<'_, Q, Kept> {
         r.walk = walk;
         r.retry_of = Some(cause);
         let (generation, started) = (r.generation, r.started);
-        let at = now.saturating_add(delay.saturating_mul(NS_PER_US));
+        let at = now.saturating_add(ns_of_us(delay));
         self.mode.0.slots.of(req).pending = true;
         if !self.past_deadline(started, at) {
             self.advance_areas();

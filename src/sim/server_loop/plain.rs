@@ -3,10 +3,11 @@
 //! giving up. Plain requests (one attempt at a time) are this path alone;
 //! hedged requests and requests hedging on timeout reuse its send.
 
+use crate::base::time::ns_of_us;
 use crate::control::Outcome;
 use crate::control::deadline_propagation::DeadlinePropagation;
 use crate::model::chain::RetryScope;
-use crate::model::server::{NS_PER_US, Nanos, TimeoutLaw, TimeoutNoticed, round_ns};
+use crate::model::server::{Nanos, TimeoutLaw, TimeoutNoticed, round_ns};
 use crate::sim::queue::EventQueue;
 use crate::sim::retry_decision::{Decision, Failed, decide};
 
@@ -288,7 +289,7 @@ impl<Q: EventQueue<Event>, M: Mode> State<'_, Q, M> {
         r.walk = walk;
         r.retry_of = Some(cause);
         let (generation, layer, started, source) = (r.generation, r.layer, r.started, r.source);
-        let at = now.saturating_add(delay.saturating_mul(NS_PER_US));
+        let at = now.saturating_add(ns_of_us(delay));
         if layer == 0 && self.past_deadline(started, at) {
             // The retry would start after the request's deadline.
             if let Some(controls) = self.controls_of(layer) {

@@ -140,6 +140,46 @@ mod tests {
     }
 
     #[test]
+    fn a_client_outside_any_event_loop_retries_by_its_own_clock() {
+        // A client against a server that fails its first four attempts,
+        // driven by a plain clock (no event queue): it learns of each
+        // failure 5 ms after sending, asks the decision, and waits out the
+        // delay. Its attempts, the times it sends them and its last delay
+        // are the concrete policy's, draw for draw, and an attempt limit of
+        // 4 stops it before the fifth.
+        let spec = RunSpec::seed_002(PolicyKind::Decorrelated, 1).policy;
+        let any = AnyPolicy::new(&spec);
+        let (mut walk, mut draws) = (any.start(), job_rng(11));
+        let (mut clock, mut sent_at, mut attempts) = (0u64, Vec::new(), 0u32);
+        let ended = loop {
+            sent_at.push(clock);
+            attempts += 1;
+            clock += 5_000_000;
+            let failed = Failed {
+                source: 0,
+                now: clock,
+                cause: Outcome::Failure,
+                retry: attempts,
+            };
+            match decide(attempts < 4, None, failed, &any, &mut walk, &mut draws) {
+                Decision::Retry { delay } => clock += delay * 1_000,
+                other => break other,
+            }
+        };
+        assert_eq!((ended, attempts), (Decision::Limit, 4));
+        let mut concrete = job_rng(11);
+        let mut memory = any.start();
+        let mut expected = vec![0u64];
+        for retry in 1..4 {
+            let delay = any.delay_after(retry, Cause::Other, &mut memory, &mut concrete);
+            expected.push(expected[retry as usize - 1] + 5_000_000 + delay * 1_000);
+        }
+        assert_eq!(sent_at, expected);
+        // Decorrelated jitter's delays are at least its base (100 ms).
+        assert!(sent_at.windows(2).all(|w| w[1] - w[0] >= 105_000_000));
+    }
+
+    #[test]
     fn a_throttle_reaches_the_policy_as_its_cause() {
         // aws-2026 backs off from its throttle base after a refusal: with
         // the same draws, its delay after a rejection is the larger.

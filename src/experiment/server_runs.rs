@@ -24,7 +24,7 @@ pub fn server_parts(spec: &RunSpec) -> (crate::model::server::ServerSpec, Server
         max_attempts: spec.max_attempts,
         controls: spec.controls(),
         fleet: spec.fleet,
-        deadline: spec.deadline_us.map(|us| ns_of_us(us)),
+        deadline: spec.deadline_us.map(ns_of_us),
         retry_on: spec.retry_on,
         hedge: spec.hedge_delay_us.map(|us| crate::model::hedging::Hedge {
             delay: ns_of_us(us),

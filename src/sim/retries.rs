@@ -218,18 +218,27 @@ impl Retries {
         }
     }
 
-    /// The retry decision ([`decide`]) for the attempt of client
-    /// `failed.source` that failed: the limits as `limits_allow` says, the
-    /// controls if `ask_controls`, then the policy's delay drawn from the
-    /// run's generator (or, with shared seeding, the client's own).
+    /// The retry decision ([`decide`]) for client `source`'s attempt
+    /// that failed, learnt at `ready` (µs), before retry `retry`: the stop
+    /// rules' attempt limit, the controls if `ask_controls`, then the
+    /// policy's delay drawn from the run's generator (or, with shared
+    /// seeding, the client's own).
     #[inline(always)]
     fn decide<W: WalkBits>(
         &mut self,
-        limits_allow: bool,
+        source: u32,
+        ready: Micros,
+        retry: u32,
         ask_controls: bool,
-        failed: Failed,
         walk: &mut W,
     ) -> Decision {
+        let failed = Failed {
+            source,
+            now: ns_of_us(ready),
+            cause: Outcome::Failure,
+            retry,
+        };
+        let limits_allow = self.stop.another_attempt(retry);
         let mut memory = AnyWalk::from_bits(walk.to_bits());
         let controls = if ask_controls {
             self.controls.as_mut()
@@ -276,14 +285,8 @@ impl Retries {
         recorder: &mut Recorder,
     ) -> Option<Micros> {
         let retry = client.attempt + 1;
-        let failed = Failed {
-            source: client.id,
-            now: ns_of_us(ready),
-            cause: Outcome::Failure,
-            retry,
-        };
-        let limits_allow = self.stop.another_attempt(retry);
-        let Decision::Retry { delay } = self.decide(limits_allow, true, failed, &mut client.walk)
+        let Decision::Retry { delay } =
+            self.decide(client.id, ready, retry, true, &mut client.walk)
         else {
             recorder.give_up();
             return None;
@@ -328,15 +331,9 @@ impl Retries {
         debug_assert!(self.waves_are_exact());
         let count = failed.len() as u32;
         let retry = wave.attempt + 1;
-        let first = Failed {
-            source: failed.start,
-            now: ns_of_us(ready),
-            cause: Outcome::Failure,
-            retry,
-        };
-        let limits_allow = self.stop.another_attempt(retry);
         // Waves run without controls (`waves_are_exact`): none is asked.
-        let Decision::Retry { delay } = self.decide(limits_allow, false, first, &mut wave.walk)
+        let Decision::Retry { delay } =
+            self.decide(failed.start, ready, retry, false, &mut wave.walk)
         else {
             recorder.give_up_many(count);
             return None;

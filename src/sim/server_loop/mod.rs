@@ -67,7 +67,10 @@ mod users;
 use arrivals::{Arrivals, Next};
 use chain::Uppers;
 use event::{Event, Kind};
-use mode::{Mode, OnMode, with_mode};
+use hedged::Hedged;
+use kept::Kept;
+use mode::Mode;
+use plain::Plain;
 use requests::Slab;
 use station::Station;
 
@@ -199,6 +202,21 @@ impl ServerRun<'_> {
         );
         state.run(self.watch);
         state.finish()
+    }
+}
+
+/// What runs once a run's mode is chosen.
+trait OnMode {
+    type Output;
+    fn on<M: Mode>(self, mode: M) -> Self::Output;
+}
+
+/// Calls `then` with `retry`'s mode: the one match of a run's mode.
+fn with_mode<T: OnMode>(retry: &ServerRetry, then: T) -> T::Output {
+    match (retry.hedge, retry.hedge_on_timeout) {
+        (Some(hedge), _) => then.on(Hedged::new(hedge)),
+        (None, true) => then.on(Kept::default()),
+        (None, false) => then.on(Plain),
     }
 }
 

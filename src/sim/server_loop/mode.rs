@@ -1,34 +1,19 @@
 //! A run's mode: how its requests use their attempts (one at a time,
 //! hedged copies, or attempts kept past their timeout), matched once when
-//! the run starts, so each mode's loop is compiled on its own and a plain
-//! request pays nothing for the others.
+//! the run starts ([`super::with_mode`]), so each mode's loop is compiled on
+//! its own and a plain request pays nothing for the others. Each mode is
+//! written beside its path ([`super::plain`], [`super::hedged`],
+//! [`super::kept`]).
 
 use crate::model::server::Nanos;
 use crate::sim::queue::EventQueue;
 
+use super::State;
 use super::event::{AttemptId, Event};
-use super::hedged::Hedged;
-use super::kept::Kept;
-use super::{ServerRetry, State};
-
-/// What runs once a run's mode is chosen.
-pub(super) trait OnMode {
-    type Output;
-    fn on<M: Mode>(self, mode: M) -> Self::Output;
-}
-
-/// Calls `then` with `retry`'s mode: the one match of a run's mode.
-pub(super) fn with_mode<T: OnMode>(retry: &ServerRetry, then: T) -> T::Output {
-    match (retry.hedge, retry.hedge_on_timeout) {
-        (Some(hedge), _) => then.on(Hedged::new(hedge)),
-        (None, true) => then.on(Kept::default()),
-        (None, false) => then.on(Plain),
-    }
-}
 
 /// How a run's requests use their attempts, chosen once per run: one at a
-/// time ([`Plain`]), hedged copies ([`Hedged`]) or attempts kept past their
-/// timeout ([`Kept`]). The handlers of the events whose meaning differs are
+/// time (`Plain`), hedged copies (`Hedged`) or attempts kept past their
+/// timeout (`Kept`). The handlers of the events whose meaning differs are
 /// the mode's; each mode keeps its own state per request slot.
 pub(super) trait Mode: Clone + Send + Sync + Sized {
     /// A request starts: its first attempt goes. False if a control refused
@@ -50,9 +35,7 @@ pub(super) trait Mode: Clone + Send + Sync + Sized {
         s: &State<'_, Q, Self>,
         id: AttemptId,
         back: Nanos,
-    ) -> bool {
-        s.reply_ignored_plainly(id, back)
-    }
+    ) -> bool;
     /// A control refused a retry of the request in slot `req` that is not
     /// retried: true if the request goes on (attempts of its own still in
     /// flight), false if it gives up.
@@ -66,30 +49,5 @@ pub(super) trait Mode: Clone + Send + Sync + Sized {
     /// Requests a kept attempt won.
     fn kept_wins(&self) -> u64 {
         0
-    }
-}
-
-/// One attempt at a time: a retry after each failure.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Plain;
-
-impl Mode for Plain {
-    #[inline(always)]
-    fn start<Q: EventQueue<Event>>(s: &mut State<'_, Q, Self>, req: u32) -> bool {
-        s.send(req, false)
-    }
-    #[inline(always)]
-    fn reply<Q: EventQueue<Event>>(s: &mut State<'_, Q, Self>, e: Event) {
-        s.plain_reply(e);
-    }
-    #[inline(always)]
-    fn timeout<Q: EventQueue<Event>>(s: &mut State<'_, Q, Self>, e: Event) {
-        s.plain_timeout(e);
-    }
-    #[inline(always)]
-    fn resend<Q: EventQueue<Event>>(s: &mut State<'_, Q, Self>, e: Event) {
-        if s.slab.is_current(e.req, e.generation) && !s.send(e.req, e.admitted()) {
-            s.end(e.req);
-        }
     }
 }

@@ -15,6 +15,39 @@ use super::event::{AttemptId, Event, Reply};
 use super::requests::{Awaited, Request};
 use super::{Mode, State};
 
+/// One attempt at a time: a retry after each failure.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Plain;
+
+impl Mode for Plain {
+    #[inline(always)]
+    fn start<Q: EventQueue<Event>>(s: &mut State<'_, Q, Self>, req: u32) -> bool {
+        s.send(req, false)
+    }
+    #[inline(always)]
+    fn reply<Q: EventQueue<Event>>(s: &mut State<'_, Q, Self>, e: Event) {
+        s.plain_reply(e);
+    }
+    #[inline(always)]
+    fn timeout<Q: EventQueue<Event>>(s: &mut State<'_, Q, Self>, e: Event) {
+        s.plain_timeout(e);
+    }
+    #[inline(always)]
+    fn resend<Q: EventQueue<Event>>(s: &mut State<'_, Q, Self>, e: Event) {
+        if s.slab.is_current(e.req, e.generation) && !s.send(e.req, e.admitted()) {
+            s.end(e.req);
+        }
+    }
+    #[inline]
+    fn reply_ignored<Q: EventQueue<Event>>(
+        s: &State<'_, Q, Self>,
+        id: AttemptId,
+        back: Nanos,
+    ) -> bool {
+        s.reply_ignored_plainly(id, back)
+    }
+}
+
 /// A request's timeout when attempts have none.
 pub(super) const NO_TIMEOUT: Nanos = Nanos::MAX;
 

@@ -74,7 +74,7 @@ impl WalkBits for AnyWalk {
 /// draw as the concrete policy would. Loops that hold it are compiled once
 /// for every policy; a delay is drawn once per retry, not per event, so the
 /// indirect call costs what the herd's loops measured as within noise
-/// (docs/src/performance/builds.md), where a dispatch on the spec at every
+/// (docs/src/performance/history.md), where a dispatch on the spec at every
 /// call cost 47 instructions a retry.
 #[derive(Clone)]
 pub struct AnyPolicy(Arc<dyn Erased>);

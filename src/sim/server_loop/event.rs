@@ -188,7 +188,7 @@ impl Event {
         Event::new(Kind::CallBelow, id, held_since, layer)
     }
 
-    /// Copy number `copy` of the hedged request `id` is due.
+    /// The next copy of a hedged request is due (`id.attempt`: its number).
     #[inline(always)]
     pub(super) fn hedge(id: AttemptId) -> Event {
         Event::new(Kind::Hedge, id, 0, 0)

@@ -153,10 +153,10 @@ pub fn simulate_server_watched(
 }
 
 /// The backoff of calls to each of `spec`'s services, top first: the
-/// users' policy alone when the services share it. Each is dispatched on
-/// its kind per delay (a delay is drawn once per retry, not per event), so
-/// the loop is compiled once, not once per policy, and each still backs off
-/// draw for draw as its concrete policy ([`AnyPolicy`]).
+/// users' policy alone when the services share it. Each is built once and
+/// called through a pointer per delay (a delay is drawn once per retry, not
+/// per event), so the loop is compiled once, not once per policy, and each
+/// still backs off draw for draw as its concrete policy ([`AnyPolicy`]).
 fn policies_of(spec: &ServerSpec, retry: &ServerRetry) -> Vec<AnyPolicy> {
     let users = AnyPolicy::new(&retry.policy);
     let chain = &spec.chain;

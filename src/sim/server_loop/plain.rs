@@ -261,15 +261,12 @@ impl<Q: EventQueue<Event>, M: Mode> State<'_, Q, M> {
     }
 
     /// The request in slot `req`, to service `layer` and started at
-    /// `started`, succeeded now.
+    /// `started`, succeeded now: counted, and ended as succeeded (the path
+    /// says how it ended; where the end goes is [`Self::end_as`]'s).
     #[inline(always)]
     pub(super) fn succeed(&mut self, req: u32, layer: u8, started: Nanos) {
         self.rec.succeeded(layer, started, self.now);
-        if layer > 0 {
-            self.end_call(req, true);
-            return;
-        }
-        self.end(req);
+        self.end_as(req, true);
     }
 
     /// The current attempt failed with `cause` (a failed reply, a rejection

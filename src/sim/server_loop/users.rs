@@ -93,14 +93,22 @@ impl<Q: EventQueue<Event>, M: Mode> State<'_, Q, M> {
         })
     }
 
-    /// The request is over: its slot goes to the next waiting request, or its
-    /// closed-loop user starts thinking (a call below ends in its chain). A
-    /// waiting request a control refuses at once ends in turn (a loop, not
-    /// recursion: an open breaker may refuse every waiting request).
+    /// The request gave up: [`Self::end_as`] it, not succeeded.
     #[inline(always)]
     pub(super) fn end(&mut self, req: u32) {
+        self.end_as(req, false);
+    }
+
+    /// The request is over, `succeeded` or not: the one place a request's
+    /// path hands its end on. A call below ends in its chain (its reply
+    /// goes up); a users' request's slot goes to the next waiting request,
+    /// or its closed-loop user starts thinking. A waiting request a control
+    /// refuses at once ends in turn (a loop, not recursion: an open breaker
+    /// may refuse every waiting request).
+    #[inline(always)]
+    pub(super) fn end_as(&mut self, req: u32, succeeded: bool) {
         if self.slab[req].layer > 0 {
-            self.end_call(req, false);
+            self.end_call(req, succeeded);
             return;
         }
         let mut ending = req;

@@ -88,6 +88,7 @@ impl std::fmt::Debug for AnyPolicy {
 /// A concrete policy with its memory as bits and the run's generator.
 trait Erased: Send + Sync {
     fn start(&self) -> AnyWalk;
+    fn remembers(&self) -> bool;
     fn delay_after(
         &self,
         retry: u32,
@@ -100,6 +101,10 @@ trait Erased: Send + Sync {
 impl<P: Backoff + 'static> Erased for P {
     fn start(&self) -> AnyWalk {
         AnyWalk(Backoff::start(self).to_bits())
+    }
+
+    fn remembers(&self) -> bool {
+        size_of::<P::Walk>() > 0
     }
 
     fn delay_after(
@@ -136,6 +141,12 @@ impl AnyPolicy {
     #[inline]
     pub fn start(&self) -> AnyWalk {
         self.0.start()
+    }
+
+    /// False if the policy keeps no memory between retries (its delay
+    /// depends on the retry number alone): a caller need not keep any.
+    pub fn remembers(&self) -> bool {
+        self.0.remembers()
     }
 
     /// The delay before retry `retry` after an attempt that failed by

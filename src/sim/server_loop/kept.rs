@@ -119,7 +119,7 @@ impl<Q: EventQueue<Event>> State<'_, Q, Kept> {
             retry: r.attempts,
         };
         let limits_allow = rules::retries_left(r.attempts, spent, self.attempt_limits[0]);
-        let (policy, mut walk) = (self.policy_of(0), r.walk);
+        let (policy, mut walk) = (self.policy_of(0), self.slab.walk(req));
         let decision = decide(
             limits_allow,
             self.controls.as_mut(),
@@ -136,8 +136,8 @@ impl<Q: EventQueue<Event>> State<'_, Q, Kept> {
                 return false;
             }
         };
+        self.slab.set_walk(req, walk);
         let r = &mut self.slab[req];
-        r.walk = walk;
         r.retry_of = Some(cause);
         let (generation, started) = (r.generation, r.started);
         let at = now.saturating_add(ns_of_us(delay));

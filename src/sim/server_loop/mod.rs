@@ -293,7 +293,7 @@ impl<'a, Q: EventQueue<Event>, M: Mode> State<'a, Q, M> {
             backoff: job_rng(seeds.policy),
             events: Q::with_events(Vec::new()),
             now: 0,
-            slab: Slab::default(),
+            slab: Slab::new(policies.iter().any(AnyPolicy::remembers)),
             waiting_for_slot: VecDeque::new(),
             holding_slot: 0,
             station: Station::new(spec),

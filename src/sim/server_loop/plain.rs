@@ -300,7 +300,7 @@ impl<Q: EventQueue<Event>, M: Mode> State<'_, Q, M> {
             retry: r.attempts,
         };
         let policy = self.policy_of(r.layer);
-        let mut walk = r.walk;
+        let mut walk = self.slab.walk(req);
         let controls = match r.layer {
             0 => self.controls.as_mut(),
             l => self.uppers.controls_of(l),
@@ -315,8 +315,8 @@ impl<Q: EventQueue<Event>, M: Mode> State<'_, Q, M> {
         ) else {
             return false;
         };
+        self.slab.set_walk(req, walk);
         let r = &mut self.slab[req];
-        r.walk = walk;
         r.retry_of = Some(cause);
         let (generation, layer, started, source) = (r.generation, r.layer, r.started, r.source);
         let at = now.saturating_add(ns_of_us(delay));

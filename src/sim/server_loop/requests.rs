@@ -38,8 +38,6 @@ pub(super) struct Request {
     /// The service its attempts go to (0: the users' request to service
     /// 1; above 0, a call an upper service made below).
     pub(super) layer: u8,
-    /// The policy's memory.
-    pub(super) walk: AnyWalk,
 }
 
 impl Request {
@@ -64,18 +62,64 @@ pub(super) struct Awaited {
     pub(super) timeout_choice: u8,
 }
 
-/// The requests in flight, by slot.
+/// The requests in flight, by slot, and their policies' memory beside
+/// them (kept only when some policy of the run has memory, so a request of
+/// a memoryless policy stays 48 bytes and its start writes no walk).
 #[derive(Debug, Clone, Default)]
 pub(super) struct Slab {
     requests: Vec<Request>,
     free: Vec<u32>,
+    /// Each slot's policy memory, if the run keeps any.
+    walks: Option<Vec<AnyWalk>>,
 }
 
 impl Slab {
-    /// Puts `request` in a free slot (its generation the slot's next):
-    /// the slot and the generation.
+    /// An empty slab; it keeps each request's policy memory if `remembers`.
+    pub(super) fn new(remembers: bool) -> Self {
+        Slab {
+            walks: remembers.then(Vec::new),
+            ..Slab::default()
+        }
+    }
+
+    /// The policy memory of the request in slot `req` (none kept: the
+    /// empty memory, all a memoryless policy reads).
+    #[inline]
+    pub(super) fn walk(&self, req: u32) -> AnyWalk {
+        self.walks
+            .as_ref()
+            .map_or(AnyWalk::default(), |w| w[req as usize])
+    }
+
+    /// Sets the policy memory of the request in slot `req`, if kept.
+    #[inline]
+    pub(super) fn set_walk(&mut self, req: u32, walk: AnyWalk) {
+        if let Some(walks) = &mut self.walks {
+            walks[req as usize] = walk;
+        }
+    }
+
+    /// Puts `request` in a free slot (its generation the slot's next),
+    /// with its policy memory `walk` (asked only if kept): the slot and the
+    /// generation.
     #[inline(always)]
-    pub(super) fn insert(&mut self, request: Request) -> (u32, u32) {
+    pub(super) fn insert(
+        &mut self,
+        request: Request,
+        walk: impl FnOnce() -> AnyWalk,
+    ) -> (u32, u32) {
+        let (slot, generation) = self.insert_request(request);
+        if let Some(walks) = &mut self.walks {
+            if walks.len() <= slot as usize {
+                walks.resize(slot as usize + 1, AnyWalk::default());
+            }
+            walks[slot as usize] = walk();
+        }
+        (slot, generation)
+    }
+
+    #[inline(always)]
+    fn insert_request(&mut self, request: Request) -> (u32, u32) {
         match self.free.pop() {
             Some(i) => {
                 let slot = &mut self.requests[i as usize];
@@ -140,6 +184,10 @@ impl Slab {
     /// Bytes of storage held (its capacity, not its use).
     pub(super) fn capacity_bytes(&self) -> usize {
         self.requests.capacity() * size_of::<Request>()
+            + self
+                .walks
+                .as_ref()
+                .map_or(0, |w| w.capacity() * size_of::<AnyWalk>())
     }
 }
 

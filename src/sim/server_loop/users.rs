@@ -78,19 +78,22 @@ impl<Q: EventQueue<Event>, M: Mode> State<'_, Q, M> {
             controls.request_started(source, now);
         }
         self.rec.call_started(layer);
-        self.slab.insert(Request {
-            layer,
-            timeout_choice,
-            generation: 0,
-            source,
-            started: now,
-            attempts: 0,
-            sent: 0,
-            awaiting: false,
-            retry_of: None,
-            fate,
-            walk: self.policy_of(layer).start(),
-        })
+        let policy = self.policy_of(layer);
+        self.slab.insert(
+            Request {
+                layer,
+                timeout_choice,
+                generation: 0,
+                source,
+                started: now,
+                attempts: 0,
+                sent: 0,
+                awaiting: false,
+                retry_of: None,
+                fate,
+            },
+            || policy.start(),
+        )
     }
 
     /// The request gave up: [`Self::end_as`] it, not succeeded.

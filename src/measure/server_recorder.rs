@@ -282,11 +282,13 @@ impl ServerRecorder {
     /// Brings the queue, busy and retry areas up to `t` (within the load's
     /// duration) with the `backlog` that held since the last time, before
     /// any of them changes at `t`: the events that change none of them skip
-    /// it, and the sums are the same, to the ns.
+    /// it, and the sums are the same, to the ns. The backlog is read only
+    /// when time has moved on (most events at a busy server share none).
     #[inline]
-    pub fn advance_areas(&mut self, t: Nanos, backlog: Backlog) {
+    pub fn advance_areas(&mut self, t: Nanos, backlog: impl FnOnce() -> Backlog) {
         let until = t.min(self.duration);
         if until > self.areas_at {
+            let backlog = backlog();
             let span = u128::from(until - self.areas_at);
             self.m.queue_area += span * u128::from(backlog.queue);
             self.m.retries_waiting_area += span * u128::from(backlog.retries_waiting);
@@ -368,7 +370,7 @@ impl ServerRecorder {
         storage: (u64, u64, u64),
     ) -> ServerMetrics {
         (self.m.peak_in_flight, self.m.state_bytes, self.m.kept_wins) = storage;
-        self.advance_areas(end, backlog);
+        self.advance_areas(end, || backlog);
         // The last event's window was entered, so it is within the bound.
         self.enter_window(end, backlog);
         for w in self.m.windows.iter_mut().filter(|w| w.queue == u64::MAX) {

@@ -373,19 +373,16 @@ impl<'a, Q: EventQueue<Event>, M: Mode> State<'a, Q, M> {
     /// The queue, the busy workers and the retries waiting now.
     #[inline(always)]
     fn backlog(&self) -> Backlog {
-        Backlog {
-            queue: self.station.queue.len() as u64,
-            busy: u64::from(self.station.busy),
-            retries_waiting: u64::from(self.retries_waiting),
-        }
+        self.station.backlog(self.retries_waiting)
     }
 
     /// Brings the recorder's areas up to now, before the queue, the busy
     /// workers or the retries waiting change.
     #[inline(always)]
     fn advance_areas(&mut self) {
-        let backlog = self.backlog();
-        self.rec.advance_areas(self.now, backlog);
+        let (station, retries_waiting) = (&self.station, self.retries_waiting);
+        self.rec
+            .advance_areas(self.now, || station.backlog(retries_waiting));
     }
 
     /// Makes the window holding `t` current; false if the run is cut there.

@@ -9,6 +9,7 @@ use crate::base::lookahead::Lookahead;
 use crate::control::deadline_propagation;
 use crate::control::queue_discipline::{self, Waiting};
 use crate::control::shed_wait::sheds;
+use crate::measure::server_recorder::Backlog;
 use crate::model::server::{Nanos, ServerSpec, round_ns};
 
 use super::event::AttemptId;
@@ -193,6 +194,18 @@ impl Station {
     /// True if an attempt waits and a worker is free for it at `now`.
     pub(super) fn can_take(&self, spec: &ServerSpec, now: Nanos) -> bool {
         !self.queue.is_empty() && self.busy < self.workers_at(spec, now)
+    }
+
+    /// The queue and the busy workers now, with `retries_waiting` (the
+    /// retries waiting out their delay, which the loop counts): the
+    /// backlog a window records.
+    #[inline(always)]
+    pub(super) fn backlog(&self, retries_waiting: u32) -> Backlog {
+        Backlog {
+            queue: self.queue.len() as u64,
+            busy: u64::from(self.busy),
+            retries_waiting: u64::from(retries_waiting),
+        }
     }
 
     /// Bytes of queue storage held (its capacity, not its use).

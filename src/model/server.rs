@@ -704,6 +704,53 @@ impl ServerSpec {
             .product()
     }
 
+    /// The failure probability of an attempt completing at `t` under the
+    /// spec's failure triggers; `None` if it fails for certain (an outage,
+    /// or its user's fate). `latest_start` is when a worker last started
+    /// on an attempt (a failure that ends at the next start lasts while it
+    /// is inside the trigger's window); `fails_by_fate(p)` says whether the
+    /// attempt's user is among the share `p` a per-user trigger fails. The
+    /// simulator and the live server (`herdsim serve`) both decide here.
+    #[inline]
+    pub fn failure_share(
+        &self,
+        t: Nanos,
+        latest_start: Nanos,
+        mut fails_by_fate: impl FnMut(f64) -> bool,
+    ) -> Option<f64> {
+        // A failure trigger's share is the failure rate inside its window,
+        // in place of the base rate (the Yandex study's injected failures
+        // replace its baseline); overlapping partial failures compound.
+        let mut fail_p = self.fail_rate;
+        let mut replaced = false;
+        let lingers = self.failure_end == FailureEnd::NextStart;
+        for trigger in &self.triggers {
+            // With the Yandex study's failure end, a failure lasts past its
+            // window until a worker starts on an attempt after it.
+            let failing =
+                trigger.covers(t) || (lingers && trigger.from <= t && latest_start <= trigger.to);
+            if !failing {
+                continue;
+            }
+            if !replaced
+                && matches!(
+                    trigger.kind,
+                    TriggerKind::PartialFailure(_) | TriggerKind::PerUserFailure(_)
+                )
+            {
+                fail_p = 0.0;
+                replaced = true;
+            }
+            match trigger.kind {
+                TriggerKind::Outage => return None,
+                TriggerKind::PartialFailure(p) => fail_p = 1.0 - (1.0 - fail_p) * (1.0 - p),
+                TriggerKind::PerUserFailure(p) if fails_by_fate(p) => return None,
+                _ => {}
+            }
+        }
+        Some(fail_p)
+    }
+
     /// What the spec's triggers act on, so a loop can skip the checks of
     /// effects no trigger has (a run without triggers pays none per event).
     pub fn trigger_effects(&self) -> TriggerEffects {

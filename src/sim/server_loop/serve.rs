@@ -5,7 +5,7 @@
 //! attempt taken.
 
 use crate::base::draws::Draws;
-use crate::model::server::{FailureEnd, Nanos, TriggerKind};
+use crate::model::server::Nanos;
 use crate::sim::queue::EventQueue;
 
 use super::event::{AttemptId, Event, Kind, Reply};
@@ -113,46 +113,14 @@ impl<Q: EventQueue<Event>, M: Mode> State<'_, Q, M> {
     }
 
     /// The failure probability of attempt `id` completing at `t` under the
-    /// spec's failure triggers; `None` if it fails for certain (an outage,
-    /// or its user's fate).
+    /// spec's failure triggers ([`crate::model::server::ServerSpec::failure_share`]);
+    /// `None` if it fails for certain.
     fn failure_share(&self, id: AttemptId, t: Nanos) -> Option<f64> {
-        // A failure trigger's share is the failure rate inside its window,
-        // in place of the base rate (the Yandex study's injected failures
-        // replace its baseline); overlapping partial failures compound.
-        let mut fail_p = self.spec.fail_rate;
-        let mut replaced = false;
-        let lingers = self.spec.failure_end == FailureEnd::NextStart;
-        for trigger in &self.spec.triggers {
-            // With the Yandex study's failure end, a failure lasts past its
-            // window until a worker starts on an attempt after it.
-            let failing = trigger.covers(t)
-                || (lingers && trigger.from <= t && self.station.latest_start <= trigger.to);
-            if !failing {
-                continue;
-            }
-            if !replaced
-                && matches!(
-                    trigger.kind,
-                    TriggerKind::PartialFailure(_) | TriggerKind::PerUserFailure(_)
-                )
-            {
-                fail_p = 0.0;
-                replaced = true;
-            }
-            match trigger.kind {
-                TriggerKind::Outage => return None,
-                TriggerKind::PartialFailure(p) => fail_p = 1.0 - (1.0 - fail_p) * (1.0 - p),
-                TriggerKind::PerUserFailure(p) => {
-                    let r = &self.slab[id.req];
-                    // A request that ended since keeps no fate: its reply is
-                    // ignored anyway.
-                    if r.generation == id.generation && r.fate <= p {
-                        return None;
-                    }
-                }
-                _ => {}
-            }
-        }
-        Some(fail_p)
+        self.spec.failure_share(t, self.station.latest_start, |p| {
+            let r = &self.slab[id.req];
+            // A request that ended since keeps no fate: its reply is
+            // ignored anyway.
+            r.generation == id.generation && r.fate <= p
+        })
     }
 }

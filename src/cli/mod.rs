@@ -14,8 +14,10 @@ mod compare;
 mod exact;
 mod exact_metafor;
 mod examples;
+pub mod external;
 mod import;
 mod in_process;
+mod live;
 mod map;
 mod output;
 mod params;
@@ -165,6 +167,14 @@ enum Command {
     /// SVG.
     #[command(after_long_help = examples::with_examples(&map::map_help(), &examples::MAP))]
     Map(map::MapArgs),
+    /// Serve the server model on a real socket, in wall-clock time (herdsim-live)
+    ///
+    /// The spec's server as a real network server: its workers, queue,
+    /// service time and triggers in wall time, HTTP/1.1 and gRPC on one
+    /// port, counts at /metrics. It is in the herdsim-live package
+    /// (`cargo install --path live`); `herdsim serve --help` shows its
+    /// flags.
+    Serve(live::LiveArgs),
     /// Join the shard files of a sweep (or a map) into the whole one's file
     ///
     /// Combine the shard files of a sweep (or a map) into the file the whole
@@ -305,6 +315,7 @@ fn execute(cli: Cli) -> Result<(), CliError> {
         Command::Sweep(args) => sweep::sweep(&args),
         Command::Merge(args) => sweep::merge(&args),
         Command::Map(args) => map::map(&args),
+        Command::Serve(args) => live::run_live("serve", &args),
         Command::Assess(args) => assess::assess_command(&args),
         Command::Tune(args) => tune::tune_command(&args),
         Command::Exact(args) => exact::exact_command(&args),

@@ -465,7 +465,7 @@ impl RunArgs {
 
 /// Refuses a scenario of more than one point (the flags applied), naming
 /// the first key that has several values, where the file gives it.
-fn one_point(scenario: &Scenario) -> Result<(), CliError> {
+pub(super) fn one_point(scenario: &Scenario) -> Result<(), CliError> {
     let grid = &scenario.grid;
     if grid.checked_len() == Some(1) {
         return Ok(());

@@ -869,7 +869,7 @@ fn duration_ns(text: &str) -> Result<Nanos, String> {
 }
 
 /// A duration in ns as the text `duration_ns` reads back.
-fn show_ns(ns: Nanos) -> String {
+pub fn show_ns(ns: Nanos) -> String {
     format_duration(ns / NS_PER_US)
 }
 

@@ -25,7 +25,10 @@ pub const MAX_WORKERS: u32 = 4096;
     bin_name = "herdsim",
     version,
     about = "herdsim's live commands: the server model as a real server",
-    disable_help_subcommand = true
+    disable_help_subcommand = true,
+    // A flag given twice takes its last value (the docs' tests move a
+    // shown --listen to a free port by adding one).
+    args_override_self = true
 )]
 struct Cli {
     #[command(subcommand)]
@@ -49,26 +52,30 @@ enum Command {
 
 #[derive(Debug, Args)]
 struct ServeArgs {
-    #[command(flatten)]
-    point: PointArgs,
-
     /// Address to listen on (port 0: any free port, printed at start)
-    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080", help_heading = SERVING)]
     listen: SocketAddr,
 
-    /// Stop this long after the first request [default: at Ctrl-C]
-    #[arg(long = "for", value_name = "DURATION", value_parser = parse_stop)]
+    /// Stop this long after the first request (or after the start, if none
+    /// comes in that time) [default: at Ctrl-C]
+    #[arg(long = "for", value_name = "DURATION", value_parser = parse_stop, help_heading = SERVING)]
     stop_after: Option<Duration>,
 
     /// Write the server's counts per window (the spec's --window) as CSV
     /// when it stops
-    #[arg(long, value_name = "FILE.csv")]
+    #[arg(long, value_name = "FILE.csv", help_heading = SERVING)]
     series: Option<PathBuf>,
 
     /// Replace an existing --series file
-    #[arg(long)]
+    #[arg(long, help_heading = SERVING)]
     force: bool,
+
+    #[command(flatten)]
+    point: PointArgs,
 }
+
+/// The heading of serve's own flags, above the workload's.
+const SERVING: &str = "Serving";
 
 fn parse_stop(text: &str) -> Result<Duration, String> {
     match parse_duration(text) {
@@ -202,9 +209,10 @@ fn describe(spec: &ServerSpec, stop_after: Option<Duration>) -> String {
         ),
         None => "stops at Ctrl-C".to_string(),
     };
+    let workers = spec.workers.unwrap_or(0);
     format!(
-        "{} workers, service {}, {queue} ({}), fail rate {}, {triggers}; {stop}",
-        spec.workers.unwrap_or(0),
+        "{workers} worker{}, service {}, {queue} ({}), fail rate {}, {triggers}; {stop}",
+        if workers == 1 { "" } else { "s" },
         spec.service.described(),
         spec.discipline,
         spec.fail_rate,
@@ -214,6 +222,9 @@ fn describe(spec: &ServerSpec, stop_after: Option<Duration>) -> String {
 /// The serve's totals, as a few lines.
 fn summary(report: &ServeReport) -> String {
     let t = report.series.totals();
+    if t.attempts == 0 {
+        return "no request came: nothing served\n".to_string();
+    }
     let seconds = report.ran_ns as f64 / 1e9;
     let utilisation = if report.ran_ns > 0 {
         t.busy_ns as f64 / (report.ran_ns as f64 * f64::from(report.workers))

@@ -2,7 +2,8 @@
 //! (tokio and hyper stay out of this binary's build). This hands the
 //! command line to `herdsim-live` found beside this binary or on the PATH,
 //! replacing this process on Unix so that Ctrl-C and the exit code are its
-//! own; without it, one line says how to install it.
+//! own; without it, one line says how to install it. `HERDSIM_LIVE` names
+//! another `herdsim-live` (the tests' stand-in, or a build of one's own).
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -26,8 +27,13 @@ pub struct LiveArgs {
     args: Vec<OsString>,
 }
 
-/// Where `herdsim-live` is: beside this binary, else the first on the PATH.
+/// Where `herdsim-live` is: the file `HERDSIM_LIVE` names if it is set,
+/// else beside this binary, else the first on the PATH.
 fn find_live() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("HERDSIM_LIVE") {
+        let path = PathBuf::from(path);
+        return path.is_file().then_some(path);
+    }
     let name = format!("{LIVE}{}", std::env::consts::EXE_SUFFIX);
     let beside = std::env::current_exe()
         .ok()

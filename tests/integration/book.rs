@@ -14,6 +14,9 @@
 //!   shown, so not checked. Other lines (`cargo install`, `cargo test`,
 //!   `mdbook`) set a machine up and are not run here.
 //!
+//! A block whose info string says `live` (`herdsim serve`) runs in the live
+//! package's tests instead (live/tests/docs.rs), where its binary is built.
+//!
 //! `cargo run --release --` runs the test build of `herdsim`, with `NO_COLOR`
 //! set and `COLUMNS=100` (the width help wraps to). Each file's
 //! commands run in order in a scratch directory of their own, which holds
@@ -67,7 +70,11 @@ fn examples(name: &str, text: &str) -> Result<Vec<Example>, String> {
             .ok_or_else(|| format!("{name}:{}: a code block that never ends", i + 1))?;
         let body = &lines[i + 1..end];
         let slow = words.contains(&"slow");
+        // The live commands' blocks run in the live package's tests
+        // (live/tests/docs.rs), where herdsim-live is built.
+        let live = words.contains(&"live");
         match words.first().copied() {
+            _ if live => {}
             Some("console") => found.extend(console_block(name, i + 2, body, slow)?),
             Some("sh") => found.extend(sh_block(name, i + 2, body, slow)?),
             _ => {}

@@ -27,6 +27,7 @@ mod in_process;
 mod invariants;
 mod layers;
 mod linkerd;
+mod live;
 mod map;
 mod map_split;
 mod mesh;

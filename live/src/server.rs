@@ -27,6 +27,7 @@ use herdsim::model::server::{Nanos, ServerSpec};
 
 use crate::grpc::{self, Status};
 use crate::station::{Admission, Job, Station};
+use crate::timing::tighten_timer_slack;
 use crate::window_series::WindowSeries;
 
 /// The largest request body read (a call's payload is echoed back).
@@ -231,19 +232,6 @@ async fn accept_until_stop(
             _ = tokio::signal::ctrl_c() => return Ok(()),
             () = &mut stop_time => return Ok(()),
         }
-    }
-}
-
-/// Asks the kernel to wake this thread's sleeps on time: Linux lets a
-/// sleep end up to 50 µs late by default (its timer slack), which a
-/// service time of 1 ms would feel. Best effort: without it, sleeps are
-/// only later.
-fn tighten_timer_slack() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: PR_SET_TIMERSLACK takes one integer and changes only the
-    // calling thread's timer slack.
-    unsafe {
-        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong);
     }
 }
 

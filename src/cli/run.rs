@@ -575,19 +575,19 @@ fn stopped_message(stopped: &RunMetrics, max_events: u64) -> String {
 }
 
 /// Where and how `run --plot` draws a server run.
-struct ServerPlot<'a> {
-    path: &'a Path,
-    force: bool,
+pub(super) struct ServerPlot<'a> {
+    pub(super) path: &'a Path,
+    pub(super) force: bool,
     /// `--plot-all`: to the end of the drain.
-    all: bool,
-    master_seed: u64,
+    pub(super) all: bool,
+    pub(super) master_seed: u64,
 }
 
 /// Draws replicate 0's time series: load and goodput, queue, latency, each
 /// trigger shaded and labelled, the patience window and the verdict marked;
 /// titled with the service's depth and offered load, the triggers and the
 /// retry policy.
-fn plot_server_series(
+pub(super) fn plot_server_series(
     plot: &ServerPlot<'_>,
     spec: &RunSpec,
     server: &ServerSpec,

@@ -4,7 +4,8 @@
 //! `rate_changes = at-arrival`, and the count a fixed number of requests
 //! stops at. Thinning's rejected proposals count toward the run's event
 //! limit, as events do: a bound far above the rate once made billions of
-//! them between two events.
+//! them between two events. `herdsim drill` (herdsim-live) draws its real
+//! arrivals here too.
 
 use crate::base::draws::Draws;
 use crate::base::lookahead::Lookahead;
@@ -20,7 +21,7 @@ const PROPOSALS_PAST_HORIZON: u64 = 1 << 20;
 
 /// The next arrival, or why there is none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Next {
+pub enum Next {
     /// It comes at this time.
     At(Nanos),
     /// The load is over (its duration, or its count of requests).
@@ -32,7 +33,7 @@ pub(super) enum Next {
 
 /// The arrivals' state.
 #[derive(Debug, Clone)]
-pub(super) struct Arrivals {
+pub struct Arrivals {
     /// The spec's highest arrival-rate factor (thinning's bound), once.
     peak_load: f64,
     /// The mean gap between arrivals at that factor, ns (thinning's
@@ -52,7 +53,7 @@ pub(super) struct Arrivals {
 }
 
 impl Arrivals {
-    pub(super) fn new(spec: &ServerSpec, max_events: u64) -> Self {
+    pub fn new(spec: &ServerSpec, max_events: u64) -> Self {
         let peak_load = spec.peak_load_factor();
         Arrivals {
             peak_load,
@@ -72,7 +73,7 @@ impl Arrivals {
     /// duration, or, with a fixed request count, if the count is not made
     /// yet.
     #[inline(always)]
-    pub(super) fn next_after(
+    pub fn next_after(
         &mut self,
         spec: &ServerSpec,
         mut t: Nanos,

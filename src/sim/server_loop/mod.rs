@@ -64,7 +64,7 @@ mod station;
 mod tests;
 mod users;
 
-use arrivals::{Arrivals, Next};
+pub use arrivals::{Arrivals, Next};
 use chain::Uppers;
 use event::{Event, Kind};
 use hedged::Hedged;

@@ -1,0 +1,182 @@
+//! `herdsim drill`: the client side of the model in real time. Arrivals
+//! come from the simulator's own arrival process ([`Arrivals`], load
+//! triggers included) on a thread that sleeps to each one precisely (the
+//! async runtime's timers tick in whole milliseconds); each request is a
+//! task that lives as [`client::request`] says, against a real endpoint.
+//! It stops at the load's end (then lets the requests in flight finish,
+//! up to the horizon), at its request bound, or at Ctrl-C, and reports
+//! through the simulator's recorder. A live run is not reproducible: the
+//! same seed gives the same arrival times and delays, not the same run.
+
+pub mod client;
+pub mod record;
+pub mod transport;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use herdsim::base::draws::Draws;
+use herdsim::base::lookahead::Lookahead;
+use herdsim::base::seeding::{Seeds, job_rng};
+use herdsim::control::Controls;
+use herdsim::measure::server_metrics::ServerMetrics;
+use herdsim::model::server::{Load, Nanos, ServerSpec};
+use herdsim::policy::AnyPolicy;
+use herdsim::sim::server_loop::{Arrivals, Next, ServerRetry};
+
+use client::{Clients, request};
+use record::LiveRecorder;
+use transport::{Target, Transport};
+
+use crate::timing::tighten_timer_slack;
+
+/// A drill: the workload, the clients' retry settings, the target.
+#[derive(Debug, Clone)]
+pub struct DrillConfig {
+    pub spec: ServerSpec,
+    pub retry: ServerRetry,
+    pub seeds: Seeds,
+    pub target: Target,
+    /// When requests in flight stop being waited for, ns after the start.
+    pub horizon: Nanos,
+}
+
+/// How a drill ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// Every request ended after the load's end.
+    Drained,
+    /// The horizon came with requests in flight.
+    Horizon,
+    /// Ctrl-C.
+    Interrupted,
+}
+
+/// A drill's measurements and how it ended.
+#[derive(Debug, Clone)]
+pub struct DrillRun {
+    pub metrics: ServerMetrics,
+    pub ending: Ending,
+}
+
+/// Runs the drill: arrivals until the load's end (or its request bound),
+/// then the requests in flight until they end or the horizon comes; Ctrl-C
+/// stops it at once. Everything recorded is kept in each case.
+pub fn drill(config: DrillConfig) -> std::io::Result<DrillRun> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let spec = config.spec.clone();
+    let clients = Arc::new(Clients {
+        transport: Transport::new(config.target.clone()),
+        rec: LiveRecorder::new(&spec),
+        policy: AnyPolicy::new(&config.retry.policy),
+        controls: Controls::new(
+            &config.retry.controls,
+            spec.load.sources(),
+            config.retry.fleet,
+            config.seeds.controls(),
+        )
+        .map(Mutex::new),
+        backoff: Mutex::new(job_rng(config.seeds.policy)),
+        timeout: spec.timeout,
+        deadline: config.retry.deadline,
+        max_attempts: config.retry.max_attempts,
+        retry_on: config.retry.retry_on,
+    });
+    // The requests not yet ended (admission waits included).
+    let open = Arc::new(AtomicU64::new(0));
+    let interrupted = Arc::new(AtomicBool::new(false));
+    {
+        let interrupted = Arc::clone(&interrupted);
+        runtime.spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                interrupted.store(true, Ordering::SeqCst);
+            }
+        });
+    }
+    let mut environment = Lookahead::new(job_rng(config.seeds.environment));
+    match spec.load {
+        Load::Open { sources, .. } => {
+            tighten_timer_slack();
+            let mut arrivals = Arrivals::new(&spec, u64::MAX);
+            let mut t = 0;
+            while let Next::At(next) = arrivals.next_after(&spec, t, &mut environment) {
+                t = next;
+                if !sleep_until(clients.rec.instant_of(t), &interrupted) {
+                    break;
+                }
+                let source = if sources > 1 {
+                    environment.uniform(0, u64::from(sources - 1)) as u32
+                } else {
+                    0
+                };
+                let (clients, open) = (Arc::clone(&clients), Arc::clone(&open));
+                open.fetch_add(1, Ordering::SeqCst);
+                runtime.spawn(async move {
+                    request(clients, source, true).await;
+                    open.fetch_sub(1, Ordering::SeqCst);
+                });
+            }
+        }
+        Load::Closed { users, think } => {
+            let first = spec.first_call.unwrap_or(think);
+            for user in 0..users {
+                let (clients, open) = (Arc::clone(&clients), Arc::clone(&open));
+                let (start, duration) = (first.sample(&mut environment), spec.duration);
+                let mut thinking = Lookahead::new(job_rng(
+                    config.seeds.environment ^ u64::from(user) << 32 ^ 0x7573_6572,
+                ));
+                open.fetch_add(1, Ordering::SeqCst);
+                runtime.spawn(async move {
+                    let mut at = start;
+                    while at < duration {
+                        tokio::time::sleep_until(clients.rec.instant_of(at).into()).await;
+                        request(Arc::clone(&clients), user, false).await;
+                        at = clients
+                            .rec
+                            .now()
+                            .saturating_add(think.sample(&mut thinking));
+                    }
+                    open.fetch_sub(1, Ordering::SeqCst);
+                });
+            }
+        }
+    }
+    // The load has ended (or was stopped): the requests in flight finish,
+    // up to the horizon.
+    let horizon = clients.rec.instant_of(config.horizon);
+    let ending = loop {
+        if interrupted.load(Ordering::SeqCst) {
+            break Ending::Interrupted;
+        }
+        if open.load(Ordering::SeqCst) == 0 {
+            break Ending::Drained;
+        }
+        if Instant::now() >= horizon {
+            break Ending::Horizon;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    let metrics = clients.rec.finish(&spec, ending != Ending::Drained);
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    Ok(DrillRun { metrics, ending })
+}
+
+/// Sleeps to `deadline` in steps short enough to notice Ctrl-C; false if
+/// it came.
+fn sleep_until(deadline: Instant, interrupted: &AtomicBool) -> bool {
+    const STEP: Duration = Duration::from_millis(50);
+    loop {
+        if interrupted.load(Ordering::SeqCst) {
+            return false;
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return true;
+        }
+        std::thread::sleep((deadline - now).min(STEP));
+    }
+}

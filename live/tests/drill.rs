@@ -1,0 +1,284 @@
+//! `herdsim drill` as a user runs it, against a real `herdsim serve` on a
+//! loopback port. Every server stops by itself (`--for`), every drill by
+//! its load's end or a Ctrl-C the test sends; every wait is bounded.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// The longest a process may take to stop.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+/// Live runs are timed by the machine's clock: on two cores, two drills
+/// and their servers at once would each see the other's load. One at a
+/// time.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn alone() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn live() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_herdsim-live"))
+}
+
+/// Starts `serve` with `args` on a free port: the child and its port.
+fn serve(args: &[&str]) -> (Child, String) {
+    let mut child = live()
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port = line
+        .split("127.0.0.1:")
+        .nth(1)
+        .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
+        .unwrap_or_else(|| panic!("no port in {line:?}"))
+        .to_string();
+    (child, port)
+}
+
+/// Waits (bounded) for `child` to stop: its output.
+fn finish(mut child: Child) -> Output {
+    let deadline = Instant::now() + PATIENCE;
+    while child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "a process did not stop");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn json_metric(json: &str, name: &str) -> f64 {
+    // The report's metrics are `"name": {"mean": …`.
+    let at = json
+        .find(&format!("\"{name}\""))
+        .unwrap_or_else(|| panic!("no {name} in {json}"));
+    let rest = &json[at..];
+    let mean = rest.find("\"mean\":").unwrap() + 7;
+    rest[mean..]
+        .trim_start()
+        .split([',', '}'])
+        .next()
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// A stall the service recovers from: during a 200 ms outage attempts fail
+/// and are retried with backoff, and after it the requests succeed again;
+/// every attempt the drill sent reached the server (they count the same),
+/// and the verdict is recovered.
+#[test]
+fn a_drill_against_serve_counts_what_the_server_counts_and_recovers() {
+    let _alone = alone();
+    // A second of baseline before the stall, so that the verdict's health
+    // test has a level and a spread to compare with (exponential service:
+    // latency varies as it does in the simulation, not only by the
+    // machine's hiccups).
+    let workload = [
+        "--rate",
+        "200",
+        "--workers",
+        "2",
+        "--service",
+        "exp:2ms",
+        "--trigger",
+        "outage@1s..1200ms",
+        "--timeout",
+        "100ms",
+        "--policy",
+        "full",
+        "--base",
+        "20ms",
+        "--max-attempts",
+        "3",
+        "--duration",
+        "3s",
+        "--patience",
+        "1500ms",
+        "--window",
+        "100ms",
+    ];
+    // The server outlives the drill's 3 s and its drain.
+    let (server, port) = serve(&[&workload[..], &["--for", "5s"]].concat());
+    let out = live()
+        .args([
+            "drill",
+            "--target",
+            &format!("http://127.0.0.1:{port}"),
+            "--json",
+        ])
+        .args(workload)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.starts_with("herdsim drill: HTTP/1.1 POST"),
+        "says what it sends first: {stderr}"
+    );
+    assert!(stderr.contains("open loop, 200 requests/s"), "{stderr}");
+    let json = String::from_utf8(out.stdout).unwrap();
+    let requests = json_metric(&json, "requests");
+    // 600 requests expected in 3 s; Poisson's sd is 24.5, so ±90 is 3.7 sd.
+    assert!((510.0..=690.0).contains(&requests), "{requests}");
+    let attempts = json_metric(&json, "attempts");
+    assert!(
+        attempts > requests,
+        "the outage's failures were retried: {attempts} attempts"
+    );
+    // About 40 of 600 requests arrive in the outage and most of those
+    // fail all three attempts (their retries come within 60 ms).
+    assert!(json_metric(&json, "success_rate") > 0.85, "{json}");
+    assert_eq!(json_metric(&json, "stuck"), 0.0, "{json}");
+    assert!(
+        !json.contains("\"utilisation\""),
+        "server-side metrics are left out"
+    );
+    let served = finish(server);
+    let summary = String::from_utf8(served.stdout).unwrap();
+    assert!(
+        summary.contains(&format!("{} attempts arrived", attempts as u64)),
+        "every attempt reached the server: drill {attempts}, serve {summary}"
+    );
+}
+
+/// Ctrl-C stops a drill at once and keeps what it recorded: the report and
+/// the series.
+#[test]
+fn ctrl_c_stops_a_drill_and_keeps_its_report_and_series() {
+    let _alone = alone();
+    let dir = std::env::temp_dir().join(format!("herdsim-drill-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let series: PathBuf = dir.join("drill.csv");
+    let (server, port) = serve(&["--workers", "2", "--service", "const:1ms", "--for", "2s"]);
+    let mut drill = live()
+        .args(["drill", "--target", &format!("http://127.0.0.1:{port}")])
+        .args(["--rate", "100", "--duration", "60s", "--window", "100ms"])
+        .args(["--series", series.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    let sent = Command::new("kill")
+        .args(["-INT", &drill.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let started = Instant::now();
+    let deadline = started + Duration::from_secs(10);
+    while drill.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "drill did not stop at Ctrl-C");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = drill.wait_with_output().unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("stopped at Ctrl-C"),
+        "the interruption happened: {stderr}"
+    );
+    let report = String::from_utf8(out.stdout).unwrap();
+    assert!(report.contains("requests"), "{report}");
+    let csv = std::fs::read_to_string(&series).expect("the series is kept");
+    // About 0.7 s of 100 ms windows.
+    let rows = csv.lines().count() - 1;
+    assert!((5..=12).contains(&rows), "{rows} windows:\n{csv}");
+    let _ = finish(server);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// gRPC targets get the same client: calls over HTTP/2 succeed, and an
+/// outage's UNAVAILABLE is a failure the policy retries.
+#[test]
+fn a_drill_over_grpc_retries_unavailable() {
+    let _alone = alone();
+    let workload = [
+        "--rate",
+        "100",
+        "--workers",
+        "2",
+        "--service",
+        "const:1ms",
+        "--trigger",
+        "outage@200ms..400ms",
+        "--policy",
+        "no-backoff",
+        "--max-attempts",
+        "2",
+        "--duration",
+        "1s",
+        "--patience",
+        "500ms",
+    ];
+    let (server, port) = serve(&[&workload[..], &["--for", "3s"]].concat());
+    let out = live()
+        .args([
+            "drill",
+            "--target",
+            &format!("grpc://127.0.0.1:{port}"),
+            "--json",
+        ])
+        .args(workload)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.starts_with("herdsim drill: gRPC http://127.0.0.1:"),
+        "{stderr}"
+    );
+    let json = String::from_utf8(out.stdout).unwrap();
+    let (requests, attempts) = (
+        json_metric(&json, "requests"),
+        json_metric(&json, "attempts"),
+    );
+    // About 20 of 100 requests come during the outage: each fails twice.
+    assert!(
+        attempts >= requests + 5.0,
+        "{requests} requests, {attempts} attempts"
+    );
+    assert!(json_metric(&json, "gave_up") >= 5.0, "{json}");
+    assert!(json_metric(&json, "successes") >= requests - json_metric(&json, "gave_up"));
+    let _ = finish(server);
+}
+
+/// Bad input is one line and exit 2: a malformed target, a target nobody
+/// listens at, a rate beyond what drill drives, what it cannot be.
+#[test]
+fn what_drill_cannot_do_is_refused_in_one_line() {
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let unreachable = format!("http://127.0.0.1:{closed}");
+    let cases: [(&[&str], &str); 4] = [
+        (&["--target", "localhost:80"], "'--target <URL>'"),
+        (&["--target", &unreachable], "cannot connect"),
+        (
+            &["--target", &unreachable, "--rate", "50000"],
+            "at most 20000 requests/s",
+        ),
+        (
+            &["--target", &unreachable, "--depth", "2"],
+            "drill calls one service",
+        ),
+    ];
+    for (args, expected) in cases {
+        let out = live().arg("drill").args(args).output().unwrap();
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty());
+    }
+}

@@ -1,9 +1,11 @@
 //! The book's `live` blocks (the main package's book test skips them: it
 //! does not build this binary). Each `herdsim serve` command a `sh live`
-//! block shows runs as shown, moved to a free loopback port, takes a few
-//! calls and is stopped with a real Ctrl-C (SIGINT), which must keep its
-//! series; what it announces is on the page. A `console live` block's
-//! output is what the command prints (`...` stands for any lines).
+//! block shows runs as shown, moved to a free loopback port, and what it
+//! announces must be on the page; a `herdsim drill` after it in the block
+//! drives it (its target moved to that port), else the serve takes three
+//! calls; then a real Ctrl-C (SIGINT) stops the serve, which must report.
+//! A `console live` block's output is what the command prints (`...`
+//! stands for any lines).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -83,10 +85,16 @@ fn call(port: &str) -> u16 {
     reply[9..12].parse().unwrap()
 }
 
-/// Runs a shown `serve` command in `dir` on a free port, calls it three
-/// times, stops it with SIGINT: its announcement (port as shown) and
-/// stdout.
-fn run_serve(args: &[String], dir: &Path) -> (String, String) {
+/// A shown `serve` command running on a free port.
+struct Running {
+    child: std::process::Child,
+    port: String,
+    /// Its announcement, the port as shown (8080).
+    announced: String,
+}
+
+/// Starts a shown `serve` command in `dir` on a free port.
+fn start_serve(args: &[String], dir: &Path) -> Running {
     let mut child = Command::new(env!("CARGO_BIN_EXE_herdsim-live"))
         .args(args)
         .args(["--listen", "127.0.0.1:0"])
@@ -104,9 +112,19 @@ fn run_serve(args: &[String], dir: &Path) -> (String, String) {
         .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
         .unwrap_or_else(|| panic!("no port in {announced:?}"))
         .to_string();
-    for _ in 0..3 {
-        assert_eq!(call(&port), 200);
+    let announced = announced
+        .trim_end()
+        .replace(&format!("127.0.0.1:{port}"), "127.0.0.1:8080");
+    Running {
+        child,
+        port,
+        announced,
     }
+}
+
+/// Stops a serve with a real Ctrl-C (SIGINT): what it printed.
+fn stop_serve(running: Running) -> String {
+    let mut child = running.child;
     let killed = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
@@ -119,12 +137,47 @@ fn run_serve(args: &[String], dir: &Path) -> (String, String) {
     }
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "{out:?}");
-    (
-        announced
-            .trim_end()
-            .replace(&format!("127.0.0.1:{port}"), "127.0.0.1:8080"),
-        String::from_utf8(out.stdout).unwrap(),
-    )
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Runs a shown `drill` command in `dir` against the serve on `port` (the
+/// shown target's port replaced): its report, and its plan (the first line
+/// on stderr, the port as shown).
+fn run_drill(args: &[String], dir: &Path, port: &str) -> (String, String) {
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| a.replace("127.0.0.1:8080", &format!("127.0.0.1:{port}")))
+        .collect();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_herdsim-live"))
+        .args(&args)
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A shown drill runs for its load (tens of seconds at most).
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "drill did not end");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{args:?}: {out:?}");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let plan = stderr
+        .lines()
+        .next()
+        .unwrap_or("")
+        .replace(&format!("127.0.0.1:{port}"), "127.0.0.1:8080");
+    (String::from_utf8(out.stdout).unwrap(), plan)
+}
+
+/// The file a shown command's `--series` names, if it names one.
+fn series_of(command: &[String], dir: &Path) -> Option<PathBuf> {
+    command
+        .iter()
+        .position(|w| w == "--series")
+        .map(|i| dir.join(&command[i + 1]))
 }
 
 /// `expected` (with `...` for any lines) against `actual`.
@@ -166,26 +219,50 @@ fn every_live_command_the_docs_show_runs_as_shown() {
                     "{page}: {command:?} printed\n{printed}"
                 );
             } else {
+                // A serve runs until the block ends: a drill after it in
+                // the block drives it; alone, it takes three calls.
+                let mut running: Option<Running> = None;
+                let mut drilled = false;
                 for command in commands(&body) {
-                    assert_eq!(command[0], "serve", "{page}: only serve is live");
-                    let series = command
-                        .iter()
-                        .position(|w| w == "--series")
-                        .map(|i| dir.join(&command[i + 1]));
-                    let (announced, summary) = run_serve(&command, &dir);
-                    assert!(
-                        text.contains(&announced),
-                        "{page} shows what serve announces:\n{announced}"
-                    );
-                    assert!(
-                        summary.contains("3 attempts arrived, 3 finished"),
-                        "{summary}"
-                    );
-                    if let Some(series) = series {
-                        let csv = std::fs::read_to_string(&series).expect("kept at Ctrl-C");
+                    match command[0].as_str() {
+                        "serve" => {
+                            let serve = start_serve(&command, &dir);
+                            assert!(
+                                text.contains(&serve.announced),
+                                "{page} shows what serve announces:\n{}",
+                                serve.announced
+                            );
+                            running = Some(serve);
+                        }
+                        "drill" => {
+                            let serve = running.as_ref().expect("a drill after its serve");
+                            let (report, plan) = run_drill(&command, &dir, &serve.port);
+                            assert!(report.contains("storm probability"), "{report}");
+                            assert!(text.contains(&plan), "{page} shows drill's plan:\n{plan}");
+                            drilled = true;
+                        }
+                        other => panic!("{page}: `herdsim {other}` is not live"),
+                    }
+                    if let Some(series) = series_of(&command, &dir)
+                        && command[0] == "drill"
+                    {
+                        let csv = std::fs::read_to_string(&series).expect("the series");
                         assert!(csv.lines().count() >= 2, "{csv}");
                     }
                 }
+                let serve = running.expect("a live sh block starts a serve");
+                if !drilled {
+                    for _ in 0..3 {
+                        assert_eq!(call(&serve.port), 200);
+                    }
+                }
+                let summary = stop_serve(serve);
+                let expected = if drilled {
+                    "attempts arrived"
+                } else {
+                    "3 attempts arrived, 3 finished"
+                };
+                assert!(summary.contains(expected), "{summary}");
             }
             ran += 1;
             std::fs::remove_dir_all(&dir).unwrap();

@@ -1,6 +1,6 @@
-//! `herdsim serve`: the live commands live in the `herdsim-live` package
-//! (tokio and hyper stay out of this binary's build). This hands the
-//! command line to `herdsim-live` found beside this binary or on the PATH,
+//! `herdsim serve` and `herdsim drill`: the live commands live in the
+//! `herdsim-live` package (tokio and hyper stay out of this binary's
+//! build). This hands the command line to `herdsim-live` found beside this binary or on the PATH,
 //! replacing this process on Unix so that Ctrl-C and the exit code are its
 //! own; without it, one line says how to install it. `HERDSIM_LIVE` names
 //! another `herdsim-live` (the tests' stand-in, or a build of one's own).

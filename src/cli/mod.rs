@@ -175,6 +175,14 @@ enum Command {
     /// (`cargo install --path live`); `herdsim serve --help` shows its
     /// flags.
     Serve(live::LiveArgs),
+    /// Drive a real endpoint with the client model, in wall-clock time (herdsim-live)
+    ///
+    /// The spec's load and clients (arrivals, timeouts, deadline, backoff
+    /// policy, attempt limit, retry controls) against a real HTTP/1.1 or
+    /// gRPC endpoint, reported as `run` reports. It is in the herdsim-live
+    /// package (`cargo install --path live`); `herdsim drill --help` shows
+    /// its flags.
+    Drill(live::LiveArgs),
     /// Join the shard files of a sweep (or a map) into the whole one's file
     ///
     /// Combine the shard files of a sweep (or a map) into the file the whole
@@ -316,6 +324,7 @@ fn execute(cli: Cli) -> Result<(), CliError> {
         Command::Merge(args) => sweep::merge(&args),
         Command::Map(args) => map::map(&args),
         Command::Serve(args) => live::run_live("serve", &args),
+        Command::Drill(args) => live::run_live("drill", &args),
         Command::Assess(args) => assess::assess_command(&args),
         Command::Tune(args) => tune::tune_command(&args),
         Command::Exact(args) => exact::exact_command(&args),

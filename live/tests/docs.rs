@@ -7,17 +7,16 @@
 //! A `console live` block's output is what the command prints (`...`
 //! stands for any lines).
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Stdio;
+use std::time::Duration;
+
+use common::{PATIENCE, Served, ctrl_c, live, post, start_serve};
 
 /// The pages that hold live blocks.
 const PAGES: [&str; 1] = ["docs/src/guide/serve.md"];
-
-/// The longest a shown command may take to answer or stop.
-const PATIENCE: Duration = Duration::from_secs(20);
 
 fn repository() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -71,71 +70,10 @@ fn commands(body: &[String]) -> Vec<Vec<String>> {
     out
 }
 
-/// One HTTP/1.1 call: the status code.
-fn call(port: &str) -> u16 {
-    let mut stream = TcpStream::connect(format!("127.0.0.1:{port}")).expect("connects");
-    stream.set_read_timeout(Some(PATIENCE)).unwrap();
-    write!(
-        stream,
-        "POST /call HTTP/1.1\r\nHost: docs\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi"
-    )
-    .unwrap();
-    let mut reply = String::new();
-    stream.read_to_string(&mut reply).unwrap();
-    reply[9..12].parse().unwrap()
-}
-
-/// A shown `serve` command running on a free port.
-struct Running {
-    child: std::process::Child,
-    port: String,
-    /// Its announcement, the port as shown (8080).
-    announced: String,
-}
-
-/// Starts a shown `serve` command in `dir` on a free port.
-fn start_serve(args: &[String], dir: &Path) -> Running {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_herdsim-live"))
-        .args(args)
-        .args(["--listen", "127.0.0.1:0"])
-        .current_dir(dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut announced = String::new();
-    stderr.read_line(&mut announced).unwrap();
-    let port = announced
-        .split("127.0.0.1:")
-        .nth(1)
-        .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
-        .unwrap_or_else(|| panic!("no port in {announced:?}"))
-        .to_string();
-    let announced = announced
-        .trim_end()
-        .replace(&format!("127.0.0.1:{port}"), "127.0.0.1:8080");
-    Running {
-        child,
-        port,
-        announced,
-    }
-}
-
-/// Stops a serve with a real Ctrl-C (SIGINT): what it printed.
-fn stop_serve(running: Running) -> String {
-    let mut child = running.child;
-    let killed = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success(), "the Ctrl-C was sent");
-    let deadline = Instant::now() + PATIENCE;
-    while child.try_wait().unwrap().is_none() {
-        assert!(Instant::now() < deadline, "serve did not stop at Ctrl-C");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().unwrap();
+/// Stops a serve with a real Ctrl-C: what it printed.
+fn stop_serve(served: Served) -> String {
+    ctrl_c(&served.child);
+    let out = common::finish(served.child, PATIENCE);
     assert!(out.status.success(), "{out:?}");
     String::from_utf8(out.stdout).unwrap()
 }
@@ -143,12 +81,12 @@ fn stop_serve(running: Running) -> String {
 /// Runs a shown `drill` command in `dir` against the serve on `port` (the
 /// shown target's port replaced): its report, and its plan (the first line
 /// on stderr, the port as shown).
-fn run_drill(args: &[String], dir: &Path, port: &str) -> (String, String) {
+fn run_drill(args: &[String], dir: &Path, port: u16) -> (String, String) {
     let args: Vec<String> = args
         .iter()
         .map(|a| a.replace("127.0.0.1:8080", &format!("127.0.0.1:{port}")))
         .collect();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_herdsim-live"))
+    let child = live()
         .args(&args)
         .current_dir(dir)
         .stdout(Stdio::piped())
@@ -156,12 +94,7 @@ fn run_drill(args: &[String], dir: &Path, port: &str) -> (String, String) {
         .spawn()
         .unwrap();
     // A shown drill runs for its load (tens of seconds at most).
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while child.try_wait().unwrap().is_none() {
-        assert!(Instant::now() < deadline, "drill did not end");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let out = child.wait_with_output().unwrap();
+    let out = common::finish(child, Duration::from_secs(120));
     assert!(out.status.success(), "{args:?}: {out:?}");
     let stderr = String::from_utf8(out.stderr).unwrap();
     let plan = stderr
@@ -207,7 +140,7 @@ fn every_live_command_the_docs_show_runs_as_shown() {
             std::fs::create_dir_all(&dir).unwrap();
             if words[0] == "console" {
                 let command = commands(&body[..1]).remove(0);
-                let out = Command::new(env!("CARGO_BIN_EXE_herdsim-live"))
+                let out = live()
                     .args(&command)
                     .env("COLUMNS", "100")
                     .output()
@@ -221,12 +154,12 @@ fn every_live_command_the_docs_show_runs_as_shown() {
             } else {
                 // A serve runs until the block ends: a drill after it in
                 // the block drives it; alone, it takes three calls.
-                let mut running: Option<Running> = None;
+                let mut running: Option<Served> = None;
                 let mut drilled = false;
                 for command in commands(&body) {
                     match command[0].as_str() {
                         "serve" => {
-                            let serve = start_serve(&command, &dir);
+                            let serve = start_serve(&command, Some(&dir));
                             assert!(
                                 text.contains(&serve.announced),
                                 "{page} shows what serve announces:\n{}",
@@ -236,7 +169,7 @@ fn every_live_command_the_docs_show_runs_as_shown() {
                         }
                         "drill" => {
                             let serve = running.as_ref().expect("a drill after its serve");
-                            let (report, plan) = run_drill(&command, &dir, &serve.port);
+                            let (report, plan) = run_drill(&command, &dir, serve.port);
                             assert!(report.contains("storm probability"), "{report}");
                             assert!(text.contains(&plan), "{page} shows drill's plan:\n{plan}");
                             drilled = true;
@@ -253,7 +186,7 @@ fn every_live_command_the_docs_show_runs_as_shown() {
                 let serve = running.expect("a live sh block starts a serve");
                 if !drilled {
                     for _ in 0..3 {
-                        assert_eq!(call(&serve.port), 200);
+                        assert_eq!(post(serve.port, "hi").0, 200);
                     }
                 }
                 let summary = stop_serve(serve);

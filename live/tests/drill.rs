@@ -2,57 +2,23 @@
 //! loopback port. Every server stops by itself (`--for`), every drill by
 //! its load's end or a Ctrl-C the test sends; every wait is bounded.
 
-use std::io::{BufRead, BufReader};
+mod common;
+
 use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Child, Stdio};
+use std::time::Duration;
 
-/// The longest a process may take to stop.
-const PATIENCE: Duration = Duration::from_secs(60);
+use common::{PATIENCE, alone, ctrl_c, live, start_serve};
 
-/// Live runs are timed by the machine's clock: on two cores, two drills
-/// and their servers at once would each see the other's load. One at a
-/// time.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn alone() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+/// Starts `serve ARGS` on a free port: the child and its port.
+fn serve(args: &[&str]) -> (Child, u16) {
+    let served = start_serve(&[&["serve"], args].concat(), None);
+    (served.child, served.port)
 }
 
-fn live() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_herdsim-live"))
-}
-
-/// Starts `serve` with `args` on a free port: the child and its port.
-fn serve(args: &[&str]) -> (Child, String) {
-    let mut child = live()
-        .args(["serve", "--listen", "127.0.0.1:0"])
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stderr.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let port = line
-        .split("127.0.0.1:")
-        .nth(1)
-        .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
-        .unwrap_or_else(|| panic!("no port in {line:?}"))
-        .to_string();
-    (child, port)
-}
-
-/// Waits (bounded) for `child` to stop: its output.
-fn finish(mut child: Child) -> Output {
-    let deadline = Instant::now() + PATIENCE;
-    while child.try_wait().unwrap().is_none() {
-        assert!(Instant::now() < deadline, "a process did not stop");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
+/// Waits for a process to stop by itself.
+fn finish(child: Child) -> std::process::Output {
+    common::finish(child, PATIENCE)
 }
 
 fn json_metric(json: &str, name: &str) -> f64 {
@@ -160,7 +126,7 @@ fn ctrl_c_stops_a_drill_and_keeps_its_report_and_series() {
     std::fs::create_dir_all(&dir).unwrap();
     let series: PathBuf = dir.join("drill.csv");
     let (server, port) = serve(&["--workers", "2", "--service", "const:1ms", "--for", "2s"]);
-    let mut drill = live()
+    let drill = live()
         .args(["drill", "--target", &format!("http://127.0.0.1:{port}")])
         .args(["--rate", "100", "--duration", "60s", "--window", "100ms"])
         .args(["--series", series.to_str().unwrap()])
@@ -169,18 +135,9 @@ fn ctrl_c_stops_a_drill_and_keeps_its_report_and_series() {
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(700));
-    let sent = Command::new("kill")
-        .args(["-INT", &drill.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(sent.success());
-    let started = Instant::now();
-    let deadline = started + Duration::from_secs(10);
-    while drill.try_wait().unwrap().is_none() {
-        assert!(Instant::now() < deadline, "drill did not stop at Ctrl-C");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = drill.wait_with_output().unwrap();
+    ctrl_c(&drill);
+    // It stops at once, not at its 60 s load's end.
+    let out = common::finish(drill, Duration::from_secs(10));
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(out.status.success(), "{stderr}");
     assert!(

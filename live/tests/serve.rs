@@ -3,84 +3,29 @@
 //! is bounded (a read timeout, a deadline on the child); every server
 //! stops by itself (`--for`).
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpStream};
+mod common;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
 use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
-/// The longest any one exchange may take before the test fails.
-const PATIENCE: Duration = Duration::from_secs(20);
+use common::{PATIENCE, Served, alone, live, post, start_serve};
 
-/// A running `herdsim-live serve` and the address it announced.
-struct Served {
-    child: Child,
-    addr: SocketAddr,
-    announced: String,
-}
-
-/// Starts `serve` on a free loopback port with `args` and reads its
-/// announcement.
+/// Starts `serve ARGS` on a free port.
 fn serve(args: &[&str]) -> Served {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_herdsim-live"))
-        .args(["serve", "--listen", "127.0.0.1:0"])
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("herdsim-live starts");
-    let mut stderr = BufReader::new(child.stderr.take().expect("stderr piped"));
-    let mut announced = String::new();
-    stderr.read_line(&mut announced).expect("one line");
-    let addr = announced
-        .split("http://")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|a| a.parse().ok())
-        .unwrap_or_else(|| panic!("no address in {announced:?}"));
-    Served {
-        child,
-        addr,
-        announced,
-    }
+    start_serve(&[&["serve"], args].concat(), None)
 }
 
-impl Served {
-    /// Waits (bounded) for the server to stop by itself: its output.
-    fn finish(mut self) -> Output {
-        let deadline = Instant::now() + PATIENCE;
-        while self.child.try_wait().expect("waitable").is_none() {
-            assert!(Instant::now() < deadline, "serve did not stop at --for");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        self.child.wait_with_output().expect("output")
-    }
-}
-
-/// One HTTP/1.1 POST of `body` on a fresh connection: the status code and
-/// the body, and how long the reply took.
-fn post(addr: SocketAddr, body: &str) -> (u16, String, Duration) {
-    let start = Instant::now();
-    let mut stream = TcpStream::connect(addr).expect("connects");
-    stream.set_read_timeout(Some(PATIENCE)).unwrap();
-    write!(
-        stream,
-        "POST /call HTTP/1.1\r\nHost: test\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut reply = String::new();
-    stream
-        .read_to_string(&mut reply)
-        .expect("a reply before the read timeout");
-    let status = reply[9..12].parse().expect("a status code");
-    let body = reply.split("\r\n\r\n").nth(1).unwrap_or("").to_string();
-    (status, body, start.elapsed())
+/// Waits for a serve to stop at its `--for`.
+fn finish(served: Served) -> Output {
+    common::finish(served.child, PATIENCE)
 }
 
 /// `GET /metrics`: the value of each sample line.
-fn metrics(addr: SocketAddr) -> Vec<(String, f64)> {
-    let mut stream = TcpStream::connect(addr).expect("connects");
+fn metrics(port: u16) -> Vec<(String, f64)> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connects");
     stream.set_read_timeout(Some(PATIENCE)).unwrap();
     write!(
         stream,
@@ -116,6 +61,7 @@ fn metric(samples: &[(String, f64)], name: &str) -> f64 {
 /// a fifth finds the queue of two full and is refused at once (429).
 #[test]
 fn workers_serve_concurrently_and_a_full_queue_refuses() {
+    let _alone = alone();
     let served = serve(&[
         "--resource",
         "server",
@@ -133,18 +79,18 @@ fn workers_serve_concurrently_and_a_full_queue_refuses() {
             .announced
             .contains("2 workers, service const:200ms, queue limit 2")
     );
-    let addr = served.addr;
+    let port = served.port;
     let calls: Vec<_> = (0..4)
         .map(|i| {
             std::thread::spawn(move || {
                 // Staggered so that the arrivals' order is known.
                 std::thread::sleep(Duration::from_millis(20 * i));
-                post(addr, &format!("call {i}"))
+                post(port, &format!("call {i}"))
             })
         })
         .collect();
     std::thread::sleep(Duration::from_millis(100));
-    let (refused, _, refused_after) = post(addr, "one too many");
+    let (refused, _, refused_after) = post(port, "one too many");
     let mut replies: Vec<_> = calls.into_iter().map(|c| c.join().unwrap()).collect();
     assert_eq!(refused, 429);
     assert!(
@@ -169,12 +115,12 @@ fn workers_serve_concurrently_and_a_full_queue_refuses() {
             "expected about {expected} ms, took {took:?}"
         );
     }
-    let samples = metrics(addr);
+    let samples = metrics(port);
     assert_eq!(metric(&samples, "herdsim_attempts_total"), 5.0);
     assert_eq!(metric(&samples, "herdsim_rejected_total"), 1.0);
     assert_eq!(metric(&samples, "herdsim_completions_total"), 4.0);
     assert_eq!(metric(&samples, "herdsim_queue_peak"), 2.0);
-    let out = served.finish();
+    let out = finish(served);
     assert!(out.status.success());
     let summary = String::from_utf8(out.stdout).unwrap();
     assert!(
@@ -188,6 +134,7 @@ fn workers_serve_concurrently_and_a_full_queue_refuses() {
 /// and is written when the server stops at --for.
 #[test]
 fn an_outage_fails_in_wall_time_and_the_series_is_written_at_the_stop() {
+    let _alone = alone();
     let dir = std::env::temp_dir().join(format!("herdsim-live-serve-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let series: PathBuf = dir.join("series.csv");
@@ -208,19 +155,19 @@ fn an_outage_fails_in_wall_time_and_the_series_is_written_at_the_stop() {
         series.to_str().unwrap(),
         "--force",
     ]);
-    let addr = served.addr;
+    let port = served.port;
     // The first call starts the clock.
-    let (first, ..) = post(addr, "x");
+    let (first, ..) = post(port, "x");
     let clock = Instant::now();
     assert_eq!(first, 200);
     let at = |ms: u64| {
         let wait = Duration::from_millis(ms).saturating_sub(clock.elapsed());
         std::thread::sleep(wait);
-        post(addr, "x").0
+        post(port, "x").0
     };
     assert_eq!(at(450), 503, "inside the outage");
     assert_eq!(at(850), 200, "after it");
-    let out = served.finish();
+    let out = finish(served);
     assert!(
         out.status.success(),
         "{}",
@@ -254,6 +201,7 @@ fn an_outage_fails_in_wall_time_and_the_series_is_written_at_the_stop() {
 /// worker the whole service time, and its reply is counted unheard.
 #[test]
 fn a_client_that_hangs_up_still_costs_its_worker_the_whole_service() {
+    let _alone = alone();
     let served = serve(&[
         "--resource",
         "server",
@@ -264,9 +212,9 @@ fn a_client_that_hangs_up_still_costs_its_worker_the_whole_service() {
         "--for",
         "1s",
     ]);
-    let addr = served.addr;
+    let port = served.port;
     {
-        let mut stream = TcpStream::connect(addr).unwrap();
+        let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
         write!(
             stream,
             "POST /call HTTP/1.1\r\nHost: t\r\nContent-Length: 1\r\n\r\nx"
@@ -276,13 +224,13 @@ fn a_client_that_hangs_up_still_costs_its_worker_the_whole_service() {
         stream.shutdown(std::net::Shutdown::Both).unwrap();
     }
     // The hung-up call still holds the only worker: the next waits for it.
-    let (status, _, took) = post(addr, "y");
+    let (status, _, took) = post(port, "y");
     assert_eq!(status, 200);
     assert!(
         took >= Duration::from_millis(450),
         "waited for the abandoned work: {took:?}"
     );
-    let out = served.finish();
+    let out = finish(served);
     let summary = String::from_utf8(out.stdout).unwrap();
     assert!(summary.contains("2 finished (2 succeeded)"), "{summary}");
     assert!(
@@ -312,7 +260,7 @@ fn what_serve_cannot_be_is_refused_in_one_line() {
         ),
     ];
     for (args, expected) in cases {
-        let out = Command::new(env!("CARGO_BIN_EXE_herdsim-live"))
+        let out = live()
             .args(["serve", "--resource", "server", "--for", "1s"])
             .args(args)
             .output()
@@ -329,6 +277,7 @@ fn what_serve_cannot_be_is_refused_in_one_line() {
 /// outage, on the same port as HTTP/1.1.
 #[test]
 fn grpc_calls_get_their_status_in_the_trailers() {
+    let _alone = alone();
     use bytes::Bytes;
     use http_body_util::{BodyExt, Full};
     use hyper_util::rt::{TokioExecutor, TokioIo};
@@ -345,14 +294,16 @@ fn grpc_calls_get_their_status_in_the_trailers() {
         "--for",
         "1s",
     ]);
-    let addr = served.addr;
+    let port = served.port;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     let statuses = runtime.block_on(async {
         tokio::time::timeout(PATIENCE, async {
-            let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+            let stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+                .await
+                .unwrap();
             let (mut sender, connection) =
                 hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(stream))
                     .await
@@ -363,11 +314,12 @@ fn grpc_calls_get_their_status_in_the_trailers() {
             for at_ms in [0, 450] {
                 let wait = Duration::from_millis(at_ms).saturating_sub(clock.elapsed());
                 tokio::time::sleep(wait).await;
-                let request = hyper::Request::post(format!("http://{addr}/herdsim.Herdsim/Call"))
-                    .header("content-type", "application/grpc")
-                    .header("te", "trailers")
-                    .body(Full::new(Bytes::from_static(b"\0\0\0\0\x05hello")))
-                    .unwrap();
+                let request =
+                    hyper::Request::post(format!("http://127.0.0.1:{port}/herdsim.Herdsim/Call"))
+                        .header("content-type", "application/grpc")
+                        .header("te", "trailers")
+                        .body(Full::new(Bytes::from_static(b"\0\0\0\0\x05hello")))
+                        .unwrap();
                 let response = sender.send_request(request).await.unwrap();
                 assert_eq!(response.headers()["content-type"], "application/grpc");
                 let body = response.into_body().collect().await.unwrap();
@@ -388,5 +340,5 @@ fn grpc_calls_get_their_status_in_the_trailers() {
     );
     assert_eq!(statuses[1].0, "14", "UNAVAILABLE inside the outage");
     assert!(statuses[1].1.is_empty());
-    assert!(served.finish().status.success());
+    assert!(finish(served).status.success());
 }

@@ -72,11 +72,15 @@ fn names_a_file(word: &str) -> bool {
     extension || path
 }
 
+/// A shared run's outcome, kept for every test that asks.
+type Outcome = Arc<Result<Ran, String>>;
+
 /// `herdsim words` as [`shareable`] allows it, run by the first test that
 /// asks and handed to every other. The caller checks `shareable` first.
-pub fn run_shared(words: &[&str]) -> Arc<Result<Ran, String>> {
-    static RUNS: OnceLock<Mutex<HashMap<Vec<String>, Arc<OnceLock<Arc<Result<Ran, String>>>>>>> =
-        OnceLock::new();
+pub fn run_shared(words: &[&str]) -> Outcome {
+    /// Each command's words and its outcome, once it has run.
+    type Runs = Mutex<HashMap<Vec<String>, Arc<OnceLock<Outcome>>>>;
+    static RUNS: OnceLock<Runs> = OnceLock::new();
     let key: Vec<String> = words.iter().map(|w| w.to_string()).collect();
     let cell = {
         let mut runs = RUNS.get_or_init(Default::default).lock().unwrap();

@@ -132,9 +132,8 @@ mod tests {
         let mut lines = REFERENCE.lines();
         let header: Vec<&str> = lines.next().unwrap().split(',').collect();
         let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
-        let mut checked = 0;
-        let mut misses = Vec::new();
-        for line in lines {
+        // A row's chain: its figures compared with metafor's, and the misses.
+        let row = |line: &str| -> (usize, Vec<String>) {
             let v: Vec<f64> = line.split(',').map(|x| x.parse().unwrap()).collect();
             let chain = MetaforChain {
                 arrival_rate: v[col("lambda_rps")],
@@ -161,6 +160,8 @@ mod tests {
             let after = chain
                 .fault(fault.arrival_rate, fault.start, fault.length)
                 .unwrap();
+            let mut checked = 0;
+            let mut misses = Vec::new();
             for (name, got) in figure_columns(&chain, &f, &after) {
                 let want = v[col(name)];
                 checked += 1;
@@ -171,7 +172,16 @@ mod tests {
                     ));
                 }
             }
-        }
+            (checked, misses)
+        };
+        // The rows on threads of their own: 20 chains take seconds each in
+        // the test build, the longest of the unit tests run one by one.
+        let rows: Vec<(usize, Vec<String>)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = lines.map(|line| scope.spawn(move || row(line))).collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let checked: usize = rows.iter().map(|(n, _)| n).sum();
+        let misses: Vec<String> = rows.into_iter().flat_map(|(_, m)| m).collect();
         assert_eq!(checked, 20 * 27);
         assert!(misses.is_empty(), "{}", misses.join("\n"));
     }

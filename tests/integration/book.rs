@@ -26,10 +26,10 @@
 //! (`scripts/book-check`, which CI runs with the debug binary).
 
 use std::fs;
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+
+use crate::shared_runs;
 
 /// One command a doc shows.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,10 +45,6 @@ struct Example {
     /// Only with `HERDSIM_BOOK_SLOW`.
     slow: bool,
 }
-
-/// The longest a doc's command may take in the test build. The slowest
-/// shown command takes about 10 s there; a hung command fails, not hangs.
-const COMMAND_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// The commands of a Markdown text.
 fn examples(name: &str, text: &str) -> Result<Vec<Example>, String> {
@@ -249,7 +245,9 @@ fn collect_pages(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// What running `example` in `dir` printed (stdout, then stderr) and its
-/// exit code.
+/// exit code. A plain `herdsim` command that can depend on nothing but its
+/// words and the repository's inputs runs once for every test that shows it
+/// (`shared_runs`); any other runs in `dir` through `sh`.
 fn run(example: &Example, dir: &Path) -> Result<(Vec<String>, i32), String> {
     let bin = PathBuf::from(env!("CARGO_BIN_EXE_herdsim"));
     let path = std::env::var_os("PATH").unwrap_or_default();
@@ -258,48 +256,33 @@ fn run(example: &Example, dir: &Path) -> Result<(Vec<String>, i32), String> {
     let command = example
         .command
         .replace("cargo run --release -- ", "herdsim ");
-    let mut child = Command::new("sh")
-        .arg("-c")
-        .arg(&command)
-        .current_dir(dir)
-        .env("PATH", std::env::join_paths(paths).expect("a PATH"))
-        .env("NO_COLOR", "1")
-        .env("COLUMNS", "100")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("{}: cannot start sh: {e}", example.place))?;
-    let mut stdout = child.stdout.take().expect("piped");
-    let mut stderr = child.stderr.take().expect("piped");
-    let out_reader = std::thread::spawn(move || {
-        let mut text = Vec::new();
-        let _ = stdout.read_to_end(&mut text);
-        text
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut text = Vec::new();
-        let _ = stderr.read_to_end(&mut text);
-        text
-    });
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
-            break status;
+    let plain = !command.contains(|c: char| "'\"\\`$|&;<>()*?[]{}~#!".contains(c));
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let ran = match words.split_first() {
+        Some((&"herdsim", words)) if plain && shared_runs::shareable(words, dir) => {
+            shared_runs::run_shared(words)
+                .as_ref()
+                .as_ref()
+                .map(|ran| (ran.stdout.clone(), ran.stderr.clone(), ran.code))
+                .map_err(|e| format!("{}: {e}", example.place))?
         }
-        if started.elapsed() > COMMAND_TIMEOUT {
-            let _ = child.kill();
-            return Err(format!(
-                "{}: `{}` ran past {:?}",
-                example.place, example.command, COMMAND_TIMEOUT
-            ));
+        _ => {
+            let ran = shared_runs::run_with_timeout(
+                Command::new("sh")
+                    .arg("-c")
+                    .arg(&command)
+                    .current_dir(dir)
+                    .env("PATH", std::env::join_paths(paths).expect("a PATH")),
+                &example.command,
+            )
+            .map_err(|e| format!("{}: {e}", example.place))?;
+            (ran.stdout, ran.stderr, ran.code)
         }
-        std::thread::sleep(Duration::from_millis(5));
     };
-    let mut text = String::from_utf8_lossy(&out_reader.join().expect("reader")).into_owned();
-    text += &String::from_utf8_lossy(&err_reader.join().expect("reader"));
+    let mut text = String::from_utf8_lossy(&ran.0).into_owned();
+    text += &String::from_utf8_lossy(&ran.1);
     let lines = text.lines().map(str::to_string).collect();
-    Ok((lines, status.code().unwrap_or(-1)))
+    Ok((lines, ran.2))
 }
 
 /// A fresh scratch directory for `doc`'s commands, with links to the
@@ -496,14 +479,19 @@ fn the_reference_pages_are_what_the_code_prints() {
     let mut stale = Vec::new();
     for (page, args, body) in &blocks {
         let words: Vec<&str> = args.split_whitespace().collect();
-        let out = assert_cmd::Command::new(env!("CARGO_BIN_EXE_herdsim"))
-            .args(&words)
-            .env("NO_COLOR", "1")
-            .env("COLUMNS", "100")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{page}: `herdsim {args}` failed");
-        let text = String::from_utf8(out.stdout).unwrap() + &String::from_utf8(out.stderr).unwrap();
+        // The block is a console block too: the book test runs the same
+        // command, so it runs once for both when it can.
+        let ran = if shared_runs::shareable(&words, &root()) {
+            shared_runs::run_shared(&words)
+        } else {
+            let mut command = Command::new(env!("CARGO_BIN_EXE_herdsim"));
+            command.args(&words);
+            std::sync::Arc::new(shared_runs::run_with_timeout(&mut command, args))
+        };
+        let out = ran.as_ref().as_ref().unwrap();
+        assert_eq!(out.code, 0, "{page}: `herdsim {args}` failed");
+        let text = String::from_utf8(out.stdout.clone()).unwrap()
+            + &String::from_utf8(out.stderr.clone()).unwrap();
         let expected = if words.contains(&"--markdown") {
             text
         } else {

@@ -41,6 +41,7 @@ mod seed_claims;
 mod server;
 mod server_controls;
 mod settings;
+mod shared_runs;
 mod splitting;
 mod studies;
 mod sweep;

@@ -1,36 +1,386 @@
-//! Simulated time: integer microseconds, and the duration syntax of the CLI and
-//! scenario files (`250us`, `100ms`, `20s`, `2m`; a bare number is milliseconds).
+//! Simulated time: one type, [`Time`], at two resolutions: [`Micros`] (the
+//! herd model's clock, the policies' delays, every duration of the CLI and of
+//! scenario files) and [`Nanos`] (the server model's clock and the controls').
+//! Also the duration syntax of the CLI and scenario files (`250us`, `100ms`,
+//! `20s`, `2m`; a bare number is milliseconds).
 //!
 //! Integer time makes every run exact and reproducible: two events at "the same
 //! instant" really are at the same instant, and ties are broken by the queue's
 //! sequence number, never by floating-point noise.
+//!
+//! A [`Time`] is a `u64` count of ticks of its unit behind a newtype, so that a
+//! µs value is never added to a ns value nor a time taken for a count: only
+//! times of the same unit add and subtract, a time scales by a plain `u64`,
+//! and the one conversion between the units ([`ns_of_us`], [`Nanos::of_us`])
+//! lives here. The integer itself is reached with [`Time::ticks`] and
+//! [`Time::from_ticks`], only where it really is wanted (queue keys, hashing,
+//! f64 maths, output). Every operation is inlined: the type costs nothing at
+//! run time.
+
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::iter::Sum;
+use std::marker::PhantomData;
+use std::ops::{Add, AddAssign, Div, Mul, Rem, Sub, SubAssign};
 
 use crate::base::error::BaseError;
+
+/// A unit of simulated time: how many of its ticks make one microsecond.
+pub trait Unit: 'static + Eq {
+    /// Ticks in one microsecond.
+    const PER_US: u64;
+}
+
+/// The microsecond unit of [`Micros`].
+#[derive(Debug, PartialEq, Eq)]
+pub enum Us {}
+
+/// The nanosecond unit of [`Nanos`].
+#[derive(Debug, PartialEq, Eq)]
+pub enum Ns {}
+
+impl Unit for Us {
+    const PER_US: u64 = 1;
+}
+
+impl Unit for Ns {
+    const PER_US: u64 = 1_000;
+}
+
+/// A point in simulated time, or a duration, as a whole number of ticks of
+/// the unit `U`. Arithmetic is the `u64`'s (a debug build panics on
+/// overflow as before); the saturating and checked forms say so by name.
+/// (Equality is derived so that a constant time may stand in a pattern.)
+#[derive(PartialEq, Eq)]
+#[repr(transparent)]
+pub struct Time<U: Unit>(u64, PhantomData<U>);
 
 /// A point in simulated time, or a duration, in microseconds.
 pub type Micros = u64;
 
+/// A point in simulated time, or a duration, in nanoseconds: the server
+/// model's clock and the controls' (the herd's µs are scaled to it with
+/// [`ns_of_us`]).
+pub type Nanos = Time<Ns>;
+
+impl<U: Unit> Time<U> {
+    /// The start of simulated time, and the empty duration.
+    pub const ZERO: Self = Self(0, PhantomData);
+    /// The end of the clock: the largest time there is.
+    pub const MAX: Self = Self(u64::MAX, PhantomData);
+
+    /// The time of `ticks` ticks of the unit.
+    #[inline(always)]
+    pub const fn from_ticks(ticks: u64) -> Self {
+        Self(ticks, PhantomData)
+    }
+
+    /// The number of ticks of the unit: for queue keys, hashing, f64 maths
+    /// and output, never for arithmetic between times.
+    #[inline(always)]
+    pub const fn ticks(self) -> u64 {
+        self.0
+    }
+
+    /// `us` microseconds.
+    #[inline(always)]
+    pub const fn from_us(us: u64) -> Self {
+        Self(us * U::PER_US, PhantomData)
+    }
+
+    /// `ms` milliseconds.
+    #[inline(always)]
+    pub const fn from_ms(ms: u64) -> Self {
+        Self(ms * 1_000 * U::PER_US, PhantomData)
+    }
+
+    /// `s` seconds.
+    #[inline(always)]
+    pub const fn from_s(s: u64) -> Self {
+        Self(s * 1_000_000 * U::PER_US, PhantomData)
+    }
+
+    /// Whether this is the zero time.
+    #[inline(always)]
+    pub const fn is_zero(self) -> bool {
+        self.0 == 0
+    }
+
+    /// `self + rhs`, stopping at [`Time::MAX`].
+    #[inline(always)]
+    pub const fn saturating_add(self, rhs: Self) -> Self {
+        Self(self.0.saturating_add(rhs.0), PhantomData)
+    }
+
+    /// `self - rhs`, stopping at zero.
+    #[inline(always)]
+    pub const fn saturating_sub(self, rhs: Self) -> Self {
+        Self(self.0.saturating_sub(rhs.0), PhantomData)
+    }
+
+    /// `self · n`, stopping at [`Time::MAX`].
+    #[inline(always)]
+    pub const fn saturating_mul(self, n: u64) -> Self {
+        Self(self.0.saturating_mul(n), PhantomData)
+    }
+
+    /// `self + rhs`, or `None` past [`Time::MAX`].
+    #[inline(always)]
+    pub const fn checked_add(self, rhs: Self) -> Option<Self> {
+        match self.0.checked_add(rhs.0) {
+            Some(t) => Some(Self(t, PhantomData)),
+            None => None,
+        }
+    }
+
+    /// `self - rhs`, or `None` below zero.
+    #[inline(always)]
+    pub const fn checked_sub(self, rhs: Self) -> Option<Self> {
+        match self.0.checked_sub(rhs.0) {
+            Some(t) => Some(Self(t, PhantomData)),
+            None => None,
+        }
+    }
+
+    /// `self · n`, or `None` past [`Time::MAX`].
+    #[inline(always)]
+    pub const fn checked_mul(self, n: u64) -> Option<Self> {
+        match self.0.checked_mul(n) {
+            Some(t) => Some(Self(t, PhantomData)),
+            None => None,
+        }
+    }
+
+    /// `|self - rhs|`.
+    #[inline(always)]
+    pub const fn abs_diff(self, rhs: Self) -> Self {
+        Self(self.0.abs_diff(rhs.0), PhantomData)
+    }
+
+    /// How many `step`s cover this time, the last one perhaps in part: a
+    /// count, not a time.
+    #[inline(always)]
+    pub const fn div_ceil(self, step: Self) -> u64 {
+        self.0.div_ceil(step.0)
+    }
+
+    /// Whether this is a whole number of `step`s.
+    #[inline(always)]
+    pub const fn is_multiple_of(self, step: Self) -> bool {
+        self.0.is_multiple_of(step.0)
+    }
+
+    /// The smaller of two times.
+    #[inline(always)]
+    pub fn min(self, other: Self) -> Self {
+        Self(self.0.min(other.0), PhantomData)
+    }
+
+    /// The larger of two times.
+    #[inline(always)]
+    pub fn max(self, other: Self) -> Self {
+        Self(self.0.max(other.0), PhantomData)
+    }
+}
+
+impl Nanos {
+    /// `us` µs in ns, saturating at the clock's end: the one way from the
+    /// herd's unit to the server's.
+    #[inline(always)]
+    pub const fn of_us(us: Micros) -> Self {
+        Self(us.saturating_mul(Ns::PER_US), PhantomData)
+    }
+
+    /// The µs that cover this time, the last one perhaps in part.
+    #[inline(always)]
+    pub const fn ceil_us(self) -> Micros {
+        self.0.div_ceil(Ns::PER_US)
+    }
+
+    /// The nearest whole µs to this time (half a µs rounds up).
+    #[inline(always)]
+    pub const fn round_us(self) -> Micros {
+        (self.0 + Ns::PER_US / 2) / Ns::PER_US
+    }
+
+    /// The whole µs in this time, the sub-µs rest dropped.
+    #[inline(always)]
+    pub const fn whole_us(self) -> Micros {
+        self.0 / Ns::PER_US
+    }
+}
+
+/// `us` µs in ns, saturating at the clock's end.
+#[inline(always)]
+pub const fn ns_of_us(us: Micros) -> Nanos {
+    Nanos::of_us(us)
+}
+
+impl<U: Unit> Clone for Time<U> {
+    #[inline(always)]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<U: Unit> Copy for Time<U> {}
+
+impl<U: Unit> PartialOrd for Time<U> {
+    #[inline(always)]
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+    #[inline(always)]
+    fn lt(&self, other: &Self) -> bool {
+        self.0 < other.0
+    }
+    #[inline(always)]
+    fn le(&self, other: &Self) -> bool {
+        self.0 <= other.0
+    }
+    #[inline(always)]
+    fn gt(&self, other: &Self) -> bool {
+        self.0 > other.0
+    }
+    #[inline(always)]
+    fn ge(&self, other: &Self) -> bool {
+        self.0 >= other.0
+    }
+}
+
+impl<U: Unit> Ord for Time<U> {
+    #[inline(always)]
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.cmp(&other.0)
+    }
+}
+
+impl<U: Unit> Hash for Time<U> {
+    #[inline(always)]
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.0.hash(state);
+    }
+}
+
+impl<U: Unit> Default for Time<U> {
+    #[inline(always)]
+    fn default() -> Self {
+        Self::ZERO
+    }
+}
+
+/// Printed as the bare number of ticks, as the `u64` was.
+impl<U: Unit> fmt::Debug for Time<U> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+impl<U: Unit> Add for Time<U> {
+    type Output = Self;
+    #[inline(always)]
+    fn add(self, rhs: Self) -> Self {
+        Self(self.0 + rhs.0, PhantomData)
+    }
+}
+
+impl<U: Unit> Sub for Time<U> {
+    type Output = Self;
+    #[inline(always)]
+    fn sub(self, rhs: Self) -> Self {
+        Self(self.0 - rhs.0, PhantomData)
+    }
+}
+
+impl<U: Unit> AddAssign for Time<U> {
+    #[inline(always)]
+    fn add_assign(&mut self, rhs: Self) {
+        self.0 += rhs.0;
+    }
+}
+
+impl<U: Unit> SubAssign for Time<U> {
+    #[inline(always)]
+    fn sub_assign(&mut self, rhs: Self) {
+        self.0 -= rhs.0;
+    }
+}
+
+/// A time scaled by a count.
+impl<U: Unit> Mul<u64> for Time<U> {
+    type Output = Self;
+    #[inline(always)]
+    fn mul(self, n: u64) -> Self {
+        Self(self.0 * n, PhantomData)
+    }
+}
+
+/// A count of times: `3 * Nanos::from_ms(1)`.
+impl<U: Unit> Mul<Time<U>> for u64 {
+    type Output = Time<U>;
+    #[inline(always)]
+    fn mul(self, t: Time<U>) -> Time<U> {
+        Time(self * t.0, PhantomData)
+    }
+}
+
+/// A time split in `n` equal parts (rounded down).
+impl<U: Unit> Div<u64> for Time<U> {
+    type Output = Self;
+    #[inline(always)]
+    fn div(self, n: u64) -> Self {
+        Self(self.0 / n, PhantomData)
+    }
+}
+
+/// How many whole `rhs` fit in `self`: a count, not a time.
+impl<U: Unit> Div for Time<U> {
+    type Output = u64;
+    #[inline(always)]
+    fn div(self, rhs: Self) -> u64 {
+        self.0 / rhs.0
+    }
+}
+
+/// What is left of `self` past its last whole `rhs`.
+impl<U: Unit> Rem for Time<U> {
+    type Output = Self;
+    #[inline(always)]
+    fn rem(self, rhs: Self) -> Self {
+        Self(self.0 % rhs.0, PhantomData)
+    }
+}
+
+impl<U: Unit> Sum for Time<U> {
+    #[inline]
+    fn sum<I: Iterator<Item = Self>>(iter: I) -> Self {
+        iter.fold(Self::ZERO, |a, b| a + b)
+    }
+}
+
+impl<'a, U: Unit> Sum<&'a Time<U>> for Time<U> {
+    #[inline]
+    fn sum<I: Iterator<Item = &'a Self>>(iter: I) -> Self {
+        iter.fold(Self::ZERO, |a, b| a + *b)
+    }
+}
+
+/// Written as the bare number of ticks, as the `u64` was.
+impl<U: Unit> serde::Serialize for Time<U> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_u64(self.0)
+    }
+}
+
 /// Microseconds in one millisecond.
 pub const US_PER_MS: Micros = 1_000;
 
-/// A point in simulated time, or a duration, in nanoseconds: the server
-/// model's clock and the controls' (the herd's µs are scaled to it with
-/// [`ns_of_us`]). Every simulated time is one of these two units, each
-/// declared here once.
-pub type Nanos = u64;
-
 /// Nanoseconds in one microsecond.
-pub const NS_PER_US: Nanos = 1_000;
+pub const NS_PER_US: Nanos = Nanos::from_us(1);
 /// Nanoseconds in one millisecond.
-pub const NS_PER_MS: Nanos = 1_000_000;
+pub const NS_PER_MS: Nanos = Nanos::from_ms(1);
 /// Nanoseconds in one second.
-pub const NS_PER_S: Nanos = 1_000_000_000;
-
-/// `us` µs in ns, saturating at the clock's end.
-#[inline]
-pub fn ns_of_us(us: Micros) -> Nanos {
-    us.saturating_mul(NS_PER_US)
-}
+pub const NS_PER_S: Nanos = Nanos::from_s(1);
 
 /// The longest duration accepted anywhere (365 days): far beyond any backoff cap,
 /// and small enough that no sum of a few of them can overflow `u64`.

@@ -373,7 +373,13 @@ fn check_stall(settings: &TuneSettings) -> Result<(), CliError> {
 /// windows of the series, less the load's time after the stall ends.
 fn stall_range(spec: &crate::spec::RunSpec) -> Option<u64> {
     use crate::spec::bounds::{MAX_LOAD_REQUESTS, MAX_WINDOWS};
-    let end_us = spec.server.triggers.0.iter().map(|t| t.to / 1_000).max()?;
+    let end_us = spec
+        .server
+        .triggers
+        .0
+        .iter()
+        .map(|t| t.to.whole_us())
+        .max()?;
     let tail_us = spec.duration_us().checked_sub(end_us)?;
     let by_windows = MAX_WINDOWS.saturating_mul(spec.window());
     let longest = match spec.server.users {

@@ -186,14 +186,14 @@ impl Rule {
         self.raw(field)
             .and_then(|v| parse_duration(v).ok())
             .filter(|us| (lo_us..=hi_us).contains(us))
-            .map(|us| us * 1_000)
+            .map(Nanos::of_us)
             .ok_or_else(range)
     }
 }
 
 /// A duration in ns as a rule shows it (whole µs, as rules give them).
 pub fn show_duration(ns: Nanos) -> String {
-    format_duration(ns / 1_000)
+    format_duration(ns.whole_us())
 }
 
 #[cfg(test)]
@@ -230,8 +230,11 @@ mod tests {
             "a field given twice"
         );
         let window = Rule::read("breaker", "windowed:0.1,window:200ms").unwrap();
-        assert_eq!(window.duration("window", 1, 60_000_000), Ok(200_000_000));
+        assert_eq!(
+            window.duration("window", 1, 60_000_000),
+            Ok(Nanos::from_ms(200))
+        );
         assert!(window.duration("window", 1, 1_000).is_err());
-        assert_eq!(show_duration(200_000_000), "200ms");
+        assert_eq!(show_duration(Nanos::from_ms(200)), "200ms");
     }
 }

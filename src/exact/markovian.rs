@@ -1,6 +1,7 @@
 //! Which run settings the exact chain can take ([`ChainModel::of`]), and
 //! for the rest, the key that stops it and why, in one line.
 
+use crate::base::time::Nanos;
 use crate::control::ControlSpec;
 use crate::control::queue_discipline::Discipline;
 use crate::control::retry_after::RetryAfter;
@@ -104,7 +105,7 @@ impl ChainModel {
             )
         })?;
         let service_mean_ns = match s.service {
-            Service::One(Dist::Exp { mean }) if mean > 0 => mean,
+            Service::One(Dist::Exp { mean }) if mean > Nanos::ZERO => mean,
             _ => {
                 return Err(refuse(
                     "service",
@@ -112,7 +113,7 @@ impl ChainModel {
                 ));
             }
         };
-        let constant_zero = |d: &Dist| matches!(d, Dist::Const(0));
+        let constant_zero = |d: &Dist| matches!(d, Dist::Const(Nanos::ZERO));
         let unsupported = [
             (
                 s.service_per_busy_us != 0,
@@ -268,7 +269,7 @@ impl ChainModel {
         };
         let model = ChainModel {
             arrival_rate: rate,
-            service_rate: 1e9 / service_mean_ns as f64,
+            service_rate: 1e9 / service_mean_ns.ticks() as f64,
             workers: workers as usize,
             queue_limit: queue_limit as usize,
             timeout_rate,
@@ -307,8 +308,8 @@ impl ChainModel {
                 };
                 Some(ChainTrigger {
                     conditions,
-                    start_s: t.from as f64 / 1e9,
-                    length_s: (t.to - t.from) as f64 / 1e9,
+                    start_s: t.from.ticks() as f64 / 1e9,
+                    length_s: (t.to - t.from).ticks() as f64 / 1e9,
                 })
             }
             _ => {

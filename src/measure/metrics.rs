@@ -294,7 +294,11 @@ fn rank_index(len: usize, p: f64) -> usize {
 /// [`nearest_rank`] at each of `percentiles`, in ascending order, reordering
 /// `values`: each selection searches only above the rank before it, so two
 /// percentiles cost about one and a half selections, not two.
-pub fn nearest_ranks<const N: usize>(values: &mut [Micros], percentiles: [f64; N]) -> [Micros; N] {
+/// (Any ordered values: µs of the herd, ns of the server.)
+pub fn nearest_ranks<T: Ord + Copy + Default, const N: usize>(
+    values: &mut [T],
+    percentiles: [f64; N],
+) -> [T; N] {
     debug_assert!(percentiles.is_sorted(), "{percentiles:?}");
     let len = values.len();
     // Values before `from` are at most the last one selected, and the ones
@@ -303,7 +307,7 @@ pub fn nearest_ranks<const N: usize>(values: &mut [Micros], percentiles: [f64; N
     let mut from = 0;
     percentiles.map(|p| {
         if len == 0 {
-            return 0;
+            return T::default();
         }
         let index = rank_index(len, p).max(from);
         let value = *values[from..].select_nth_unstable(index - from).1;

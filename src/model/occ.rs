@@ -7,6 +7,7 @@ use rand_pcg::Pcg64Mcg;
 
 use crate::base::draws::Draws;
 use crate::base::time::Micros;
+use crate::base::time::Nanos;
 use crate::model::server::{Dist, NS_PER_US, round_ns};
 
 /// How the row's server decides which write commits.
@@ -65,7 +66,7 @@ impl Default for OccParams {
     fn default() -> Self {
         OccParams {
             server: OccServer::ReadWrite,
-            write_time: Dist::Const(0),
+            write_time: Dist::Const(Nanos::ZERO),
             done: OccDone::Reply,
         }
     }
@@ -107,7 +108,7 @@ impl OccNetwork {
         if d.is_zero() {
             return 0;
         }
-        round_ns(d.sample(&mut self.draws) as f64 / NS_PER_US as f64)
+        round_ns(d.sample(&mut self.draws).ticks() as f64 / NS_PER_US.ticks() as f64).ticks()
     }
 
     /// One hop's delay, µs.

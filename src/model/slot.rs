@@ -1,18 +1,17 @@
 //! The `slot` resource: seed 002's contended dependency.
 
 use super::CallResource;
-use crate::base::time::{Micros, ns_of_us};
-
-/// Nanoseconds per microsecond: the slot keeps its clock in ns so that a
-/// fractional capacity (3 requests/ms is a 333.333 µs service time) loses at
-/// most 0.5 ns per served call instead of rounding every slot to whole µs.
-const NS_PER_US: u64 = 1_000;
+use crate::base::time::{Micros, Nanos, ns_of_us};
 
 /// A resource that serves one call at a time, `capacity` calls per ms.
 ///
 /// A call at time `t` succeeds iff `t ≥ free_at`, and then occupies the
 /// resource for one service time `S = 1/capacity` ms. A failed call costs no
 /// time (it is rejected at once, as by a full queue or a 503).
+///
+/// The slot keeps its clock in ns so that a fractional capacity (3
+/// requests/ms is a 333.333 µs service time) loses at most 0.5 ns per served
+/// call instead of rounding every slot to whole µs.
 ///
 /// An optional outage window `[from, to)` makes every call inside it fail.
 ///
@@ -21,8 +20,8 @@ const NS_PER_US: u64 = 1_000;
 /// the rest of the current service plus one service time per waiting client.
 #[derive(Debug, Clone)]
 pub struct SlotResource {
-    service_ns: u64,
-    free_at_ns: u64,
+    service_ns: Nanos,
+    free_at_ns: Nanos,
     down: Option<(Micros, Micros)>,
     /// Per client: rejected and not yet served (only with hints on).
     waiting_client: Vec<bool>,
@@ -31,11 +30,11 @@ pub struct SlotResource {
 
 impl SlotResource {
     /// A free resource with the given service time in ns.
-    pub fn new(service_ns: u64) -> Self {
-        assert!(service_ns > 0, "service time must be positive");
+    pub fn new(service_ns: Nanos) -> Self {
+        assert!(!service_ns.is_zero(), "service time must be positive");
         SlotResource {
             service_ns,
-            free_at_ns: 0,
+            free_at_ns: Nanos::ZERO,
             down: None,
             waiting_client: Vec::new(),
             waiting: 0,
@@ -56,8 +55,8 @@ impl SlotResource {
 
     /// The service time for `capacity_per_ms` requests per millisecond, in ns
     /// (rounded to the nearest ns).
-    pub fn service_ns_for(capacity_per_ms: f64) -> u64 {
-        (1e6 / capacity_per_ms).round().max(1.0) as u64
+    pub fn service_ns_for(capacity_per_ms: f64) -> Nanos {
+        Nanos::from_ticks((1e6 / capacity_per_ms).round().max(1.0) as u64)
     }
 
     /// Offers a call at `t`; true if it is served.
@@ -97,7 +96,7 @@ impl CallResource for SlotResource {
 
     fn retry_hint(&self, t: Micros) -> Micros {
         let busy_ns = self.free_at_ns.saturating_sub(ns_of_us(t));
-        (busy_ns + self.waiting * self.service_ns).div_ceil(NS_PER_US)
+        (busy_ns + self.service_ns * self.waiting).ceil_us()
     }
 }
 
@@ -118,7 +117,7 @@ mod tests {
 
     #[test]
     fn the_hint_is_the_backlog_of_rejected_clients() {
-        let mut r = SlotResource::new(1_000_000).with_hints(3);
+        let mut r = SlotResource::new(Nanos::from_ms(1)).with_hints(3);
         assert!(CallResource::call(&mut r, 0, 0, 0));
         assert!(!CallResource::call(&mut r, 100, 1, 0));
         assert!(!CallResource::call(&mut r, 100, 2, 0));
@@ -134,7 +133,7 @@ mod tests {
 
     #[test]
     fn every_call_inside_the_outage_window_fails() {
-        let mut r = SlotResource::new(1_000_000).with_outage(Some((5_000, 9_000)));
+        let mut r = SlotResource::new(Nanos::from_ms(1)).with_outage(Some((5_000, 9_000)));
         assert!(r.call(0));
         assert!(!r.call(5_000));
         assert!(!r.call(8_999));

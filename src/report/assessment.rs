@@ -497,7 +497,7 @@ pub fn answer(a: &Assessment, commands: &[String]) -> Answer {
     let times: Vec<f64> = recovery
         .runs
         .iter()
-        .filter_map(|m| m.recovery_ns().map(|ns| ns as f64 / 1e6))
+        .filter_map(|m| m.recovery_ns().map(|ns| ns.ticks() as f64 / 1e6))
         .collect();
     lines.push(format!(
         "recovery after {}: {} {}",

@@ -287,8 +287,8 @@ pub fn backlog_json(r: &BacklogReport) -> Value {
         "calm_backlog_at_most": r.chosen.regions.low,
         "calm_default": r.chosen.calm != CalmRule::Given,
         "calm_reason": calm_reason(&r.chosen),
-        "judged_from_s": r.rules.from as f64 / 1e9,
-        "scored_from_s": r.rules.scored_from as f64 / 1e9,
+        "judged_from_s": r.rules.from.ticks() as f64 / 1e9,
+        "scored_from_s": r.rules.scored_from.ticks() as f64 / 1e9,
         "after_trigger": p.after_trigger,
         "question": r.question(),
         "plain": {

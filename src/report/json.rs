@@ -4,6 +4,7 @@ use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 
 use super::{RunReport, ServerRunReport, WorkloadSummary};
+use crate::base::time::Nanos;
 use crate::measure::metrics::Metric;
 use crate::measure::metrics::ReportedMetric;
 use crate::measure::server_metrics::ServerMetric;
@@ -92,7 +93,7 @@ impl ServerWorkloadJson {
                 parameters.insert(column.to_string(), value);
             }
         }
-        let ms = |ns: u64| ns as f64 / 1e6;
+        let ms = |ns: Nanos| ns.ticks() as f64 / 1e6;
         let server = &spec.server;
         ServerWorkloadJson {
             resource: "server",

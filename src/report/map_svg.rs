@@ -12,6 +12,7 @@
 use std::fmt::Write;
 
 use crate::base::format::{group_thousands, significant, trimmed};
+use crate::base::time::Nanos;
 use crate::base::time::format_duration;
 use crate::experiment::map::{
     CellCounts, MapAxis, MapSettings, Side, boundaries_of, places, rows_of,
@@ -103,8 +104,15 @@ fn trigger_lengths(values: &[String]) -> Option<Vec<f64>> {
         .iter()
         .map(|v| {
             let triggers: Triggers = v.parse().ok()?;
-            (!triggers.0.is_empty())
-                .then(|| triggers.0.iter().map(|t| t.to - t.from).sum::<u64>() as f64 / 1e9)
+            (!triggers.0.is_empty()).then(|| {
+                triggers
+                    .0
+                    .iter()
+                    .map(|t| t.to - t.from)
+                    .sum::<Nanos>()
+                    .ticks() as f64
+                    / 1e9
+            })
         })
         .collect()
 }
@@ -168,7 +176,8 @@ fn axis_scale(axis: &MapAxis) -> XScale {
         } else {
             "trigger length".to_string()
         };
-        let context = same_start.then(|| format!(", from t = {}", format_duration(from / 1_000)));
+        let context =
+            same_start.then(|| format!(", from t = {}", format_duration(from.whole_us())));
         (what, context)
     } else {
         ("the triggers' total length".to_string(), None)

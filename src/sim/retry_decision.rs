@@ -85,7 +85,7 @@ mod tests {
     fn failed(retry: u32, cause: Outcome) -> Failed {
         Failed {
             source: 0,
-            now: 0,
+            now: Nanos::ZERO,
             cause,
             retry,
         }
@@ -125,8 +125,8 @@ mod tests {
             .expect("a breaker")
             .expect("not off");
         let mut controls = Controls::new(&[breaker], 1, None, 7).expect("one control");
-        controls.request_started(0, 0);
-        controls.attempt_ended(0, 0, 0, Outcome::Failure, None);
+        controls.request_started(0, Nanos::ZERO);
+        controls.attempt_ended(0, Nanos::ZERO, Nanos::ZERO, Outcome::Failure, None);
         let p = policy(PolicyKind::NoBackoff);
         let decision = decide(
             true,
@@ -157,7 +157,7 @@ mod tests {
             clock += 5_000_000;
             let failed = Failed {
                 source: 0,
-                now: clock,
+                now: Nanos::from_ticks(clock),
                 cause: Outcome::Failure,
                 retry: attempts,
             };

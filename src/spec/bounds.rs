@@ -16,7 +16,7 @@ use crate::model::server::{NS_PER_S, peak_load_factor_of};
 /// The highest arrival rate in force at any instant, per second: one
 /// arrival per ns, the clock's resolution. Above it the gaps between
 /// arrivals (and between thinning's proposals) round to 0 ns and time stops.
-pub const MAX_ARRIVALS_PER_S: f64 = NS_PER_S as f64;
+pub const MAX_ARRIVALS_PER_S: f64 = NS_PER_S.ticks() as f64;
 
 /// Most requests an open loop's rate may bring over its duration: as many as
 /// `--requests` may ask for.

@@ -7,6 +7,7 @@
 
 use crate::base::names::named;
 use crate::base::time::Micros;
+use crate::base::time::Nanos;
 use crate::control::ControlSpec;
 use crate::control::retry_after::RetryAfter;
 use crate::model::arrivals::Arrivals;
@@ -170,7 +171,7 @@ impl RunSpec {
     }
 
     /// The slot's service time, ns.
-    pub fn service_ns(&self) -> u64 {
+    pub fn service_ns(&self) -> Nanos {
         SlotResource::service_ns_for(self.capacity_per_ms)
     }
 
@@ -178,7 +179,7 @@ impl RunSpec {
     /// time rounded to the nearest µs.
     pub fn window(&self) -> Micros {
         self.window_us.unwrap_or_else(|| match self.resource {
-            ResourceKind::Slot => ((self.service_ns() + 500) / 1_000).max(1),
+            ResourceKind::Slot => self.service_ns().round_us().max(1),
             ResourceKind::Server => server::DEFAULT_SERVER_WINDOW_US,
             _ => crate::base::time::US_PER_MS,
         })
@@ -195,7 +196,7 @@ impl RunSpec {
     /// clocks wrapping, not a prediction.
     fn horizon_parts(&self) -> [(&'static str, f64); 3] {
         let clients = f64::from(self.clients);
-        let service = (self.service_ns() as f64 / 1e3).max(1.0);
+        let service = (self.service_ns().ticks() as f64 / 1e3).max(1.0);
         let hint = if self.retry_after == RetryAfter::Ignore {
             0.0
         } else {

@@ -3,6 +3,7 @@
 //! from them.
 
 use super::ParamError;
+use crate::base::time::Nanos;
 use crate::base::time::{Micros, format_duration, parse_duration};
 use crate::control::deadline_propagation::DeadlinePropagation;
 use crate::control::queue_discipline::Discipline;
@@ -109,8 +110,8 @@ impl Default for ServerParams {
             service: Service::One(Dist::Exp { mean: NS_PER_MS }),
             service_per_busy_us: 0,
             fail_rate: 0.0,
-            request_delay: Dist::Const(0),
-            reply_delay: Dist::Const(0),
+            request_delay: Dist::Const(Nanos::ZERO),
+            reply_delay: Dist::Const(Nanos::ZERO),
             timeout_us: None,
             timeout_choices: Vec::new(),
             timeout_noticed: TimeoutNoticed::Deadline,
@@ -158,7 +159,7 @@ impl ServerParams {
             timeout_choices: self
                 .timeout_choices
                 .iter()
-                .map(|us| us * NS_PER_US)
+                .map(|&us| Nanos::of_us(us))
                 .collect(),
             timeout_noticed: self.timeout_noticed,
             timeout_law: self.timeout_law,

@@ -6,6 +6,7 @@
 
 use super::server::{DEFAULT_RATE_PER_S, ServerParams};
 use crate::base::time::Micros;
+use crate::base::time::Nanos;
 use crate::model::backlog::ServiceShape;
 use crate::model::server::{NS_PER_US, TimeoutLaw, TriggerKind};
 
@@ -98,7 +99,7 @@ impl ServerParams {
                     TriggerKind::Ramp { start, end } => start.max(end).max(1.0),
                     _ => 1.0,
                 };
-                (t.to - t.from) as f64 / NS_PER_US as f64 * k
+                (t.to - t.from).ticks() as f64 / NS_PER_US.ticks() as f64 * k
             })
             .sum();
         (stalled > 0.0).then(|| (stalled * rho / (1.0 - rho)).ceil() as Micros)
@@ -149,7 +150,7 @@ impl ServerParams {
     /// service, per-attempt timeout (the mean of per-request ones), queue
     /// limit and offered load.
     pub fn backlog_shape(&self) -> ServiceShape {
-        let ns = |us: Micros| (us * NS_PER_US) as f64;
+        let ns = |us: Micros| (us * NS_PER_US).ticks() as f64;
         let timeout = match (self.timeout_us, self.timeout_choices.as_slice()) {
             (Some(t), _) => Some((ns(t), self.timeout_law == TimeoutLaw::Exponential)),
             (None, []) => None,
@@ -219,8 +220,8 @@ impl ServerParams {
         let Some(first) = self.triggers.0.iter().min_by_key(|t| t.from) else {
             return [None; 3];
         };
-        let ms = |ns: u64| ns as f64 / 1e6;
-        let total: u64 = self.triggers.0.iter().map(|t| t.to - t.from).sum();
+        let ms = |ns: Nanos| ns.ticks() as f64 / 1e6;
+        let total: Nanos = self.triggers.0.iter().map(|t| t.to - t.from).sum();
         [
             Some(ms(first.from)),
             Some(ms(first.to - first.from)),

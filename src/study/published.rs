@@ -7,6 +7,7 @@
 use std::fmt;
 
 use crate::base::time::Micros;
+use crate::base::time::Nanos;
 use crate::measure::metrics::Metric;
 use crate::measure::stats::Summary;
 use crate::model::ResourceKind;
@@ -233,8 +234,8 @@ impl Published {
             spec.occ = crate::model::occ::OccParams {
                 server,
                 write_time: crate::model::server::Dist::FoldedNormal {
-                    mean: 2_000_000,
-                    sd: 1_000_000,
+                    mean: Nanos::from_ms(2),
+                    sd: Nanos::from_ms(1),
                 },
                 done: crate::model::occ::OccDone::Commit,
             };

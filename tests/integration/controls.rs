@@ -6,6 +6,7 @@ use crate::common::usage_error;
 use assert_cmd::cargo::cargo_bin_cmd;
 use herdsim::base::seeding::Seeds;
 use herdsim::base::seeding::job_rng;
+use herdsim::base::time::Nanos;
 use herdsim::control::aws_quota::AwsQuotaSpec;
 use herdsim::control::ratio_budget::RatioBudgetSpec;
 use herdsim::control::retry_after::RetryAfter;
@@ -48,10 +49,10 @@ proptest! {
         let (mut granted, mut credits) = (0u64, 0u64);
         for event in events {
             match event {
-                Event::Request => budget.request_started(0, 0),
-                Event::Retry => granted += u64::from(budget.allow_retry(0, 0, Outcome::Failure)),
+                Event::Request => budget.request_started(0, Nanos::ZERO),
+                Event::Retry => granted += u64::from(budget.allow_retry(0, Nanos::ZERO, Outcome::Failure)),
                 Event::Success { on_retry } => {
-                    budget.attempt_ended(0, 0, 0, Outcome::Success, on_retry.then_some(Outcome::Failure));
+                    budget.attempt_ended(0, Nanos::ZERO, Nanos::ZERO, Outcome::Success, on_retry.then_some(Outcome::Failure));
                     credits += if on_retry { cost } else { refund };
                 }
             }
@@ -68,10 +69,10 @@ proptest! {
         let (mut granted, mut requests) = (0u64, 0u64);
         for event in events {
             match event {
-                Event::Request => { budget.request_started(0, 0); requests += 1; }
-                Event::Retry => granted += u64::from(budget.allow_retry(0, 0, Outcome::Failure)),
+                Event::Request => { budget.request_started(0, Nanos::ZERO); requests += 1; }
+                Event::Retry => granted += u64::from(budget.allow_retry(0, Nanos::ZERO, Outcome::Failure)),
                 Event::Success { on_retry } => {
-                    budget.attempt_ended(0, 0, 0, Outcome::Success, on_retry.then_some(Outcome::Failure));
+                    budget.attempt_ended(0, Nanos::ZERO, Nanos::ZERO, Outcome::Success, on_retry.then_some(Outcome::Failure));
                 }
             }
             prop_assert!(granted as f64 <= min as f64 + ratio * requests as f64 + 1e-9);

@@ -2,7 +2,7 @@
 //! resource model, arrival pattern and stop rule.
 
 use herdsim::base::seeding::Seeds;
-use herdsim::base::time::Micros;
+use herdsim::base::time::{Micros, Nanos};
 use herdsim::control::aws_quota::AwsQuotaSpec;
 use herdsim::control::ratio_budget::RatioBudgetSpec;
 use herdsim::control::retry_after::RetryAfter;
@@ -266,7 +266,7 @@ proptest! {
         if spec.resource == ResourceKind::Slot {
             let service_ns = spec.service_ns();
             for pair in trace.served_at.windows(2) {
-                prop_assert!((pair[1] - pair[0]) * 1_000 >= service_ns, "successes at {:?}", pair);
+                prop_assert!(Nanos::of_us(pair[1] - pair[0]) >= service_ns, "successes at {:?}", pair);
             }
             if let Some((from, to)) = spec.down {
                 prop_assert!(trace.served_at.iter().all(|t| !(from..to).contains(t)));

@@ -304,6 +304,7 @@ pub(super) fn read_cluster(
 
 #[cfg(test)]
 mod tests {
+    use crate::base::time::Nanos;
     use crate::import::envoy::tests::{read, read_with, value};
 
     #[test]
@@ -360,11 +361,11 @@ mod tests {
             .unwrap();
         let mut state = spec.state();
         for _ in 0..25 {
-            state.attempt_sent(0, None);
+            state.attempt_sent(Nanos::ZERO, None);
         }
         let mut allowed = 0;
-        while state.may_retry(0, Outcome::Failure) {
-            state.take_retry(0, Outcome::Failure);
+        while state.may_retry(Nanos::ZERO, Outcome::Failure) {
+            state.take_retry(Nanos::ZERO, Outcome::Failure);
             allowed += 1;
         }
         assert_eq!(allowed, 5);

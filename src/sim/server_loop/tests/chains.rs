@@ -155,7 +155,7 @@ fn an_upper_service_may_back_off_by_its_own_policy() {
         },
         triggers: vec![crate::model::server::Trigger {
             kind: TriggerKind::Outage,
-            from: 0,
+            from: Nanos::ZERO,
             to: 50 * NS_PER_MS,
         }],
         ..chain_spec(2, 0.0)

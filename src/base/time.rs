@@ -1,15 +1,17 @@
-//! Simulated time: one type, [`Time`], at two resolutions: [`Micros`] (the
-//! herd model's clock, the policies' delays, every duration of the CLI and of
-//! scenario files) and [`Nanos`] (the server model's clock and the controls').
-//! Also the duration syntax of the CLI and scenario files (`250us`, `100ms`,
+//! Simulated time: one type, [`Time`], at two resolutions, `Time<Us>` and
+//! [`Nanos`] = `Time<Ns>` (the server model's clock, the controls', the
+//! server loop's). [`Micros`] (the herd model's clock, the policies' delays,
+//! every duration of the CLI and of scenario files) is still a bare `u64`
+//! alias: it is to become `Time<Us>` (issue 57). Also the duration syntax of the CLI and scenario files (`250us`, `100ms`,
 //! `20s`, `2m`; a bare number is milliseconds).
 //!
 //! Integer time makes every run exact and reproducible: two events at "the same
 //! instant" really are at the same instant, and ties are broken by the queue's
 //! sequence number, never by floating-point noise.
 //!
-//! A [`Time`] is a `u64` count of ticks of its unit behind a newtype, so that a
-//! µs value is never added to a ns value nor a time taken for a count: only
+//! A [`Time`] is a `u64` count of ticks of its unit behind a newtype
+//! (`#[repr(transparent)]`), so that a µs value is never added to a ns value
+//! nor a time taken for a count: only
 //! times of the same unit add and subtract, a time scales by a plain `u64`,
 //! and the one conversion between the units ([`ns_of_us`], [`Nanos::of_us`])
 //! lives here. The integer itself is reached with [`Time::ticks`] and
@@ -55,7 +57,8 @@ impl Unit for Ns {
 #[repr(transparent)]
 pub struct Time<U: Unit>(u64, PhantomData<U>);
 
-/// A point in simulated time, or a duration, in microseconds.
+/// A point in simulated time, or a duration, in microseconds (a bare `u64`
+/// until it becomes `Time<Us>`).
 pub type Micros = u64;
 
 /// A point in simulated time, or a duration, in nanoseconds: the server

@@ -1,9 +1,9 @@
-//! Simulated time: one type, [`Time`], at two resolutions, `Time<Us>` and
-//! [`Nanos`] = `Time<Ns>` (the server model's clock, the controls', the
-//! server loop's). [`Micros`] (the herd model's clock, the policies' delays,
-//! every duration of the CLI and of scenario files) is still a bare `u64`
-//! alias: it is to become `Time<Us>` (issue 57). Also the duration syntax of the CLI and scenario files (`250us`, `100ms`,
-//! `20s`, `2m`; a bare number is milliseconds).
+//! Simulated time: one type, [`Time`], at two resolutions: [`Micros`] =
+//! `Time<Us>` (the herd model's clock, the policies' delays, every duration
+//! of the CLI and of scenario files) and [`Nanos`] = `Time<Ns>` (the server
+//! model's clock, the controls', the server loop's). Also the duration syntax
+//! of the CLI and scenario files (`250us`, `100ms`, `20s`, `2m`; a bare
+//! number is milliseconds).
 //!
 //! Integer time makes every run exact and reproducible: two events at "the same
 //! instant" really are at the same instant, and ties are broken by the queue's
@@ -11,19 +11,20 @@
 //!
 //! A [`Time`] is a `u64` count of ticks of its unit behind a newtype
 //! (`#[repr(transparent)]`), so that a µs value is never added to a ns value
-//! nor a time taken for a count: only
-//! times of the same unit add and subtract, a time scales by a plain `u64`,
-//! and the one conversion between the units ([`ns_of_us`], [`Nanos::of_us`])
-//! lives here. The integer itself is reached with [`Time::ticks`] and
-//! [`Time::from_ticks`], only where it really is wanted (queue keys, hashing,
-//! f64 maths, output). Every operation is inlined: the type costs nothing at
-//! run time.
+//! nor a time taken for a count: only times of the same unit add and
+//! subtract, a time scales by a plain `u64` (and divides into a count), and
+//! the one conversion between the units ([`Nanos::of_us`], also named
+//! [`ns_of_us`]; back with [`Nanos::whole_us`], [`Nanos::round_us`] and
+//! [`Nanos::ceil_us`]) lives here. The integer itself is reached with
+//! [`Time::ticks`] and [`Time::from_ticks`], only where it really is wanted
+//! (event-queue keys, f64 maths, output). Every operation is inlined: the
+//! type costs nothing at run time.
 
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::iter::Sum;
 use std::marker::PhantomData;
-use std::ops::{Add, AddAssign, Div, Mul, Rem, Sub, SubAssign};
+use std::ops::{Add, AddAssign, Div, Mul, MulAssign, Rem, Shl, Shr, Sub, SubAssign};
 
 use crate::base::error::BaseError;
 
@@ -57,9 +58,9 @@ impl Unit for Ns {
 #[repr(transparent)]
 pub struct Time<U: Unit>(u64, PhantomData<U>);
 
-/// A point in simulated time, or a duration, in microseconds (a bare `u64`
-/// until it becomes `Time<Us>`).
-pub type Micros = u64;
+/// A point in simulated time, or a duration, in microseconds: the herd
+/// model's clock, the policies' delays and every duration read.
+pub type Micros = Time<Us>;
 
 /// A point in simulated time, or a duration, in nanoseconds: the server
 /// model's clock and the controls' (the herd's µs are scaled to it with
@@ -191,25 +192,25 @@ impl Nanos {
     /// herd's unit to the server's.
     #[inline(always)]
     pub const fn of_us(us: Micros) -> Self {
-        Self(us.saturating_mul(Ns::PER_US), PhantomData)
+        Self(us.0.saturating_mul(Ns::PER_US), PhantomData)
     }
 
     /// The µs that cover this time, the last one perhaps in part.
     #[inline(always)]
     pub const fn ceil_us(self) -> Micros {
-        self.0.div_ceil(Ns::PER_US)
+        Time(self.0.div_ceil(Ns::PER_US), PhantomData)
     }
 
     /// The nearest whole µs to this time (half a µs rounds up).
     #[inline(always)]
     pub const fn round_us(self) -> Micros {
-        (self.0 + Ns::PER_US / 2) / Ns::PER_US
+        Time((self.0 + Ns::PER_US / 2) / Ns::PER_US, PhantomData)
     }
 
     /// The whole µs in this time, the sub-µs rest dropped.
     #[inline(always)]
     pub const fn whole_us(self) -> Micros {
-        self.0 / Ns::PER_US
+        Time(self.0 / Ns::PER_US, PhantomData)
     }
 }
 
@@ -318,6 +319,31 @@ impl<U: Unit> Mul<u64> for Time<U> {
     }
 }
 
+impl<U: Unit> MulAssign<u64> for Time<U> {
+    #[inline(always)]
+    fn mul_assign(&mut self, n: u64) {
+        self.0 *= n;
+    }
+}
+
+/// A time doubled `k` times (the exponential backoffs).
+impl<U: Unit> Shl<u32> for Time<U> {
+    type Output = Self;
+    #[inline(always)]
+    fn shl(self, k: u32) -> Self {
+        Self(self.0 << k, PhantomData)
+    }
+}
+
+/// A time halved `k` times (rounded down).
+impl<U: Unit> Shr<u32> for Time<U> {
+    type Output = Self;
+    #[inline(always)]
+    fn shr(self, k: u32) -> Self {
+        Self(self.0 >> k, PhantomData)
+    }
+}
+
 /// A count of times: `3 * Nanos::from_ms(1)`.
 impl<U: Unit> Mul<Time<U>> for u64 {
     type Output = Time<U>;
@@ -376,7 +402,7 @@ impl<U: Unit> serde::Serialize for Time<U> {
 }
 
 /// Microseconds in one millisecond.
-pub const US_PER_MS: Micros = 1_000;
+pub const US_PER_MS: Micros = Micros::from_ms(1);
 
 /// Nanoseconds in one microsecond.
 pub const NS_PER_US: Nanos = Nanos::from_us(1);
@@ -387,7 +413,7 @@ pub const NS_PER_S: Nanos = Nanos::from_s(1);
 
 /// The longest duration accepted anywhere (365 days): far beyond any backoff cap,
 /// and small enough that no sum of a few of them can overflow `u64`.
-pub const MAX_DURATION_US: Micros = 365 * 24 * 3_600 * 1_000_000;
+pub const MAX_DURATION_US: Micros = Micros::from_s(365 * 24 * 3_600);
 
 /// What a duration may look like, for error messages.
 pub const DURATION_SYNTAX: &str =
@@ -454,7 +480,7 @@ pub fn parse_duration(text: &str) -> Result<Micros, BaseError> {
         0
     } else {
         if fraction.len() > 10 {
-            return Err(if us_of_whole > u128::from(MAX_DURATION_US) {
+            return Err(if us_of_whole > u128::from(MAX_DURATION_US.ticks()) {
                 BaseError::DurationTooLong
             } else {
                 not_whole()
@@ -463,7 +489,7 @@ pub fn parse_duration(text: &str) -> Result<Micros, BaseError> {
         let digits: u128 = fraction.parse().map_err(|_| BaseError::NotADuration)?;
         let scale = 10u128.pow(fraction.len() as u32);
         let scaled = digits * us_per_unit;
-        if us_of_whole + scaled / scale > u128::from(MAX_DURATION_US) {
+        if us_of_whole + scaled / scale > u128::from(MAX_DURATION_US.ticks()) {
             return Err(BaseError::DurationTooLong);
         }
         if !scaled.is_multiple_of(scale) {
@@ -472,28 +498,28 @@ pub fn parse_duration(text: &str) -> Result<Micros, BaseError> {
         scaled / scale
     };
     let us = us_of_whole + us_of_fraction;
-    if us > u128::from(MAX_DURATION_US) {
+    if us > u128::from(MAX_DURATION_US.ticks()) {
         return Err(BaseError::DurationTooLong);
     }
-    Ok(us as Micros)
+    Ok(Micros::from_ticks(us as u64))
 }
 
 /// Formats a duration in the largest unit that shows it exactly, as the CLI
 /// accepts it back: `100ms`, `20s`, `250us`, `1.5s`.
 pub fn format_duration(us: Micros) -> String {
-    const HOUR: Micros = 3_600_000_000;
-    const MINUTE: Micros = 60_000_000;
-    const SECOND: Micros = 1_000_000;
+    const HOUR: Micros = Micros::from_s(3_600);
+    const MINUTE: Micros = Micros::from_s(60);
+    const SECOND: Micros = Micros::from_s(1);
     if us >= HOUR && us.is_multiple_of(HOUR) {
         format!("{}h", us / HOUR)
     } else if us >= MINUTE && us.is_multiple_of(MINUTE) {
         format!("{}m", us / MINUTE)
     } else if us >= SECOND && us.is_multiple_of(US_PER_MS) {
-        format!("{}s", us as f64 / SECOND as f64)
+        format!("{}s", us.ticks() as f64 / SECOND.ticks() as f64)
     } else if us >= US_PER_MS {
-        format!("{}ms", us as f64 / US_PER_MS as f64)
+        format!("{}ms", us.ticks() as f64 / US_PER_MS.ticks() as f64)
     } else {
-        format!("{us}us")
+        format!("{}us", us.ticks())
     }
 }
 
@@ -517,12 +543,12 @@ pub fn human_seconds(seconds: f64, decimals: usize) -> String {
 
 /// A span of simulated time as people read it, one decimal.
 pub fn human_duration(us: Micros) -> String {
-    human_seconds(us as f64 / 1e6, 1)
+    human_seconds(us.ticks() as f64 / 1e6, 1)
 }
 
 /// Converts microseconds to milliseconds, the unit of every reported time.
 pub fn us_to_ms(us: Micros) -> f64 {
-    us as f64 / US_PER_MS as f64
+    us.ticks() as f64 / US_PER_MS.ticks() as f64
 }
 
 #[cfg(test)]
@@ -531,28 +557,28 @@ mod tests {
 
     #[test]
     fn human_spans_pick_their_unit() {
-        assert_eq!(human_duration(19_800_000_000), "5.5 h");
-        assert_eq!(human_duration(1_218_000_000), "20.3 min");
-        assert_eq!(human_duration(12_700_000), "12.7 s");
-        assert_eq!(human_duration(250_000), "250.0 ms");
+        assert_eq!(human_duration(Micros::from_s(19_800)), "5.5 h");
+        assert_eq!(human_duration(Micros::from_s(1218)), "20.3 min");
+        assert_eq!(human_duration(Micros::from_ms(12_700)), "12.7 s");
+        assert_eq!(human_duration(Micros::from_ms(250)), "250.0 ms");
         assert_eq!(human_seconds(96.1e-6, 2), "96.10 µs");
         assert_eq!(human_seconds(3.7891, 2), "3.79 s");
     }
 
     #[test]
     fn units_convert_to_microseconds() {
-        assert_eq!(parse_duration("250us"), Ok(250));
-        assert_eq!(parse_duration("250µs"), Ok(250));
-        assert_eq!(parse_duration("100ms"), Ok(100_000));
-        assert_eq!(parse_duration("100"), Ok(100_000));
-        assert_eq!(parse_duration("0.5"), Ok(500));
-        assert_eq!(parse_duration("20s"), Ok(20_000_000));
-        assert_eq!(parse_duration("1.5s"), Ok(1_500_000));
-        assert_eq!(parse_duration("2m"), Ok(120_000_000));
-        assert_eq!(parse_duration("1h"), Ok(3_600_000_000));
-        assert_eq!(parse_duration(" 20 s "), Ok(20_000_000));
-        assert_eq!(parse_duration("1_000ms"), Ok(1_000_000));
-        assert_eq!(parse_duration("0"), Ok(0));
+        assert_eq!(parse_duration("250us"), Ok(Micros::from_ticks(250)));
+        assert_eq!(parse_duration("250µs"), Ok(Micros::from_ticks(250)));
+        assert_eq!(parse_duration("100ms"), Ok(Micros::from_ticks(100_000)));
+        assert_eq!(parse_duration("100"), Ok(Micros::from_ticks(100_000)));
+        assert_eq!(parse_duration("0.5"), Ok(Micros::from_ticks(500)));
+        assert_eq!(parse_duration("20s"), Ok(Micros::from_ticks(20_000_000)));
+        assert_eq!(parse_duration("1.5s"), Ok(Micros::from_ticks(1_500_000)));
+        assert_eq!(parse_duration("2m"), Ok(Micros::from_ticks(120_000_000)));
+        assert_eq!(parse_duration("1h"), Ok(Micros::from_ticks(3_600_000_000)));
+        assert_eq!(parse_duration(" 20 s "), Ok(Micros::from_ticks(20_000_000)));
+        assert_eq!(parse_duration("1_000ms"), Ok(Micros::from_ticks(1_000_000)));
+        assert_eq!(parse_duration("0"), Ok(Micros::from_ticks(0)));
     }
 
     #[test]
@@ -596,15 +622,21 @@ mod tests {
             let err = parse_duration(bad).expect_err(bad).to_string();
             assert!(err.contains("resolution"), "{bad}: {err}");
         }
-        assert_eq!(parse_duration("10000000.000001s"), Ok(10_000_000_000_001));
+        assert_eq!(
+            parse_duration("10000000.000001s"),
+            Ok(Micros::from_ticks(10_000_000_000_001))
+        );
         assert_eq!(parse_duration("31536000s"), Ok(MAX_DURATION_US));
         assert_eq!(parse_duration("8760h"), Ok(MAX_DURATION_US));
-        assert_eq!(parse_duration("0.000001s"), Ok(1));
-        assert_eq!(parse_duration("1.50000000000000000000s"), Ok(1_500_000));
-        assert_eq!(parse_duration("007ms"), Ok(7_000));
-        assert_eq!(parse_duration(".5s"), Ok(500_000));
-        assert_eq!(parse_duration("5.s"), Ok(5_000_000));
-        assert_eq!(parse_duration("0.0025m"), Ok(150_000));
+        assert_eq!(parse_duration("0.000001s"), Ok(Micros::from_ticks(1)));
+        assert_eq!(
+            parse_duration("1.50000000000000000000s"),
+            Ok(Micros::from_ticks(1_500_000))
+        );
+        assert_eq!(parse_duration("007ms"), Ok(Micros::from_ticks(7_000)));
+        assert_eq!(parse_duration(".5s"), Ok(Micros::from_ticks(500_000)));
+        assert_eq!(parse_duration("5.s"), Ok(Micros::from_ticks(5_000_000)));
+        assert_eq!(parse_duration("0.0025m"), Ok(Micros::from_ticks(150_000)));
         for too_long in [
             "31536000.000001s",
             "8761h",
@@ -634,10 +666,11 @@ mod tests {
             20_000_000,
             120_000_000,
         ] {
-            assert_eq!(parse_duration(&format_duration(us)), Ok(us), "{us}");
+            let us = Micros::from_ticks(us);
+            assert_eq!(parse_duration(&format_duration(us)), Ok(us), "{us:?}");
         }
-        assert_eq!(format_duration(100_000), "100ms");
-        assert_eq!(format_duration(20_000_000), "20s");
-        assert_eq!(format_duration(1_500_000), "1.5s");
+        assert_eq!(format_duration(Micros::from_ms(100)), "100ms");
+        assert_eq!(format_duration(Micros::from_s(20)), "20s");
+        assert_eq!(format_duration(Micros::from_ms(1500)), "1.5s");
     }
 }

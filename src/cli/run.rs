@@ -328,7 +328,7 @@ fn run_server(args: &RunArgs, setup: &Setup) -> Result<(), CliError> {
             None => format!(
                 "the default horizon ({}: the load's end plus {} patience windows; --horizon none \
                  runs to the end, which a service stuck with unlimited retries never reaches)",
-                crate::base::time::format_duration(spec.horizon_us().unwrap_or(0)),
+                crate::base::time::format_duration(spec.horizon_us().unwrap_or(Micros::ZERO)),
                 crate::spec::server_load::DRAIN_PATIENCES
             ),
         };
@@ -417,7 +417,7 @@ impl Setup {
         if self.seeds == 1 {
             progress.set_message(format!(
                 "simulated {}, {} {what}",
-                format_duration(time - time % 1_000),
+                format_duration(time - time % Micros::from_ms(1)),
                 group_thousands(count)
             ));
         }

@@ -3,6 +3,7 @@
 //! [`Rule`], so each bad field gets the same one-line error naming the key,
 //! the field and its range.
 
+use crate::base::time::Micros;
 use crate::base::time::{format_duration, parse_duration};
 use crate::control::Nanos;
 use crate::control::error::ControlError;
@@ -173,19 +174,20 @@ impl Rule {
 
     /// A duration of `field` from `lo` to `hi` µs, in ns.
     pub fn duration(&self, field: &str, lo_us: u64, hi_us: u64) -> Result<Nanos, ControlError> {
+        let (lo, hi) = (Micros::from_ticks(lo_us), Micros::from_ticks(hi_us));
         let range = || {
             self.range_error(
                 field,
                 &format!(
                     "a duration from {} to {}",
-                    format_duration(lo_us),
-                    format_duration(hi_us)
+                    format_duration(lo),
+                    format_duration(hi)
                 ),
             )
         };
         self.raw(field)
             .and_then(|v| parse_duration(v).ok())
-            .filter(|us| (lo_us..=hi_us).contains(us))
+            .filter(|us| (lo..=hi).contains(us))
             .map(Nanos::of_us)
             .ok_or_else(range)
     }

@@ -1,6 +1,7 @@
 //! Which run settings the exact chain can take ([`ChainModel::of`]), and
 //! for the rest, the key that stops it and why, in one line.
 
+use crate::base::time::Micros;
 use crate::base::time::Nanos;
 use crate::control::ControlSpec;
 use crate::control::queue_discipline::Discipline;
@@ -116,7 +117,7 @@ impl ChainModel {
         let constant_zero = |d: &Dist| matches!(d, Dist::Const(Nanos::ZERO));
         let unsupported = [
             (
-                s.service_per_busy_us != 0,
+                s.service_per_busy_us != Micros::ZERO,
                 "service_per_busy",
                 "service that grows with the busy count is not the chain's: leave it 0",
             ),
@@ -192,7 +193,7 @@ impl ChainModel {
         }
         let timeout_rate = match (s.timeout_us, s.timeout_law) {
             (None, _) => 0.0,
-            (Some(us), TimeoutLaw::Exponential) => 1e6 / us as f64,
+            (Some(us), TimeoutLaw::Exponential) => 1e6 / us.ticks() as f64,
             (Some(_), TimeoutLaw::Fixed) => {
                 return Err(refuse(
                     "timeout_law",
@@ -238,7 +239,9 @@ impl ChainModel {
                      delay) and no jitter_factor",
                 ));
             }
-            if p.base_us == 0 || (p.cap_us as f64) < CAP_IN_MEANS * p.base_us as f64 {
+            if p.base_us == Micros::ZERO
+                || (p.cap_us.ticks() as f64) < CAP_IN_MEANS * p.base_us.ticks() as f64
+            {
                 return Err(refuse(
                     "cap",
                     format!(
@@ -257,7 +260,7 @@ impl ChainModel {
                     ));
                 }
             };
-            (1e6 / p.base_us as f64, persistence)
+            (1e6 / p.base_us.ticks() as f64, persistence)
         } else {
             if spec.budget.is_some() {
                 return Err(refuse(

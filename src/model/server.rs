@@ -819,13 +819,13 @@ pub const MAX_FACTOR: f64 = 1_000.0;
 /// A duration's text as ns (whole µs, as every duration herdsim reads).
 fn duration_ns(text: &str) -> Result<Nanos, String> {
     parse_duration(text)
-        .map(|us| us * NS_PER_US)
+        .map(Nanos::of_us)
         .map_err(|e| e.to_string())
 }
 
 /// A duration in ns as the text `duration_ns` reads back.
 fn show_ns(ns: Nanos) -> String {
-    format_duration(ns / NS_PER_US)
+    format_duration(ns.whole_us())
 }
 
 /// The largest sigma of a lognormal herdsim takes.

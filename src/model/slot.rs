@@ -107,37 +107,38 @@ mod tests {
     #[test]
     fn one_call_per_service_time() {
         let mut r = SlotResource::new(SlotResource::service_ns_for(1.0));
-        assert!(r.call(0));
-        assert!(!r.call(0));
-        assert!(!r.call(999));
-        assert!(r.call(1_000));
-        assert!(!r.call(1_999));
-        assert!(r.call(5_000));
+        assert!(r.call(Micros::ZERO));
+        assert!(!r.call(Micros::ZERO));
+        assert!(!r.call(Micros::from_us(999)));
+        assert!(r.call(Micros::from_ms(1)));
+        assert!(!r.call(Micros::from_us(1999)));
+        assert!(r.call(Micros::from_ms(5)));
     }
 
     #[test]
     fn the_hint_is_the_backlog_of_rejected_clients() {
         let mut r = SlotResource::new(Nanos::from_ms(1)).with_hints(3);
-        assert!(CallResource::call(&mut r, 0, 0, 0));
-        assert!(!CallResource::call(&mut r, 100, 1, 0));
-        assert!(!CallResource::call(&mut r, 100, 2, 0));
+        assert!(CallResource::call(&mut r, Micros::ZERO, 0, 0));
+        assert!(!CallResource::call(&mut r, Micros::from_us(100), 1, 0));
+        assert!(!CallResource::call(&mut r, Micros::from_us(100), 2, 0));
         assert!(
-            !CallResource::call(&mut r, 200, 2, 1),
+            !CallResource::call(&mut r, Micros::from_us(200), 2, 1),
             "a client counts once"
         );
         // 800 µs left of the current call, then two waiting clients of 1 ms.
-        assert_eq!(r.retry_hint(200), 2_800);
-        assert!(CallResource::call(&mut r, 1_000, 1, 1));
-        assert_eq!(r.retry_hint(1_000), 2_000);
+        assert_eq!(r.retry_hint(Micros::from_us(200)), Micros::from_us(2800));
+        assert!(CallResource::call(&mut r, Micros::from_ms(1), 1, 1));
+        assert_eq!(r.retry_hint(Micros::from_ms(1)), Micros::from_ms(2));
     }
 
     #[test]
     fn every_call_inside_the_outage_window_fails() {
-        let mut r = SlotResource::new(Nanos::from_ms(1)).with_outage(Some((5_000, 9_000)));
-        assert!(r.call(0));
-        assert!(!r.call(5_000));
-        assert!(!r.call(8_999));
-        assert!(r.call(9_000));
+        let mut r = SlotResource::new(Nanos::from_ms(1))
+            .with_outage(Some((Micros::from_ms(5), Micros::from_ms(9))));
+        assert!(r.call(Micros::ZERO));
+        assert!(!r.call(Micros::from_ms(5)));
+        assert!(!r.call(Micros::from_us(8999)));
+        assert!(r.call(Micros::from_ms(9)));
     }
 
     #[test]
@@ -145,9 +146,16 @@ mod tests {
         // 3 per ms: 333.333 µs slots. Offering a call every µs for 3 ms serves
         // exactly 9 (at 0, 334, 667, 1000, ...), not 9 ± rounding drift.
         let mut r = SlotResource::new(SlotResource::service_ns_for(3.0));
-        let served = (0..3_000).filter(|&t| r.call(t)).count();
+        let served = (0..3_000)
+            .filter(|&t| r.call(Micros::from_ticks(t)))
+            .count();
         assert_eq!(served, 9);
         let mut half = SlotResource::new(SlotResource::service_ns_for(0.5));
-        assert_eq!((0..10_000).filter(|&t| half.call(t)).count(), 5);
+        assert_eq!(
+            (0..10_000)
+                .filter(|&t| half.call(Micros::from_ticks(t)))
+                .count(),
+            5
+        );
     }
 }

@@ -374,7 +374,7 @@ pub fn verdict_rule(spec: &RunSpec) -> Option<String> {
                 " and {} times the {} a stall as long as the triggers takes to drain at this load",
                 crate::spec::server_load::PATIENCE_DRAINS,
                 // To a tenth of a second: an estimate, not a measurement.
-                format_duration(drain.div_ceil(100_000) * 100_000)
+                format_duration(drain.div_ceil(Micros::from_ms(100)) * Micros::from_ms(100))
             );
         }
         why + ", within 10s to 10min"
@@ -391,7 +391,9 @@ pub fn verdict_rule(spec: &RunSpec) -> Option<String> {
     // A fixed request count ends the load at its last arrival, about
     // N / rate; otherwise the duration does.
     let load_end = match (spec.server.requests, spec.server.users) {
-        (Some(n), None) => (n as f64 * 1e6 / spec.server.offered_rate_per_s()) as Micros,
+        (Some(n), None) => {
+            Micros::from_ticks((n as f64 * 1e6 / spec.server.offered_rate_per_s()) as u64)
+        }
         _ => spec.duration_us(),
     };
     if load_end < end.saturating_add(patience) {

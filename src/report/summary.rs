@@ -9,6 +9,7 @@
 
 use std::fmt::Write as _;
 
+use crate::base::time::Micros;
 use crate::base::time::Nanos;
 use crate::measure::layer_metrics::LayerMetric;
 use crate::measure::metrics::Metric;
@@ -90,7 +91,7 @@ pub fn server_point_summary(
     run: &ServerMetrics,
     summaries: Option<&[(ServerMetric, Summary)]>,
 ) -> ServerPointSummary {
-    let window_ns = Nanos::of_us(spec.window().max(1));
+    let window_ns = Nanos::of_us(spec.window().max(Micros::from_us(1)));
     let window_s = window_ns.ticks() as f64 / 1e9;
     let triggers = &spec.server.triggers.0;
     let first = triggers.iter().map(|t| t.from).min();
@@ -426,7 +427,7 @@ pub fn herd_point_summary(point: &ComparedPoint) -> String {
         plain(mean(Metric::GaveUp), if runs > 1 { 1 } else { 0 }),
         plain(mean(Metric::LastSuccessMs) / 1e3, 3),
         plain(mean(Metric::PeakRetries), if runs > 1 { 1 } else { 0 }),
-        plain(spec.window() as f64 / 1e3, 3)
+        plain(spec.window().ticks() as f64 / 1e3, 3)
             .trim_end_matches('0')
             .trim_end_matches('.'),
         plain(mean(Metric::PeakRetriesPct), 2)

@@ -69,7 +69,7 @@ fn x_number(text: &str) -> Option<(f64, Option<&'static str>)> {
         return Some((v, None));
     }
     if let Ok(us) = crate::base::time::parse_duration(text) {
-        return Some((us as f64 / 1e3, Some("ms")));
+        return Some((us.ticks() as f64 / 1e3, Some("ms")));
     }
     let triggers = text.parse::<crate::model::server::Triggers>().ok()?;
     if triggers.0.is_empty() {

@@ -162,7 +162,7 @@ mod tests {
                 retry: attempts,
             };
             match decide(attempts < 4, None, failed, &any, &mut walk, &mut draws) {
-                Decision::Retry { delay } => clock += delay * 1_000,
+                Decision::Retry { delay } => clock += Nanos::of_us(delay).ticks(),
                 other => break other,
             }
         };
@@ -172,7 +172,7 @@ mod tests {
         let mut expected = vec![0u64];
         for retry in 1..4 {
             let delay = any.delay_after(retry, Cause::Other, &mut memory, &mut concrete);
-            expected.push(expected[retry as usize - 1] + 5_000_000 + delay * 1_000);
+            expected.push(expected[retry as usize - 1] + 5_000_000 + Nanos::of_us(delay).ticks());
         }
         assert_eq!(sent_at, expected);
         // Decorrelated jitter's delays are at least its base (100 ms).

@@ -36,6 +36,7 @@ pub struct TimeoutHedging {
 mod tests {
     use super::*;
     use crate::base::seeding::Seeds;
+    use crate::base::time::Micros;
     use crate::control::{ControlSpec, Family};
     use crate::measure::server_metrics::ServerMetrics;
     use crate::model::retry_on::RetryOn;
@@ -100,7 +101,7 @@ mod tests {
     /// backoff of 1 ms.
     fn kept(attempts: u32) -> ServerRetry {
         let mut policy = RunSpec::seed_002(PolicyKind::Constant, 1).policy;
-        policy.base_us = 1_000;
+        policy.base_us = Micros::from_ms(1);
         ServerRetry {
             policy,
             max_attempts: Some(attempts),

@@ -573,6 +573,7 @@ pub fn read(text: &str) -> Result<Vec<ReferenceRow>, StudyError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::time::Micros;
 
     #[test]
     fn the_embedded_reference_reads_every_scenario() {
@@ -589,7 +590,7 @@ mod tests {
         assert_eq!(drawn.spec.server.timeout_us, None);
         assert_eq!(
             drawn.spec.server.timeout_choices,
-            [100_000, 200_000, 300_000]
+            [100_000, 200_000, 300_000].map(Micros::from_ticks)
         );
         let mfs = rows
             .iter()

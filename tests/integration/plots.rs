@@ -85,7 +85,7 @@ fn a_timeline_draws_the_computed_retry_rates_and_the_capacity() {
         "two vertices per bin (a step line)"
     );
     // The run is under 10 s, so the time axis is in ms.
-    let bin_ms = timeline.bin_us as f64 / 1e3;
+    let bin_ms = timeline.bin_us.ticks() as f64 / 1e3;
     for (i, rate) in rates.iter().enumerate() {
         for (vertex, &(px, py)) in points[2 * i..2 * i + 2].iter().enumerate() {
             let (dx, dy) = pixel(frame, (px, py));
@@ -146,7 +146,7 @@ fn delay_bands_mark_each_retrys_median() {
         // One per retry, plus the legend's sample.
         assert_eq!(medians.len(), s.retries.len() + 1, "{}", s.policy.kind);
         for r in &s.retries {
-            let expected = r.p50 as f64 / 1e3;
+            let expected = r.p50.ticks() as f64 / 1e3;
             let hit = medians.iter().any(|&(px, py)| {
                 let (dx, dy) = pixel(frame, (px, py));
                 (frame.data_x(px) - f64::from(r.retry)).abs() <= dx

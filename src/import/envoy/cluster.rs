@@ -4,6 +4,7 @@
 //! settings are refused, its host and connection choices noted as inert.
 
 use super::{duration, name_of, refuse, uint32};
+use crate::base::time::Micros;
 use crate::import::tree::Node;
 use crate::import::{Context, ImportError};
 
@@ -216,7 +217,7 @@ pub(super) fn read_cluster(
             &["budget_percent", "min_retry_concurrency", "budget_interval"],
         )?;
         if let Some(interval) = node.get("budget_interval")
-            && duration(ctx, &interval)? != 0
+            && duration(ctx, &interval)? != Micros::ZERO
         {
             return Err(ctx.unsupported(
                 &interval,

@@ -2,6 +2,7 @@
 //! service growth, arrivals, timeouts noticed and drawn, and seeds.
 
 use super::*;
+use crate::base::time::Micros;
 
 #[test]
 fn window_latency_quantiles_are_exact_within_each_window() {
@@ -157,7 +158,10 @@ fn the_event_limit_and_progress_reports_come_when_the_count_says() {
         ended > PROGRESS_EVERY / 5 && ended < PROGRESS_EVERY / 4,
         "{ended}"
     );
-    assert!(time > 0 && Nanos::of_us(time) < 100 * NS_PER_S, "{time}");
+    assert!(
+        time > Micros::ZERO && Nanos::of_us(time) < 100 * NS_PER_S,
+        "{time:?}"
+    );
     let watch = Watch {
         max_events: 2 * PROGRESS_EVERY,
         ..watch

@@ -15,13 +15,14 @@ use herdsim::cli::external::{
 };
 use herdsim::experiment::server_runs::server_parts;
 use herdsim::model::server::{
-    Load, NS_PER_US, ServerSpec, TimeoutLaw, TimeoutNoticed, TriggerKind, show_ns,
+    Load, Nanos, ServerSpec, TimeoutLaw, TimeoutNoticed, TriggerKind, show_ns,
 };
 use herdsim::sim::server_loop::ServerRetry;
 
 use crate::drill::transport::Target;
 use crate::drill::{DrillConfig, Ending, drill};
 use crate::server::{ServeConfig, ServeReport, serve};
+use crate::timing::nanos_of;
 
 /// The most workers `serve` starts (each is a thread).
 pub const MAX_WORKERS: u32 = 4096;
@@ -136,8 +137,8 @@ const SERVING: &str = "Serving";
 
 fn parse_stop(text: &str) -> Result<Duration, String> {
     match parse_duration(text) {
-        Ok(0) => Err("expected a duration above 0, such as 10s".into()),
-        Ok(us) => Ok(Duration::from_micros(us)),
+        Ok(us) if us.is_zero() => Err("expected a duration above 0, such as 10s".into()),
+        Ok(us) => Ok(Duration::from_micros(us.ticks())),
         Err(e) => Err(e.to_string()),
     }
 }
@@ -258,10 +259,7 @@ fn describe(spec: &ServerSpec, stop_after: Option<Duration>) -> String {
         )
     };
     let stop = match stop_after {
-        Some(d) => format!(
-            "stops {} after the first request",
-            show_ns(d.as_nanos() as u64)
-        ),
+        Some(d) => format!("stops {} after the first request", show_ns(nanos_of(d))),
         None => "stops at Ctrl-C".to_string(),
     };
     let workers = spec.workers.unwrap_or(0);
@@ -280,9 +278,10 @@ fn summary(report: &ServeReport) -> String {
     if t.attempts == 0 {
         return "no request came: nothing served\n".to_string();
     }
-    let seconds = report.ran_ns as f64 / 1e9;
-    let utilisation = if report.ran_ns > 0 {
-        t.busy_ns as f64 / (report.ran_ns as f64 * f64::from(report.workers))
+    let ran = report.ran_ns.ticks() as f64;
+    let seconds = ran / 1e9;
+    let utilisation = if ran > 0.0 {
+        t.busy_ns as f64 / (ran * f64::from(report.workers))
     } else {
         0.0
     };
@@ -353,9 +352,7 @@ fn drill_command(args: &DrillArgs) -> Result<(), Failure> {
     let horizon = point
         .spec
         .horizon_us()
-        .map_or(spec.duration.saturating_mul(4), |us| {
-            us.saturating_mul(NS_PER_US)
-        });
+        .map_or(spec.duration.saturating_mul(4), Nanos::of_us);
     eprintln!("{}", drill_plan(&spec, &retry, &args.target, horizon));
     let config = DrillConfig {
         spec: spec.clone(),
@@ -389,7 +386,7 @@ fn drill_command(args: &DrillArgs) -> Result<(), Failure> {
 }
 
 /// What the drill will send, before it sends anything.
-fn drill_plan(spec: &ServerSpec, retry: &ServerRetry, target: &Target, horizon: u64) -> String {
+fn drill_plan(spec: &ServerSpec, retry: &ServerRetry, target: &Target, horizon: Nanos) -> String {
     let protocol = if target.grpc { "gRPC" } else { "HTTP/1.1 POST" };
     let load = match spec.load {
         Load::Open {

@@ -27,7 +27,7 @@ use herdsim::model::server::{Nanos, ServerSpec};
 
 use crate::grpc::{self, Status};
 use crate::station::{Admission, Job, Station};
-use crate::timing::tighten_timer_slack;
+use crate::timing::{duration_of, nanos_of, tighten_timer_slack};
 use crate::window_series::WindowSeries;
 
 /// The largest request body read (a call's payload is echoed back).
@@ -54,19 +54,17 @@ impl Clock {
     /// Now, ns since the first request (starting the clock if it has not).
     fn now(&self) -> Nanos {
         let origin = *self.origin.get_or_init(Instant::now);
-        origin.elapsed().as_nanos().min(u128::from(u64::MAX)) as Nanos
+        nanos_of(origin.elapsed())
     }
 
     /// Now, if the clock has started.
     fn peek(&self) -> Option<Nanos> {
-        self.origin
-            .get()
-            .map(|o| o.elapsed().as_nanos().min(u128::from(u64::MAX)) as Nanos)
+        self.origin.get().map(|o| nanos_of(o.elapsed()))
     }
 
     /// The instant of clock time `t` (the clock has started).
     fn instant_of(&self, t: Nanos) -> Instant {
-        *self.origin.get_or_init(Instant::now) + Duration::from_nanos(t)
+        *self.origin.get_or_init(Instant::now) + duration_of(t)
     }
 }
 
@@ -164,7 +162,7 @@ pub fn serve(
     let (series, unheard, ran_ns) = {
         let mut state = shared.lock();
         state.stopping = true;
-        let now = shared.clock.peek().unwrap_or(0);
+        let now = shared.clock.peek().unwrap_or(Nanos::ZERO);
         state.station.close(now);
         (state.station.series().clone(), state.unheard, now)
     };
@@ -198,7 +196,7 @@ async fn accept_until_stop(
             let started = Instant::now();
             loop {
                 if let Some(now) = shared.clock.peek() {
-                    let elapsed = Duration::from_nanos(now);
+                    let elapsed = duration_of(now);
                     if elapsed >= after {
                         return;
                     }
@@ -322,12 +320,12 @@ async fn answer(request: Request<Incoming>, shared: &Shared) -> Response<ReplyBo
     if request.uri().path() == "/metrics" {
         let text = {
             let state = shared.lock();
-            let now = shared.clock.peek().unwrap_or(0);
+            let now = shared.clock.peek().unwrap_or(Nanos::ZERO);
             state.station.series().prometheus(
                 state.station.queue_len() as u64,
                 u64::from(state.station.busy()),
                 state.station.spec().workers_at(now),
-                now as f64 / 1e9,
+                now.ticks() as f64 / 1e9,
             )
         };
         return plain(StatusCode::OK, "text/plain; version=0.0.4", text.into());

@@ -98,7 +98,7 @@ impl<T> Station<T> {
             dropped: Vec::new(),
             draws: Lookahead::new(job_rng(seed)),
             mean_service: spec.service.mean(),
-            latest_start: 0,
+            latest_start: Nanos::ZERO,
             series: WindowSeries::new(spec.window),
             spec,
         }
@@ -169,12 +169,12 @@ impl<T> Station<T> {
         self.busy += 1;
         self.latest_start = now;
         let mut service = self.spec.service.sample(&mut self.draws);
-        if self.spec.service_per_busy > 0 {
+        if !self.spec.service_per_busy.is_zero() {
             service += self.spec.service_per_busy * u64::from(self.busy);
         }
         let factor = self.spec.slowdown_at(now);
         if factor != 1.0 {
-            service = round_ns(service as f64 * factor);
+            service = round_ns(service.ticks() as f64 * factor);
         }
         Job {
             ticket: waiter.ticket,
@@ -263,10 +263,11 @@ mod tests {
     #[test]
     fn workers_queue_and_limit_behave_as_the_model() {
         let mut s = Station::new(spec(2, Some(1)), 1);
-        let a = s.arrive(0, 'a');
-        let b = s.arrive(1, 'b');
-        assert!(matches!(s.arrive(2, 'c'), Admission::Queued));
-        assert!(matches!(s.arrive(3, 'd'), Admission::Refused('d')));
+        let ns = Nanos::from_ticks;
+        let a = s.arrive(ns(0), 'a');
+        let b = s.arrive(ns(1), 'b');
+        assert!(matches!(s.arrive(ns(2), 'c'), Admission::Queued));
+        assert!(matches!(s.arrive(ns(3), 'd'), Admission::Refused('d')));
         let (Admission::Started(a), Admission::Started(_b)) = (a, b) else {
             panic!("both workers should take the first attempts");
         };
@@ -276,7 +277,7 @@ mod tests {
         let next = f.next.expect("the waiting attempt is taken");
         assert_eq!(
             (next.ticket, next.arrived, next.started),
-            ('c', 2, 10 * NS_PER_MS)
+            ('c', ns(2), 10 * NS_PER_MS)
         );
         assert_eq!(s.busy(), 2);
         assert_eq!(s.queue_len(), 0);
@@ -305,10 +306,11 @@ mod tests {
             },
         ];
         let mut s = Station::new(sp, 1);
-        let Admission::Started(a) = s.arrive(0, 1) else {
+        let ns = Nanos::from_ticks;
+        let Admission::Started(a) = s.arrive(ns(0), 1) else {
             panic!("an idle worker takes it")
         };
-        assert!(matches!(s.arrive(1, 2), Admission::Queued));
+        assert!(matches!(s.arrive(ns(1), 2), Admission::Queued));
         let f = s.finish(a.done(), a);
         assert!(!f.succeeded, "completes inside the outage");
         assert!(f.next.is_none(), "no worker during the capacity drop");

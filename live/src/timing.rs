@@ -13,3 +13,17 @@ pub fn tighten_timer_slack() {
         libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong);
     }
 }
+
+use std::time::Duration;
+
+use herdsim::model::server::Nanos;
+
+/// Simulated ns as a wall-clock duration.
+pub fn duration_of(t: Nanos) -> Duration {
+    Duration::from_nanos(t.ticks())
+}
+
+/// A wall-clock duration as simulated ns (saturating at the clock's end).
+pub fn nanos_of(d: Duration) -> Nanos {
+    Nanos::from_ticks(d.as_nanos().min(u128::from(u64::MAX)) as u64)
+}

@@ -56,7 +56,7 @@ impl WindowSeries {
     /// No window yet, windows `window` ns wide.
     pub fn new(window: Nanos) -> Self {
         WindowSeries {
-            window: window.max(1),
+            window: window.max(Nanos::from_ticks(1)),
             windows: vec![ServerWindow::default()],
             totals: Totals::default(),
         }
@@ -96,7 +96,7 @@ impl WindowSeries {
     /// A worker finished an attempt it held `held` ns.
     pub fn completed(&mut self, succeeded: bool, held: Nanos) {
         self.totals.completions += 1;
-        self.totals.busy_ns += u128::from(held);
+        self.totals.busy_ns += u128::from(held.ticks());
         let w = self.current();
         w.completions += 1;
         if succeeded {
@@ -124,7 +124,7 @@ impl WindowSeries {
     pub fn csv(&self) -> String {
         let mut text = HEADER.to_string();
         for (i, w) in self.windows.iter().enumerate() {
-            let start_ms = (i as u64 * self.window) as f64 / 1e6;
+            let start_ms = (self.window * i as u64).ticks() as f64 / 1e6;
             let _ = writeln!(
                 text,
                 "{},{},{},{},{},{},{}",

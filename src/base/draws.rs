@@ -9,10 +9,17 @@ use rand_pcg::Pcg64Mcg;
 
 use crate::base::time::Micros;
 
-/// A source of uniform integer draws.
+/// A source of uniform integer draws (counts, bits, and the ticks of times).
 pub trait Draws {
     /// A uniform draw on `lo..=hi` (both ends included). Requires `lo <= hi`.
-    fn uniform(&mut self, lo: Micros, hi: Micros) -> Micros;
+    fn uniform(&mut self, lo: u64, hi: u64) -> u64;
+
+    /// A uniform time on `lo..=hi`: [`Self::uniform`] on the µs (every
+    /// delay a policy draws).
+    #[inline(always)]
+    fn uniform_us(&mut self, lo: Micros, hi: Micros) -> Micros {
+        Micros::from_ticks(self.uniform(lo.ticks(), hi.ticks()))
+    }
 
     /// A uniform fraction in (0, 1] with 53 random bits: never 0, so its
     /// logarithm is finite (inverse-transform draws of exponential gaps and
@@ -41,7 +48,7 @@ pub fn unit_of_bits(bits: u64) -> f64 {
 /// `rand` in `Cargo.toml` because its output is part of herdsim's results.
 impl Draws for Pcg64Mcg {
     #[inline]
-    fn uniform(&mut self, lo: Micros, hi: Micros) -> Micros {
+    fn uniform(&mut self, lo: u64, hi: u64) -> u64 {
         debug_assert!(lo <= hi, "empty range {lo}..={hi}");
         self.random_range(lo..=hi)
     }
@@ -96,14 +103,14 @@ impl ScriptedDraws {
 }
 
 impl Draws for ScriptedDraws {
-    fn uniform(&mut self, lo: Micros, hi: Micros) -> Micros {
+    fn uniform(&mut self, lo: u64, hi: u64) -> u64 {
         assert!(lo <= hi, "empty range {lo}..={hi}");
         let u = *self
             .fractions
             .get(self.next)
             .unwrap_or_else(|| panic!("the script has only {} draws", self.fractions.len()));
         self.next += 1;
-        lo + (u * (hi - lo) as f64).round() as Micros
+        lo + (u * (hi - lo) as f64).round() as u64
     }
 }
 
@@ -151,7 +158,7 @@ mod tests {
     fn the_generators_fraction_is_the_range_draw_bit_for_bit() {
         struct ByRange(Pcg64Mcg);
         impl Draws for ByRange {
-            fn uniform(&mut self, lo: Micros, hi: Micros) -> Micros {
+            fn uniform(&mut self, lo: u64, hi: u64) -> u64 {
                 self.0.random_range(lo..=hi)
             }
         }

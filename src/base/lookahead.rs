@@ -22,8 +22,6 @@ use rand::{Rng, RngExt, TryRng};
 use rand_pcg::Pcg64Mcg;
 
 use crate::base::draws::{Draws, unit_above_zero_of};
-use crate::base::time::Micros;
-
 /// Words drawn ahead: their exponentials are computed together, 1 KB of
 /// state in all.
 pub const AHEAD: usize = 64;
@@ -96,7 +94,7 @@ impl TryRng for Lookahead {
 
 impl Draws for Lookahead {
     #[inline]
-    fn uniform(&mut self, lo: Micros, hi: Micros) -> Micros {
+    fn uniform(&mut self, lo: u64, hi: u64) -> u64 {
         debug_assert!(lo <= hi, "empty range {lo}..={hi}");
         self.random_range(lo..=hi)
     }

@@ -105,7 +105,7 @@ fn parse_kind(text: &str) -> Result<String, String> {
         ));
     }
     trigger
-        .check(&stall(text, 1_000_000))
+        .check(&stall(text, Micros::from_s(1)))
         .map_err(|e| format!("'{text}' is not a trigger kind: {e}"))?;
     Ok(text.to_string())
 }
@@ -113,7 +113,7 @@ fn parse_kind(text: &str) -> Result<String, String> {
 fn parse_blip(text: &str) -> Result<Micros, String> {
     let us = parse_duration(text).map_err(|e| e.to_string())?;
     let most = LENGTHS_MS[LENGTHS_MS.len() - 1] * 1_000;
-    if us == 0 || us > most {
+    if us == Micros::ZERO || us > Micros::from_ticks(most) {
         return Err(format!(
             "'{text}': expected a duration above 0 and at most {}s",
             most / 1_000_000

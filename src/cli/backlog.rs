@@ -4,6 +4,7 @@
 use clap::Args;
 
 use super::CliError;
+use crate::base::time::Micros;
 use crate::experiment::backlog::{
     Splitting, passages, path_rules, split_estimate, summarise_passages,
 };
@@ -158,8 +159,8 @@ pub fn backlog_report(
     Ok(Some(BacklogReport {
         chosen,
         rules: plain_rules,
-        load_us: server.duration / crate::model::server::NS_PER_US,
-        horizon_us: spec.horizon_us().unwrap_or(0),
+        load_us: server.duration.whole_us(),
+        horizon_us: spec.horizon_us().unwrap_or(Micros::ZERO),
         passages: summarise_passages(&runs, plain_rules),
         split,
     }))

@@ -95,7 +95,7 @@ pub fn bench(args: &BenchArgs) -> Result<(), CliError> {
         .copied()
         .filter(|&n| n > 0)
         .collect();
-    let min_time = Duration::from_micros(args.min_time);
+    let min_time = Duration::from_micros(args.min_time.ticks());
     let server_timings = time_server_runs(&server_sizes, &args.queue, min_time, &progress);
     let server = (!server_timings.is_empty()).then(|| {
         server_section(&server_timings, !args.no_reference, min_time, &progress)
@@ -129,7 +129,7 @@ pub fn bench(args: &BenchArgs) -> Result<(), CliError> {
 
 /// Times runs of every size on every queue, each for at least `--min-time`.
 fn time_runs(args: &BenchArgs, progress: &ProgressBar) -> Result<Vec<Timing>, CliError> {
-    let min_time = Duration::from_micros(args.min_time);
+    let min_time = Duration::from_micros(args.min_time.ticks());
     let seeds = Seeds::for_job(1, 0, 0);
     let mut timings = Vec::new();
     for &clients in &args.clients {

@@ -72,35 +72,36 @@ pub fn simulate_minimal(
     };
     let first = exp(mean_gap);
     if first < duration {
-        events.push(first, Step::Arrival);
+        events.push(first.ticks(), Step::Arrival);
     }
     while let Some((now, step)) = events.first() {
+        let now = Nanos::from_ticks(now);
         events.reschedule_first(None);
         run.events += 1;
         match step {
             Step::Arrival => {
                 run.requests += 1;
-                events.push(now, Step::AtServer);
+                events.push(now.ticks(), Step::AtServer);
                 let next = now.saturating_add(exp(mean_gap));
                 if next < duration {
-                    events.push(next, Step::Arrival);
+                    events.push(next.ticks(), Step::Arrival);
                 }
             }
             Step::AtServer if busy < workers => {
                 busy += 1;
                 let done = now + exp(mean_service);
-                run.sojourn_ns += u128::from(done - now);
-                events.push(done, Step::ServiceDone);
+                run.sojourn_ns += u128::from((done - now).ticks());
+                events.push(done.ticks(), Step::ServiceDone);
             }
             Step::AtServer => waiting.push_back(now),
             Step::ServiceDone => {
                 busy -= 1;
-                events.push(now, Step::Reply);
+                events.push(now.ticks(), Step::Reply);
                 if let Some(arrived) = waiting.pop_front() {
                     busy += 1;
                     let done = now + exp(mean_service);
-                    run.sojourn_ns += u128::from(done - arrived);
-                    events.push(done, Step::ServiceDone);
+                    run.sojourn_ns += u128::from((done - arrived).ticks());
+                    events.push(done.ticks(), Step::ServiceDone);
                 }
             }
             Step::Reply => {}
@@ -115,7 +116,7 @@ pub fn minimal_mmc(requests: u64, seeds: Seeds) -> MinimalRun {
     let spec = super::bench_server::mmc_spec(requests);
     simulate_minimal(
         spec.duration,
-        NS_PER_MS as f64 / super::bench_server::RATE_PER_MS,
+        NS_PER_MS.ticks() as f64 / super::bench_server::RATE_PER_MS,
         spec.service.mean(),
         super::bench_server::WORKERS,
         seeds,

@@ -14,7 +14,7 @@ use crate::base::seeding::Seeds;
 use crate::base::time::human_seconds;
 use crate::cli::bench_minimal::minimal_mmc;
 use crate::measure::observer::Watch;
-use crate::model::server::{Dist, Load, NS_PER_MS, ServerSpec, Service};
+use crate::model::server::{Dist, Load, NS_PER_MS, Nanos, ServerSpec, Service};
 use crate::policy::PolicyKind;
 use crate::report::aligned_text_first;
 use crate::sim::queue::QueueKind;
@@ -38,7 +38,9 @@ pub fn mmc_spec(requests: u64) -> ServerSpec {
             sources: 1,
             concurrency: None,
         },
-        duration: (requests as f64 / RATE_PER_MS * NS_PER_MS as f64) as u64,
+        duration: Nanos::from_ticks(
+            (requests as f64 / RATE_PER_MS * NS_PER_MS.ticks() as f64) as u64,
+        ),
         workers: Some(WORKERS),
         queue_limit: None,
         service: Service::One(Dist::Exp { mean: NS_PER_MS }),

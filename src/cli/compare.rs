@@ -661,7 +661,7 @@ fn replicate_zero_series(
     let picture = StrategiesPicture {
         title: format!(
             "{scenario}: replicate 0 of each point{which}, {} windows",
-            format_duration(first.window / 1_000)
+            format_duration(first.window.whole_us())
         ),
         runs: runs
             .iter()
@@ -673,7 +673,7 @@ fn replicate_zero_series(
             })
             .collect(),
         window_ns: first.window,
-        end_s: first.duration as f64 / 1e9,
+        end_s: first.duration.ticks() as f64 / 1e9,
         // Each trigger shaded and labelled by its kind.
         triggers: first.triggers.iter().collect(),
     };
@@ -738,7 +738,7 @@ fn study_windows(comparison: &StudyComparison<'_>) -> Result<Figure, CliError> {
             "{}: herdsim's mean over {} replicates (solid) beside the reference's (dashed), per {} window",
             comparison.scenario.name,
             comparison.scenario.replicates,
-            format_duration(first.window / 1_000)
+            format_duration(first.window.whole_us())
         ),
         panels: study
             .metrics
@@ -746,7 +746,7 @@ fn study_windows(comparison: &StudyComparison<'_>) -> Result<Figure, CliError> {
             .map(|m| (m.title.to_string(), "per window".to_string()))
             .collect(),
         points,
-        window_s: first.window as f64 / 1e9,
+        window_s: first.window.ticks() as f64 / 1e9,
     };
     Ok(study_series_picture(&picture)?)
 }

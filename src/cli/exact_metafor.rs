@@ -118,7 +118,7 @@ fn parse_time(text: &str) -> Result<Micros, ParamError> {
 
 /// Seconds of a duration.
 fn seconds(us: Micros) -> f64 {
-    us as f64 / 1e6
+    us.ticks() as f64 / 1e6
 }
 
 impl MetaforFlags {

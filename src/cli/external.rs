@@ -159,7 +159,7 @@ pub fn live_report(
     let report = ServerRunReport {
         spec,
         master_seed: seed,
-        window_us: server.window / 1_000,
+        window_us: server.window.whole_us(),
         summaries: summarize_server(runs)
             .into_iter()
             .filter(|(metric, _)| !SERVER_SIDE.contains(metric))

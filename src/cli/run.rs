@@ -14,7 +14,7 @@ use super::sweep::{read_scenario, with_imports};
 use super::{CliError, point_message, spec_error, write_stdout};
 use crate::base::error::BaseError;
 use crate::base::format::{group_thousands, trimmed};
-use crate::base::time::{Micros, format_duration};
+use crate::base::time::{Micros, Nanos, format_duration};
 use crate::experiment::replicates::{replicates_with_timeline, summarize};
 use crate::experiment::scenario::Scenario;
 use crate::experiment::server_runs::{CutRun, Keep, run_server_streamed, server_parts};
@@ -328,7 +328,7 @@ fn run_server(args: &RunArgs, setup: &Setup) -> Result<(), CliError> {
             None => format!(
                 "the default horizon ({}: the load's end plus {} patience windows; --horizon none \
                  runs to the end, which a service stuck with unlimited retries never reaches)",
-                crate::base::time::format_duration(spec.horizon_us().unwrap_or(0)),
+                crate::base::time::format_duration(spec.horizon_us().unwrap_or(Micros::ZERO)),
                 crate::spec::server_load::DRAIN_PATIENCES
             ),
         };
@@ -378,7 +378,7 @@ fn run_server(args: &RunArgs, setup: &Setup) -> Result<(), CliError> {
     let report = ServerRunReport {
         spec,
         master_seed: seed,
-        window_us: server.window / 1_000,
+        window_us: server.window.whole_us(),
         summaries: done.summaries(),
         layers: done.layer_summaries(),
         backlog,
@@ -417,7 +417,7 @@ impl Setup {
         if self.seeds == 1 {
             progress.set_message(format!(
                 "simulated {}, {} {what}",
-                format_duration(time - time % 1_000),
+                format_duration(time - time % Micros::from_ms(1)),
                 group_thousands(count)
             ));
         }
@@ -507,9 +507,12 @@ pub(super) fn one_point(scenario: &Scenario) -> Result<(), CliError> {
 /// so long or so large and the figure.
 fn cut_message(cut: &CutRun, spec: &RunSpec) -> String {
     let when = if cut.end_ns >= 86_400 * NS_PER_S {
-        format!("{:.1} days", cut.end_ns as f64 / (86_400 * NS_PER_S) as f64)
+        format!(
+            "{:.1} days",
+            cut.end_ns.ticks() as f64 / (86_400 * NS_PER_S).ticks() as f64
+        )
     } else {
-        format_duration(cut.end_ns / 1_000)
+        format_duration(cut.end_ns.whole_us())
     };
     let at = format!(
         "replicate {} stopped at simulated {when} ({} of {} requests ended)",
@@ -537,7 +540,7 @@ fn cut_message(cut: &CutRun, spec: &RunSpec) -> String {
             "{at}: its next event, at simulated {:.1} days, lies past {} windows of --window {} \
              ({WINDOW_BYTES} bytes each in memory), the most one run's time series keeps; \
              widen --window or give --horizon",
-            at_ns as f64 / 86_400e9,
+            at_ns.ticks() as f64 / 86_400e9,
             group_thousands(MAX_WINDOWS),
             format_duration(spec.window()),
         ),
@@ -594,7 +597,7 @@ pub(super) fn plot_server_series(
     run: &ServerMetrics,
     recoveries: (Vec<f64>, u32),
 ) -> Result<(), CliError> {
-    let seconds = |ns: u64| ns as f64 / 1e9;
+    let seconds = |ns: Nanos| ns.ticks() as f64 / 1e9;
     let loads: Vec<String> = spec
         .server
         .offered_loads()
@@ -626,7 +629,7 @@ pub(super) fn plot_server_series(
             format!("at most {n} attempts")
         });
     let timeout = match server.timeout {
-        Some(t) => format_duration(t / 1_000),
+        Some(t) => format_duration(t.whole_us()),
         None if spec.server.timeout_choices.is_empty() => "none".to_string(),
         None => crate::spec::server::show_timeout_choices(&spec.server.timeout_choices),
     };
@@ -634,11 +637,11 @@ pub(super) fn plot_server_series(
     let verdict = match run.verdict {
         Some(Verdict::Recovered(ns)) => format!(
             ": recovered {} s after the last trigger",
-            trimmed(ns as f64 / 1e9, 3)
+            trimmed(ns.ticks() as f64 / 1e9, 3)
         ),
         Some(Verdict::Draining(ns)) => format!(
             ": draining, healthy by about {} s after the last trigger",
-            trimmed(ns as f64 / 1e9, 3)
+            trimmed(ns.ticks() as f64 / 1e9, 3)
         ),
         Some(v) => format!(": {}", v.name()),
         None => String::new(),

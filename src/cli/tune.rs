@@ -18,6 +18,7 @@ use super::progress::runs_bar;
 use super::sweep::{GridArgs, stop_cause};
 use super::{CliError, write_stdout};
 use crate::base::format::{group_thousands, trimmed};
+use crate::base::time::Micros;
 use crate::base::time::format_duration;
 use crate::control::{ABOUT, About, Family};
 use crate::experiment::assess::{DEFAULT_PARTIAL, FAILURE_LOAD_US};
@@ -371,11 +372,17 @@ fn check_stall(settings: &TuneSettings) -> Result<(), CliError> {
 /// The latest end of a stall `spec` (with the stall as its trigger) could
 /// have within the load's bounds: the requests an open loop brings and the
 /// windows of the series, less the load's time after the stall ends.
-fn stall_range(spec: &crate::spec::RunSpec) -> Option<u64> {
+fn stall_range(spec: &crate::spec::RunSpec) -> Option<Micros> {
     use crate::spec::bounds::{MAX_LOAD_REQUESTS, MAX_WINDOWS};
-    let end_us = spec.server.triggers.0.iter().map(|t| t.to / 1_000).max()?;
+    let end_us = spec
+        .server
+        .triggers
+        .0
+        .iter()
+        .map(|t| t.to.whole_us())
+        .max()?;
     let tail_us = spec.duration_us().checked_sub(end_us)?;
-    let by_windows = MAX_WINDOWS.saturating_mul(spec.window());
+    let by_windows = spec.window().saturating_mul(MAX_WINDOWS);
     let longest = match spec.server.users {
         Some(_) => by_windows,
         None => {
@@ -383,7 +390,7 @@ fn stall_range(spec: &crate::spec::RunSpec) -> Option<u64> {
                 .server
                 .rate_per_s
                 .unwrap_or(crate::spec::server::DEFAULT_RATE_PER_S);
-            by_windows.min((MAX_LOAD_REQUESTS / rate * 1e6) as u64)
+            by_windows.min(Micros::from_ticks((MAX_LOAD_REQUESTS / rate * 1e6) as u64))
         }
     };
     longest.checked_sub(tail_us)

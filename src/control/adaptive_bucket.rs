@@ -149,9 +149,9 @@ mod tests {
             let mut b = bucket("adaptive:5,deposit:0.1");
             for start in steps {
                 if start {
-                    b.request_started(0);
-                } else if b.may_retry(0, Outcome::Failure) {
-                    b.take_retry(0, Outcome::Failure);
+                    b.request_started(Nanos::ZERO);
+                } else if b.may_retry(Nanos::ZERO, Outcome::Failure) {
+                    b.take_retry(Nanos::ZERO, Outcome::Failure);
                 }
                 prop_assert!(b.tokens > 0.0 && b.tokens <= 5.0);
             }

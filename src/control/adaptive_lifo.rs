@@ -45,16 +45,17 @@ mod tests {
 
     #[test]
     fn fifo_while_young_lifo_once_the_head_is_old() {
-        let a = AdaptiveLifo { threshold: 50 };
-        let mut queue: VecDeque<Nanos> = VecDeque::from([0, 10, 20, 30]);
+        let t = Nanos::from_ticks;
+        let a = AdaptiveLifo { threshold: t(50) };
+        let mut queue: VecDeque<Nanos> = VecDeque::from([0, 10, 20, 30].map(t));
         // At 50 the head has waited 50, not more: FIFO.
-        assert_eq!(a.take(&mut queue, 50), Some(0));
+        assert_eq!(a.take(&mut queue, t(50)), Some(t(0)));
         // At 61 the head (10) has waited 51: LIFO.
-        assert_eq!(a.take(&mut queue, 61), Some(30));
-        assert_eq!(a.take(&mut queue, 61), Some(20));
+        assert_eq!(a.take(&mut queue, t(61)), Some(t(30)));
+        assert_eq!(a.take(&mut queue, t(61)), Some(t(20)));
         // The head is 10 still: LIFO takes it last.
-        assert_eq!(a.take(&mut queue, 61), Some(10));
-        assert_eq!(a.take(&mut queue, 61), None);
+        assert_eq!(a.take(&mut queue, t(61)), Some(t(10)));
+        assert_eq!(a.take(&mut queue, t(61)), None);
     }
 
     proptest::proptest! {
@@ -67,11 +68,14 @@ mod tests {
         ) {
             let mut sorted = arrivals.clone();
             sorted.sort_unstable();
-            let mut queue: VecDeque<Nanos> = sorted.iter().copied().collect();
-            let a = AdaptiveLifo { threshold: 500 };
+            let mut queue: VecDeque<Nanos> = sorted.iter().copied().map(Nanos::from_ticks).collect();
+            let a = AdaptiveLifo { threshold: Nanos::from_ticks(500) };
             let head = sorted[0];
             let expected = if now - head > 500 { *sorted.last().unwrap() } else { head };
-            proptest::prop_assert_eq!(a.take(&mut queue, now), Some(expected));
+            proptest::prop_assert_eq!(
+                a.take(&mut queue, Nanos::from_ticks(now)),
+                Some(Nanos::from_ticks(expected))
+            );
         }
     }
 }

@@ -98,7 +98,7 @@ pub struct AwsAdaptive {
 }
 
 fn seconds(ns: Nanos) -> f64 {
-    ns as f64 / 1e9
+    ns.ticks() as f64 / 1e9
 }
 
 impl AwsAdaptive {
@@ -193,15 +193,15 @@ impl RetryControl for AwsAdaptive {
 
     fn send_delay(&mut self, now: Nanos) -> Nanos {
         if !self.enabled {
-            return 0;
+            return Nanos::ZERO;
         }
         let t = seconds(now);
         self.refill(t);
         self.tokens -= 1.0;
         if self.tokens >= 0.0 {
-            0
+            Nanos::ZERO
         } else {
-            (-self.tokens / self.fill_rate * 1e9).ceil() as Nanos
+            Nanos::from_ticks((-self.tokens / self.fill_rate * 1e9).ceil() as u64)
         }
     }
 }
@@ -211,7 +211,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    const MS: Nanos = 1_000_000;
+    const MS: Nanos = Nanos::from_ms(1);
 
     fn limiter() -> AwsAdaptive {
         let rule = Rule::read("throttle", "aws-adaptive:0.4,beta:0.7").unwrap();
@@ -223,7 +223,7 @@ mod tests {
         let mut l = limiter();
         // 100 responses a second for 2 s, none throttled: no waiting.
         for i in 0..200 {
-            assert_eq!(l.send_delay(i * 10 * MS), 0);
+            assert_eq!(l.send_delay(i * 10 * MS), Nanos::ZERO);
             l.attempt_ended(i * 10 * MS, Outcome::Success, None);
         }
         assert!(!l.enabled());
@@ -243,7 +243,7 @@ mod tests {
         assert!((l.k - k).abs() < 1e-12);
         // Responses keep coming at 100/s, so 2 × measured stays above
         // CUBIC's rate, which is the bucket's.
-        let at_k = 2_000 * MS + (k * 1e9) as Nanos;
+        let at_k = 2_000 * MS + Nanos::from_ticks((k * 1e9) as u64);
         let mut t = 2_010 * MS;
         while t < at_k {
             l.attempt_ended(t, Outcome::Success, None);
@@ -262,12 +262,12 @@ mod tests {
     #[test]
     fn waiting_attempts_take_tokens_in_turn_at_the_rate() {
         let mut l = limiter();
-        l.attempt_ended(0, Outcome::Rejected, None);
+        l.attempt_ended(Nanos::ZERO, Outcome::Rejected, None);
         // Nothing measured yet: the rate is the 0.5/s floor, the bucket
         // holds one token at most, and it starts empty.
         assert_eq!(l.rate(), MIN_RATE);
-        assert_eq!(l.send_delay(0), 2_000 * MS);
-        assert_eq!(l.send_delay(0), 4_000 * MS);
+        assert_eq!(l.send_delay(Nanos::ZERO), 2_000 * MS);
+        assert_eq!(l.send_delay(Nanos::ZERO), 4_000 * MS);
         // Four seconds later both are paid for; the next waits two more.
         assert_eq!(l.send_delay(4_000 * MS), 2_000 * MS);
     }
@@ -278,7 +278,7 @@ mod tests {
         #[test]
         fn the_bucket_keeps_its_bounds(steps in proptest::collection::vec((0u8..3, 0u64..300), 0..300)) {
             let mut l = limiter();
-            let mut now = 0;
+            let mut now = Nanos::ZERO;
             for (s, gap_ms) in steps {
                 now += gap_ms * MS;
                 match s {

@@ -236,9 +236,9 @@ mod tests {
             for s in steps {
                 let outcome = [Outcome::Success, Outcome::Failure, Outcome::Timeout][usize::from(s % 3)];
                 if s < 3 {
-                    if q.may_retry(0, outcome) { q.take_retry(0, outcome); }
+                    if q.may_retry(Nanos::ZERO, outcome) { q.take_retry(Nanos::ZERO, outcome); }
                 } else {
-                    q.attempt_ended(0, Outcome::Success, (s == 4).then_some(outcome));
+                    q.attempt_ended(Nanos::ZERO, Outcome::Success, (s == 4).then_some(outcome));
                 }
                 prop_assert!(q.tokens() <= 50);
             }

@@ -152,7 +152,7 @@ impl ClassicBreaker {
         } else {
             1.0
         };
-        let period = (self.spec.open as f64 * factor).round() as Nanos;
+        let period = Nanos::from_ticks((self.spec.open.ticks() as f64 * factor).round() as u64);
         self.enter(BreakerState::Open {
             until: now + period,
         });
@@ -207,7 +207,7 @@ mod tests {
     use crate::control::tests_support::{Step, walk};
     use proptest::prelude::*;
 
-    const MS: Nanos = 1_000_000;
+    const MS: Nanos = Nanos::from_ms(1);
 
     fn breaker(text: &str) -> ClassicBreaker {
         let rule = Rule::read("breaker", text).unwrap();
@@ -287,7 +287,7 @@ mod tests {
         #[test]
         fn the_window_and_the_open_period_hold(steps in proptest::collection::vec((0u8..3, 0u64..30), 0..300)) {
             let mut b = breaker("classic:0.3,window:200ms,calls:5,open:100ms");
-            let mut now = 0;
+            let mut now = Nanos::ZERO;
             for (s, gap) in steps {
                 now += gap * MS;
                 match s {

@@ -45,7 +45,7 @@ impl CoDel {
             target,
             interval,
             first_above: None,
-            drop_next: 0,
+            drop_next: Nanos::ZERO,
             dropping: false,
             count: 0,
             last_count: 0,
@@ -58,7 +58,9 @@ impl CoDel {
     }
 
     fn control_law(&self, t: Nanos) -> Nanos {
-        t + (self.interval as f64 / f64::from(self.count.max(1)).sqrt()) as Nanos
+        t + Nanos::from_ticks(
+            (self.interval.ticks() as f64 / f64::from(self.count.max(1)).sqrt()) as u64,
+        )
     }
 
     /// RFC 8289's `dodequeue`: the head, and whether it may be dropped.
@@ -129,7 +131,7 @@ impl CoDel {
 mod tests {
     use super::*;
 
-    const MS: Nanos = 1_000_000;
+    const MS: Nanos = Nanos::from_ms(1);
 
     // Test queues hold arrival times (`Waiting` for `Nanos` is in
     // queue_discipline's tests).
@@ -138,9 +140,9 @@ mod tests {
         let mut c = CoDel::new(5 * MS, 100 * MS);
         let mut dropped = Vec::new();
         // A standing queue of attempts that arrived at 0.
-        let mut queue: VecDeque<Nanos> = std::iter::repeat_n(0, 1_000).collect();
+        let mut queue: VecDeque<Nanos> = std::iter::repeat_n(Nanos::ZERO, 1_000).collect();
         // At 10 ms the sojourn (10 ms) is above target: the clock starts.
-        assert_eq!(c.take(&mut queue, 10 * MS, &mut dropped), Some(0));
+        assert_eq!(c.take(&mut queue, 10 * MS, &mut dropped), Some(Nanos::ZERO));
         assert!(dropped.is_empty() && !c.dropping());
         // Still within the interval: no drop.
         c.take(&mut queue, 109 * MS, &mut dropped);
@@ -154,7 +156,11 @@ mod tests {
         assert_eq!(dropped.len(), 1);
         c.take(&mut queue, 210 * MS, &mut dropped);
         assert_eq!(dropped.len(), 2);
-        c.take(&mut queue, 210 * MS + 70_710_678, &mut dropped);
+        c.take(
+            &mut queue,
+            210 * MS + Nanos::from_ticks(70_710_678),
+            &mut dropped,
+        );
         assert_eq!(dropped.len(), 3);
         // A young attempt at the head ends the dropping state.
         queue.push_front(300 * MS);
@@ -169,7 +175,7 @@ mod tests {
         let mut dropped = Vec::new();
         for t in 0..1_000 {
             // One attempt waiting, long ago: at most one left behind it.
-            let mut queue: VecDeque<Nanos> = VecDeque::from([0]);
+            let mut queue: VecDeque<Nanos> = VecDeque::from([Nanos::ZERO]);
             c.take(&mut queue, t * MS, &mut dropped);
         }
         assert!(dropped.is_empty());
@@ -185,7 +191,7 @@ mod tests {
         ) {
             let mut c = CoDel::new(5 * MS, 100 * MS);
             let mut queue: VecDeque<Nanos> = VecDeque::new();
-            let (mut now, mut arrived, mut taken, mut dropped) = (0, 0usize, 0usize, Vec::new());
+            let (mut now, mut arrived, mut taken, mut dropped) = (Nanos::ZERO, 0usize, 0usize, Vec::new());
             for (gap_ms, arrivals) in steps {
                 now += gap_ms * MS;
                 for _ in 0..arrivals {

@@ -126,10 +126,10 @@ mod tests {
             let mut b = CumulativeBreaker::new(&CumulativeBreakerSpec { ratio: 0.1 });
             for s in steps {
                 match s {
-                    0 => b.request_started(0),
-                    1 => b.attempt_ended(0, Outcome::Failure, None),
+                    0 => b.request_started(Nanos::ZERO),
+                    1 => b.attempt_ended(Nanos::ZERO, Outcome::Failure, None),
                     _ => prop_assert_eq!(
-                        b.may_retry(0, Outcome::Failure),
+                        b.may_retry(Nanos::ZERO, Outcome::Failure),
                         b.calls > 0 && b.failures as f64 <= 0.1 * b.calls as f64 + 1e-12
                     ),
                 }

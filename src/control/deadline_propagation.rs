@@ -63,12 +63,28 @@ mod tests {
     #[test]
     fn expired_attempts_are_rejected_fast_and_short_ones_cut() {
         // 10 ms of service.
-        let s = 10_000_000;
-        assert_eq!(hold(99, 100, s), (500_000, true), "expired: S/20");
-        assert_eq!(hold(100, 100, s), (2_000_000, true), "none left: S/5");
-        assert_eq!(hold(104_000_100, 100_000_000, s), (6_000_100, true));
-        assert_eq!(hold(109_000_000, 100_000_000, s), (s, true), "capped at S");
-        assert_eq!(hold(110_000_000, 100_000_000, s), (s, false), "in time");
+        let t = Nanos::from_ticks;
+        let s = t(10_000_000);
+        assert_eq!(hold(t(99), t(100), s), (t(500_000), true), "expired: S/20");
+        assert_eq!(
+            hold(t(100), t(100), s),
+            (t(2_000_000), true),
+            "none left: S/5"
+        );
+        assert_eq!(
+            hold(t(104_000_100), t(100_000_000), s),
+            (t(6_000_100), true)
+        );
+        assert_eq!(
+            hold(t(109_000_000), t(100_000_000), s),
+            (s, true),
+            "capped at S"
+        );
+        assert_eq!(
+            hold(t(110_000_000), t(100_000_000), s),
+            (s, false),
+            "in time"
+        );
         for name in ["none", "call", "attempt"] {
             assert_eq!(name.parse::<DeadlinePropagation>().unwrap().name(), name);
         }
@@ -82,6 +98,8 @@ mod tests {
         fn the_hold_is_at_most_the_service(
             deadline in 0u64..1_000_000, now in 0u64..1_000_000, service in 0u64..500_000,
         ) {
+            let t = Nanos::from_ticks;
+            let (deadline, now, service) = (t(deadline), t(now), t(service));
             let (held, fails) = hold(deadline, now, service);
             proptest::prop_assert!(held <= service);
             proptest::prop_assert_eq!(fails, deadline < now || deadline - now < service);

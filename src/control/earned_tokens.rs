@@ -147,9 +147,9 @@ mod tests {
             let mut b = budget("earned:3000,cost:100,deposit:10");
             for s in steps {
                 match s {
-                    0 => if b.may_retry(0, Outcome::Failure) { b.take_retry(0, Outcome::Failure) },
-                    1 => b.attempt_ended(0, Outcome::Success, None),
-                    _ => b.attempt_ended(0, Outcome::Success, Some(Outcome::Timeout)),
+                    0 => if b.may_retry(Nanos::ZERO, Outcome::Failure) { b.take_retry(Nanos::ZERO, Outcome::Failure) },
+                    1 => b.attempt_ended(Nanos::ZERO, Outcome::Success, None),
+                    _ => b.attempt_ended(Nanos::ZERO, Outcome::Success, Some(Outcome::Timeout)),
                 }
                 prop_assert!(b.tokens <= 3000);
             }

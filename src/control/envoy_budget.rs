@@ -335,12 +335,12 @@ mod tests {
         let f = Outcome::Failure;
         let mut b = budget("envoy:0,min:1");
         walk(&mut b, &[Step::Retry(f, true), Step::Retry(f, false)]);
-        b.retry_dropped(0);
+        b.retry_dropped(Nanos::ZERO);
         walk(&mut b, &[Step::Retry(f, true)]);
         // Dropping does nothing where backoff is not counted.
         let mut u = budget("envoy:0,min:1,backoff:uncounted");
         walk(&mut u, &[Step::Retry(f, true), Step::Sent(Some(f))]);
-        u.retry_dropped(0);
+        u.retry_dropped(Nanos::ZERO);
         walk(&mut u, &[Step::Retry(f, false)]);
     }
 
@@ -370,17 +370,17 @@ mod tests {
             let mut firsts_in_flight = 0u64;
             for s in steps {
                 match s {
-                    0 => { b.attempt_sent(0, None); firsts_in_flight += 1; }
-                    1 if firsts_in_flight > 0 => { b.attempt_ended(0, Outcome::Success, None); firsts_in_flight -= 1; }
-                    2 if b.may_retry(0, Outcome::Failure) => {
+                    0 => { b.attempt_sent(Nanos::ZERO, None); firsts_in_flight += 1; }
+                    1 if firsts_in_flight > 0 => { b.attempt_ended(Nanos::ZERO, Outcome::Success, None); firsts_in_flight -= 1; }
+                    2 if b.may_retry(Nanos::ZERO, Outcome::Failure) => {
                         let limit = b.limit();
-                        b.take_retry(0, Outcome::Failure);
+                        b.take_retry(Nanos::ZERO, Outcome::Failure);
                         prop_assert!(b.count.retries <= limit);
-                        b.attempt_sent(0, Some(Outcome::Failure));
+                        b.attempt_sent(Nanos::ZERO, Some(Outcome::Failure));
                         retries_in_flight += 1;
                     }
                     3 if retries_in_flight > 0 => {
-                        b.attempt_ended(0, Outcome::Failure, Some(Outcome::Failure));
+                        b.attempt_ended(Nanos::ZERO, Outcome::Failure, Some(Outcome::Failure));
                         retries_in_flight -= 1;
                     }
                     _ => {}

@@ -162,7 +162,7 @@ mod tests {
         walk(&mut c, &[Step::Sent(Some(f)), Step::Retry(f, false)]);
         let mut counted = cap("envoy-max-retries:1");
         walk(&mut counted, &[Step::Retry(f, true), Step::Retry(f, false)]);
-        counted.retry_dropped(0);
+        counted.retry_dropped(Nanos::ZERO);
         walk(&mut counted, &[Step::Retry(f, true)]);
     }
 

@@ -11,6 +11,7 @@
 
 use std::fmt;
 
+use crate::base::time::{NS_PER_MS, NS_PER_S};
 use crate::control::rule::{Rule, show_duration};
 use crate::control::sliced_window::SlicedWindow;
 use crate::control::{About, ControlError, Family, Knob, Nanos, Outcome, RetryControl, Tuning};
@@ -49,7 +50,6 @@ pub const ABOUT: About = About {
 const DEPOSIT: i64 = 1_000;
 /// Slices of the TTL.
 const SLICES: u64 = 10;
-const NS_PER_MS: u64 = 1_000_000;
 
 /// The budget's parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -84,7 +84,7 @@ impl FinagleBudgetSpec {
     }
 
     fn reserve(&self) -> i64 {
-        let ttl_s = (self.ttl / 1_000_000_000) as i64;
+        let ttl_s = (self.ttl / NS_PER_S) as i64;
         (self.min_per_s as i64)
             .saturating_mul(ttl_s)
             .saturating_mul(self.withdrawal())
@@ -147,7 +147,7 @@ mod tests {
     use crate::control::tests_support::{Step, walk};
     use proptest::prelude::*;
 
-    const S: Nanos = 1_000_000_000;
+    const S: Nanos = Nanos::from_s(1);
 
     fn budget(text: &str) -> FinagleBudget {
         FinagleBudget::new(&FinagleBudgetSpec::parse(&Rule::read("budget", text).unwrap()).unwrap())
@@ -191,7 +191,7 @@ mod tests {
         #[test]
         fn retries_stay_within_the_ratio(steps in proptest::collection::vec((any::<bool>(), 0u64..300), 0..400)) {
             let mut b = budget("finagle:0.2,ttl:1s,min:2");
-            let mut now = 0;
+            let mut now = Nanos::ZERO;
             let (mut requests, mut retries) = (Vec::new(), Vec::new());
             for (start, gap_ms) in steps {
                 now += gap_ms * NS_PER_MS;

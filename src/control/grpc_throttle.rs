@@ -165,7 +165,7 @@ mod tests {
             let mut g = throttle("grpc:10,ratio:0.25");
             for ok in steps {
                 let outcome = if ok { Outcome::Success } else { Outcome::Failure };
-                g.attempt_ended(0, outcome, None);
+                g.attempt_ended(Nanos::ZERO, outcome, None);
                 prop_assert!(g.milli <= 10_000);
             }
         }

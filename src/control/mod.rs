@@ -138,7 +138,7 @@ pub trait RetryControl {
     /// rate limiter's token), 0 to go now. Asked once per attempt, after
     /// every control admitted it.
     fn send_delay(&mut self, _now: Nanos) -> Nanos {
-        0
+        Nanos::ZERO
     }
     /// True if an attempt this control refuses fails as a retryable error
     /// (resilience4j's `CallNotPermittedException`, Polly's
@@ -532,7 +532,7 @@ impl Controls {
                 .iter_mut()
                 .map(|c| c.send_delay(now))
                 .max()
-                .unwrap_or(0)
+                .unwrap_or(Nanos::ZERO)
         })
     }
 }
@@ -598,19 +598,19 @@ mod tests {
             .unwrap()
             .unwrap();
         let mut controls = Controls::new(&[spec], 4, Some(2), 1).unwrap();
-        assert!(controls.allow_retry(0, 0, Outcome::Failure));
+        assert!(controls.allow_retry(0, Nanos::ZERO, Outcome::Failure));
         assert!(
-            !controls.allow_retry(1, 0, Outcome::Failure),
+            !controls.allow_retry(1, Nanos::ZERO, Outcome::Failure),
             "scope 0 spent"
         );
         assert!(
-            controls.allow_retry(2, 0, Outcome::Failure),
+            controls.allow_retry(2, Nanos::ZERO, Outcome::Failure),
             "scope 1 untouched"
         );
         let mut shared = Controls::new(&[spec], 4, None, 1).unwrap();
-        assert!(shared.allow_retry(0, 0, Outcome::Failure));
+        assert!(shared.allow_retry(0, Nanos::ZERO, Outcome::Failure));
         assert!(
-            !shared.allow_retry(3, 0, Outcome::Failure),
+            !shared.allow_retry(3, Nanos::ZERO, Outcome::Failure),
             "one scope of all"
         );
     }
@@ -627,7 +627,7 @@ mod tests {
         .unwrap()
         .unwrap();
         let mut controls = Controls::new(&[spec], 1, None, 7).unwrap();
-        let ms = 1_000_000;
+        let ms = Nanos::from_ms(1);
         let mut periods = Vec::new();
         for i in 0..8u64 {
             let now = i * 1_000 * ms;
@@ -641,7 +641,7 @@ mod tests {
             };
             periods.push(until - now);
             // Half-open a second later, then its probe's failure reopens it.
-            assert_eq!(controls.admit(0, now + 500 * ms, false), Some(0));
+            assert_eq!(controls.admit(0, now + 500 * ms, false), Some(Nanos::ZERO));
         }
         assert!(
             periods.iter().all(|p| (10 * ms..=190 * ms).contains(p)),
@@ -663,16 +663,25 @@ mod tests {
         let mut controls = Controls::new(&[budget, breaker], 1, None, 1).unwrap();
         // One call, one failure: the breaker's ratio is 1 > 0.1, so it
         // refuses, and the budget keeps both of its retries.
-        controls.request_started(0, 0);
-        controls.attempt_ended(0, 1, 1, Outcome::Failure, None);
-        assert!(!controls.allow_retry(0, 1, Outcome::Failure));
+        controls.request_started(0, Nanos::ZERO);
+        controls.attempt_ended(
+            0,
+            Nanos::from_ticks(1),
+            Nanos::from_ticks(1),
+            Outcome::Failure,
+            None,
+        );
+        assert!(!controls.allow_retry(0, Nanos::from_ticks(1), Outcome::Failure));
         for _ in 0..20 {
-            controls.request_started(0, 2);
+            controls.request_started(0, Nanos::from_ticks(2));
         }
-        assert!(controls.allow_retry(0, 2, Outcome::Failure), "1/21 ≤ 0.1");
-        assert!(controls.allow_retry(0, 2, Outcome::Failure));
         assert!(
-            !controls.allow_retry(0, 2, Outcome::Failure),
+            controls.allow_retry(0, Nanos::from_ticks(2), Outcome::Failure),
+            "1/21 ≤ 0.1"
+        );
+        assert!(controls.allow_retry(0, Nanos::from_ticks(2), Outcome::Failure));
+        assert!(
+            !controls.allow_retry(0, Nanos::from_ticks(2), Outcome::Failure),
             "budget spent"
         );
     }

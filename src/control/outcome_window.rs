@@ -94,13 +94,13 @@ mod tests {
     #[test]
     fn each_rule_drops_its_own_age() {
         for (evict, kept) in [(Evict::AtWindow, 1), (Evict::PastWindow, 2)] {
-            let mut w = OutcomeWindow::new(10, evict);
-            w.record(0, true);
+            let mut w = OutcomeWindow::new(Nanos::from_ticks(10), evict);
+            w.record(Nanos::ZERO, true);
             // Exactly a window later: `>=` drops it, `>` keeps it.
-            w.record(10, false);
+            w.record(Nanos::from_ticks(10), false);
             assert_eq!(w.len(), kept, "{evict:?}");
             assert_eq!(w.failed(), kept - 1);
-            w.record(21, false);
+            w.record(Nanos::from_ticks(21), false);
             assert_eq!((w.len(), w.failed()), (1, 0), "{evict:?}");
             w.clear();
             assert!(w.is_empty() && w.failure_share().is_nan());

@@ -79,9 +79,9 @@ mod tests {
         let spec = PersistenceSpec { p: 0.75 };
         let mut control = Persistence::new(&spec);
         let mut draws = ScriptedDraws::new(&[0.5, 0.9]);
-        assert!(control.admit(0, true, &mut draws));
-        assert!(!control.admit(0, true, &mut draws));
-        assert!(control.admit(0, false, &mut draws));
+        assert!(control.admit(Nanos::ZERO, true, &mut draws));
+        assert!(!control.admit(Nanos::ZERO, true, &mut draws));
+        assert!(control.admit(Nanos::ZERO, false, &mut draws));
         assert_eq!(draws.taken(), 2, "a first try draws nothing");
     }
 

@@ -84,7 +84,7 @@ pub struct PollyBreakerSpec {
     pub refused_retried: bool,
 }
 
-const S: Nanos = 1_000_000_000;
+const S: Nanos = Nanos::from_s(1);
 /// Polly's range of both durations, µs: 0.5 s to 1 day.
 const DURATIONS_US: (u64, u64) = (500_000, 86_400_000_000);
 /// HealthMetrics.NumberOfWindows.
@@ -239,7 +239,7 @@ impl PollyBreaker {
         PollyBreaker {
             spec: *spec,
             state: State::Closed,
-            blocked_until: 0,
+            blocked_until: Nanos::ZERO,
             health: Health::new(spec.sampling),
         }
     }
@@ -302,7 +302,7 @@ mod tests {
     use super::*;
     use crate::base::draws::ScriptedDraws;
 
-    const MS: Nanos = 1_000_000;
+    const MS: Nanos = Nanos::from_ms(1);
 
     fn breaker(text: &str) -> PollyBreaker {
         let rule = Rule::read("breaker", text).unwrap();
@@ -354,11 +354,11 @@ mod tests {
     #[test]
     fn it_breaks_after_a_failure_at_the_ratio_and_throughput() {
         let mut b = breaker("polly:0.5,throughput:4,sampling:1s,break:1s");
-        end(&mut b, 0, true);
-        end(&mut b, 0, true);
+        end(&mut b, Nanos::ZERO, true);
+        end(&mut b, Nanos::ZERO, true);
         assert_eq!(b.state().0, State::Closed, "2 outcomes < throughput 4");
-        end(&mut b, 0, false);
-        end(&mut b, 0, false);
+        end(&mut b, Nanos::ZERO, false);
+        end(&mut b, Nanos::ZERO, false);
         assert_eq!(
             b.state().0,
             State::Closed,
@@ -374,7 +374,7 @@ mod tests {
         // buckets), a success at 1000 ms: the first bucket (started at 0) has
         // left, so the window holds one failure and one success.
         let mut b = breaker("polly:0.6,throughput:2,sampling:1s,break:1s");
-        end(&mut b, 0, true);
+        end(&mut b, Nanos::ZERO, true);
         end(&mut b, 950 * MS, false);
         end(&mut b, 1_000 * MS, true);
         assert_eq!(b.state().0, State::Closed, "1 failure of 2 = 0.5 < 0.6");
@@ -386,10 +386,10 @@ mod tests {
     #[test]
     fn one_probe_after_the_break_then_close_or_reopen() {
         let mut b = breaker("polly:0.5,throughput:2,sampling:1s,break:1s");
-        end(&mut b, 0, true);
-        end(&mut b, 0, true);
+        end(&mut b, Nanos::ZERO, true);
+        end(&mut b, Nanos::ZERO, true);
         assert_eq!(b.state(), (State::Open, S));
-        assert!(!admit(&mut b, S - 1));
+        assert!(!admit(&mut b, S - Nanos::from_ticks(1)));
         // At the instant the break ends: one probe, and the break restarts.
         assert!(admit(&mut b, S));
         assert_eq!(b.state(), (State::HalfOpen, 2 * S));

@@ -209,16 +209,16 @@ mod tests {
 
     #[test]
     fn fifo_takes_the_oldest_and_lifo_the_newest() {
-        let mut queue: VecDeque<Nanos> = (1..=3).collect();
+        let mut queue: VecDeque<Nanos> = (1..=3).map(Nanos::from_ticks).collect();
         let mut dropped = Vec::new();
         let mut none = ScriptedDraws::new(&[]);
         assert_eq!(
-            Server::Fifo.take(&mut queue, 10, &mut dropped, &mut none),
-            Some(1)
+            Server::Fifo.take(&mut queue, Nanos::from_ticks(10), &mut dropped, &mut none),
+            Some(Nanos::from_ticks(1))
         );
         assert_eq!(
-            Server::Lifo.take(&mut queue, 10, &mut dropped, &mut none),
-            Some(3)
+            Server::Lifo.take(&mut queue, Nanos::from_ticks(10), &mut dropped, &mut none),
+            Some(Nanos::from_ticks(3))
         );
         assert!(dropped.is_empty());
         assert_eq!(none.taken(), 0, "only random order draws");
@@ -229,9 +229,10 @@ mod tests {
         let mut dropped = Vec::new();
         // Fractions of the range: 0.1 of 4 is the first, 0.6 the third.
         for (fraction, expected) in [(0.1, 1), (0.6, 3), (0.99, 4)] {
-            let mut queue: VecDeque<Nanos> = (1..=4).collect();
+            let mut queue: VecDeque<Nanos> = (1..=4).map(Nanos::from_ticks).collect();
+            let expected = Nanos::from_ticks(expected);
             let mut draws = ScriptedDraws::new(&[fraction]);
-            let taken = Server::Random.take(&mut queue, 0, &mut dropped, &mut draws);
+            let taken = Server::Random.take(&mut queue, Nanos::ZERO, &mut dropped, &mut draws);
             assert_eq!(taken, Some(expected), "draw {fraction}");
             assert_eq!(queue.len(), 3);
             assert!(!queue.contains(&expected));
@@ -239,7 +240,7 @@ mod tests {
         let mut empty: VecDeque<Nanos> = VecDeque::new();
         let mut none = ScriptedDraws::new(&[]);
         assert_eq!(
-            Server::Random.take(&mut empty, 0, &mut dropped, &mut none),
+            Server::Random.take(&mut empty, Nanos::ZERO, &mut dropped, &mut none),
             None
         );
     }

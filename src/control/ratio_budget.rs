@@ -121,9 +121,9 @@ mod tests {
             let mut b = budget("ratio:0.1,min:3");
             for start in steps {
                 if start {
-                    b.request_started(0);
-                } else if b.may_retry(0, Outcome::Failure) {
-                    b.take_retry(0, Outcome::Failure);
+                    b.request_started(Nanos::ZERO);
+                } else if b.may_retry(Nanos::ZERO, Outcome::Failure) {
+                    b.take_retry(Nanos::ZERO, Outcome::Failure);
                 }
                 prop_assert!(b.retries as f64 <= 3.0 + 0.1 * b.requests as f64);
             }

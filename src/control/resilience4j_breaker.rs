@@ -117,8 +117,8 @@ pub struct Resilience4jBreakerSpec {
     pub refused_retried: bool,
 }
 
-const MS: Nanos = 1_000_000;
-const S: Nanos = 1_000_000_000;
+const MS: Nanos = Nanos::from_ms(1);
+const S: Nanos = Nanos::from_s(1);
 /// The longest duration a field takes: a day, in µs.
 const DAY_US: u64 = 86_400_000_000;
 
@@ -134,7 +134,7 @@ impl Default for Resilience4jBreakerSpec {
             open: 60 * S,
             permits: 10,
             auto: false,
-            half_open_max: 0,
+            half_open_max: Nanos::ZERO,
             then_open: true,
             refused_retried: true,
         }
@@ -190,7 +190,7 @@ impl Resilience4jBreakerSpec {
                     let ns = rule
                         .duration("window", 1_000_000, DAY_US)
                         .map_err(|_| bad())?;
-                    if ns % S != 0 {
+                    if ns % S != Nanos::ZERO {
                         return Err(bad());
                     }
                     Window::Seconds(ns / S)
@@ -551,7 +551,7 @@ mod tests {
             (spec.permits, spec.min_calls, spec.window),
             (10, 100, Window::Count(100))
         );
-        assert!(!spec.auto && spec.half_open_max == 0 && spec.then_open);
+        assert!(!spec.auto && spec.half_open_max == Nanos::ZERO && spec.then_open);
         assert!(
             spec.refused_retried,
             "Retry retries CallNotPermittedException"
@@ -594,11 +594,11 @@ mod tests {
     fn it_opens_at_the_threshold_once_the_minimum_is_in() {
         // Window of 4, minimum 4, 50%: two failures of four open it (≥).
         let mut b = breaker("resilience4j:50,window:4,min:4,open:100ms");
-        end(&mut b, 0, 0, true);
-        end(&mut b, 0, 0, true);
-        end(&mut b, 0, 0, false);
+        end(&mut b, Nanos::ZERO, Nanos::ZERO, true);
+        end(&mut b, Nanos::ZERO, Nanos::ZERO, true);
+        end(&mut b, Nanos::ZERO, Nanos::ZERO, false);
         assert_eq!(b.state(), State::Closed, "3 calls < minimum 4");
-        end(&mut b, 10 * MS, 0, false);
+        end(&mut b, 10 * MS, Nanos::ZERO, false);
         assert_eq!(b.state(), State::Open { until: 110 * MS });
         assert!(!admit(&mut b, 50 * MS));
         assert!(
@@ -612,20 +612,20 @@ mod tests {
         // minimumNumberOfCalls 100 above a window of 5: min(100, 5) = 5.
         let mut b = breaker("resilience4j:60,window:5,min:100");
         for failed in [true, true, true, false, false] {
-            end(&mut b, 0, 0, failed);
+            end(&mut b, Nanos::ZERO, Nanos::ZERO, failed);
         }
         assert!(matches!(b.state(), State::Open { .. }), "3/5 = 60% ≥ 60%");
         let mut b = breaker("resilience4j:61,window:5,min:100");
         for failed in [true, true, true, false, false, false, true, true] {
-            end(&mut b, 0, 0, failed);
+            end(&mut b, Nanos::ZERO, Nanos::ZERO, failed);
         }
         // F F F S S = 60% < 61%; then the window slides: calls 4..8 are
         // S S S F F = 40%.
         assert_eq!(b.state(), State::Closed);
-        end(&mut b, 0, 0, true);
+        end(&mut b, Nanos::ZERO, Nanos::ZERO, true);
         // 5..9: S, S, F, F, F = 60% < 61%.
         assert_eq!(b.state(), State::Closed);
-        end(&mut b, 0, 0, true);
+        end(&mut b, Nanos::ZERO, Nanos::ZERO, true);
         // 6..10: S, F, F, F, F = 80%.
         assert!(matches!(b.state(), State::Open { .. }));
     }
@@ -635,15 +635,15 @@ mod tests {
         // Two-second window, minimum 2, 50%: a failure at 0.9 s and a success
         // at 2.1 s are in different windows (second 0 left at second 2).
         let mut b = breaker("resilience4j:50,window:2s,min:2");
-        end(&mut b, 900 * MS, 0, true);
-        end(&mut b, 2_100 * MS, 0, false);
+        end(&mut b, 900 * MS, Nanos::ZERO, true);
+        end(&mut b, 2_100 * MS, Nanos::ZERO, false);
         assert_eq!(b.state(), State::Closed, "one call in seconds 1..2");
-        end(&mut b, 2_200 * MS, 0, true);
+        end(&mut b, 2_200 * MS, Nanos::ZERO, true);
         assert!(matches!(b.state(), State::Open { .. }), "1 of 2 failed");
         // Within one second boundary: 1.9 s and 2.0 s are both in [1, 2].
         let mut b = breaker("resilience4j:50,window:2s,min:2");
-        end(&mut b, 1_900 * MS, 0, true);
-        end(&mut b, 2_000 * MS, 0, false);
+        end(&mut b, 1_900 * MS, Nanos::ZERO, true);
+        end(&mut b, 2_000 * MS, Nanos::ZERO, false);
         assert!(matches!(b.state(), State::Open { .. }));
     }
 
@@ -653,7 +653,7 @@ mod tests {
         end(&mut b, 5 * S, S, false);
         end(&mut b, 5 * S, S, false);
         assert_eq!(b.state(), State::Closed, "exactly 1 s is not slow");
-        end(&mut b, 6 * S, S + 1, false);
+        end(&mut b, 6 * S, S + Nanos::from_ticks(1), false);
         assert_eq!(
             b.state(),
             State::Open { until: 66 * S },
@@ -664,12 +664,12 @@ mod tests {
     #[test]
     fn half_open_lets_its_permits_through_at_once_then_judges_them() {
         let mut b = breaker("resilience4j:50,window:2,min:2,open:1s,permits:10");
-        end(&mut b, 0, 0, true);
-        end(&mut b, 0, 0, true);
+        end(&mut b, Nanos::ZERO, Nanos::ZERO, true);
+        end(&mut b, Nanos::ZERO, Nanos::ZERO, true);
         assert_eq!(b.state(), State::Open { until: S });
         // The first call after the wait turns it half-open; ten calls at that
         // instant all go (the stampede), the eleventh is refused.
-        let t = S + 1;
+        let t = S + Nanos::from_ticks(1);
         let admitted = (0..11).filter(|_| admit(&mut b, t)).count();
         assert_eq!(admitted, 10);
         assert_eq!(b.state(), State::HalfOpen { since: t, left: 0 });
@@ -695,12 +695,12 @@ mod tests {
             }
         );
         // Next time two successes close it, with an empty window.
-        let t2 = t + 6 * MS + S + 1;
+        let t2 = t + 6 * MS + S + Nanos::from_ticks(1);
         assert!(admit(&mut b, t2));
-        end(&mut b, t2, 0, false);
-        end(&mut b, t2, 0, false);
+        end(&mut b, t2, Nanos::ZERO, false);
+        end(&mut b, t2, Nanos::ZERO, false);
         assert_eq!(b.state(), State::Closed);
-        end(&mut b, t2, 0, true);
+        end(&mut b, t2, Nanos::ZERO, true);
         assert_eq!(
             b.state(),
             State::Closed,
@@ -712,7 +712,7 @@ mod tests {
     fn the_automatic_transition_and_the_half_open_wait_run_on_time_alone() {
         let mut b =
             breaker("resilience4j:50,window:1,min:1,open:1s,permits:3,auto:on,half-open-max:500ms");
-        end(&mut b, 0, 0, true);
+        end(&mut b, Nanos::ZERO, Nanos::ZERO, true);
         assert_eq!(b.state(), State::Open { until: S });
         // auto: half-open at the wait's end, so a call at exactly 1 s goes.
         assert!(admit(&mut b, S));
@@ -729,10 +729,10 @@ mod tests {
         );
         let mut c =
             breaker("resilience4j:50,window:1,min:1,open:1s,half-open-max:500ms,then:closed");
-        end(&mut c, 0, 0, true);
-        assert!(admit(&mut c, S + 1));
+        end(&mut c, Nanos::ZERO, Nanos::ZERO, true);
+        assert!(admit(&mut c, S + Nanos::from_ticks(1)));
         assert!(
-            admit(&mut c, S + 500 * MS + 1),
+            admit(&mut c, S + 500 * MS + Nanos::from_ticks(1)),
             "closed after the half-open wait"
         );
         assert_eq!(c.state(), State::Closed);

@@ -3,6 +3,7 @@
 //! [`Rule`], so each bad field gets the same one-line error naming the key,
 //! the field and its range.
 
+use crate::base::time::Micros;
 use crate::base::time::{format_duration, parse_duration};
 use crate::control::Nanos;
 use crate::control::error::ControlError;
@@ -173,27 +174,28 @@ impl Rule {
 
     /// A duration of `field` from `lo` to `hi` µs, in ns.
     pub fn duration(&self, field: &str, lo_us: u64, hi_us: u64) -> Result<Nanos, ControlError> {
+        let (lo, hi) = (Micros::from_ticks(lo_us), Micros::from_ticks(hi_us));
         let range = || {
             self.range_error(
                 field,
                 &format!(
                     "a duration from {} to {}",
-                    format_duration(lo_us),
-                    format_duration(hi_us)
+                    format_duration(lo),
+                    format_duration(hi)
                 ),
             )
         };
         self.raw(field)
             .and_then(|v| parse_duration(v).ok())
-            .filter(|us| (lo_us..=hi_us).contains(us))
-            .map(|us| us * 1_000)
+            .filter(|us| (lo..=hi).contains(us))
+            .map(Nanos::of_us)
             .ok_or_else(range)
     }
 }
 
 /// A duration in ns as a rule shows it (whole µs, as rules give them).
 pub fn show_duration(ns: Nanos) -> String {
-    format_duration(ns / 1_000)
+    format_duration(ns.whole_us())
 }
 
 #[cfg(test)]
@@ -230,8 +232,11 @@ mod tests {
             "a field given twice"
         );
         let window = Rule::read("breaker", "windowed:0.1,window:200ms").unwrap();
-        assert_eq!(window.duration("window", 1, 60_000_000), Ok(200_000_000));
+        assert_eq!(
+            window.duration("window", 1, 60_000_000),
+            Ok(Nanos::from_ms(200))
+        );
         assert!(window.duration("window", 1, 1_000).is_err());
-        assert_eq!(show_duration(200_000_000), "200ms");
+        assert_eq!(show_duration(Nanos::from_ms(200)), "200ms");
     }
 }

@@ -20,7 +20,7 @@ impl<T: Copy + Default> SlicedWindow<T> {
     /// An empty window of `slices` slices of `slice` ns each.
     pub fn new(slices: usize, slice: Nanos) -> Self {
         SlicedWindow {
-            slice: slice.max(1),
+            slice: slice.max(Nanos::from_ticks(1)),
             slots: vec![(T::default(), u64::MAX); slices],
         }
     }
@@ -55,16 +55,16 @@ mod tests {
     #[test]
     fn a_slice_drops_out_whole_once_as_many_newer_ones_began() {
         // 4 slices of 10 ns.
-        let mut w: SlicedWindow<u32> = SlicedWindow::new(4, 10);
-        *w.at(0) += 1;
-        *w.at(9) += 1;
-        *w.at(35) += 5;
-        assert_eq!(w.live(39).sum::<u32>(), 7);
+        let mut w: SlicedWindow<u32> = SlicedWindow::new(4, Nanos::from_ticks(10));
+        *w.at(Nanos::ZERO) += 1;
+        *w.at(Nanos::from_ticks(9)) += 1;
+        *w.at(Nanos::from_ticks(35)) += 5;
+        assert_eq!(w.live(Nanos::from_ticks(39)).sum::<u32>(), 7);
         // At 40 slice 0 has 4 newer ones (1..=4): it is gone.
-        assert_eq!(w.live(40).sum::<u32>(), 5);
+        assert_eq!(w.live(Nanos::from_ticks(40)).sum::<u32>(), 5);
         // Slot reuse: slice 4 lands where slice 0 was, emptied first.
-        *w.at(41) += 2;
-        assert_eq!(w.live(41).sum::<u32>(), 7);
-        assert_eq!(w.live(80).sum::<u32>(), 0);
+        *w.at(Nanos::from_ticks(41)) += 2;
+        assert_eq!(w.live(Nanos::from_ticks(41)).sum::<u32>(), 7);
+        assert_eq!(w.live(Nanos::from_ticks(80)).sum::<u32>(), 0);
     }
 }

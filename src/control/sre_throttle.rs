@@ -128,7 +128,7 @@ mod tests {
     use crate::control::tests_support::{Step, walk};
     use proptest::prelude::*;
 
-    const S: Nanos = 1_000_000_000;
+    const S: Nanos = Nanos::from_s(1);
 
     fn throttle() -> SreThrottle {
         let rule = Rule::read("throttle", "sre:2,window:2m").unwrap();
@@ -150,7 +150,7 @@ mod tests {
                 ],
             );
         }
-        assert!((t.refusal(0) - 11.0 / 12.0).abs() < 1e-12);
+        assert!((t.refusal(Nanos::ZERO) - 11.0 / 12.0).abs() < 1e-12);
         walk(
             &mut t,
             &[
@@ -162,7 +162,7 @@ mod tests {
         for _ in 0..6 {
             walk(&mut t, &[Step::End(Outcome::Success, None)]);
         }
-        assert!((t.refusal(0) - 1.0 / 14.0).abs() < 1e-12);
+        assert!((t.refusal(Nanos::ZERO) - 1.0 / 14.0).abs() < 1e-12);
         // Two minutes on, the window has forgotten all of it.
         walk(&mut t, &[Step::At(120 * S)]);
         assert_eq!(t.counts(120 * S), (0, 0));
@@ -178,13 +178,13 @@ mod tests {
             let mut now = 0;
             for (accept, gap_ms) in steps {
                 now += gap_ms * 1_000_000;
-                t.admit(now, false, &mut ScriptedDraws::new(&[0.5]));
+                t.admit(Nanos::from_ticks(now), false, &mut ScriptedDraws::new(&[0.5]));
                 if accept {
-                    t.attempt_ended(now, Outcome::Success, None);
+                    t.attempt_ended(Nanos::from_ticks(now), Outcome::Success, None);
                 }
-                let p = t.refusal(now);
+                let p = t.refusal(Nanos::from_ticks(now));
                 prop_assert!((0.0..1.0).contains(&p));
-                let (requests, accepts) = t.counts(now);
+                let (requests, accepts) = t.counts(Nanos::from_ticks(now));
                 if 2 * accepts >= requests {
                     prop_assert_eq!(p, 0.0);
                 }

@@ -24,7 +24,7 @@ pub enum Step {
 /// Walks `control` through `steps`, failing at the first step whose answer
 /// differs from the script.
 pub fn walk<C: RetryControl + std::fmt::Debug>(control: &mut C, steps: &[Step]) {
-    let mut now = 0;
+    let mut now = Nanos::ZERO;
     for (i, step) in steps.iter().enumerate() {
         match *step {
             Step::At(t) => now = t,

@@ -82,7 +82,7 @@ pub const ABOUT: About = About {
 
 /// Slots of the TTL (tower's `windows`).
 const SLOTS: usize = 10;
-const NS_PER_S: Nanos = 1_000_000_000;
+const NS_PER_S: Nanos = Nanos::from_s(1);
 
 /// The budget's parameters, as `TpsBudget::new` takes them.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -167,7 +167,7 @@ impl Ring {
         self.slots[self.index] = std::mem::take(&mut self.writer);
         // tower clears one slot per whole slot beyond the first while what
         // is left exceeds a slot: ⌈elapsed/slot⌉ − 1 of them.
-        let cleared = (elapsed - 1) / slot;
+        let cleared = (elapsed - Nanos::from_ticks(1)) / slot;
         for i in 0..cleared.min(SLOTS as u64) as usize {
             self.slots[(self.index + 1 + i) % SLOTS] = 0;
         }
@@ -211,7 +211,7 @@ impl TowerBudget {
                 slots: [0; SLOTS],
                 writer: 0,
                 index: 0,
-                since: 0,
+                since: Nanos::ZERO,
                 undecided: None,
             }),
         }
@@ -273,8 +273,8 @@ mod tests {
     use super::*;
     use crate::control::tests_support::{Step, walk};
 
-    const MS: Nanos = 1_000_000;
-    const S: Nanos = 1_000 * MS;
+    const MS: Nanos = Nanos::from_ms(1);
+    const S: Nanos = Nanos::from_s(1);
     const F: Outcome = Outcome::Failure;
 
     fn spec(text: &str) -> TowerBudgetSpec {
@@ -445,7 +445,7 @@ mod tests {
     /// as succeed at `until`: the balance then.
     fn balance_after_steady_deposits(gap: Nanos, until: Nanos) -> usize {
         let mut b = budget("tower:1,ttl:1s,min:0");
-        let mut t = 0;
+        let mut t = Nanos::ZERO;
         while t < until {
             b.attempt_ended(t, Outcome::Success, None);
             t += gap;
@@ -512,7 +512,7 @@ mod tests {
             &[
                 DEPOSIT,
                 DEPOSIT,
-                Step::At(3_600 * S + 7),
+                Step::At(3_600 * S + Nanos::from_ticks(7)),
                 withdraw(false),
                 DEPOSIT,
                 withdraw(true),

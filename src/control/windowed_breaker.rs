@@ -105,7 +105,7 @@ mod tests {
     use crate::control::tests_support::{Step, walk};
     use proptest::prelude::*;
 
-    const MS: Nanos = 1_000_000;
+    const MS: Nanos = Nanos::from_ms(1);
 
     fn breaker() -> WindowedBreaker {
         let rule = Rule::read("breaker", "windowed:0.1,window:200ms").unwrap();
@@ -141,7 +141,7 @@ mod tests {
         #[test]
         fn the_window_holds_what_it_counts(steps in proptest::collection::vec((any::<bool>(), 0u64..50), 0..300)) {
             let mut b = breaker();
-            let mut now = 0;
+            let mut now = Nanos::ZERO;
             for (ok, gap) in steps {
                 now += gap * MS;
                 b.attempt_ended(now, if ok { Outcome::Success } else { Outcome::Failure }, None);

@@ -1,6 +1,8 @@
 //! Which run settings the exact chain can take ([`ChainModel::of`]), and
 //! for the rest, the key that stops it and why, in one line.
 
+use crate::base::time::Micros;
+use crate::base::time::Nanos;
 use crate::control::ControlSpec;
 use crate::control::queue_discipline::Discipline;
 use crate::control::retry_after::RetryAfter;
@@ -104,7 +106,7 @@ impl ChainModel {
             )
         })?;
         let service_mean_ns = match s.service {
-            Service::One(Dist::Exp { mean }) if mean > 0 => mean,
+            Service::One(Dist::Exp { mean }) if mean > Nanos::ZERO => mean,
             _ => {
                 return Err(refuse(
                     "service",
@@ -112,10 +114,10 @@ impl ChainModel {
                 ));
             }
         };
-        let constant_zero = |d: &Dist| matches!(d, Dist::Const(0));
+        let constant_zero = |d: &Dist| matches!(d, Dist::Const(Nanos::ZERO));
         let unsupported = [
             (
-                s.service_per_busy_us != 0,
+                s.service_per_busy_us != Micros::ZERO,
                 "service_per_busy",
                 "service that grows with the busy count is not the chain's: leave it 0",
             ),
@@ -191,7 +193,7 @@ impl ChainModel {
         }
         let timeout_rate = match (s.timeout_us, s.timeout_law) {
             (None, _) => 0.0,
-            (Some(us), TimeoutLaw::Exponential) => 1e6 / us as f64,
+            (Some(us), TimeoutLaw::Exponential) => 1e6 / us.ticks() as f64,
             (Some(_), TimeoutLaw::Fixed) => {
                 return Err(refuse(
                     "timeout_law",
@@ -237,7 +239,9 @@ impl ChainModel {
                      delay) and no jitter_factor",
                 ));
             }
-            if p.base_us == 0 || (p.cap_us as f64) < CAP_IN_MEANS * p.base_us as f64 {
+            if p.base_us == Micros::ZERO
+                || (p.cap_us.ticks() as f64) < CAP_IN_MEANS * p.base_us.ticks() as f64
+            {
                 return Err(refuse(
                     "cap",
                     format!(
@@ -256,7 +260,7 @@ impl ChainModel {
                     ));
                 }
             };
-            (1e6 / p.base_us as f64, persistence)
+            (1e6 / p.base_us.ticks() as f64, persistence)
         } else {
             if spec.budget.is_some() {
                 return Err(refuse(
@@ -268,7 +272,7 @@ impl ChainModel {
         };
         let model = ChainModel {
             arrival_rate: rate,
-            service_rate: 1e9 / service_mean_ns as f64,
+            service_rate: 1e9 / service_mean_ns.ticks() as f64,
             workers: workers as usize,
             queue_limit: queue_limit as usize,
             timeout_rate,
@@ -307,8 +311,8 @@ impl ChainModel {
                 };
                 Some(ChainTrigger {
                     conditions,
-                    start_s: t.from as f64 / 1e9,
-                    length_s: (t.to - t.from) as f64 / 1e9,
+                    start_s: t.from.ticks() as f64 / 1e9,
+                    length_s: (t.to - t.from).ticks() as f64 / 1e9,
                 })
             }
             _ => {

@@ -47,12 +47,12 @@ use crate::spec::undecided::Undecided;
 pub const DEFAULT_KINDS: [&str; 3] = ["outage", "capacity:0", "slow:2"];
 /// The blip the headroom and the recovery times are read after, µs: a
 /// typical half-second hiccup (a failover, a GC pause, a deploy).
-pub const DEFAULT_BLIP_US: Micros = 500_000;
+pub const DEFAULT_BLIP_US: Micros = Micros::from_ms(500);
 /// The share of attempts failing in the partial failure.
 pub const DEFAULT_PARTIAL: f64 = 0.1;
 /// When every stall starts, µs: 20 of the verdict's 100 ms windows of
 /// undisturbed service before it, its baseline.
-pub const STALL_START_US: Micros = 2_000_000;
+pub const STALL_START_US: Micros = Micros::from_s(2);
 /// The stall lengths of a margin map's coarse grid, ms: doublings from a
 /// quarter second to 16 s, which refinement then halves where the storm
 /// probability crosses one half.
@@ -61,9 +61,9 @@ pub const LENGTHS_MS: [u64; 7] = [250, 500, 1_000, 2_000, 4_000, 8_000, 16_000];
 pub const LOADS: [f64; 7] = [0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95];
 /// The load of the amplification and partial-failure runs, µs: 10 s of
 /// requests, every one of them inside the failure.
-pub const FAILURE_LOAD_US: Micros = 10_000_000;
+pub const FAILURE_LOAD_US: Micros = Micros::from_s(10);
 /// How long the partial failure the recovery is judged after lasts, µs.
-pub const PARTIAL_LENGTH_US: Micros = 10_000_000;
+pub const PARTIAL_LENGTH_US: Micros = Micros::from_s(10);
 /// Seeds per cell and per run unless `--seeds` says more.
 pub const DEFAULT_SEEDS: u32 = 16;
 /// Refinement rounds of each map.
@@ -96,7 +96,7 @@ pub struct AssessSettings {
 
 /// A seconds figure as a trigger window reads it (`2.25s`).
 pub fn seconds(us: Micros) -> String {
-    format!("{}s", trimmed(us as f64 / 1e6, 6))
+    format!("{}s", trimmed(us.ticks() as f64 / 1e6, 6))
 }
 
 /// The trigger of a stall of `kind` lasting `length_us` from
@@ -202,7 +202,7 @@ impl AssessSettings {
         let trigger = key("trigger");
         let values = LENGTHS_MS
             .iter()
-            .map(|&ms| stall(kind, ms * 1_000))
+            .map(|&ms| stall(kind, Micros::from_ms(ms)))
             .collect();
         let workers = key("workers");
         let y = MapAxis::new(workers, vec![shown(&base, workers)]);
@@ -314,7 +314,7 @@ impl AssessSettings {
     /// outlast the load by an hour, so every request meets them; their
     /// verdicts are not read.
     pub fn runs(&self) -> Result<Vec<AssessRun>, String> {
-        let whole = format!("{}..1h", seconds(0));
+        let whole = format!("{}..1h", seconds(Micros::ZERO));
         let share = trimmed(self.partial, 6);
         let plan = [
             (
@@ -657,7 +657,7 @@ pub fn spec_flags(spec: &RunSpec, except: &[&str]) -> Vec<String> {
 
 /// A stall's length at a place on a margin map's axis (its end, s), µs.
 pub fn length_at(place: f64) -> f64 {
-    place * 1e6 - STALL_START_US as f64
+    place * 1e6 - STALL_START_US.ticks() as f64
 }
 
 /// The exact attempts per request and success share of a request whose
@@ -722,8 +722,11 @@ mod tests {
 
     #[test]
     fn stalls_start_at_two_seconds_and_last_their_length() {
-        assert_eq!(stall("outage", 250_000), "outage@2s..2.25s");
-        assert_eq!(stall("capacity:0", 16_000_000), "capacity:0@2s..18s");
+        assert_eq!(stall("outage", Micros::from_ms(250)), "outage@2s..2.25s");
+        assert_eq!(
+            stall("capacity:0", Micros::from_s(16)),
+            "capacity:0@2s..18s"
+        );
         assert!((length_at(2.25) - 250_000.0).abs() < 1e-6);
     }
 

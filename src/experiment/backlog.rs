@@ -12,6 +12,7 @@
 use rayon::prelude::*;
 
 use crate::base::seeding::{Seeds, job_seed};
+use crate::base::time::Nanos;
 use crate::measure::server_metrics::wilson_interval;
 use crate::measure::stats::Summary;
 use crate::model::backlog::{ChosenRegions, Regions, choose_regions};
@@ -34,8 +35,8 @@ pub fn path_rules(
 ) -> PathRules {
     let from = server.last_trigger_end();
     PathRules {
-        scored_from: server.first_trigger_start().unwrap_or(0),
-        from: from.unwrap_or(0),
+        scored_from: server.first_trigger_start().unwrap_or(Nanos::ZERO),
+        from: from.unwrap_or(Nanos::ZERO),
         storm: regions.high as u64,
         calm: from.map(|_| regions.low as u64),
         end_at_storm: end_at_storm || from.is_none(),
@@ -128,7 +129,7 @@ pub fn passages(
 
 /// The summary of `runs`, scored from `rules.from`.
 pub fn summarise_passages(runs: &[Passage], rules: PathRules) -> PassageSummary {
-    let seconds = |ns: u64| ns as f64 / NS_PER_S as f64;
+    let seconds = |ns: Nanos| ns.ticks() as f64 / NS_PER_S.ticks() as f64;
     let after_trigger = rules.calm.is_some();
     let storm = runs.iter().filter(|p| p.storm_first()).count() as u64;
     let to_storm: Vec<Option<f64>> = runs
@@ -294,7 +295,12 @@ mod tests {
         let rules = path_rules(&server, REGIONS, true, u64::MAX);
         assert_eq!(
             (rules.scored_from, rules.from, rules.calm, rules.until),
-            (500_000_000, 520_000_000, Some(1), 1_000_000_000)
+            (
+                Nanos::from_ms(500),
+                Nanos::from_ms(520),
+                Some(1),
+                Nanos::from_s(1)
+            )
         );
         assert!(rules.end_at_storm);
         // Without a trigger: from the start, with no calm to end at, so a
@@ -308,7 +314,7 @@ mod tests {
                 rules.calm,
                 rules.end_at_storm
             ),
-            (0, 0, None, true)
+            (Nanos::ZERO, Nanos::ZERO, None, true)
         );
     }
 

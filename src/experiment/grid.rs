@@ -228,6 +228,7 @@ fn shown(param: &Param, value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::time::Micros;
     use crate::policy::PolicyKind;
     use crate::spec::params::param;
 
@@ -347,8 +348,8 @@ mod tests {
     fn the_step_defaults_to_each_points_base() {
         let mut grid = Grid::default();
         set(&mut grid, "base", &["1ms", "2ms"]);
-        assert_eq!(grid.point(0).policy.step(), 1_000);
-        assert_eq!(grid.point(1).policy.step(), 2_000);
+        assert_eq!(grid.point(0).policy.step(), Micros::from_ms(1));
+        assert_eq!(grid.point(1).policy.step(), Micros::from_ms(2));
     }
 
     #[test]

@@ -95,7 +95,7 @@ impl MapAxis {
         let numeric =
             |parse: &dyn Fn(&str) -> Option<f64>| values.iter().all(|v| parse(v).is_some());
         let scale = match param.kind {
-            Kind::Duration if numeric(&|v| parse_duration(v).ok().map(|us| us as f64)) => {
+            Kind::Duration if numeric(&|v| parse_duration(v).ok().map(|us| us.ticks() as f64)) => {
                 Scale::Duration
             }
             Kind::Count | Kind::Number if numeric(&|v| v.parse::<f64>().ok()) => Scale::Number {
@@ -132,7 +132,9 @@ impl MapAxis {
                 .map_or(f64::NAN, |i| i as f64)
         };
         match self.scale {
-            Scale::Duration => parse_duration(value).map_or(f64::NAN, |us| us as f64 / 1000.0),
+            Scale::Duration => {
+                parse_duration(value).map_or(f64::NAN, |us| us.ticks() as f64 / 1000.0)
+            }
             Scale::Number { .. } => value.parse().unwrap_or(f64::NAN),
             Scale::Template { index } => pieces(value)
                 .1
@@ -516,7 +518,7 @@ impl MapSettings {
 
     /// The patience window the verdicts of the cell at (`x`, row `y`) are
     /// judged over, µs (`None` if its values do not make a run).
-    pub fn patience_us(&self, x: &str, y: usize) -> Option<u64> {
+    pub fn patience_us(&self, x: &str, y: usize) -> Option<Micros> {
         self.spec(x, y).ok().map(|spec| spec.patience_us())
     }
 
@@ -526,7 +528,7 @@ impl MapSettings {
     pub fn patience_span<'a>(
         &self,
         cells: impl IntoIterator<Item = &'a CellCounts>,
-    ) -> Option<(u64, u64)> {
+    ) -> Option<(Micros, Micros)> {
         cells
             .into_iter()
             .filter_map(|c| self.patience_us(&c.x, c.y))

@@ -645,6 +645,7 @@ fn axis(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::time::Micros;
 
     fn parse(text: &str) -> Result<Scenario, ScenarioError> {
         Scenario::from_toml("s.toml", text)
@@ -674,11 +675,11 @@ mod tests {
         assert_eq!(last.policy.kind, crate::PolicyKind::Decorrelated);
         assert_eq!(last.clients, 1_000);
         assert_eq!(last.capacity_per_ms, 0.5);
-        assert_eq!(last.policy.base_us, 100_000);
-        assert_eq!(last.policy.cap_us, 20_000_000);
-        assert_eq!(last.policy.step_us, Some(0));
+        assert_eq!(last.policy.base_us, Micros::from_ms(100));
+        assert_eq!(last.policy.cap_us, Micros::from_s(20));
+        assert_eq!(last.policy.step_us, Some(Micros::ZERO));
         assert_eq!(last.policy.jitter_factor, 0.3);
-        assert_eq!(last.window_us, Some(2_000));
+        assert_eq!(last.window_us, Some(Micros::from_ms(2)));
         assert_eq!((s.replicates, s.master_seed), (50, 7));
         assert_eq!(s.grid.len(), 16);
         assert_eq!(s.jobs(), 800);

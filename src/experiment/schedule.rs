@@ -69,7 +69,7 @@ pub fn schedule(policy: &PolicySpec, retries: u32, samples: u32, seed: u64) -> S
         seed,
     });
     let mut table = Vec::with_capacity(retries as usize);
-    let mut waits = vec![0 as Micros; samples as usize];
+    let mut waits = vec![Micros::ZERO; samples as usize];
     for (k, column) in delays.iter_mut().enumerate() {
         for (wait, &d) in waits.iter_mut().zip(column.iter()) {
             *wait += d;
@@ -115,7 +115,7 @@ fn walk_to_cap(policy: &PolicySpec, samples: u32, seed: u64) -> WalkToCap {
     let walks: Vec<CapWalk> = (0..samples)
         .map(|_| walker.walk_to_cap(&mut draws))
         .collect();
-    let mut counts: Vec<Micros> = walks.iter().map(|w| u64::from(w.draws)).collect();
+    let mut counts: Vec<u64> = walks.iter().map(|w| u64::from(w.draws)).collect();
     let pooled = walks
         .into_iter()
         .reduce(CapWalk::pool)
@@ -161,11 +161,11 @@ mod tests {
     #[test]
     fn plain_exponential_reaches_the_cap_at_retry_8_for_everyone() {
         let mut policy = RunSpec::seed_002(PolicyKind::None, 1).policy;
-        policy.cap_us = 10_000_000;
+        policy.cap_us = Micros::from_s(10);
         let s = schedule(&policy, 12, 100, 1);
         assert_eq!(s.all_at_cap_from, Some(8));
-        assert_eq!(s.retries[0].p50, 100_000);
-        assert_eq!(s.retries[2].wait_p50, 700_000);
+        assert_eq!(s.retries[0].p50, Micros::from_ms(100));
+        assert_eq!(s.retries[2].wait_p50, Micros::from_ms(700));
         assert!(s.walk.is_none());
     }
 
@@ -176,10 +176,15 @@ mod tests {
         let r4 = s.retries[3];
         // U[0, 800 ms]: p1 ≈ 8 ms, median ≈ 400 ms, p99 ≈ 792 ms.
         assert!(
-            r4.p1 < 16_000 && r4.p99 > 780_000 && r4.p99 <= 800_000,
+            r4.p1 < Micros::from_ms(16)
+                && r4.p99 > Micros::from_ms(780)
+                && r4.p99 <= Micros::from_ms(800),
             "{r4:?}"
         );
-        assert!((r4.p50 as f64 - 400_000.0).abs() < 16_000.0, "{r4:?}");
+        assert!(
+            (r4.p50.ticks() as f64 - 400_000.0).abs() < 16_000.0,
+            "{r4:?}"
+        );
         assert_eq!(s.all_at_cap_from, None);
     }
 }

@@ -329,6 +329,7 @@ pub fn summarize_server_values(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::time::Micros;
     use crate::measure::observer::Watch;
     use crate::model::ResourceKind;
     use crate::policy::PolicyKind;
@@ -338,8 +339,8 @@ mod tests {
         let mut spec = RunSpec::seed_002(PolicyKind::Full, 1_000);
         spec.resource = ResourceKind::Server;
         spec.max_attempts = Some(3);
-        spec.server.timeout_us = Some(50_000);
-        spec.server.duration_us = Some(3_000_000);
+        spec.server.timeout_us = Some(Micros::from_ms(50));
+        spec.server.duration_us = Some(Micros::from_s(3));
         spec.server.triggers = "outage@1s..1.3s".parse().unwrap();
         spec.server.chain.depth = 2;
         let watch = Watch {

@@ -64,7 +64,11 @@ pub struct LabelledRun<'a> {
 /// longer says so in its label, and a run whose bins grew coarser than the
 /// shared ones is simulated again, finely.
 pub fn shared_timelines(runs: &[LabelledRun<'_>], max_bins: usize) -> Vec<(String, Timeline)> {
-    let window = runs.iter().map(|r| r.spec.window()).max().unwrap_or(1);
+    let window = runs
+        .iter()
+        .map(|r| r.spec.window())
+        .max()
+        .unwrap_or(Micros::from_us(1));
     let first_bin = nice_width(window);
     let whole: Vec<Timeline> = runs
         .iter()
@@ -81,18 +85,18 @@ pub fn shared_timelines(runs: &[LabelledRun<'_>], max_bins: usize) -> Vec<(Strin
         .collect();
     let spans: Vec<_> = whole
         .iter()
-        .map(|t| t.metrics.last_success_us + 1)
+        .map(|t| t.metrics.last_success_us + Micros::from_us(1))
         .collect();
     let (bin, end) = Timeline::shared_bins(&spans, first_bin, max_bins);
     runs.iter()
         .zip(&whole)
         .map(|(r, timeline)| {
-            let span = timeline.metrics.last_success_us + 1;
+            let span = timeline.metrics.last_success_us + Micros::from_us(1);
             let mut label = r.label.clone();
             if span > end {
                 label += &format!(
                     " (runs {}; the first {} shown)",
-                    human_duration(span - 1),
+                    human_duration(span - Micros::from_us(1)),
                     human_duration(end)
                 );
             }
@@ -108,6 +112,7 @@ pub fn shared_timelines(runs: &[LabelledRun<'_>], max_bins: usize) -> Vec<(Strin
 mod tests {
     use super::*;
     use crate::PolicyKind;
+    use crate::base::time::US_PER_MS;
 
     #[test]
     fn bins_count_every_retry_and_success() {
@@ -122,8 +127,8 @@ mod tests {
         assert!(t.successes.last().is_some_and(|&n| n > 0));
         assert!(t.retries.len() <= 400, "at most twice max_bins");
         assert!(
-            (t.bin_us / 1_000).is_power_of_two(),
-            "1 ms doubled: {}",
+            (t.bin_us / US_PER_MS).is_power_of_two(),
+            "1 ms doubled: {:?}",
             t.bin_us
         );
     }
@@ -133,7 +138,7 @@ mod tests {
         // Waves at 100, 300, 700 ms ... each a spike in one bin.
         let spec = RunSpec::seed_002(PolicyKind::None, 4);
         let t = run_timeline(&spec, Seeds::for_job(1, 0, 0), 1_000);
-        assert_eq!(t.bin_us, 1_000);
+        assert_eq!(t.bin_us, Micros::from_ms(1));
         assert_eq!(t.retries.len(), 701, "up to the last success at 700 ms");
         let spikes: Vec<(usize, u64)> = t
             .retries
@@ -167,7 +172,11 @@ mod tests {
         assert_eq!(rebinned.retries, fixed.retries);
         assert_eq!(rebinned.successes, fixed.successes);
         assert_eq!(fixed.retries.iter().sum::<u64>(), grown.metrics.retries);
-        assert!(grown.rebinned(grown.bin_us + 1, end).is_none());
+        assert!(
+            grown
+                .rebinned(grown.bin_us + Micros::from_us(1), end)
+                .is_none()
+        );
     }
 
     #[test]

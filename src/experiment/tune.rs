@@ -124,7 +124,11 @@ pub fn position(value: &str) -> Option<f64> {
     value
         .parse::<f64>()
         .ok()
-        .or_else(|| parse_duration(value).ok().map(|us| us as f64 / 1_000.0))
+        .or_else(|| {
+            parse_duration(value)
+                .ok()
+                .map(|us| us.ticks() as f64 / 1_000.0)
+        })
         .filter(|v| v.is_finite())
 }
 
@@ -149,8 +153,8 @@ pub fn midpoint(a: &str, b: &str) -> Option<String> {
     let whole = |t: &str| t.parse::<u64>().is_ok();
     let duration = a.parse::<f64>().is_err();
     let (value, text) = if duration {
-        let us = (round(mid) * 1_000.0).round() as Micros;
-        (us as f64 / 1_000.0, format_duration(us))
+        let us = Micros::from_ticks((round(mid) * 1_000.0).round() as u64);
+        (us.ticks() as f64 / 1_000.0, format_duration(us))
     } else if whole(a) && whole(b) {
         let n = round(mid).round();
         (n, trimmed(n, 0))
@@ -276,7 +280,7 @@ impl TuneSettings {
             (p.set)(spec, value).map_err(|e| e.to_string())
         };
         set(&mut spec, self.family.key(), rule)?;
-        let whole = format!("{}..1h", seconds(0));
+        let whole = format!("{}..1h", seconds(Micros::ZERO));
         match measure {
             Measure::Outage | Measure::Partial => {
                 let trigger = if measure == Measure::Outage {

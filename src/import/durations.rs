@@ -51,7 +51,7 @@ pub fn proto3(text: &str) -> Result<Micros, String> {
             "\"{text}\" is not a whole number of microseconds, herdsim's resolution for durations"
         ));
     }
-    Ok(seconds * 1_000_000 + nanos / 1_000)
+    Ok(Micros::from_ticks(seconds * 1_000_000 + nanos / 1_000))
 }
 
 /// `us` in herdsim's syntax ("100ms"), for a setting's value.
@@ -65,11 +65,11 @@ mod tests {
 
     #[test]
     fn protobuf_durations_read_as_grpc_reads_them() {
-        assert_eq!(proto3("0.1s"), Ok(100_000));
-        assert_eq!(proto3("3s"), Ok(3_000_000));
-        assert_eq!(proto3("1.000340s"), Ok(1_000_340));
-        assert_eq!(proto3(".5s"), Ok(500_000));
-        assert_eq!(proto3("5.s"), Ok(5_000_000));
+        assert_eq!(proto3("0.1s"), Ok(Micros::from_ms(100)));
+        assert_eq!(proto3("3s"), Ok(Micros::from_s(3)));
+        assert_eq!(proto3("1.000340s"), Ok(Micros::from_us(1_000_340)));
+        assert_eq!(proto3(".5s"), Ok(Micros::from_ms(500)));
+        assert_eq!(proto3("5.s"), Ok(Micros::from_s(5)));
         assert!(proto3("0.000000001s").unwrap_err().contains("microseconds"));
         for bad in [
             "100ms",

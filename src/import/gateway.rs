@@ -151,13 +151,13 @@ fn read_policy(policy: &Node<'_>, ctx: &Context<'_>) -> Result<(), ImportError> 
         Some(node) => {
             from.push(node.path().to_string());
             let us = duration(ctx, &node)?;
-            if !(1_000_000..=3_600_000_000).contains(&us) {
+            if !(Micros::from_s(1)..=Micros::from_s(3_600)).contains(&us) {
                 return Err(ctx.error(
                     &node,
                     format!("is {}: the Gateway API accepts 1s to 1h", herdsim(us)),
                 ));
             }
-            if us > 60_000_000 {
+            if us > Micros::from_s(60) {
                 return Err(ctx.unsupported(
                     &node,
                     "a budget interval above 60s: herdsim's finagle budget, which the policy \
@@ -166,7 +166,7 @@ fn read_policy(policy: &Node<'_>, ctx: &Context<'_>) -> Result<(), ImportError> 
             }
             us
         }
-        None => 10_000_000,
+        None => Micros::from_s(10),
     };
     let count = match field(&rate, "count") {
         Some(node) => {
@@ -179,7 +179,7 @@ fn read_policy(policy: &Node<'_>, ctx: &Context<'_>) -> Result<(), ImportError> 
         Some(node) => {
             from.push(node.path().to_string());
             let us = duration(ctx, &node)?;
-            if us == 0 || us > 3_600_000_000 {
+            if us == Micros::ZERO || us > Micros::from_s(3600) {
                 return Err(ctx.error(
                     &node,
                     format!(
@@ -190,11 +190,14 @@ fn read_policy(policy: &Node<'_>, ctx: &Context<'_>) -> Result<(), ImportError> 
             }
             (us, node.path().to_string())
         }
-        None => (1_000_000, constraint.path().to_string() + ".minRetryRate"),
+        None => (
+            Micros::from_s(1),
+            constraint.path().to_string() + ".minRetryRate",
+        ),
     };
     // count per interval as whole retries a second.
     let scaled = u128::from(count) * 1_000_000;
-    if scaled % u128::from(rate_interval) != 0 {
+    if scaled % u128::from(rate_interval.ticks()) != 0 {
         return Err(ctx.error_at(
             &rate_path,
             format!(
@@ -204,7 +207,7 @@ fn read_policy(policy: &Node<'_>, ctx: &Context<'_>) -> Result<(), ImportError> 
             ),
         ));
     }
-    let per_s = scaled / u128::from(rate_interval);
+    let per_s = scaled / u128::from(rate_interval.ticks());
     if from.is_empty() {
         from.push(constraint.path().to_string());
     }
@@ -283,13 +286,14 @@ pub fn gateway_duration(text: &str) -> Option<Micros> {
         us += n * unit;
         parts += 1;
     }
-    (1..=4).contains(&parts).then_some(us)
+    (1..=4).contains(&parts).then_some(Micros::from_ticks(us))
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::{Imported, import_one};
     use super::gateway_duration;
+    use crate::base::time::Micros;
 
     fn read_with(text: &str, select: &[(&str, &str)]) -> Result<Imported, String> {
         import_one("policy.yaml", text, select)
@@ -310,7 +314,11 @@ mod tests {
             ("1h30m", 5_400_000_000),
             ("1m1s1ms1s", 61_001_000 + 1_000_000),
         ] {
-            assert_eq!(gateway_duration(text), Some(us), "{text}");
+            assert_eq!(
+                gateway_duration(text),
+                Some(Micros::from_ticks(us)),
+                "{text}"
+            );
         }
         for bad in ["", "10", "1.5s", "123456s", "1d", "1s1s1s1s1s", "s", "10 s"] {
             assert_eq!(gateway_duration(bad), None, "{bad}");

@@ -50,6 +50,7 @@ use serde_json::Value;
 use super::durations::{herdsim, proto3};
 use super::tree::{Node, from_json};
 use super::{Context, Format, ImportError};
+use crate::base::time::Micros;
 
 /// The format.
 pub const FORMAT: Format = Format {
@@ -254,7 +255,7 @@ fn chosen<'a>(ctx: &Context<'a>, root: &Node<'a>) -> Result<Option<Node<'a>>, Im
     Ok(Some(pick))
 }
 
-fn duration(ctx: &Context<'_>, node: &Node<'_>) -> Result<u64, ImportError> {
+fn duration(ctx: &Context<'_>, node: &Node<'_>) -> Result<Micros, ImportError> {
     proto3(node.str(ctx)?).map_err(|e| ctx.error(node, e))
 }
 
@@ -409,7 +410,7 @@ fn method_config(
     }
     if let Some(node) = config.get("timeout") {
         let us = duration(ctx, &node)?;
-        if us == 0 {
+        if us == Micros::ZERO {
             return Err(ctx.error(
                 &node,
                 "a deadline of 0 fails every call: expected a duration above 0",
@@ -485,7 +486,7 @@ fn method_config(
     let multiplier = field("backoffMultiplier")?;
     let (initial_us, max_us) = (duration(ctx, &initial)?, duration(ctx, &max)?);
     for (node, us) in [(&initial, initial_us), (&max, max_us)] {
-        if us == 0 {
+        if us == Micros::ZERO {
             return Err(ctx.error(node, "must be above 0 (gRPC refuses the config)"));
         }
     }

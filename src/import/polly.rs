@@ -248,7 +248,10 @@ pub fn timespan(text: &str) -> Result<Micros, String> {
     const US_DAY: u64 = 86_400_000_000;
     if !t.contains(':') {
         let days = number(t).ok_or_else(bad)?;
-        return days.checked_mul(US_DAY).ok_or_else(bad);
+        return days
+            .checked_mul(US_DAY)
+            .map(Micros::from_ticks)
+            .ok_or_else(bad);
     }
     let parts: Vec<&str> = t.split(':').collect();
     if !(2..=3).contains(&parts.len()) {
@@ -287,7 +290,7 @@ pub fn timespan(text: &str) -> Result<Micros, String> {
         .and_then(|d| d.checked_add(((hours * 60 + minutes) * 60 + seconds) * 1_000_000))
         .and_then(|d| d.checked_add(ticks / 10))
         .ok_or_else(bad)?;
-    Ok(us)
+    Ok(Micros::from_ticks(us))
 }
 
 fn duration(ctx: &Context<'_>, node: &Node<'_>) -> Result<Micros, ImportError> {
@@ -325,7 +328,7 @@ fn ranged(
     Ok(us)
 }
 
-const DAY_US: Micros = 86_400_000_000;
+const DAY_US: Micros = Micros::from_s(86_400);
 
 fn read_retry(ctx: &Context<'_>, node: &Node<'_>) -> Result<(), ImportError> {
     refuse_delegates(
@@ -375,9 +378,9 @@ fn read_retry(ctx: &Context<'_>, node: &Node<'_>) -> Result<(), ImportError> {
     let delay = match field("Delay") {
         Some(n) => {
             paths.push(n.path().to_string());
-            ranged(ctx, &n, 0, DAY_US, "00:00:00 to 1.00:00:00")?
+            ranged(ctx, &n, Micros::ZERO, DAY_US, "00:00:00 to 1.00:00:00")?
         }
-        None => 2_000_000,
+        None => Micros::from_s(2),
     };
     let backoff = match field("BackoffType") {
         Some(n) => {
@@ -418,12 +421,18 @@ fn read_retry(ctx: &Context<'_>, node: &Node<'_>) -> Result<(), ImportError> {
     let max = match field("MaxDelay") {
         Some(n) => {
             paths.push(n.path().to_string());
-            Some(ranged(ctx, &n, 0, DAY_US, "00:00:00 to 1.00:00:00")?)
+            Some(ranged(
+                ctx,
+                &n,
+                Micros::ZERO,
+                DAY_US,
+                "00:00:00 to 1.00:00:00",
+            )?)
         }
         None => None,
     };
     let from: Vec<&str> = paths.iter().map(String::as_str).collect();
-    if delay == 0 {
+    if delay == Micros::ZERO {
         return ctx.set(
             "policy",
             "no-backoff",
@@ -434,13 +443,13 @@ fn read_retry(ctx: &Context<'_>, node: &Node<'_>) -> Result<(), ImportError> {
     let k = retries.min(u32::MAX as u64) as f64;
     // The longest delay the retries can reach without MaxDelay, µs.
     let top: f64 = match (backoff, jitter) {
-        ("Constant", false) => delay as f64,
-        ("Constant", true) => 1.25 * delay as f64,
-        ("Linear", false) => k * delay as f64,
-        ("Linear", true) => 1.25 * k * delay as f64,
-        ("Exponential", false) => delay as f64 * 2f64.powf(k - 1.0),
+        ("Constant", false) => delay.ticks() as f64,
+        ("Constant", true) => 1.25 * delay.ticks() as f64,
+        ("Linear", false) => k * delay.ticks() as f64,
+        ("Linear", true) => 1.25 * k * delay.ticks() as f64,
+        ("Exponential", false) => delay.ticks() as f64 * 2f64.powf(k - 1.0),
         // next − prev ≤ 2^t·tanh(√(4t)) ≤ 2^k for t < k, scaled by 1/1.4.
-        _ => delay as f64 * 2f64.powf(k) / 1.4,
+        _ => delay.ticks() as f64 * 2f64.powf(k) / 1.4,
     };
     let cap_rule;
     let cap = match max {
@@ -451,7 +460,7 @@ fn read_retry(ctx: &Context<'_>, node: &Node<'_>) -> Result<(), ImportError> {
         None => {
             cap_rule =
                 "no MaxDelay: no cap; set above the longest delay the retries reach".to_string();
-            (top.ceil() + 1.0).min(DAY_US as f64 * 365.0) as Micros
+            Micros::from_ticks((top.ceil() + 1.0).min(DAY_US.ticks() as f64 * 365.0) as u64)
         }
     };
     let (policy, rule) = match (backoff, jitter) {
@@ -541,13 +550,19 @@ fn read_breaker(ctx: &Context<'_>, node: &Node<'_>, refused: &str) -> Result<(),
         match field(key) {
             Some(n) => {
                 paths.push(n.path().to_string());
-                ranged(ctx, &n, 500_000, DAY_US, "00:00:00.500 to 1.00:00:00")
+                ranged(
+                    ctx,
+                    &n,
+                    Micros::from_ms(500),
+                    DAY_US,
+                    "00:00:00.500 to 1.00:00:00",
+                )
             }
             None => Ok(default),
         }
     };
-    let sampling = span("SamplingDuration", 30_000_000)?;
-    let break_for = span("BreakDuration", 5_000_000)?;
+    let sampling = span("SamplingDuration", Micros::from_s(30))?;
+    let break_for = span("BreakDuration", Micros::from_s(5))?;
     let from: Vec<&str> = paths.iter().map(String::as_str).collect();
     let rule = format!(
         "Polly's circuit breaker: opens after a failure when the last {} (10 buckets) hold \
@@ -576,6 +591,7 @@ fn read_breaker(ctx: &Context<'_>, node: &Node<'_>, refused: &str) -> Result<(),
 mod tests {
     use super::super::{Imported, import_one};
     use super::timespan;
+    use crate::base::time::Micros;
 
     fn read_with(text: &str, select: &[(&str, &str)]) -> Result<Imported, String> {
         import_one("appsettings.json", text, select)
@@ -595,7 +611,7 @@ mod tests {
             ("1", 86_400_000_000),
             ("00:00:00.0000010", 1),
         ] {
-            assert_eq!(timespan(text), Ok(us), "{text}");
+            assert_eq!(timespan(text), Ok(Micros::from_ticks(us)), "{text}");
         }
         for bad in [
             "PT2S",

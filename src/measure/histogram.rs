@@ -67,7 +67,7 @@ impl Histogram {
 
     /// [`Self::quantile`] of values in ns, in ms; `None` when empty.
     pub fn quantile_ms(&self, q: f64) -> Option<f64> {
-        (self.total > 0).then(|| self.quantile(q) / crate::model::server::NS_PER_MS as f64)
+        (self.total > 0).then(|| self.quantile(q) / crate::model::server::NS_PER_MS.ticks() as f64)
     }
 
     /// The `q`-quantile (nearest rank, `q` in (0, 1]) as its bucket's

@@ -279,7 +279,7 @@ impl RunMetrics {
 /// 0 for an empty slice.
 pub fn nearest_rank(values: &mut [Micros], p: f64) -> Micros {
     if values.is_empty() {
-        return 0;
+        return Micros::ZERO;
     }
     *values.select_nth_unstable(rank_index(values.len(), p)).1
 }
@@ -294,7 +294,11 @@ fn rank_index(len: usize, p: f64) -> usize {
 /// [`nearest_rank`] at each of `percentiles`, in ascending order, reordering
 /// `values`: each selection searches only above the rank before it, so two
 /// percentiles cost about one and a half selections, not two.
-pub fn nearest_ranks<const N: usize>(values: &mut [Micros], percentiles: [f64; N]) -> [Micros; N] {
+/// (Any ordered values: µs of the herd, ns of the server.)
+pub fn nearest_ranks<T: Ord + Copy + Default, const N: usize>(
+    values: &mut [T],
+    percentiles: [f64; N],
+) -> [T; N] {
     debug_assert!(percentiles.is_sorted(), "{percentiles:?}");
     let len = values.len();
     // Values before `from` are at most the last one selected, and the ones
@@ -303,7 +307,7 @@ pub fn nearest_ranks<const N: usize>(values: &mut [Micros], percentiles: [f64; N
     let mut from = 0;
     percentiles.map(|p| {
         if len == 0 {
-            return 0;
+            return T::default();
         }
         let index = rank_index(len, p).max(from);
         let value = *values[from..].select_nth_unstable(index - from).1;
@@ -318,13 +322,22 @@ mod tests {
 
     #[test]
     fn nearest_rank_percentiles() {
-        let mut v: Vec<Micros> = (1..=100).rev().collect();
-        assert_eq!(nearest_rank(&mut v, 50.0), 50);
-        assert_eq!(nearest_rank(&mut v, 99.0), 99);
-        assert_eq!(nearest_rank(&mut v, 100.0), 100);
-        assert_eq!(nearest_rank(&mut [7], 50.0), 7);
-        assert_eq!(nearest_rank(&mut [], 50.0), 0);
-        assert_eq!(nearest_rank(&mut [1, 2, 3], 50.0), 2);
+        let mut v: Vec<Micros> = (1..=100).rev().map(Micros::from_ticks).collect();
+        assert_eq!(nearest_rank(&mut v, 50.0), Micros::from_us(50));
+        assert_eq!(nearest_rank(&mut v, 99.0), Micros::from_us(99));
+        assert_eq!(nearest_rank(&mut v, 100.0), Micros::from_us(100));
+        assert_eq!(
+            nearest_rank(&mut [Micros::from_us(7)], 50.0),
+            Micros::from_us(7)
+        );
+        assert_eq!(nearest_rank(&mut [], 50.0), Micros::ZERO);
+        assert_eq!(
+            nearest_rank(
+                &mut [Micros::from_us(1), Micros::from_us(2), Micros::from_us(3)],
+                50.0
+            ),
+            Micros::from_us(2)
+        );
     }
 
     /// The chained selections give each percentile's own nearest rank, on
@@ -340,7 +353,7 @@ mod tests {
                         draws = draws
                             .wrapping_mul(6_364_136_223_846_793_005)
                             .wrapping_add(1);
-                        (draws >> 58) % 17
+                        Micros::from_ticks((draws >> 58) % 17)
                     })
                     .collect();
                 let ps = [1.0, 50.0, 50.0, 99.0, 100.0];
@@ -361,11 +374,11 @@ mod tests {
             retries: 3_000,
             successes: 1_000,
             gave_up: 0,
-            last_success_us: 12_345_000,
+            last_success_us: Micros::from_ms(12_345),
             completion_total_us: 5_000_000_000,
-            completion_p50_us: 4_000_000,
-            completion_p99_us: 11_000_000,
-            completion_max_us: 12_345_000,
+            completion_p50_us: Micros::from_s(4),
+            completion_p99_us: Micros::from_s(11),
+            completion_max_us: Micros::from_ms(12_345),
             peak_retries: 30,
             complete: true,
         };

@@ -26,13 +26,13 @@ impl Recorder {
         Recorder {
             clients,
             window,
-            window_end: 0,
+            window_end: Micros::ZERO,
             in_window: 0,
             peak_retries: 0,
             calls: 0,
             retries: 0,
             gave_up: 0,
-            last_success_us: 0,
+            last_success_us: Micros::ZERO,
             completions: Vec::with_capacity(clients as usize),
             stopped: false,
         }
@@ -119,8 +119,17 @@ impl Recorder {
     pub fn finish(mut self) -> RunMetrics {
         let peak_retries = self.peak_retries.max(self.in_window);
         let successes = self.completions.len() as u64;
-        let completion_total_us = self.completions.iter().map(|&c| u128::from(c)).sum();
-        let completion_max_us = self.completions.iter().copied().max().unwrap_or(0);
+        let completion_total_us = self
+            .completions
+            .iter()
+            .map(|&c| u128::from(c.ticks()))
+            .sum();
+        let completion_max_us = self
+            .completions
+            .iter()
+            .copied()
+            .max()
+            .unwrap_or(Micros::ZERO);
         let [completion_p50_us, completion_p99_us] =
             nearest_ranks(&mut self.completions, [50.0, 99.0]);
         RunMetrics {

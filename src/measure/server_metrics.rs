@@ -230,8 +230,9 @@ impl ServerMetrics {
     /// Mean end-to-end latency of successful requests, ms; `None` without
     /// one.
     pub fn latency_mean_ms(&self) -> Option<f64> {
-        (self.successes > 0)
-            .then(|| self.latency_total_ns as f64 / self.successes as f64 / NS_PER_MS as f64)
+        (self.successes > 0).then(|| {
+            self.latency_total_ns as f64 / self.successes as f64 / NS_PER_MS.ticks() as f64
+        })
     }
 
     /// Attempts per request.
@@ -256,7 +257,7 @@ impl ServerMetrics {
 
     /// Mean busy workers over the load's duration.
     pub fn mean_busy(&self) -> f64 {
-        ratio(self.busy_area as f64, self.duration_ns as f64)
+        ratio(self.busy_area as f64, self.duration_ns.ticks() as f64)
     }
 
     /// Mean busy share of the workers over the load's duration (0 with
@@ -271,13 +272,16 @@ impl ServerMetrics {
 
     /// Mean attempts waiting in the queue over the load's duration.
     pub fn mean_queue(&self) -> f64 {
-        ratio(self.queue_area as f64, self.duration_ns as f64)
+        ratio(self.queue_area as f64, self.duration_ns.ticks() as f64)
     }
 
     /// Mean retries waiting out their backoff delay over the load's
     /// duration: with the queue, the backlog.
     pub fn mean_retries_waiting(&self) -> f64 {
-        ratio(self.retries_waiting_area as f64, self.duration_ns as f64)
+        ratio(
+            self.retries_waiting_area as f64,
+            self.duration_ns.ticks() as f64,
+        )
     }
 
     /// Mean attempts at the server (waiting or served) over the load's
@@ -288,7 +292,7 @@ impl ServerMetrics {
 
     /// Mean sojourn of admitted attempts at the server, ms: W.
     pub fn mean_sojourn_ms(&self) -> f64 {
-        ratio(self.sojourn_ns as f64, self.served as f64) / NS_PER_MS as f64
+        ratio(self.sojourn_ns as f64, self.served as f64) / NS_PER_MS.ticks() as f64
     }
 
     /// A latency quantile of successful requests, ms; `None` without one.
@@ -548,7 +552,10 @@ impl ServerMetric {
                  window is healthy (success rate, goodput and mean latency back at their levels \
                  before the first trigger); empty unless recovered, so its mean is over the runs \
                  that recovered",
-                |m| m.recovery_ns().map(|ns| ns as f64 / NS_PER_MS as f64),
+                |m| {
+                    m.recovery_ns()
+                        .map(|ns| ns.ticks() as f64 / NS_PER_MS.ticks() as f64)
+                },
             ),
             ServerMetric::ProjectedRecoveryMs => (
                 "projected_recovery_ms",
@@ -557,7 +564,9 @@ impl ServerMetric {
                  fitted line reaches the level it had before the first trigger, from the end of \
                  the last trigger (at least the patience); empty otherwise",
                 |m| match m.verdict {
-                    Some(Verdict::Draining(ns)) => Some(ns as f64 / NS_PER_MS as f64),
+                    Some(Verdict::Draining(ns)) => {
+                        Some(ns.ticks() as f64 / NS_PER_MS.ticks() as f64)
+                    }
                     _ => None,
                 },
             ),

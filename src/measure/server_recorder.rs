@@ -72,14 +72,14 @@ impl ServerRecorder {
             },
             window: spec.window,
             duration: spec.duration,
-            areas_at: 0,
+            areas_at: Nanos::ZERO,
             window_latencies: window_latencies.then(Vec::new),
             current_window: 0,
             counts: Window::default(),
-            last_arrival: 0,
+            last_arrival: Nanos::ZERO,
             // Without a trigger there is no verdict: judge nothing, and the
             // loop pays no latency square per success.
-            judged_before: spec.first_trigger_start().unwrap_or(0),
+            judged_before: spec.first_trigger_start().unwrap_or(Nanos::ZERO),
             judged_after: spec.last_trigger_end().unwrap_or(Nanos::MAX),
         }
     }
@@ -194,11 +194,11 @@ impl ServerRecorder {
     /// done at `done`; `wasted` if its caller ignores its reply.
     #[inline(always)]
     pub fn served(&mut self, arrived: Nanos, service: Nanos, done: Nanos, wasted: bool) {
-        self.m.busy_ns += u128::from(service);
+        self.m.busy_ns += u128::from(service.ticks());
         self.m.served += 1;
-        self.m.sojourn_ns += u128::from(done - arrived);
+        self.m.sojourn_ns += u128::from((done - arrived).ticks());
         if wasted {
-            self.m.wasted_ns += u128::from(service);
+            self.m.wasted_ns += u128::from(service.ticks());
         }
     }
 
@@ -212,9 +212,9 @@ impl ServerRecorder {
     /// `wasted` if its caller ignores the reply.
     pub fn upper_held(&mut self, layer: u8, held: Nanos, wasted: bool) {
         let metrics = &mut self.m.layers[usize::from(layer)];
-        metrics.busy_ns += u128::from(held);
+        metrics.busy_ns += u128::from(held.ticks());
         if wasted {
-            metrics.wasted_ns += u128::from(held);
+            metrics.wasted_ns += u128::from(held.ticks());
         }
     }
 
@@ -243,23 +243,23 @@ impl ServerRecorder {
         let latency = now - started;
         if let Some(l) = self.m.layers.get_mut(usize::from(layer)) {
             l.successes += 1;
-            l.latency.record(latency);
+            l.latency.record(latency.ticks());
         }
         if layer > 0 {
             return;
         }
         self.m.successes += 1;
         self.counts.successes += 1;
-        self.counts.latency_sum_ns += latency;
+        self.counts.latency_sum_ns += latency.ticks();
         if self.judged(now, started) {
             let w = &mut self.counts;
             w.judged_successes += 1;
-            w.judged_latency_sum_ns += latency;
-            let latency_ms = latency as f64 / 1e6;
+            w.judged_latency_sum_ns += latency.ticks();
+            let latency_ms = latency.ticks() as f64 / 1e6;
             w.judged_latency_squares_ms2 += latency_ms * latency_ms;
         }
-        self.m.latency.record(latency);
-        self.m.latency_total_ns += u128::from(latency);
+        self.m.latency.record(latency.ticks());
+        self.m.latency_total_ns += u128::from(latency.ticks());
         if let Some(latencies) = &mut self.window_latencies {
             latencies.push(latency);
         }
@@ -289,7 +289,7 @@ impl ServerRecorder {
         let until = t.min(self.duration);
         if until > self.areas_at {
             let backlog = backlog();
-            let span = u128::from(until - self.areas_at);
+            let span = u128::from((until - self.areas_at).ticks());
             self.m.queue_area += span * u128::from(backlog.queue);
             self.m.retries_waiting_area += span * u128::from(backlog.retries_waiting);
             self.m.busy_area += span * u128::from(backlog.busy);

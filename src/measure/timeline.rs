@@ -41,7 +41,7 @@ impl<'a, O: Observer> Binning<'a, O> {
     pub fn growing(inner: &'a mut O, first_bin_us: Micros, max_bins: usize) -> Self {
         Binning {
             inner,
-            bin_us: first_bin_us.max(1),
+            bin_us: first_bin_us.max(Micros::from_us(1)),
             counts: Vec::new(),
             successes: Vec::new(),
             max_bins: max_bins.max(1),
@@ -51,10 +51,10 @@ impl<'a, O: Observer> Binning<'a, O> {
 
     /// Bins exactly `bin_us` wide up to `end`.
     pub fn fixed(inner: &'a mut O, bin_us: Micros, end: Micros) -> Self {
-        let bins = end.div_ceil(bin_us.max(1)) as usize;
+        let bins = end.div_ceil(bin_us.max(Micros::from_us(1))) as usize;
         Binning {
             inner,
-            bin_us: bin_us.max(1),
+            bin_us: bin_us.max(Micros::from_us(1)),
             counts: vec![0; bins],
             successes: vec![0; bins],
             max_bins: bins,
@@ -148,7 +148,7 @@ impl<O: Observer> Observer for Binning<'_, O> {
 
 /// "Nice" bin widths, µs: 1, 2, 5 times powers of ten.
 pub fn nice_width(at_least: Micros) -> Micros {
-    let mut unit = 1;
+    let mut unit = Micros::from_us(1);
     loop {
         for step in [1, 2, 5] {
             if step * unit >= at_least {
@@ -191,14 +191,18 @@ impl Timeline {
     ) -> (Micros, Micros) {
         let mut sorted = spans.to_vec();
         sorted.sort_unstable();
-        let median = sorted.get(sorted.len() / 2).copied().unwrap_or(1).max(1);
+        let median = sorted
+            .get(sorted.len() / 2)
+            .copied()
+            .unwrap_or(Micros::from_us(1))
+            .max(Micros::from_us(1));
         let end = sorted
             .last()
             .copied()
-            .unwrap_or(1)
+            .unwrap_or(Micros::from_us(1))
             .min(median.saturating_mul(2))
-            .max(1);
-        let mut bin = first_bin_us.max(1);
+            .max(Micros::from_us(1));
+        let mut bin = first_bin_us.max(Micros::from_us(1));
         while end.div_ceil(bin) > max_bins as u64 {
             bin *= 2;
         }
@@ -207,7 +211,7 @@ impl Timeline {
 
     /// Retries per ms in each bin.
     pub fn rates_per_ms(&self) -> Vec<f64> {
-        let ms = self.bin_us as f64 / 1e3;
+        let ms = self.bin_us.ticks() as f64 / 1e3;
         self.retries.iter().map(|&n| n as f64 / ms).collect()
     }
 
@@ -260,7 +264,7 @@ mod tests {
     #[test]
     fn sparklines_scale_to_the_highest_cell() {
         let t = Timeline {
-            bin_us: 1,
+            bin_us: Micros::from_us(1),
             retries: vec![8, 0, 4, 1],
             successes: vec![0; 4],
             metrics: RunMetrics::default(),

@@ -164,7 +164,7 @@ pub fn backlog_trend(windows: &[Window], window: Nanos, from: usize, to: usize) 
     if n < SEGMENTS {
         return None;
     }
-    let seconds = window as f64 / 1e9;
+    let seconds = window.ticks() as f64 / 1e9;
     let points: Vec<(f64, f64)> = (0..SEGMENTS)
         .map(|j| {
             let (a, b) = (from + j * n / SEGMENTS, from + (j + 1) * n / SEGMENTS);
@@ -442,7 +442,7 @@ pub fn judge(run: &Judged) -> Judgement {
     }
     let hold_from = last_trigger_end + patience / 4 * 3;
     let recovered = recovered_from.and_then(|i| {
-        let at = i as Nanos * window;
+        let at = i as u64 * window;
         // The last quarter must show service coming back, not only silence.
         let hold_first = (hold_from.div_ceil(window) as usize).min(last);
         let served_late = windows[hold_first..last]
@@ -468,7 +468,8 @@ pub fn judge(run: &Judged) -> Judgement {
             // Where the fitted line meets the baseline's backlog, and at
             // least the span's end (the run was not healthy before it).
             let beyond_s = ((t.to - baseline.backlog) / -t.slope_per_s).max(0.0);
-            let beyond = (beyond_s * 1e9).min(Nanos::MAX as f64 / 2.0) as Nanos;
+            let beyond =
+                Nanos::from_ticks((beyond_s * 1e9).min(Nanos::MAX.ticks() as f64 / 2.0) as u64);
             Verdict::Draining(patience.saturating_add(beyond))
         }
         _ => Verdict::Stuck,
@@ -511,10 +512,10 @@ mod tests {
     fn verdict(windows: &[Window], load_end: Nanos) -> Verdict {
         judge(&Judged {
             windows,
-            window: 10,
-            first_trigger: 50,
-            last_trigger_end: 100,
-            patience: 80,
+            window: Nanos::from_ticks(10),
+            first_trigger: Nanos::from_ticks(50),
+            last_trigger_end: Nanos::from_ticks(100),
+            patience: Nanos::from_ticks(80),
             load_end,
             goodput: Goodput::FromBaseline,
         })
@@ -535,25 +536,34 @@ mod tests {
         let mut after = vec![w(0, 20, 0.0), w(5, 15, 9.0)];
         after.extend(vec![w(20, 0, 5.0); 6]);
         let windows = run(&after);
-        assert_eq!(verdict(&windows, 180), Verdict::Recovered(20));
+        assert_eq!(
+            verdict(&windows, Nanos::from_ticks(180)),
+            Verdict::Recovered(Nanos::from_ticks(20))
+        );
     }
 
     #[test]
     fn a_run_degraded_in_the_last_quarter_is_stuck() {
         let mut after = vec![w(20, 0, 5.0); 7];
         after.push(w(2, 18, 5.0));
-        assert_eq!(verdict(&run(&after), 180), Verdict::Stuck);
+        assert_eq!(
+            verdict(&run(&after), Nanos::from_ticks(180)),
+            Verdict::Stuck
+        );
         // Recovery only in the last quarter (from t = 170 > 160): stuck.
         let mut late = vec![w(0, 20, 0.0); 7];
         late.push(w(20, 0, 5.0));
-        assert_eq!(verdict(&run(&late), 180), Verdict::Stuck);
+        assert_eq!(verdict(&run(&late), Nanos::from_ticks(180)), Verdict::Stuck);
     }
 
     #[test]
     fn successes_far_slower_than_before_are_not_a_recovery() {
         // Every request succeeds, but each took 40 times the baseline.
         let after = vec![w(20, 0, 200.0); 8];
-        assert_eq!(verdict(&run(&after), 180), Verdict::Stuck);
+        assert_eq!(
+            verdict(&run(&after), Nanos::from_ticks(180)),
+            Verdict::Stuck
+        );
     }
 
     #[test]
@@ -562,11 +572,17 @@ mod tests {
         // with its neighbours, 15.8 ms against 4 × 5 ms allowed.
         let mut after = vec![w(20, 0, 5.0); 8];
         after[6] = w(20, 0, 37.5);
-        assert_eq!(verdict(&run(&after), 180), Verdict::Recovered(0));
+        assert_eq!(
+            verdict(&run(&after), Nanos::from_ticks(180)),
+            Verdict::Recovered(Nanos::ZERO)
+        );
         // Three such windows in a row are.
         after[5] = w(20, 0, 37.5);
         after[7] = w(20, 0, 37.5);
-        assert_eq!(verdict(&run(&after), 180), Verdict::Stuck);
+        assert_eq!(
+            verdict(&run(&after), Nanos::from_ticks(180)),
+            Verdict::Stuck
+        );
     }
 
     #[test]
@@ -579,29 +595,41 @@ mod tests {
             ..w(20, 0, 5.0)
         };
         let after = vec![straggling; 8];
-        assert_eq!(verdict(&run(&after), 180), Verdict::Recovered(0));
+        assert_eq!(
+            verdict(&run(&after), Nanos::from_ticks(180)),
+            Verdict::Recovered(Nanos::ZERO)
+        );
     }
 
     #[test]
     fn silence_where_the_baseline_served_is_not_a_recovery() {
         // Nothing ends at all (requests held at the client): goodput fails.
         let after = vec![Window::default(); 8];
-        assert_eq!(verdict(&run(&after), 180), Verdict::Stuck);
+        assert_eq!(
+            verdict(&run(&after), Nanos::from_ticks(180)),
+            Verdict::Stuck
+        );
     }
 
     #[test]
     fn a_load_that_ends_inside_the_span_leaves_the_run_unresolved() {
         let after = vec![w(20, 0, 5.0); 8];
-        assert_eq!(verdict(&run(&after), 179), Verdict::Unresolved);
-        assert_eq!(verdict(&run(&after), 10_000), Verdict::Recovered(0));
+        assert_eq!(
+            verdict(&run(&after), Nanos::from_ticks(179)),
+            Verdict::Unresolved
+        );
+        assert_eq!(
+            verdict(&run(&after), Nanos::from_us(10)),
+            Verdict::Recovered(Nanos::ZERO)
+        );
     }
 
     #[test]
     fn windows_after_the_span_are_not_read() {
         let mut after = vec![w(20, 0, 5.0); 8];
-        let judged = verdict(&run(&after), 1_000);
+        let judged = verdict(&run(&after), Nanos::from_us(1));
         after.extend(vec![w(0, 20, 0.0); 50]);
-        assert_eq!(verdict(&run(&after), 1_000), judged);
+        assert_eq!(verdict(&run(&after), Nanos::from_us(1)), judged);
     }
 
     #[test]
@@ -637,7 +665,12 @@ mod tests {
     #[test]
     fn the_baseline_reads_the_windows_before_the_first_trigger() {
         let windows = [w(10, 0, 4.0), w(30, 10, 6.0), w(0, 50, 0.0)];
-        let b = Baseline::before(&windows, 10, 25, Goodput::FromBaseline);
+        let b = Baseline::before(
+            &windows,
+            Nanos::from_ticks(10),
+            Nanos::from_ticks(25),
+            Goodput::FromBaseline,
+        );
         assert_eq!(b.success_rate, 40.0 / 50.0);
         assert_eq!(b.successes_per_window, 20.0);
         let (mean, sd) = b.latency_ms.unwrap();
@@ -663,11 +696,11 @@ mod tests {
         windows.extend_from_slice(after);
         judge(&Judged {
             windows: &windows,
-            window: 10,
-            first_trigger: 50,
-            last_trigger_end: 100,
-            patience: 400,
-            load_end: 10_000,
+            window: Nanos::from_ticks(10),
+            first_trigger: Nanos::from_ticks(50),
+            last_trigger_end: Nanos::from_ticks(100),
+            patience: Nanos::from_ticks(400),
+            load_end: Nanos::from_us(10),
             goodput,
         })
     }
@@ -697,8 +730,8 @@ mod tests {
         };
         // The line reaches 5 at 215 / 2 per ns past the span's end.
         assert!(
-            (projected as f64 - (400.0 + 215.0 / 2.0)).abs() <= 1.0,
-            "{projected}"
+            (projected.ticks() as f64 - (400.0 + 215.0 / 2.0)).abs() <= 1.0,
+            "{projected:?}"
         );
     }
 
@@ -748,7 +781,7 @@ mod tests {
         }
         assert_eq!(
             long(&after, Goodput::FromArrivals).verdict,
-            Verdict::Recovered(0)
+            Verdict::Recovered(Nanos::ZERO)
         );
         // Judged against the baseline's goodput, the same spell fails.
         assert_eq!(long(&after, Goodput::FromBaseline).verdict.name(), "stuck");
@@ -762,7 +795,7 @@ mod tests {
         }
         assert_ne!(
             long(&after, Goodput::FromArrivals).verdict,
-            Verdict::Recovered(0)
+            Verdict::Recovered(Nanos::ZERO)
         );
     }
 
@@ -785,7 +818,7 @@ mod tests {
         after[34] = burst;
         assert_eq!(
             long(&after, Goodput::FromArrivals).verdict,
-            Verdict::Recovered(0)
+            Verdict::Recovered(Nanos::ZERO)
         );
         // A second burst, apart from the first, is a service that flaps.
         after[30] = burst;

@@ -56,7 +56,7 @@ impl FirstCalls {
     #[inline]
     pub fn of(&self, client: u32) -> Micros {
         match self {
-            FirstCalls::AllAtZero { .. } => 0,
+            FirstCalls::AllAtZero { .. } => Micros::ZERO,
             FirstCalls::At(times) => times[client as usize],
         }
     }
@@ -67,9 +67,9 @@ impl Arrivals {
     pub fn first_calls<D: Draws>(&self, clients: u32, draws: &mut D) -> FirstCalls {
         FirstCalls::At(match *self {
             Arrivals::Herd => return FirstCalls::AllAtZero { clients },
-            Arrivals::Uniform { window_us } => {
-                (0..clients).map(|_| draws.uniform(0, window_us)).collect()
-            }
+            Arrivals::Uniform { window_us } => (0..clients)
+                .map(|_| draws.uniform_us(Micros::ZERO, window_us))
+                .collect(),
             Arrivals::Poisson { rate_per_ms } => {
                 let mean_gap_us = 1_000.0 / rate_per_ms;
                 let mut t = 0.0f64;
@@ -78,7 +78,7 @@ impl Arrivals {
                         if i > 0 {
                             t += draws.exp1() * mean_gap_us;
                         }
-                        t.round() as Micros
+                        Micros::from_ticks(t.round() as u64)
                     })
                     .collect()
             }
@@ -103,7 +103,7 @@ impl FromStr for Arrivals {
         match (kind, value) {
             ("uniform", window) => {
                 let window_us = parse_duration(window).map_err(ModelError::UniformWindow)?;
-                if window_us == 0 {
+                if window_us == Micros::ZERO {
                     return Err(ModelError::EmptyUniformWindow);
                 }
                 Ok(Arrivals::Uniform { window_us })
@@ -168,19 +168,19 @@ mod tests {
     fn the_herd_starts_together() {
         let herd = Arrivals::Herd.first_calls(3, &mut job_rng(1));
         assert_eq!(herd.clients(), 3);
-        assert_eq!(times(herd), [0, 0, 0]);
+        assert_eq!(times(herd), [0, 0, 0].map(Micros::from_ticks));
     }
 
     #[test]
     fn uniform_arrivals_fill_their_window() {
         let times = times(
             Arrivals::Uniform {
-                window_us: 1_000_000,
+                window_us: Micros::from_s(1),
             }
             .first_calls(10_000, &mut job_rng(1)),
         );
-        assert!(times.iter().all(|&t| t <= 1_000_000));
-        let mean = times.iter().sum::<u64>() as f64 / 1e4;
+        assert!(times.iter().all(|&t| t <= Micros::from_s(1)));
+        let mean = times.iter().sum::<Micros>().ticks() as f64 / 1e4;
         // Uniform on [0, 1 s]: mean 0.5 s, SE 0.289 s/√10,000 = 2.9 ms; 4 SE.
         assert!((mean - 500_000.0).abs() < 4.0 * 2_887.0, "{mean}");
     }
@@ -191,9 +191,9 @@ mod tests {
         // gaps of mean 0.5 ms has sd 0.5 ms·√9,999 = 50 ms; 4 SD.
         let times =
             times(Arrivals::Poisson { rate_per_ms: 2.0 }.first_calls(10_000, &mut job_rng(2)));
-        assert_eq!(times[0], 0);
+        assert_eq!(times[0], Micros::ZERO);
         assert!(times.windows(2).all(|w| w[0] <= w[1]));
-        let span = *times.last().unwrap() as f64;
+        let span = (*times.last().unwrap()).ticks() as f64;
         assert!((span - 4_999_500.0).abs() < 4.0 * 50_000.0, "{span}");
     }
 }

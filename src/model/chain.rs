@@ -118,7 +118,7 @@ impl Default for Chain {
         Chain {
             depth: 1,
             workers: None,
-            service: Dist::Const(0),
+            service: Dist::Const(Nanos::ZERO),
             timeout_ratio: 1.0,
             max_attempts: None,
             retry_scope: RetryScope::Every,
@@ -209,14 +209,14 @@ impl Chain {
     /// ns; `None` where neither gives one.
     pub fn timeouts(&self, users: Option<Nanos>) -> Vec<Option<Nanos>> {
         let mut timeouts = Vec::with_capacity(self.depth as usize);
-        let mut t = users.map(|t| t as f64);
+        let mut t = users.map(|t| t.ticks() as f64);
         for i in 0..self.depth as usize {
             if i > 0
                 && let Some(own) = self.own(i - 1).timeout
             {
-                t = Some(own as f64);
+                t = Some(own.ticks() as f64);
             }
-            timeouts.push(t.map(|t| (t.round() as Nanos).max(1)));
+            timeouts.push(t.map(|t| Nanos::from_ticks((t.round() as u64).max(1))));
             t = t.map(|t| t * self.timeout_ratio);
         }
         timeouts
@@ -260,8 +260,8 @@ mod tests {
             ..Chain::default()
         };
         assert_eq!(
-            chain.timeouts(Some(1_000)),
-            vec![Some(1_000), Some(500), Some(250)]
+            chain.timeouts(Some(Nanos::from_us(1))),
+            [1_000, 500, 250].map(|t| Some(Nanos::from_ticks(t)))
         );
         assert_eq!(chain.timeouts(None), vec![None, None, None]);
     }
@@ -277,7 +277,7 @@ mod tests {
                 LayerSpec::default(),
                 LayerSpec {
                     workers: Some(None),
-                    timeout: Some(900),
+                    timeout: Some(Nanos::from_ticks(900)),
                     max_attempts: Some(2),
                     ..LayerSpec::default()
                 },
@@ -288,10 +288,18 @@ mod tests {
         // Service 2's calls (to service 3) wait 900 ns; service 3's scale
         // from them.
         assert_eq!(
-            chain.timeouts(Some(1_000)),
-            vec![Some(1_000), Some(500), Some(900), Some(450)]
+            chain.timeouts(Some(Nanos::from_us(1))),
+            [1_000, 500, 900, 450].map(|t| Some(Nanos::from_ticks(t)))
         );
-        assert_eq!(chain.timeouts(None), vec![None, None, Some(900), Some(450)]);
+        assert_eq!(
+            chain.timeouts(None),
+            vec![
+                None,
+                None,
+                Some(Nanos::from_ticks(900)),
+                Some(Nanos::from_ticks(450))
+            ]
+        );
         assert!(chain.times_out(None));
         assert_eq!((chain.workers_of(0), chain.workers_of(1)), (Some(8), None));
         assert_eq!(

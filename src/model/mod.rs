@@ -32,7 +32,7 @@ pub trait CallResource {
     /// After a rejected call at `t`: the resource's estimate of how long until
     /// it could serve, its Retry-After. 0 where the model gives none.
     fn retry_hint(&self, _t: Micros) -> Micros {
-        0
+        Micros::ZERO
     }
 }
 

@@ -7,6 +7,7 @@ use rand_pcg::Pcg64Mcg;
 
 use crate::base::draws::Draws;
 use crate::base::time::Micros;
+use crate::base::time::Nanos;
 use crate::model::server::{Dist, NS_PER_US, round_ns};
 
 /// How the row's server decides which write commits.
@@ -65,7 +66,7 @@ impl Default for OccParams {
     fn default() -> Self {
         OccParams {
             server: OccServer::ReadWrite,
-            write_time: Dist::Const(0),
+            write_time: Dist::Const(Nanos::ZERO),
             done: OccDone::Reply,
         }
     }
@@ -105,16 +106,20 @@ impl OccNetwork {
     /// model's stream is untouched).
     pub fn write_time(&mut self, d: &Dist) -> Micros {
         if d.is_zero() {
-            return 0;
+            return Micros::ZERO;
         }
-        round_ns(d.sample(&mut self.draws) as f64 / NS_PER_US as f64)
+        Micros::from_ticks(
+            round_ns(d.sample(&mut self.draws).ticks() as f64 / NS_PER_US.ticks() as f64).ticks(),
+        )
     }
 
     /// One hop's delay, µs.
     pub fn delay(&mut self) -> Micros {
-        (NET_MEAN_US + NET_SD_US * self.standard_normal())
-            .abs()
-            .round() as Micros
+        Micros::from_ticks(
+            (NET_MEAN_US + NET_SD_US * self.standard_normal())
+                .abs()
+                .round() as u64,
+        )
     }
 }
 
@@ -126,7 +131,7 @@ mod tests {
     #[test]
     fn network_delays_are_folded_normal_10ms_2ms() {
         let mut net = OccNetwork::new(job_rng(5));
-        let delays: Vec<f64> = (0..100_000).map(|_| net.delay() as f64).collect();
+        let delays: Vec<f64> = (0..100_000).map(|_| net.delay().ticks() as f64).collect();
         let mean = delays.iter().sum::<f64>() / 1e5;
         let sd = (delays.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / 1e5).sqrt();
         // SE of the mean 2 ms/√100,000 = 6.3 µs; 4 SE. The sd's SE is ~4.5 µs.

@@ -7,7 +7,7 @@ use crate::base::seeding::splitmix64;
 use crate::base::time::Micros;
 
 /// Longest outage, µs: each client's outage lasts `U[0, 30 s]`.
-pub const MAX_OUTAGE_US: Micros = 30_000_000;
+pub const MAX_OUTAGE_US: Micros = Micros::from_s(30);
 /// Chance that an attempt after the outage succeeds.
 pub const SUCCESS_AFTER_OUTAGE: f64 = 0.9;
 
@@ -30,7 +30,7 @@ impl OutageResource {
     /// rolls' seed from it.
     pub fn new<D: Draws>(clients: u32, environment: &mut D) -> Self {
         let outage_us = (0..clients)
-            .map(|_| environment.uniform(0, MAX_OUTAGE_US))
+            .map(|_| environment.uniform_us(Micros::ZERO, MAX_OUTAGE_US))
             .collect();
         let roll_seed = environment.uniform(0, u64::MAX);
         OutageResource {
@@ -64,8 +64,8 @@ mod tests {
         let mut r = OutageResource::new(1_000, &mut job_rng(1));
         for client in 0..1_000 {
             let d = r.outage_us[client as usize];
-            if d > 0 {
-                assert!(!r.call(d - 1, client, 0));
+            if d > Micros::ZERO {
+                assert!(!r.call(d - Micros::from_us(1), client, 0));
             }
         }
     }
@@ -73,7 +73,7 @@ mod tests {
     #[test]
     fn outages_span_zero_to_thirty_seconds_and_rolls_succeed_nine_times_in_ten() {
         let mut r = OutageResource::new(100_000, &mut job_rng(2));
-        let mean = r.outage_us.iter().sum::<u64>() as f64 / 1e5;
+        let mean = r.outage_us.iter().sum::<Micros>().ticks() as f64 / 1e5;
         // U[0, 30 s]: mean 15 s, SE 8.66 s/√100,000 = 27 ms; 4 SE.
         assert!((mean - 15e6).abs() < 4.0 * 27_400.0, "{mean}");
         let after = (0..100_000)

@@ -21,7 +21,7 @@ pub use crate::base::time::{NS_PER_MS, NS_PER_S, NS_PER_US, Nanos};
 /// next event lies at or past it stops there. Half the `u64` range, so any
 /// duration the model adds to a time before it (each saturating) cannot
 /// wrap to the start.
-pub const CLOCK_END_NS: Nanos = 1 << 63;
+pub const CLOCK_END_NS: Nanos = Nanos::from_ticks(1 << 63);
 
 /// A distribution of durations (service times, network delays, think times).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -93,11 +93,11 @@ pub struct Quantile {
 pub fn round_ns(x: f64) -> Nanos {
     if (0.5..ROUND_FAST_BELOW).contains(&x) {
         // Through i64: one instruction (through u64, a dozen).
-        return (x + 0.5) as i64 as Nanos;
+        return Nanos::from_ticks((x + 0.5) as i64 as u64);
     }
-    let whole = x as Nanos;
-    if x - whole as f64 >= 0.5 {
-        whole.saturating_add(1)
+    let whole = Nanos::from_ticks(x as u64);
+    if x - whole.ticks() as f64 >= 0.5 {
+        whole.saturating_add(Nanos::from_ticks(1))
     } else {
         whole
     }
@@ -114,7 +114,7 @@ impl Dist {
     pub fn sample<D: Draws + ?Sized>(&self, draws: &mut D) -> Nanos {
         match *self {
             Dist::Const(d) => d,
-            Dist::Exp { mean } => round_ns(mean as f64 * draws.exp1()),
+            Dist::Exp { mean } => round_ns(mean.ticks() as f64 * draws.exp1()),
             _ => self.sample_shaped(draws),
         }
     }
@@ -126,12 +126,12 @@ impl Dist {
             Dist::Const(_) | Dist::Exp { .. } => self.sample(draws),
             Dist::LogNormal { median, sigma, .. } => {
                 let z = standard_normal(draws);
-                round_ns((median as f64 * (sigma * z).exp()).min(u64::MAX as f64 / 4.0))
+                round_ns((median.ticks() as f64 * (sigma * z).exp()).min(u64::MAX as f64 / 4.0))
             }
             Dist::FoldedNormal { mean, sd } => {
                 let z = standard_normal(draws);
                 round_ns(
-                    (mean as f64 + sd as f64 * z)
+                    (mean.ticks() as f64 + sd.ticks() as f64 * z)
                         .abs()
                         .min(u64::MAX as f64 / 4.0),
                 )
@@ -147,13 +147,15 @@ impl Dist {
     /// The mean, ns.
     pub fn mean(&self) -> f64 {
         match *self {
-            Dist::Const(d) => d as f64,
-            Dist::Exp { mean } => mean as f64,
-            Dist::LogNormal { median, sigma, .. } => median as f64 * (sigma * sigma / 2.0).exp(),
-            Dist::Weibull { mean, .. } => mean as f64,
+            Dist::Const(d) => d.ticks() as f64,
+            Dist::Exp { mean } => mean.ticks() as f64,
+            Dist::LogNormal { median, sigma, .. } => {
+                median.ticks() as f64 * (sigma * sigma / 2.0).exp()
+            }
+            Dist::Weibull { mean, .. } => mean.ticks() as f64,
             Dist::FoldedNormal { mean, sd } => {
                 // E|X| for X ~ N(μ, σ²): σ√(2/π)·e^(−μ²/2σ²) + μ(1 − 2Φ(−μ/σ)).
-                let (m, s) = (mean as f64, sd as f64);
+                let (m, s) = (mean.ticks() as f64, sd.ticks() as f64);
                 if s == 0.0 {
                     return m;
                 }
@@ -166,7 +168,7 @@ impl Dist {
 
     /// True if every draw is 0 (no draw is taken then).
     pub fn is_zero(&self) -> bool {
-        matches!(self, Dist::Const(0))
+        matches!(self, Dist::Const(Nanos::ZERO))
     }
 }
 
@@ -638,10 +640,10 @@ impl Default for ServerSpec {
             workers: Some(1),
             queue_limit: None,
             service: Service::One(Dist::Exp { mean: NS_PER_MS }),
-            service_per_busy: 0,
+            service_per_busy: Nanos::ZERO,
             fail_rate: 0.0,
-            request_delay: Dist::Const(0),
-            reply_delay: Dist::Const(0),
+            request_delay: Dist::Const(Nanos::ZERO),
+            reply_delay: Dist::Const(Nanos::ZERO),
             timeout: None,
             timeout_choices: Vec::new(),
             timeout_noticed: TimeoutNoticed::Deadline,
@@ -696,7 +698,7 @@ impl ServerSpec {
             .filter_map(|tr| match tr.kind {
                 TriggerKind::LoadSpike(k) if tr.covers(t) => Some(k),
                 TriggerKind::Ramp { start, end } if tr.covers(t) => {
-                    let along = (t - tr.from) as f64 / (tr.to - tr.from) as f64;
+                    let along = (t - tr.from).ticks() as f64 / (tr.to - tr.from).ticks() as f64;
                     Some(start + (end - start) * along)
                 }
                 _ => None,
@@ -805,11 +807,11 @@ impl ServerSpec {
     /// unbounded workers.
     pub fn capacity_steps(&self) -> Option<Vec<(Nanos, f64)>> {
         self.workers?;
-        let mean_s = self.service.mean() / NS_PER_S as f64;
+        let mean_s = self.service.mean() / NS_PER_S.ticks() as f64;
         if mean_s <= 0.0 {
             return None;
         }
-        let mut times: Vec<Nanos> = std::iter::once(0)
+        let mut times: Vec<Nanos> = std::iter::once(Nanos::ZERO)
             .chain(self.triggers.iter().flat_map(|t| [t.from, t.to]))
             .collect();
         times.sort_unstable();
@@ -864,13 +866,13 @@ pub const MAX_FACTOR: f64 = 1_000.0;
 /// A duration's text as ns (whole µs, as every duration herdsim reads).
 fn duration_ns(text: &str) -> Result<Nanos, String> {
     parse_duration(text)
-        .map(|us| us * NS_PER_US)
+        .map(Nanos::of_us)
         .map_err(|e| e.to_string())
 }
 
 /// A duration in ns as the text `duration_ns` reads back.
 pub fn show_ns(ns: Nanos) -> String {
-    format_duration(ns / NS_PER_US)
+    format_duration(ns.whole_us())
 }
 
 /// The largest sigma of a lognormal herdsim takes.
@@ -895,7 +897,7 @@ fn lognormal_by_quantile(median: &str, quantile: &str) -> Result<Dist, String> {
     let median = duration_ns(median)?;
     let value = duration_ns(value)?;
     let shown = Quantile { percent, value };
-    if median == 0 {
+    if median == Nanos::ZERO {
         return Err("the median must be at least 1us".to_string());
     }
     if value <= median {
@@ -906,7 +908,7 @@ fn lognormal_by_quantile(median: &str, quantile: &str) -> Result<Dist, String> {
         ));
     }
     let z = normal_upper_quantile((100.0 - percent) / 100.0);
-    let sigma = (value as f64 / median as f64).ln() / z;
+    let sigma = (value.ticks() as f64 / median.ticks() as f64).ln() / z;
     if sigma > MAX_SIGMA {
         return Err(format!(
             "the p{percent} ({}) gives sigma {sigma:.3}, above 5: give a value nearer the median",
@@ -951,7 +953,7 @@ impl std::str::FromStr for Dist {
             "const" => Ok(Dist::Const(duration_ns(rest).map_err(fail)?)),
             "exp" => {
                 let mean = duration_ns(rest).map_err(fail)?;
-                if mean == 0 {
+                if mean == Nanos::ZERO {
                     return Err(fail("an exponential's mean must be at least 1us".into()));
                 }
                 Ok(Dist::Exp { mean })
@@ -996,13 +998,13 @@ impl std::str::FromStr for Dist {
                     .ok()
                     .filter(|k: &f64| (0.1..=100.0).contains(k))
                     .ok_or_else(|| fail("shape must be a number from 0.1 to 100".into()))?;
-                if mean == 0 {
+                if mean == Nanos::ZERO {
                     return Err(fail("a Weibull's mean must be at least 1us".into()));
                 }
                 Ok(Dist::Weibull {
                     mean,
                     shape,
-                    scale: mean as f64 / ln_gamma(1.0 + 1.0 / shape).exp(),
+                    scale: mean.ticks() as f64 / ln_gamma(1.0 + 1.0 / shape).exp(),
                 })
             }
             other => Err(fail(format!("unknown distribution '{other}'"))),
@@ -1216,7 +1218,10 @@ mod tests {
     /// Sample mean of `n` draws.
     fn mean_of(d: &Service, n: usize) -> f64 {
         let mut rng = job_rng(7);
-        (0..n).map(|_| d.sample(&mut rng) as f64).sum::<f64>() / n as f64
+        (0..n)
+            .map(|_| d.sample(&mut rng).ticks() as f64)
+            .sum::<f64>()
+            / n as f64
     }
 
     /// backoff-simulator's write time |N(2 ms, 1 ms)|: its mean is
@@ -1229,7 +1234,10 @@ mod tests {
         assert!((d.mean() - 2_016_981.4).abs() < 5.0, "{}", d.mean());
         let mut rng = crate::base::seeding::job_rng(4);
         let n = 200_000;
-        let mean = (0..n).map(|_| d.sample(&mut rng) as f64).sum::<f64>() / n as f64;
+        let mean = (0..n)
+            .map(|_| d.sample(&mut rng).ticks() as f64)
+            .sum::<f64>()
+            / n as f64;
         assert!((mean - d.mean()).abs() < 4.0 * 2_236.0, "{mean}");
     }
 
@@ -1249,7 +1257,7 @@ mod tests {
         let n = 200_000;
         let (mut sum, mut sum2) = (0.0, 0.0);
         for _ in 0..n {
-            let x = d.sample(&mut rng) as f64 / 1e6;
+            let x = d.sample(&mut rng).ticks() as f64 / 1e6;
             sum += x;
             sum2 += x * x;
         }
@@ -1265,16 +1273,20 @@ mod tests {
     fn draws_have_their_distributions_means() {
         let n = 200_000;
         let cases = [
-            Service::One(Dist::Const(5_000)),
-            Service::One(Dist::Exp { mean: 100_000 }),
+            Service::One(Dist::Const(Nanos::from_us(5))),
+            Service::One(Dist::Exp {
+                mean: Nanos::from_us(100),
+            }),
             Service::One(Dist::LogNormal {
-                median: 1_000_000,
+                median: Nanos::from_ms(1),
                 sigma: 0.5,
                 given_by: None,
             }),
             Service::Mixture {
-                first: Dist::Const(1_000),
-                second: Dist::Exp { mean: 50_000 },
+                first: Dist::Const(Nanos::from_us(1)),
+                second: Dist::Exp {
+                    mean: Nanos::from_us(50),
+                },
                 share_second: 0.1,
             },
         ];
@@ -1298,32 +1310,33 @@ mod tests {
             triggers: vec![
                 Trigger {
                     kind: TriggerKind::CapacityDrop(1),
-                    from: 10,
-                    to: 20,
+                    from: Nanos::from_ticks(10),
+                    to: Nanos::from_ticks(20),
                 },
                 Trigger {
                     kind: TriggerKind::Slowdown(3.0),
-                    from: 15,
-                    to: 30,
+                    from: Nanos::from_ticks(15),
+                    to: Nanos::from_ticks(30),
                 },
                 Trigger {
                     kind: TriggerKind::LoadSpike(2.0),
-                    from: 0,
-                    to: 5,
+                    from: Nanos::ZERO,
+                    to: Nanos::from_ticks(5),
                 },
             ],
             ..ServerSpec::default()
         };
-        assert_eq!(spec.workers_at(9), 4);
-        assert_eq!(spec.workers_at(10), 1);
-        assert_eq!(spec.workers_at(20), 4);
-        assert_eq!(spec.slowdown_at(14), 1.0);
-        assert_eq!(spec.slowdown_at(29), 3.0);
-        assert_eq!(spec.load_factor_at(4), 2.0);
-        assert_eq!(spec.load_factor_at(5), 1.0);
+        assert_eq!(spec.workers_at(Nanos::from_ticks(9)), 4);
+        assert_eq!(spec.workers_at(Nanos::from_ticks(10)), 1);
+        assert_eq!(spec.workers_at(Nanos::from_ticks(20)), 4);
+        assert_eq!(spec.slowdown_at(Nanos::from_ticks(14)), 1.0);
+        assert_eq!(spec.slowdown_at(Nanos::from_ticks(29)), 3.0);
+        assert_eq!(spec.load_factor_at(Nanos::from_ticks(4)), 2.0);
+        assert_eq!(spec.load_factor_at(Nanos::from_ticks(5)), 1.0);
         assert_eq!(spec.peak_load_factor(), 2.0);
-        assert_eq!(spec.capacity_changes(), [10, 20]);
-        assert_eq!(spec.last_trigger_end(), Some(30));
+        let t = Nanos::from_ticks;
+        assert_eq!(spec.capacity_changes(), [t(10), t(20)]);
+        assert_eq!(spec.last_trigger_end(), Some(t(30)));
     }
 
     #[test]
@@ -1385,7 +1398,7 @@ mod tests {
             panic!("{d:?}")
         };
         assert_eq!(median, 80 * NS_PER_MS);
-        let p99 = median as f64 * (sigma * Z_99).exp();
+        let p99 = median.ticks() as f64 * (sigma * Z_99).exp();
         assert!((p99 - 400e6).abs() < 400e6 * 1e-12, "{p99}");
         assert_eq!(d.to_string(), "lognormal:80ms@p99=400ms");
         assert_eq!(d.to_string().parse::<Dist>().unwrap(), d);
@@ -1496,7 +1509,7 @@ mod tests {
         assert_eq!(
             spec.capacity_steps(),
             Some(vec![
-                (0, 2_000.0),
+                (Nanos::ZERO, 2_000.0),
                 (s, 0.0),
                 (2 * s, 1_000.0),
                 (3 * s, 2_000.0)
@@ -1537,7 +1550,7 @@ mod tests {
             ROUND_FAST_BELOW.next_up(),
         ];
         for x in cases {
-            assert_eq!(round_ns(x), x.round() as Nanos, "{x}");
+            assert_eq!(round_ns(x), Nanos::from_ticks(x.round() as u64), "{x}");
         }
         // Where the short path's sum could go wrong: at and beside every
         // power of two, every half between whole numbers at every scale,
@@ -1556,17 +1569,21 @@ mod tests {
                 whole,
             ] {
                 for y in [x.next_down().next_down(), x.next_down(), x, x.next_up()] {
-                    assert_eq!(round_ns(y), y.round() as Nanos, "{y} (2^{k})");
+                    assert_eq!(
+                        round_ns(y),
+                        Nanos::from_ticks(y.round() as u64),
+                        "{y} (2^{k})"
+                    );
                 }
             }
         }
         let mut rng = job_rng(3);
         for _ in 0..100_000 {
             let x = -1e6 * rng.unit_above_zero().ln();
-            assert_eq!(round_ns(x), x.round() as Nanos, "{x}");
+            assert_eq!(round_ns(x), Nanos::from_ticks(x.round() as u64), "{x}");
             // Every scale from 1 to 2^66, through both paths.
             let x = (46.0 * rng.unit_above_zero()).exp();
-            assert_eq!(round_ns(x), x.round() as Nanos, "{x}");
+            assert_eq!(round_ns(x), Nanos::from_ticks(x.round() as u64), "{x}");
         }
     }
 }

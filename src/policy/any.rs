@@ -38,6 +38,24 @@ impl WalkBits for u64 {
     }
 }
 
+impl WalkBits for (u64, u64) {
+    fn to_bits(self) -> [u64; 2] {
+        [self.0, self.1]
+    }
+    fn from_bits(bits: [u64; 2]) -> Self {
+        (bits[0], bits[1])
+    }
+}
+
+impl WalkBits for Micros {
+    fn to_bits(self) -> [u64; 2] {
+        [self.ticks(), 0]
+    }
+    fn from_bits(bits: [u64; 2]) -> Self {
+        Micros::from_ticks(bits[0])
+    }
+}
+
 impl WalkBits for f64 {
     fn to_bits(self) -> [u64; 2] {
         [self.to_bits(), 0]
@@ -47,12 +65,12 @@ impl WalkBits for f64 {
     }
 }
 
-impl WalkBits for (u64, u64) {
+impl WalkBits for (Micros, Micros) {
     fn to_bits(self) -> [u64; 2] {
-        [self.0, self.1]
+        [self.0.ticks(), self.1.ticks()]
     }
     fn from_bits(bits: [u64; 2]) -> Self {
-        (bits[0], bits[1])
+        (Micros::from_ticks(bits[0]), Micros::from_ticks(bits[1]))
     }
 }
 
@@ -194,15 +212,15 @@ mod tests {
             for jitter_factor in [0.0, 0.5] {
                 let spec = PolicySpec {
                     kind,
-                    base_us: 1_000,
-                    cap_us: 300_000,
+                    base_us: Micros::from_ms(1),
+                    cap_us: Micros::from_ms(300),
                     step_us: None,
                     jitter_factor,
                     first_exponent: 0,
                     multiplier: 1.5,
                     cap_mode: CapMode::Before,
                     randomization_factor: 0.5,
-                    throttle_base_us: 1_000_000,
+                    throttle_base_us: Micros::from_s(1),
                 };
                 let concrete = spec.visit(Concrete {
                     retries: 12,
@@ -217,7 +235,9 @@ mod tests {
                     .collect();
                 assert_eq!(erased, concrete, "{kind}, factor {jitter_factor}");
                 // The walks matter: the decorrelated ones move.
-                assert!(concrete.iter().any(|&d| d > 0) || kind == PolicyKind::NoBackoff);
+                assert!(
+                    concrete.iter().any(|&d| d > Micros::ZERO) || kind == PolicyKind::NoBackoff
+                );
             }
         }
     }
@@ -227,15 +247,15 @@ mod tests {
         use crate::base::draws::ScriptedDraws;
         use crate::policy::Aws2026;
         let spec = PolicySpec {
-            throttle_base_us: 40_000,
+            throttle_base_us: Micros::from_ms(40),
             jitter_factor: 0.5,
             ..crate::RunSpec::seed_002(PolicyKind::Aws2026, 1).policy
         };
         let concrete = crate::policy::ProportionalJitter::new(
             Aws2026 {
-                base: 100_000,
-                throttle_base: 40_000,
-                cap: 20_000_000,
+                base: Micros::from_ms(100),
+                throttle_base: Micros::from_ms(40),
+                cap: Micros::from_s(20),
             },
             0.5,
         );
@@ -251,7 +271,7 @@ mod tests {
         let mut d = ScriptedDraws::new(&[1.0, 0.0]);
         assert_eq!(
             Backoff::delay_after(&concrete, 3, Cause::Throttle, &mut (), &mut d),
-            120_000
+            Micros::from_ms(120)
         );
     }
 }

@@ -60,7 +60,7 @@ impl Backoff for Aws2026 {
             Cause::Throttle => self.throttle_base,
             Cause::Other => self.base,
         };
-        draws.uniform(0, exponential_ceiling(base, self.cap, retry))
+        draws.uniform_us(Micros::ZERO, exponential_ceiling(base, self.cap, retry))
     }
 }
 
@@ -72,9 +72,9 @@ mod tests {
     /// botocore's defaults: `non_throttling_base_scale` 0.05 s,
     /// `throttling_base_scale` 1 s, `_MAX_BACKOFF` 20 s.
     const BOTOCORE: Aws2026 = Aws2026 {
-        base: 50_000,
-        throttle_base: 1_000_000,
-        cap: 20_000_000,
+        base: Micros::from_ms(50),
+        throttle_base: Micros::from_s(1),
+        cap: Micros::from_s(20),
     };
 
     /// The delays of retries 1..=n after `cause`, each with the same draw.
@@ -97,10 +97,11 @@ mod tests {
                 50_000, 100_000, 200_000, 400_000, 800_000, 1_600_000, 3_200_000, 6_400_000,
                 12_800_000, 20_000_000, 20_000_000
             ]
+            .map(Micros::from_ticks)
         );
         // Without a cause it is the same schedule.
         let mut d = ScriptedDraws::new(&[1.0]);
-        assert_eq!(BOTOCORE.delay(3, &mut (), &mut d), 200_000);
+        assert_eq!(BOTOCORE.delay(3, &mut (), &mut d), Micros::from_ms(200));
     }
 
     #[test]
@@ -111,13 +112,17 @@ mod tests {
             [
                 1_000_000, 2_000_000, 4_000_000, 8_000_000, 16_000_000, 20_000_000, 20_000_000
             ]
+            .map(Micros::from_ticks)
         );
         // Full jitter below the ceiling: a draw of 0 retries at once, of
         // 0.5 at half the ceiling (the cap before the draw, not after).
-        assert_eq!(delays(BOTOCORE, Cause::Throttle, 0.0, 3), [0, 0, 0]);
+        assert_eq!(
+            delays(BOTOCORE, Cause::Throttle, 0.0, 3),
+            [0, 0, 0].map(Micros::from_ticks)
+        );
         assert_eq!(
             delays(BOTOCORE, Cause::Throttle, 0.5, 7)[5..],
-            [10_000_000, 10_000_000]
+            [10_000_000, 10_000_000].map(Micros::from_ticks)
         );
     }
 
@@ -125,12 +130,12 @@ mod tests {
     fn dynamodb_halves_the_non_throttling_base_only() {
         // _SERVICE_BACKOFF_CONFIG dynamodb: non_throttling_base_scale 0.025.
         let ddb = Aws2026 {
-            base: 25_000,
+            base: Micros::from_ms(25),
             ..BOTOCORE
         };
         assert_eq!(
             delays(ddb, Cause::Other, 1.0, 4),
-            [25_000, 50_000, 100_000, 200_000]
+            [25_000, 50_000, 100_000, 200_000].map(Micros::from_ticks)
         );
         assert_eq!(
             delays(ddb, Cause::Throttle, 1.0, 4),
@@ -143,7 +148,10 @@ mod tests {
         for cause in [Cause::Throttle, Cause::Other] {
             let mut d = ScriptedDraws::new(&[1.0, 1.0]);
             for k in [100, u32::MAX] {
-                assert_eq!(BOTOCORE.delay_after(k, cause, &mut (), &mut d), 20_000_000);
+                assert_eq!(
+                    BOTOCORE.delay_after(k, cause, &mut (), &mut d),
+                    Micros::from_s(20)
+                );
             }
         }
     }

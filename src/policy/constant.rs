@@ -36,14 +36,14 @@ mod tests {
     fn the_delay_never_changes_and_respects_the_cap() {
         let mut none = ScriptedDraws::new(&[]);
         let p = Constant {
-            base: 250,
-            cap: 20_000,
+            base: Micros::from_us(250),
+            cap: Micros::from_ms(20),
         };
-        assert!((1..100).all(|k| p.delay(k, &mut (), &mut none) == 250));
+        assert!((1..100).all(|k| p.delay(k, &mut (), &mut none) == Micros::from_us(250)));
         let low_cap = Constant {
-            base: 250,
-            cap: 100,
+            base: Micros::from_us(250),
+            cap: Micros::from_us(100),
         };
-        assert_eq!(low_cap.delay(1, &mut (), &mut none), 100);
+        assert_eq!(low_cap.delay(1, &mut (), &mut none), Micros::from_us(100));
     }
 }

@@ -39,7 +39,7 @@ impl DecorrelatedJitter {
     /// The walk's draw before the cap: `U[base, max(base, 3·prev)]`.
     #[inline]
     fn draw<D: Draws + ?Sized>(&self, prev: Micros, draws: &mut D) -> Micros {
-        draws.uniform(self.base, prev.saturating_mul(3).max(self.base))
+        draws.uniform_us(self.base, prev.saturating_mul(3).max(self.base))
     }
 
     /// Walks one client from `base` until a delay equals the cap, and reports
@@ -52,8 +52,8 @@ impl DecorrelatedJitter {
         loop {
             let drawn = self.draw(prev, draws);
             walk.draws += 1;
-            walk.drawn_total += u128::from(drawn);
-            walk.prev_total += u128::from(prev);
+            walk.drawn_total += u128::from(drawn.ticks());
+            walk.prev_total += u128::from(prev.ticks());
             prev = drawn.min(self.cap);
             if prev == self.cap {
                 return walk;
@@ -97,15 +97,15 @@ mod tests {
     use crate::base::draws::ScriptedDraws;
 
     const P: DecorrelatedJitter = DecorrelatedJitter {
-        base: 100_000,
-        cap: 10_000_000,
+        base: Micros::from_ms(100),
+        cap: Micros::from_s(10),
     };
 
     #[test]
     fn first_draw_spans_base_to_three_base() {
         let mut d = ScriptedDraws::new(&[0.0, 1.0]);
-        assert_eq!(P.delay(1, &mut P.start(), &mut d), 100_000);
-        assert_eq!(P.delay(1, &mut P.start(), &mut d), 300_000);
+        assert_eq!(P.delay(1, &mut P.start(), &mut d), Micros::from_ms(100));
+        assert_eq!(P.delay(1, &mut P.start(), &mut d), Micros::from_ms(300));
     }
 
     #[test]
@@ -120,11 +120,12 @@ mod tests {
             [
                 300_000, 900_000, 2_700_000, 8_100_000, 10_000_000, 10_000_000
             ]
+            .map(Micros::from_ticks)
         );
-        assert_eq!(prev, 10_000_000);
+        assert_eq!(prev, Micros::from_s(10));
         let mut half = ScriptedDraws::new(&[0.5]);
         // U[base, 3·cap] at 0.5 = 100 ms + 0.5·29.9 s = 15.05 s, capped.
-        assert_eq!(P.delay(7, &mut prev, &mut half), 10_000_000);
+        assert_eq!(P.delay(7, &mut prev, &mut half), Micros::from_s(10));
     }
 
     #[test]
@@ -133,7 +134,10 @@ mod tests {
         let mut d = ScriptedDraws::new(&[1.0, 1.0]);
         let first = P.delay(3, &mut prev, &mut d);
         let second = P.delay(3, &mut prev, &mut d);
-        assert_eq!((first, second), (300_000, 900_000));
+        assert_eq!(
+            (first, second),
+            (Micros::from_ms(300), Micros::from_ms(900))
+        );
         assert_eq!(d.taken(), 2);
     }
 
@@ -154,13 +158,13 @@ mod tests {
     #[test]
     fn a_cap_below_the_base_pins_every_delay_to_the_cap() {
         let p = DecorrelatedJitter {
-            base: 100_000,
-            cap: 20_000,
+            base: Micros::from_ms(100),
+            cap: Micros::from_ms(20),
         };
         let mut prev = p.start();
         let mut d = ScriptedDraws::new(&[0.0, 0.3, 1.0, 0.0]);
         for k in 1..=4 {
-            assert_eq!(p.delay(k, &mut prev, &mut d), 20_000);
+            assert_eq!(p.delay(k, &mut prev, &mut d), Micros::from_ms(20));
         }
     }
 }

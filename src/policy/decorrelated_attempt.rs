@@ -37,7 +37,7 @@ impl Backoff for DecorrelatedAttempt {
         } else {
             (self.base, attempt_as_ms)
         };
-        draws.uniform(low, high).min(self.cap)
+        draws.uniform_us(low, high).min(self.cap)
     }
 }
 
@@ -47,31 +47,31 @@ mod tests {
     use crate::base::draws::ScriptedDraws;
 
     const P: DecorrelatedAttempt = DecorrelatedAttempt {
-        base: 100_000,
-        cap: 20_000_000,
+        base: Micros::from_ms(100),
+        cap: Micros::from_s(20),
     };
 
     #[test]
     fn the_attempt_number_stands_in_for_the_previous_delay() {
         // Retry 1 follows attempt 0: uniform(100, 0) ms, i.e. [0, 100] ms.
         let mut d = ScriptedDraws::new(&[0.0, 1.0, 0.5]);
-        assert_eq!(P.delay(1, &mut (), &mut d), 0);
-        assert_eq!(P.delay(1, &mut (), &mut d), 100_000);
+        assert_eq!(P.delay(1, &mut (), &mut d), Micros::ZERO);
+        assert_eq!(P.delay(1, &mut (), &mut d), Micros::from_ms(100));
         // Retry 11 follows attempt 10: [30, 100] ms; the middle is 65 ms.
-        assert_eq!(P.delay(11, &mut (), &mut d), 65_000);
+        assert_eq!(P.delay(11, &mut (), &mut d), Micros::from_ms(65));
     }
 
     #[test]
     fn past_attempt_34_it_grows_three_ms_per_retry() {
         let mut d = ScriptedDraws::new(&[1.0, 1.0, 0.0]);
-        assert_eq!(P.delay(35, &mut (), &mut d), 102_000);
-        assert_eq!(P.delay(101, &mut (), &mut d), 300_000);
-        assert_eq!(P.delay(101, &mut (), &mut d), 100_000);
+        assert_eq!(P.delay(35, &mut (), &mut d), Micros::from_ms(102));
+        assert_eq!(P.delay(101, &mut (), &mut d), Micros::from_ms(300));
+        assert_eq!(P.delay(101, &mut (), &mut d), Micros::from_ms(100));
     }
 
     #[test]
     fn the_cap_still_applies() {
         let mut d = ScriptedDraws::new(&[1.0]);
-        assert_eq!(P.delay(100_000, &mut (), &mut d), 20_000_000);
+        assert_eq!(P.delay(100_000, &mut (), &mut d), Micros::from_s(20));
     }
 }

@@ -33,7 +33,7 @@ impl Backoff for DecorrelatedCeiling {
             return self.cap;
         }
         let high = prev.saturating_mul(3).min(self.cap).max(self.base);
-        let d = draws.uniform(self.base, high);
+        let d = draws.uniform_us(self.base, high);
         *prev = d;
         d
     }
@@ -46,19 +46,19 @@ mod tests {
     use crate::base::seeding::job_rng;
 
     const P: DecorrelatedCeiling = DecorrelatedCeiling {
-        base: 100_000,
-        cap: 1_000_000,
+        base: Micros::from_ms(100),
+        cap: Micros::from_s(1),
     };
 
     #[test]
     fn the_cap_bounds_the_range_not_the_draw() {
         let mut prev = P.start();
         let mut d = ScriptedDraws::new(&[1.0, 1.0, 1.0, 0.5]);
-        assert_eq!(P.delay(1, &mut prev, &mut d), 300_000);
-        assert_eq!(P.delay(2, &mut prev, &mut d), 900_000);
-        assert_eq!(P.delay(3, &mut prev, &mut d), 1_000_000);
+        assert_eq!(P.delay(1, &mut prev, &mut d), Micros::from_ms(300));
+        assert_eq!(P.delay(2, &mut prev, &mut d), Micros::from_ms(900));
+        assert_eq!(P.delay(3, &mut prev, &mut d), Micros::from_s(1));
         // Now the range is [base, cap]: the middle, not the cap.
-        assert_eq!(P.delay(4, &mut prev, &mut d), 550_000);
+        assert_eq!(P.delay(4, &mut prev, &mut d), Micros::from_ms(550));
     }
 
     #[test]
@@ -67,7 +67,7 @@ mod tests {
         // in (cap − base + 1) is exactly the cap; `decorrelated` puts two in
         // three there.
         let mut rng = job_rng(4);
-        let (mut at_cap, mut total, mut sum) = (0, 0, 0u64);
+        let (mut at_cap, mut total, mut sum) = (0, 0, Micros::ZERO);
         for _ in 0..2_000 {
             let mut prev = P.start();
             for k in 1..=30 {
@@ -82,18 +82,18 @@ mod tests {
         }
         assert!(at_cap < 10, "{at_cap} of {total} at the cap");
         // Late in the walk the mean sits well inside the range, not at the cap.
-        let mean = sum as f64 / total as f64;
+        let mean = sum.ticks() as f64 / total as f64;
         assert!(mean < 800_000.0, "{mean}");
     }
 
     #[test]
     fn a_cap_below_the_base_is_every_delay() {
         let p = DecorrelatedCeiling {
-            base: 100_000,
-            cap: 20_000,
+            base: Micros::from_ms(100),
+            cap: Micros::from_ms(20),
         };
         let mut prev = p.start();
         let mut none = ScriptedDraws::new(&[]);
-        assert_eq!(p.delay(1, &mut prev, &mut none), 20_000);
+        assert_eq!(p.delay(1, &mut prev, &mut none), Micros::from_ms(20));
     }
 }

@@ -50,11 +50,11 @@ impl Backoff for DecorrelatedV2 {
         let fraction = draws.uniform(0, UNIT - 1) as f64 / UNIT as f64;
         let t = f64::from(retry.saturating_sub(1)) + fraction;
         let next = Self::formula(t);
-        let d = (next - *prev) * RP_SCALING * self.base as f64;
+        let d = (next - *prev) * RP_SCALING * self.base.ticks() as f64;
         *prev = next;
         // Past ~2^1000 the formula is infinite: the cap, as Polly's clamp does.
         if d.is_finite() {
-            (d.max(0.0).round() as Micros).min(self.cap)
+            Micros::from_ticks(d.max(0.0).round() as u64).min(self.cap)
         } else {
             self.cap
         }
@@ -68,8 +68,8 @@ mod tests {
     use crate::base::seeding::job_rng;
 
     const P: DecorrelatedV2 = DecorrelatedV2 {
-        base: 100_000,
-        cap: u64::MAX,
+        base: Micros::from_ms(100),
+        cap: Micros::from_ticks(u64::MAX),
     };
 
     #[test]
@@ -81,13 +81,19 @@ mod tests {
         let first = P.delay(1, &mut prev, &mut d);
         let second = P.delay(2, &mut prev, &mut d);
         let f = DecorrelatedV2::formula;
-        assert_eq!(first, (f(0.5) / 1.4 * 1e5).round() as Micros);
-        assert_eq!(second, ((f(1.5) - f(0.5)) / 1.4 * 1e5).round() as Micros);
-        assert!((89_600..89_800).contains(&first), "{first}");
+        assert_eq!(
+            first,
+            Micros::from_ticks((f(0.5) / 1.4 * 1e5).round() as u64)
+        );
+        assert_eq!(
+            second,
+            Micros::from_ticks(((f(1.5) - f(0.5)) / 1.4 * 1e5).round() as u64)
+        );
+        assert!((89_600..89_800).contains(&first.ticks()), "{first:?}");
         // t = 2.0 exactly: 4·tanh(√8) − f(1.5).
         assert_eq!(
             P.delay(3, &mut prev, &mut d),
-            ((f(2.0) - f(1.5)) / 1.4 * 1e5).round() as Micros
+            Micros::from_ticks(((f(2.0) - f(1.5)) / 1.4 * 1e5).round() as u64)
         );
     }
 
@@ -102,7 +108,7 @@ mod tests {
             .map(|_| P.delay(1, &mut P.start(), &mut rng))
             .collect();
         first.sort_unstable();
-        let median = first[10_000] as f64;
+        let median = first[10_000].ticks() as f64;
         let expected = DecorrelatedV2::formula(0.5) / 1.4 * 1e5;
         // The sample median's SE is about 0.3 ms here (density ~0.9 per ms at
         // the median, 20,001 draws); 4 SE is 1.2 ms.
@@ -111,14 +117,14 @@ mod tests {
             "{median} vs {expected}"
         );
         let top = DecorrelatedV2::formula(1.0) / 1.4 * 1e5;
-        assert!(*first.last().unwrap() as f64 <= top + 1.0);
+        assert!((*first.last().unwrap()).ticks() as f64 <= top + 1.0);
         let capped = DecorrelatedV2 {
-            base: 100_000,
-            cap: 5_000_000,
+            base: Micros::from_ms(100),
+            cap: Micros::from_s(5),
         };
         let mut prev = capped.start();
         for k in 1..2_000 {
-            assert!(capped.delay(k, &mut prev, &mut rng) <= 5_000_000);
+            assert!(capped.delay(k, &mut prev, &mut rng) <= Micros::from_s(5));
         }
     }
 }

@@ -2,7 +2,7 @@
 
 use super::Backoff;
 use crate::base::draws::Draws;
-use crate::base::time::Micros;
+use crate::base::time::{Micros, US_PER_MS};
 
 /// Envoy's route `retry_policy.retry_back_off` (`base_interval` = base,
 /// `max_interval` = cap), computed as Envoy's code computes it, in whole
@@ -41,7 +41,7 @@ pub struct EnvoyBackoff {
 /// A duration as Envoy keeps a backoff interval: whole ms, truncated, at
 /// least 1.
 pub fn envoy_ms(us: Micros) -> u64 {
-    (us / 1_000).max(1)
+    (us / US_PER_MS).max(1)
 }
 
 /// Retry `retry`'s ceiling `next` in ms (retry ≥ 1; 0 reads as 1): Envoy's
@@ -66,7 +66,7 @@ impl Backoff for EnvoyBackoff {
     #[inline]
     fn delay<D: Draws + ?Sized>(&self, retry: u32, _: &mut (), draws: &mut D) -> Micros {
         let next = interval_ms(envoy_ms(self.base), envoy_ms(self.cap), retry);
-        draws.uniform(0, next - 1) * 1_000
+        US_PER_MS * draws.uniform(0, next - 1)
     }
 }
 
@@ -76,13 +76,13 @@ mod tests {
     use crate::base::draws::ScriptedDraws;
     use crate::base::seeding::job_rng;
 
-    const MS: Micros = 1_000;
+    const MS: Micros = Micros::from_ms(1);
 
     /// Envoy's defaults: base_interval 25 ms (`upstream.base_retry_backoff_ms`
     /// in `RetryStateImpl`), max_interval 10 × base.
     const DEFAULTS: EnvoyBackoff = EnvoyBackoff {
-        base: 25 * MS,
-        cap: 250 * MS,
+        base: Micros::from_ms(25),
+        cap: Micros::from_ms(250),
     };
 
     #[test]
@@ -112,7 +112,7 @@ mod tests {
             .collect();
         assert_eq!(
             got,
-            [24 * MS, 0, 99 * MS, 199 * MS, 249 * MS, 249 * MS],
+            [24 * MS, Micros::ZERO, 99 * MS, 199 * MS, 249 * MS, 249 * MS],
             "the cap is never reached"
         );
     }
@@ -125,7 +125,7 @@ mod tests {
         let mut counts = [0u32; 25];
         for _ in 0..25_000 {
             let d = DEFAULTS.delay(1, &mut (), &mut rng);
-            assert_eq!(d % MS, 0, "whole ms");
+            assert_eq!(d % MS, Micros::ZERO, "whole ms");
             counts[(d / MS) as usize] += 1;
         }
         assert!(
@@ -136,14 +136,14 @@ mod tests {
 
     #[test]
     fn durations_are_whole_ms_as_envoy_reads_them() {
-        assert_eq!(envoy_ms(25_999), 25, "truncated");
-        assert_eq!(envoy_ms(400), 1, "below 1 ms is 1 ms");
+        assert_eq!(envoy_ms(Micros::from_us(25_999)), 25, "truncated");
+        assert_eq!(envoy_ms(Micros::from_us(400)), 1, "below 1 ms is 1 ms");
         // A 1 ms ceiling leaves one value: no wait.
         let p = EnvoyBackoff {
-            base: 400,
-            cap: 900,
+            base: Micros::from_us(400),
+            cap: Micros::from_us(900),
         };
         let mut rng = job_rng(1);
-        assert!((1..=10).all(|k| p.delay(k, &mut (), &mut rng) == 0));
+        assert!((1..=10).all(|k| p.delay(k, &mut (), &mut rng) == Micros::ZERO));
     }
 }

@@ -33,7 +33,7 @@ impl Backoff for EqualJitter {
         let ceiling = ceiling_for(self.base, self.cap, self.multiplier, retry, self.cap_mode);
         // With the cap after the draw, the clamp puts every draw above the cap
         // on it.
-        draws.uniform(ceiling / 2, ceiling).min(self.cap)
+        draws.uniform_us(ceiling / 2, ceiling).min(self.cap)
     }
 }
 
@@ -43,8 +43,8 @@ mod tests {
     use crate::base::draws::ScriptedDraws;
 
     const P: EqualJitter = EqualJitter {
-        base: 1_000,
-        cap: 10_000,
+        base: Micros::from_ms(1),
+        cap: Micros::from_ms(10),
         first_exponent: 0,
         multiplier: 2.0,
         cap_mode: CapMode::Before,
@@ -56,7 +56,10 @@ mod tests {
         let p = P;
         let mut d = ScriptedDraws::new(&[1.0, 0.5, 1.0, 0.5, 0.0]);
         let got: Vec<_> = (1..=5).map(|k| p.delay(k, &mut (), &mut d)).collect();
-        assert_eq!(got, [1_000, 1_500, 4_000, 6_000, 5_000]);
+        assert_eq!(
+            got,
+            [1_000, 1_500, 4_000, 6_000, 5_000].map(Micros::from_ticks)
+        );
     }
 
     #[test]
@@ -68,7 +71,7 @@ mod tests {
             ..P
         };
         let mut d = ScriptedDraws::new(&[0.0, 0.0]);
-        assert_eq!(after.delay(6, &mut (), &mut d), 10_000);
-        assert_eq!(P.delay(6, &mut (), &mut d), 5_000);
+        assert_eq!(after.delay(6, &mut (), &mut d), Micros::from_ms(10));
+        assert_eq!(P.delay(6, &mut (), &mut d), Micros::from_ms(5));
     }
 }

@@ -43,20 +43,20 @@ mod tests {
     #[test]
     fn the_sequence_is_fibonacci_times_the_base_then_the_cap() {
         let p = Fibonacci {
-            base: 100,
-            cap: 1_000,
+            base: Micros::from_us(100),
+            cap: Micros::from_ms(1),
         };
         let mut walk = p.start();
         let mut none = ScriptedDraws::new(&[]);
         let got: Vec<_> = (1..=10).map(|k| p.delay(k, &mut walk, &mut none)).collect();
         assert_eq!(
             got,
-            [100, 100, 200, 300, 500, 800, 1_000, 1_000, 1_000, 1_000]
+            [100, 100, 200, 300, 500, 800, 1_000, 1_000, 1_000, 1_000].map(Micros::from_ticks)
         );
         for k in 11..200 {
             assert_eq!(
                 p.delay(k, &mut walk, &mut none),
-                1_000,
+                Micros::from_ms(1),
                 "saturates, never overflows"
             );
         }

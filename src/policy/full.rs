@@ -41,7 +41,7 @@ impl Backoff for FullJitter {
     fn delay<D: Draws + ?Sized>(&self, retry: u32, _: &mut (), draws: &mut D) -> Micros {
         let retry = retry.saturating_add(self.first_exponent);
         let ceiling = ceiling_for(self.base, self.cap, self.multiplier, retry, self.cap_mode);
-        draws.uniform(0, ceiling).min(self.cap)
+        draws.uniform_us(Micros::ZERO, ceiling).min(self.cap)
     }
 }
 
@@ -54,8 +54,8 @@ mod tests {
     /// states them), returned in µs.
     fn seed_004(base_ms: f64, cap_ms: f64, draws: &[f64]) -> Vec<Micros> {
         let p = FullJitter {
-            base: (base_ms * 1e3) as Micros,
-            cap: (cap_ms * 1e3) as Micros,
+            base: Micros::from_ticks((base_ms * 1e3) as u64),
+            cap: Micros::from_ticks((cap_ms * 1e3) as u64),
             first_exponent: 0,
             multiplier: 2.0,
             cap_mode: CapMode::Before,
@@ -71,40 +71,46 @@ mod tests {
         // backoff_jitter(1.0, 10.0, 5, [1.0, 0.5, 1.0, 0.5, 0.0]) -> [1, 1, 4, 4, 0]
         assert_eq!(
             seed_004(1.0, 10.0, &[1.0, 0.5, 1.0, 0.5, 0.0]),
-            [1_000, 1_000, 4_000, 4_000, 0]
+            [1_000, 1_000, 4_000, 4_000, 0].map(Micros::from_ticks)
         );
     }
 
     #[test]
     fn seed_004_cap_below_base() {
         // base 10, cap 3, rand [1.0, 0.5, 0.25] -> [3.0, 1.5, 0.75]
-        assert_eq!(seed_004(10.0, 3.0, &[1.0, 0.5, 0.25]), [3_000, 1_500, 750]);
+        assert_eq!(
+            seed_004(10.0, 3.0, &[1.0, 0.5, 0.25]),
+            [3_000, 1_500, 750].map(Micros::from_ticks)
+        );
     }
 
     #[test]
     fn seed_004_zero_draw_is_an_immediate_retry() {
-        assert_eq!(seed_004(1.0, 10.0, &[0.0]), [0]);
+        assert_eq!(seed_004(1.0, 10.0, &[0.0]), [0].map(Micros::from_ticks));
     }
 
     #[test]
     fn seed_004_float_noise_is_exact_in_integer_time() {
         // base 0.1, cap 5.0, rand [0.7, 0.7, 0.7]: raw float products such as
         // 0.06999999999999999 must come out as 0.07, 0.14, 0.28.
-        assert_eq!(seed_004(0.1, 5.0, &[0.7, 0.7, 0.7]), [70, 140, 280]);
+        assert_eq!(
+            seed_004(0.1, 5.0, &[0.7, 0.7, 0.7]),
+            [70, 140, 280].map(Micros::from_ticks)
+        );
     }
 
     #[test]
     fn seed_004_huge_retry_numbers_are_the_cap() {
         let p = FullJitter {
-            base: 1_000,
-            cap: 10_000,
+            base: Micros::from_ms(1),
+            cap: Micros::from_ms(10),
             first_exponent: 0,
             multiplier: 2.0,
             cap_mode: CapMode::Before,
         };
         for k in [10_000, 100_000] {
             let mut d = ScriptedDraws::new(&[1.0]);
-            assert_eq!(p.delay(k, &mut (), &mut d), 10_000);
+            assert_eq!(p.delay(k, &mut (), &mut d), Micros::from_ms(10));
         }
     }
 
@@ -113,14 +119,14 @@ mod tests {
         // Seed 004: min(cap, rand·base·2^i) puts ~84% of draws at retry 7 exactly
         // on the cap. Clamping first puts a draw of 0.5 at half the cap.
         let p = FullJitter {
-            base: 1_000,
-            cap: 10_000,
+            base: Micros::from_ms(1),
+            cap: Micros::from_ms(10),
             first_exponent: 0,
             multiplier: 2.0,
             cap_mode: CapMode::Before,
         };
         let mut d = ScriptedDraws::new(&[0.5]);
-        assert_eq!(p.delay(7, &mut (), &mut d), 5_000);
+        assert_eq!(p.delay(7, &mut (), &mut d), Micros::from_ms(5));
     }
 
     #[test]
@@ -128,18 +134,18 @@ mod tests {
         // At retry 7 (i = 6 in seed 004), base 1, cap 10: every draw above
         // 10/64 lands exactly on the cap, about 84% of clients.
         let p = FullJitter {
-            base: 1_000,
-            cap: 10_000,
+            base: Micros::from_ms(1),
+            cap: Micros::from_ms(10),
             first_exponent: 0,
             multiplier: 2.0,
             cap_mode: CapMode::After,
         };
         let mut d = ScriptedDraws::new(&[0.5, 0.1]);
-        assert_eq!(p.delay(7, &mut (), &mut d), 10_000);
-        assert_eq!(p.delay(7, &mut (), &mut d), 6_400);
+        assert_eq!(p.delay(7, &mut (), &mut d), Micros::from_ms(10));
+        assert_eq!(p.delay(7, &mut (), &mut d), Micros::from_us(6400));
         let mut rng = crate::base::seeding::job_rng(3);
         let at_cap = (0..100_000)
-            .filter(|_| p.delay(7, &mut (), &mut rng) == 10_000)
+            .filter(|_| p.delay(7, &mut (), &mut rng) == Micros::from_ms(10))
             .count();
         // P(U[0, 64 ms] > 10 ms) = 54,000/64,001 = 0.8437; SE 0.0011; 4 SE.
         let expected = 54_000.0 / 64_001.0;
@@ -152,15 +158,18 @@ mod tests {
         // 3.375, 5.0625 (floored to 5.062), 7.59375 (7.593) ms, then the cap
         // (11.39 ms).
         let p = FullJitter {
-            base: 1_000,
-            cap: 10_000,
+            base: Micros::from_ms(1),
+            cap: Micros::from_ms(10),
             first_exponent: 0,
             multiplier: 1.5,
             cap_mode: CapMode::Before,
         };
         let mut d = ScriptedDraws::new(&[1.0, 1.0, 0.5, 1.0, 1.0, 1.0, 1.0, 0.0]);
         let got: Vec<_> = (1..=8).map(|k| p.delay(k, &mut (), &mut d)).collect();
-        assert_eq!(got, [1_000, 1_500, 1_125, 3_375, 5_062, 7_593, 10_000, 0]);
+        assert_eq!(
+            got,
+            [1_000, 1_500, 1_125, 3_375, 5_062, 7_593, 10_000, 0].map(Micros::from_ticks)
+        );
         // Capped after the draw, retry 7's uncapped ceiling (11.390 ms) is
         // drawn from and clamped.
         let after = FullJitter {
@@ -168,8 +177,8 @@ mod tests {
             ..p
         };
         let mut d = ScriptedDraws::new(&[1.0, 0.5]);
-        assert_eq!(after.delay(7, &mut (), &mut d), 10_000);
-        assert_eq!(after.delay(7, &mut (), &mut d), 5_695);
+        assert_eq!(after.delay(7, &mut (), &mut d), Micros::from_ms(10));
+        assert_eq!(after.delay(7, &mut (), &mut d), Micros::from_us(5695));
     }
 
     #[test]
@@ -183,7 +192,7 @@ mod tests {
                 CapMode::After => Micros::MAX,
             };
             let ceiling = crate::policy::exponential_ceiling(p.base, cap, retry);
-            rng.uniform(0, ceiling).min(p.cap)
+            rng.uniform_us(Micros::ZERO, ceiling).min(p.cap)
         }
         for (base, cap, first_exponent, cap_mode) in [
             (100_000, 20_000_000, 0, CapMode::Before),
@@ -192,8 +201,8 @@ mod tests {
             (3, 7, 0, CapMode::After),
         ] {
             let p = FullJitter {
-                base,
-                cap,
+                base: Micros::from_ticks(base),
+                cap: Micros::from_ticks(cap),
                 first_exponent,
                 multiplier: 2.0,
                 cap_mode,

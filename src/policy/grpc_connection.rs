@@ -32,16 +32,19 @@ impl Backoff for GrpcConnection {
     type Walk = f64;
 
     fn start(&self) -> f64 {
-        self.base.min(self.cap) as f64
+        self.base.min(self.cap).ticks() as f64
     }
 
     #[inline]
     fn delay<D: Draws + ?Sized>(&self, retry: u32, b: &mut f64, draws: &mut D) -> Micros {
         if retry <= 1 {
-            return *b as Micros;
+            return Micros::from_ticks(*b as u64);
         }
-        *b = (*b * 1.6).min(self.cap as f64);
-        draws.uniform((*b * 0.8).floor() as Micros, (*b * 1.2).floor() as Micros)
+        *b = (*b * 1.6).min(self.cap.ticks() as f64);
+        draws.uniform_us(
+            Micros::from_ticks((*b * 0.8).floor() as u64),
+            Micros::from_ticks((*b * 1.2).floor() as u64),
+        )
     }
 }
 
@@ -52,18 +55,18 @@ mod tests {
     use crate::base::seeding::job_rng;
 
     const P: GrpcConnection = GrpcConnection {
-        base: 1_000_000,
-        cap: 120_000_000,
+        base: Micros::from_s(1),
+        cap: Micros::from_s(120),
     };
 
     #[test]
     fn the_backoff_grows_by_1_6_with_20_percent_jitter() {
         let mut b = P.start();
         let mut d = ScriptedDraws::new(&[0.0, 1.0, 0.5]);
-        assert_eq!(P.delay(1, &mut b, &mut d), 1_000_000);
-        assert_eq!(P.delay(2, &mut b, &mut d), 1_280_000); // 1.6 s × 0.8
-        assert_eq!(P.delay(3, &mut b, &mut d), 3_072_000); // 2.56 s × 1.2
-        assert_eq!(P.delay(4, &mut b, &mut d), 4_096_000); // 4.096 s
+        assert_eq!(P.delay(1, &mut b, &mut d), Micros::from_s(1));
+        assert_eq!(P.delay(2, &mut b, &mut d), Micros::from_ms(1280)); // 1.6 s × 0.8
+        assert_eq!(P.delay(3, &mut b, &mut d), Micros::from_ms(3072)); // 2.56 s × 1.2
+        assert_eq!(P.delay(4, &mut b, &mut d), Micros::from_ms(4096)); // 4.096 s
         assert_eq!(d.taken(), 3);
     }
 
@@ -74,17 +77,17 @@ mod tests {
         // arithmetic (⌊8b/5⌋) stayed at 1 µs for ever.
         for base in [1, 2, 3] {
             let p = GrpcConnection {
-                base,
-                cap: 1_000_000,
+                base: Micros::from_ticks(base),
+                cap: Micros::from_s(1),
             };
             let mut b = p.start();
             let mut d = ScriptedDraws::new(&[0.5; 40]);
             let delays: Vec<Micros> = (1..=41).map(|k| p.delay(k, &mut b, &mut d)).collect();
-            assert_eq!(delays[0], base);
+            assert_eq!(delays[0], Micros::from_ticks(base));
             let expected = |k: i32| (base as f64 * 1.6f64.powi(k - 1)).min(1e6);
             for k in [5, 10, 20, 25] {
                 let exact = expected(k);
-                let got = delays[k as usize - 1] as f64;
+                let got = delays[k as usize - 1].ticks() as f64;
                 assert!(
                     (got - exact).abs() <= 0.2 * exact + 1.0,
                     "base {base}, retry {k}: {got} vs {exact}"
@@ -101,12 +104,12 @@ mod tests {
         let mut sum_late = 0.0;
         for k in 1..=40 {
             let d = P.delay(k, &mut b, &mut rng);
-            let lo = (b * 0.8).floor() as Micros;
-            let hi = (b * 1.2).floor() as Micros;
-            assert!(k == 1 || (lo..=hi).contains(&d), "retry {k}: {d} for {b}");
+            let lo = Micros::from_ticks((b * 0.8).floor() as u64);
+            let hi = Micros::from_ticks((b * 1.2).floor() as u64);
+            assert!(k == 1 || (lo..=hi).contains(&d), "retry {k}: {d:?} for {b}");
             if k > 20 {
-                assert_eq!(b, P.cap as f64);
-                sum_late += d as f64;
+                assert_eq!(b, P.cap.ticks() as f64);
+                sum_late += d.ticks() as f64;
             }
         }
         // 20 draws of U[96 s, 144 s]: mean 120 s, SE 13.9 s/√20 = 3.1 s; 4 SE.

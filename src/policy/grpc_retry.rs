@@ -57,8 +57,8 @@ impl Backoff for GrpcRetry {
     fn delay<D: Draws + ?Sized>(&self, retry: u32, _: &mut (), draws: &mut D) -> Micros {
         let ceiling = multiplied_ceiling(self.base, self.cap, self.multiplier, retry);
         // ⌊4c/5⌋ and ⌊6c/5⌋, exact and without overflow.
-        let (fifth, rest) = (ceiling / 5, ceiling % 5);
-        draws.uniform(fifth * 4 + rest * 4 / 5, fifth * 6 + rest * 6 / 5)
+        let (fifth, rest) = (ceiling / 5, ceiling % Micros::from_us(5));
+        draws.uniform_us(fifth * 4 + rest * 4 / 5, fifth * 6 + rest * 6 / 5)
     }
 }
 
@@ -70,8 +70,8 @@ mod tests {
 
     fn delays(multiplier: f64, draws: &[f64]) -> Vec<Micros> {
         let p = GrpcRetry {
-            base: 100_000,
-            cap: 1_000_000,
+            base: Micros::from_ms(100),
+            cap: Micros::from_s(1),
             multiplier,
         };
         let mut d = ScriptedDraws::new(draws);
@@ -91,6 +91,7 @@ mod tests {
             [
                 80_000, 180_000, 225_000, 270_000, 607_500, 759_375, 800_000, 1_200_000
             ]
+            .map(Micros::from_ticks)
         );
     }
 
@@ -99,7 +100,7 @@ mod tests {
         // Ceilings 100, 200, 400, 800 ms, then the 1 s cap.
         assert_eq!(
             delays(2.0, &[0.5, 0.0, 1.0, 0.5, 0.0, 1.0]),
-            [100_000, 160_000, 480_000, 800_000, 800_000, 1_200_000]
+            [100_000, 160_000, 480_000, 800_000, 800_000, 1_200_000].map(Micros::from_ticks)
         );
     }
 
@@ -107,15 +108,19 @@ mod tests {
     fn the_first_retry_is_jittered() {
         // Unlike gRPC's connection backoff: a herd does not retry together.
         let p = GrpcRetry {
-            base: 1_000_000,
-            cap: 120_000_000,
+            base: Micros::from_s(1),
+            cap: Micros::from_s(120),
             multiplier: 1.6,
         };
         let mut rng = job_rng(11);
         let first: std::collections::BTreeSet<Micros> =
             (0..1_000).map(|_| p.delay(1, &mut (), &mut rng)).collect();
         assert!(first.len() > 990, "{} distinct first delays", first.len());
-        assert!(first.iter().all(|d| (800_000..=1_200_000).contains(d)));
+        assert!(
+            first
+                .iter()
+                .all(|d| (800_000..=1_200_000).contains(&d.ticks()))
+        );
     }
 
     #[test]
@@ -123,15 +128,15 @@ mod tests {
         // ⌊4c/5⌋ and ⌊6c/5⌋ in whole µs, with no float rounding: c = 7 µs
         // gives 5 and 8.
         let p = GrpcRetry {
-            base: 7,
-            cap: 1_000,
+            base: Micros::from_us(7),
+            cap: Micros::from_ms(1),
             multiplier: 3.0,
         };
         let mut d = ScriptedDraws::new(&[0.0, 1.0, 0.0, 1.0]);
-        assert_eq!(p.delay(1, &mut (), &mut d), 5);
-        assert_eq!(p.delay(1, &mut (), &mut d), 8);
+        assert_eq!(p.delay(1, &mut (), &mut d), Micros::from_us(5));
+        assert_eq!(p.delay(1, &mut (), &mut d), Micros::from_us(8));
         // Retry 2: c = 21 µs, so 16 and 25.
-        assert_eq!(p.delay(2, &mut (), &mut d), 16);
-        assert_eq!(p.delay(2, &mut (), &mut d), 25);
+        assert_eq!(p.delay(2, &mut (), &mut d), Micros::from_us(16));
+        assert_eq!(p.delay(2, &mut (), &mut d), Micros::from_us(25));
     }
 }

@@ -7,7 +7,7 @@ use crate::base::time::Micros;
 /// Half the width of the jitter window for delay `d` and factor `f`:
 /// `⌊f·d/2⌋` µs.
 pub(crate) fn half_width(d: Micros, factor: f64) -> Micros {
-    (factor * d as f64 / 2.0).floor() as Micros
+    Micros::from_ticks((factor * d.ticks() as f64 / 2.0).floor() as u64)
 }
 
 /// `d' = d + U[−f·d/2, +f·d/2]`, applied to the inner policy's delay after its
@@ -64,7 +64,7 @@ impl<P> ProportionalJitter<P> {
     #[inline]
     fn jitter<D: Draws + ?Sized>(&self, d: Micros, draws: &mut D) -> Micros {
         let half = half_width(d, self.factor);
-        draws.uniform(d - half, d + half)
+        draws.uniform_us(d - half, d + half)
     }
 }
 
@@ -83,6 +83,8 @@ mod tests {
             (10_000_000, 0.5, 7_500_000, 12_500_000),
             (20_000_000, 0.5, 15_000_000, 25_000_000),
         ] {
+            let t = Micros::from_ticks;
+            let (delay, lo, hi) = (t(delay), t(lo), t(hi));
             let p = ProportionalJitter::new(
                 Constant {
                     base: delay,
@@ -103,8 +105,8 @@ mod tests {
         // past the cap 25.5-34.5 s: over max_delay by at most the jitter amount.
         let p = ProportionalJitter::new(
             NoJitter {
-                base: 1_000_000,
-                cap: 30_000_000,
+                base: Micros::from_s(1),
+                cap: Micros::from_s(30),
                 first_exponent: 0,
                 multiplier: 2.0,
             },
@@ -122,7 +124,7 @@ mod tests {
             let mut d = ScriptedDraws::new(&[0.0, 1.0]);
             assert_eq!(
                 (p.delay(k, &mut (), &mut d), p.delay(k, &mut (), &mut d)),
-                (lo, hi)
+                (Micros::from_ticks(lo), Micros::from_ticks(hi))
             );
         }
     }

@@ -39,16 +39,16 @@ mod tests {
     fn seed_003_linear_sequence() {
         // initial_delay 5s, increment 2s: 5s, 7s, 9s, 11s, 13s.
         let p = Linear {
-            base: 5_000_000,
-            step: 2_000_000,
-            cap: 60_000_000,
+            base: Micros::from_s(5),
+            step: Micros::from_s(2),
+            cap: Micros::from_s(60),
         };
         let mut none = ScriptedDraws::new(&[]);
         let got: Vec<_> = (1..=5).map(|k| p.delay(k, &mut (), &mut none)).collect();
         assert_eq!(
             got,
-            [5_000_000, 7_000_000, 9_000_000, 11_000_000, 13_000_000]
+            [5_000_000, 7_000_000, 9_000_000, 11_000_000, 13_000_000].map(Micros::from_ticks)
         );
-        assert_eq!(p.delay(u32::MAX, &mut (), &mut none), 60_000_000);
+        assert_eq!(p.delay(u32::MAX, &mut (), &mut none), Micros::from_s(60));
     }
 }

@@ -26,11 +26,11 @@ impl Backoff for Memoryless {
 
     #[inline]
     fn delay<D: Draws + ?Sized>(&self, _: u32, _: &mut (), draws: &mut D) -> Micros {
-        let drawn = (self.base as f64 * draws.exp1()).round();
-        if drawn >= self.cap as f64 {
+        let drawn = (self.base.ticks() as f64 * draws.exp1()).round();
+        if drawn >= self.cap.ticks() as f64 {
             self.cap
         } else {
-            drawn as Micros
+            Micros::from_ticks(drawn as u64)
         }
     }
 }
@@ -43,13 +43,13 @@ mod tests {
     #[test]
     fn delays_are_exponential_of_mean_base_whatever_the_retry() {
         let p = Memoryless {
-            base: 10_000,
-            cap: u64::MAX,
+            base: Micros::from_ms(10),
+            cap: Micros::from_ticks(u64::MAX),
         };
         let mut rng = job_rng(7);
         let n = 200_000;
         let delays: Vec<f64> = (0..n)
-            .map(|k| p.delay(1 + k % 9, &mut (), &mut rng) as f64)
+            .map(|k| (p.delay(1 + k % 9, &mut (), &mut rng)).ticks() as f64)
             .collect();
         let mean = delays.iter().sum::<f64>() / n as f64;
         // The sample mean's sd is base/√n = 22 µs; 5 sd is 112 µs.
@@ -62,10 +62,10 @@ mod tests {
     #[test]
     fn the_cap_bounds_every_delay() {
         let p = Memoryless {
-            base: 10_000,
-            cap: 5_000,
+            base: Micros::from_ms(10),
+            cap: Micros::from_ms(5),
         };
         let mut rng = job_rng(3);
-        assert!((0..1000).all(|k| p.delay(k, &mut (), &mut rng) <= 5_000));
+        assert!((0..1000).all(|k| p.delay(k, &mut (), &mut rng) <= Micros::from_ms(5)));
     }
 }

@@ -159,11 +159,11 @@ pub fn multiplied_ceiling(base: Micros, cap: Micros, multiplier: f64, retry: u32
         square *= square;
         exponent >>= 1;
     }
-    let ceiling = base as f64 * growth;
-    if ceiling >= cap as f64 {
+    let ceiling = base.ticks() as f64 * growth;
+    if ceiling >= cap.ticks() as f64 {
         cap
     } else {
-        ceiling as Micros
+        Micros::from_ticks(ceiling as u64)
     }
 }
 
@@ -712,6 +712,21 @@ impl PolicySpec {
 mod tests {
     use super::*;
 
+    /// [`super::exponential_ceiling`] on bare µs, for the tables below.
+    fn exponential_ceiling(base: u64, cap: u64, retry: u32) -> Micros {
+        super::exponential_ceiling(Micros::from_ticks(base), Micros::from_ticks(cap), retry)
+    }
+
+    /// [`super::multiplied_ceiling`] on bare µs.
+    fn multiplied_ceiling(base: u64, cap: u64, multiplier: f64, retry: u32) -> Micros {
+        super::multiplied_ceiling(
+            Micros::from_ticks(base),
+            Micros::from_ticks(cap),
+            multiplier,
+            retry,
+        )
+    }
+
     #[test]
     fn ceiling_doubles_then_stops_at_the_cap() {
         let got: Vec<_> = (1..=10)
@@ -722,23 +737,33 @@ mod tests {
             [
                 100, 200, 400, 800, 1_600, 3_200, 6_400, 12_800, 20_000, 20_000
             ]
+            .map(Micros::from_ticks)
         );
     }
 
     #[test]
     fn ceiling_never_overflows() {
         for k in [63, 64, 65, 1_000, 10_000, 100_000, u32::MAX] {
-            assert_eq!(exponential_ceiling(100, 20_000_000, k), 20_000_000);
+            assert_eq!(exponential_ceiling(100, 20_000_000, k), Micros::from_s(20));
         }
-        assert_eq!(exponential_ceiling(1, u64::MAX, 64), 1 << 63);
-        assert_eq!(exponential_ceiling(1, u64::MAX, 65), u64::MAX);
-        assert_eq!(exponential_ceiling(u64::MAX, u64::MAX, 2), u64::MAX);
+        assert_eq!(
+            exponential_ceiling(1, u64::MAX, 64),
+            Micros::from_ticks(1 << 63)
+        );
+        assert_eq!(
+            exponential_ceiling(1, u64::MAX, 65),
+            Micros::from_ticks(u64::MAX)
+        );
+        assert_eq!(
+            exponential_ceiling(u64::MAX, u64::MAX, 2),
+            Micros::from_ticks(u64::MAX)
+        );
     }
 
     #[test]
     fn a_cap_below_the_base_is_every_ceiling() {
         for k in 1..20 {
-            assert_eq!(exponential_ceiling(10_000, 3_000, k), 3_000);
+            assert_eq!(exponential_ceiling(10_000, 3_000, k), Micros::from_ms(3));
         }
     }
 
@@ -844,14 +869,24 @@ mod tests {
             [
                 1_000, 1_500, 2_250, 3_375, 5_062, 7_593, 11_390, 17_085, 20_000
             ]
+            .map(Micros::from_ticks)
         );
         // Huge retry numbers overflow to infinity, which is the cap; the
         // uncapped ceiling saturates.
-        assert_eq!(multiplied_ceiling(1, 5_000, 1.01, u32::MAX), 5_000);
-        assert_eq!(multiplied_ceiling(1, u64::MAX, 100.0, 20), u64::MAX);
+        assert_eq!(
+            multiplied_ceiling(1, 5_000, 1.01, u32::MAX),
+            Micros::from_ms(5)
+        );
+        assert_eq!(
+            multiplied_ceiling(1, u64::MAX, 100.0, 20),
+            Micros::from_ticks(u64::MAX)
+        );
         // Retry 0 and 1 are the base.
-        assert_eq!(multiplied_ceiling(300, 5_000, 3.0, 0), 300);
-        assert_eq!(multiplied_ceiling(300, 5_000, 3.0, 1), 300);
-        assert_eq!(multiplied_ceiling(300, 5_000, 3.0, 3), 2_700);
+        assert_eq!(multiplied_ceiling(300, 5_000, 3.0, 0), Micros::from_us(300));
+        assert_eq!(multiplied_ceiling(300, 5_000, 3.0, 1), Micros::from_us(300));
+        assert_eq!(
+            multiplied_ceiling(300, 5_000, 3.0, 3),
+            Micros::from_us(2700)
+        );
     }
 }

@@ -21,7 +21,7 @@ impl Backoff for NoBackoff {
 
     #[inline]
     fn delay<D: Draws + ?Sized>(&self, _: u32, _: &mut (), _: &mut D) -> Micros {
-        0
+        Micros::ZERO
     }
 }
 
@@ -33,7 +33,7 @@ mod tests {
     #[test]
     fn every_delay_is_zero_and_draws_nothing() {
         let mut d = ScriptedDraws::new(&[]);
-        assert!((1..1_000).all(|k| NoBackoff.delay(k, &mut (), &mut d) == 0));
+        assert!((1..1_000).all(|k| NoBackoff.delay(k, &mut (), &mut d) == Micros::ZERO));
         assert_eq!(d.taken(), 0);
     }
 }

@@ -49,8 +49,8 @@ mod tests {
         // Seed 000: from 100 ms to a 10 s cap, plain exponential reaches the cap
         // at attempt 8, every time.
         let p = NoJitter {
-            base: 100_000,
-            cap: 10_000_000,
+            base: Micros::from_ms(100),
+            cap: Micros::from_s(10),
             first_exponent: 0,
             multiplier: 2.0,
         };
@@ -62,6 +62,7 @@ mod tests {
                 100_000, 200_000, 400_000, 800_000, 1_600_000, 3_200_000, 6_400_000, 10_000_000,
                 10_000_000
             ]
+            .map(Micros::from_ticks)
         );
         assert_eq!(delays.iter().position(|&d| d == p.cap), Some(7), "retry 8");
     }
@@ -77,8 +78,8 @@ mod multiplier_tests {
         // 100 ms · 1.5^(k−1): 100, 150, 225, 337.5, 506.25, 759.375 ms (each
         // exact in binary, floored to whole µs), then the 1 s cap.
         let p = NoJitter {
-            base: 100_000,
-            cap: 1_000_000,
+            base: Micros::from_ms(100),
+            cap: Micros::from_s(1),
             first_exponent: 0,
             multiplier: 1.5,
         };
@@ -89,12 +90,13 @@ mod multiplier_tests {
             [
                 100_000, 150_000, 225_000, 337_500, 506_250, 759_375, 1_000_000, 1_000_000
             ]
+            .map(Micros::from_ticks)
         );
         // The first exponent adds to k − 1 as it does for doubling.
         let shifted = NoJitter {
             first_exponent: 1,
             ..p
         };
-        assert_eq!(shifted.delay(1, &mut (), &mut none), 150_000);
+        assert_eq!(shifted.delay(1, &mut (), &mut none), Micros::from_ms(150));
     }
 }

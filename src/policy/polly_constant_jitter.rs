@@ -24,7 +24,7 @@ impl Backoff for PollyConstantJitter {
 
     #[inline]
     fn delay<D: Draws + ?Sized>(&self, _: u32, _: &mut (), draws: &mut D) -> Micros {
-        jittered(self.base as f64, self.cap, draws)
+        jittered(self.base.ticks() as f64, self.cap, draws)
     }
 }
 
@@ -38,24 +38,24 @@ mod tests {
         // Polly's default Delay, 2 s: 1.5 s at U = 0, 2 s at U = 0.5, just
         // under 2.5 s at the top draw.
         let p = PollyConstantJitter {
-            base: 2_000_000,
-            cap: u64::MAX,
+            base: Micros::from_s(2),
+            cap: Micros::from_ticks(u64::MAX),
         };
         let mut d = ScriptedDraws::new(&[0.0, 0.5, 1.0]);
-        assert_eq!(p.delay(1, &mut (), &mut d), 1_500_000);
-        assert_eq!(p.delay(2, &mut (), &mut d), 2_000_000);
+        assert_eq!(p.delay(1, &mut (), &mut d), Micros::from_ms(1500));
+        assert_eq!(p.delay(2, &mut (), &mut d), Micros::from_s(2));
         assert_eq!(
             p.delay(3, &mut (), &mut d),
-            2_500_000,
+            Micros::from_ms(2500),
             "2.5 s less 2^-53 of 1 s, rounded"
         );
         // MaxDelay 2.2 s clamps the jittered value, not the base.
         let capped = PollyConstantJitter {
-            base: 2_000_000,
-            cap: 2_200_000,
+            base: Micros::from_s(2),
+            cap: Micros::from_ms(2200),
         };
         let mut d = ScriptedDraws::new(&[1.0, 0.0]);
-        assert_eq!(capped.delay(1, &mut (), &mut d), 2_200_000);
-        assert_eq!(capped.delay(1, &mut (), &mut d), 1_500_000);
+        assert_eq!(capped.delay(1, &mut (), &mut d), Micros::from_ms(2200));
+        assert_eq!(capped.delay(1, &mut (), &mut d), Micros::from_ms(1500));
     }
 }

@@ -17,9 +17,9 @@ pub(crate) fn jittered<D: Draws + ?Sized>(d: f64, cap: Micros, draws: &mut D) ->
     let u = draws.uniform(0, UNIT - 1) as f64 / UNIT as f64;
     let offset = d * FACTOR / 2.0;
     let delay = d + (d * FACTOR * u - offset);
-    if delay >= cap as f64 {
+    if delay >= cap.ticks() as f64 {
         cap
     } else {
-        (delay.round() as Micros).min(cap)
+        Micros::from_ticks(delay.round() as u64).min(cap)
     }
 }

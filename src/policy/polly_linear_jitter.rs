@@ -26,7 +26,7 @@ impl Backoff for PollyLinearJitter {
 
     #[inline]
     fn delay<D: Draws + ?Sized>(&self, retry: u32, _: &mut (), draws: &mut D) -> Micros {
-        jittered(f64::from(retry) * self.base as f64, self.cap, draws)
+        jittered(f64::from(retry) * self.base.ticks() as f64, self.cap, draws)
     }
 }
 
@@ -39,26 +39,29 @@ mod tests {
     fn the_kth_retry_jitters_k_times_the_base() {
         // Delay 2 s: retry 1 around 2 s, retry 3 around 6 s (4.5 to 7.5 s).
         let p = PollyLinearJitter {
-            base: 2_000_000,
-            cap: u64::MAX,
+            base: Micros::from_s(2),
+            cap: Micros::from_ticks(u64::MAX),
         };
         let mut d = ScriptedDraws::new(&[0.5, 0.0, 1.0]);
-        assert_eq!(p.delay(1, &mut (), &mut d), 2_000_000);
-        assert_eq!(p.delay(3, &mut (), &mut d), 4_500_000);
-        assert_eq!(p.delay(3, &mut (), &mut d), 7_500_000);
+        assert_eq!(p.delay(1, &mut (), &mut d), Micros::from_s(2));
+        assert_eq!(p.delay(3, &mut (), &mut d), Micros::from_ms(4500));
+        assert_eq!(p.delay(3, &mut (), &mut d), Micros::from_ms(7500));
         // MaxDelay 5 s: retry 3's upper draws are clamped; retry 10 always.
         let capped = PollyLinearJitter {
-            base: 2_000_000,
-            cap: 5_000_000,
+            base: Micros::from_s(2),
+            cap: Micros::from_s(5),
         };
         let mut d = ScriptedDraws::new(&[1.0, 0.0]);
-        assert_eq!(capped.delay(3, &mut (), &mut d), 5_000_000);
+        assert_eq!(capped.delay(3, &mut (), &mut d), Micros::from_s(5));
         assert_eq!(
             capped.delay(10, &mut (), &mut d),
-            5_000_000,
+            Micros::from_s(5),
             "15 s × 0.75 > 5 s"
         );
         let mut none = ScriptedDraws::new(&[0.0]);
-        assert_eq!(capped.delay(u32::MAX, &mut (), &mut none), 5_000_000);
+        assert_eq!(
+            capped.delay(u32::MAX, &mut (), &mut none),
+            Micros::from_s(5)
+        );
     }
 }

@@ -48,35 +48,44 @@ mod tests {
         // IntervalFunction's defaults: 500 ms, 1.5. Iterated with (long):
         // 500, 750, 1125, 1687 (1687.5), 2530 (2530.5), 3795, 5692 (5692.5).
         let p = Resilience4jExponential {
-            base: 500_000,
-            cap: u64::MAX,
+            base: Micros::from_ms(500),
+            cap: Micros::from_ticks(u64::MAX),
             multiplier: 1.5,
         };
         let mut none = ScriptedDraws::new(&[]);
         let got: Vec<_> = (1..=7)
             .map(|k| p.delay(k, &mut (), &mut none) / 1_000)
             .collect();
-        assert_eq!(got, [500, 750, 1125, 1687, 2530, 3795, 5692]);
+        assert_eq!(
+            got,
+            [500, 750, 1125, 1687, 2530, 3795, 5692].map(Micros::from_ticks)
+        );
         // The cap is a min, after the growth: maxInterval 2 s.
         let capped = Resilience4jExponential {
-            cap: 2_000_000,
+            cap: Micros::from_s(2),
             ..p
         };
-        assert_eq!(capped.delay(5, &mut (), &mut none), 2_000_000);
-        assert_eq!(capped.delay(u32::MAX, &mut (), &mut none), 2_000_000);
+        assert_eq!(capped.delay(5, &mut (), &mut none), Micros::from_s(2));
+        assert_eq!(
+            capped.delay(u32::MAX, &mut (), &mut none),
+            Micros::from_s(2)
+        );
         // A multiplier that cannot move 1 ms (1.5 × 1 = 1.5 → 1) stands still.
         let stuck = Resilience4jExponential {
-            base: 1_000,
-            cap: u64::MAX,
+            base: Micros::from_ms(1),
+            cap: Micros::from_ticks(u64::MAX),
             multiplier: 1.5,
         };
-        assert_eq!(stuck.delay(u32::MAX, &mut (), &mut none), 1_000);
+        assert_eq!(
+            stuck.delay(u32::MAX, &mut (), &mut none),
+            Micros::from_ms(1)
+        );
         // Sub-millisecond parts are dropped, as Duration.toMillis() does.
         let ragged = Resilience4jExponential {
-            base: 100_900,
-            cap: u64::MAX,
+            base: Micros::from_us(100_900),
+            cap: Micros::from_ticks(u64::MAX),
             multiplier: 2.0,
         };
-        assert_eq!(ragged.delay(2, &mut (), &mut none), 200_000);
+        assert_eq!(ragged.delay(2, &mut (), &mut none), Micros::from_ms(200));
     }
 }

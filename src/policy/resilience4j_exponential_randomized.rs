@@ -57,21 +57,21 @@ mod tests {
         // [843.5, 2531.5) → U = 0 gives 843 ms; the largest draws pass 2 s
         // and are cut to it.
         let p = Resilience4jExponentialRandomized {
-            base: 500_000,
-            cap: 2_000_000,
+            base: Micros::from_ms(500),
+            cap: Micros::from_s(2),
             multiplier: 1.5,
             factor: 0.5,
         };
         let mut d = ScriptedDraws::new(&[0.0, 1.0, 0.0, 0.0]);
-        assert_eq!(p.delay(4, &mut (), &mut d), 843_000);
-        assert_eq!(p.delay(4, &mut (), &mut d), 2_000_000);
+        assert_eq!(p.delay(4, &mut (), &mut d), Micros::from_ms(843));
+        assert_eq!(p.delay(4, &mut (), &mut d), Micros::from_s(2));
         // Retry 1: [250, 751) → 250 ms at U = 0.
-        assert_eq!(p.delay(1, &mut (), &mut d), 250_000);
+        assert_eq!(p.delay(1, &mut (), &mut d), Micros::from_ms(250));
         // Retry 8: i = 8538 ms (500, 750, 1125, 1687, 2530, 3795, 5692,
         // 8538); its lowest draw, 4269 ms, is past the cap: always 2 s.
-        assert_eq!(p.delay(8, &mut (), &mut d), 2_000_000);
+        assert_eq!(p.delay(8, &mut (), &mut d), Micros::from_s(2));
         // Huge retry numbers stop growing past the cap, and stay capped.
         let mut u = ScriptedDraws::new(&[0.0]);
-        assert_eq!(p.delay(u32::MAX, &mut (), &mut u), 2_000_000);
+        assert_eq!(p.delay(u32::MAX, &mut (), &mut u), Micros::from_s(2));
     }
 }

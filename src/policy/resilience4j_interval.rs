@@ -7,12 +7,12 @@
 use crate::base::draws::Draws;
 use crate::base::time::Micros;
 
-const US_PER_MS: Micros = 1_000;
+const US_PER_MS: Micros = Micros::from_ms(1);
 
 /// resilience4j keeps intervals in whole ms (`Duration.toMillis()`); its
 /// `checkInterval` refuses less than 1 ms, read here as 1 ms.
 pub(crate) fn millis(us: Micros) -> i64 {
-    (us / US_PER_MS).clamp(1, i64::MAX as Micros) as i64
+    (us / US_PER_MS).clamp(1, i64::MAX as u64) as i64
 }
 
 /// The interval of attempt `retry` (≥ 1) of `ofExponentialBackoff`, ms:
@@ -56,5 +56,5 @@ pub(crate) fn randomized_ms<D: Draws + ?Sized>(current_ms: i64, factor: f64, dra
 
 /// A wait in ms as herdsim's µs, within `cap` (µs).
 pub(crate) fn capped_us(ms: i64, cap: Micros) -> Micros {
-    (ms.max(0) as Micros).saturating_mul(US_PER_MS).min(cap)
+    US_PER_MS.saturating_mul(ms.max(0) as u64).min(cap)
 }

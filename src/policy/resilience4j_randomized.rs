@@ -41,10 +41,11 @@ mod tests {
     use super::*;
     use crate::base::draws::ScriptedDraws;
     use crate::base::seeding::job_rng;
+    use crate::base::time::US_PER_MS;
 
     const P: Resilience4jRandomized = Resilience4jRandomized {
-        base: 500_000,
-        cap: u64::MAX,
+        base: Micros::from_ms(500),
+        cap: Micros::from_ticks(u64::MAX),
         factor: 0.5,
     };
 
@@ -53,23 +54,23 @@ mod tests {
         // 500 ms, f 0.5 (resilience4j's defaults): min 250, max 750, the draw
         // 250 + U·501: U = 0 gives 250 ms, U just under 1 gives 750 ms.
         let mut d = ScriptedDraws::new(&[0.0, 1.0, 0.5]);
-        assert_eq!(P.delay(1, &mut (), &mut d), 250_000);
+        assert_eq!(P.delay(1, &mut (), &mut d), Micros::from_ms(250));
         // The script's 1.0 is the 53-bit draw's top, 1 − 2^−53: 250 +
         // (1 − 2^−53)·501 rounds to 751.0 in doubles (the shortfall is under
         // half an ulp), in Java as here (the same operations in the same
         // order), so the very top draw waits 751 ms: (1+f)·d + 1.
-        assert_eq!(P.delay(2, &mut (), &mut d), 751_000);
+        assert_eq!(P.delay(2, &mut (), &mut d), Micros::from_ms(751));
         // U = 0.5 (to 53 bits): 250 + 250.5 = 500.5 → 500.
-        assert_eq!(P.delay(7, &mut (), &mut d), 500_000);
+        assert_eq!(P.delay(7, &mut (), &mut d), Micros::from_ms(500));
         // Never below 1 ms: 1 ms with f = 1 draws from [0, 3) and floors at 1.
         let tiny = Resilience4jRandomized {
-            base: 1_000,
-            cap: u64::MAX,
+            base: Micros::from_ms(1),
+            cap: Micros::from_ticks(u64::MAX),
             factor: 1.0,
         };
         assert_eq!(
             tiny.delay(1, &mut (), &mut ScriptedDraws::new(&[0.0])),
-            1_000
+            Micros::from_ms(1)
         );
     }
 
@@ -83,10 +84,10 @@ mod tests {
         assert!(
             draws
                 .iter()
-                .all(|&d| (250_000..=751_000).contains(&d) && d % 1_000 == 0)
+                .all(|&d| (250_000..=751_000).contains(&d.ticks()) && d.is_multiple_of(US_PER_MS))
         );
-        assert!(draws.contains(&250_000) && draws.contains(&750_000));
-        let mean = draws.iter().sum::<u64>() as f64 / draws.len() as f64 / 1_000.0;
+        assert!(draws.contains(&Micros::from_ms(250)) && draws.contains(&Micros::from_ms(750)));
+        let mean = draws.iter().sum::<Micros>().ticks() as f64 / draws.len() as f64 / 1_000.0;
         assert!((mean - 500.0).abs() < 2.6, "{mean}");
     }
 }

@@ -9,7 +9,7 @@
 use std::fmt::Write as _;
 
 use crate::base::format::{group_thousands, large_number, significant, trimmed};
-use crate::base::time::format_duration;
+use crate::base::time::{Micros, format_duration};
 use crate::experiment::assess::{
     AssessMap, AssessRun, Assessment, FAILURE_LOAD_US, LENGTHS_MS, LOADS, MapPurpose,
     PARTIAL_LENGTH_US, RunPurpose, STALL_START_US, exact_under_failure, length_at, quantile,
@@ -497,7 +497,7 @@ pub fn answer(a: &Assessment, commands: &[String]) -> Answer {
     let times: Vec<f64> = recovery
         .runs
         .iter()
-        .filter_map(|m| m.recovery_ns().map(|ns| ns as f64 / 1e6))
+        .filter_map(|m| m.recovery_ns().map(|ns| ns.ticks() as f64 / 1e6))
         .collect();
     lines.push(format!(
         "recovery after {}: {} {}",
@@ -544,7 +544,7 @@ pub fn answer(a: &Assessment, commands: &[String]) -> Answer {
         ),
         ("after_partial_wilson_low", Some(after_storm.low)),
         ("after_partial_wilson_high", Some(after_storm.high)),
-        ("recovery_blip_s", Some(s.blips[0] as f64 / 1e6)),
+        ("recovery_blip_s", Some(s.blips[0].ticks() as f64 / 1e6)),
         ("recovery_median_ms", quantile(&times, 0.5)),
         ("recovery_p90_ms", quantile(&times, 0.9)),
         ("recovered_runs", Some(times.len() as f64)),
@@ -596,7 +596,7 @@ pub fn answer(a: &Assessment, commands: &[String]) -> Answer {
                 "blip_s",
                 a.rare
                     .iter()
-                    .map(|r| Some(r.blip_us as f64 / 1e6))
+                    .map(|r| Some(r.blip_us.ticks() as f64 / 1e6))
                     .collect(),
             ),
             (
@@ -827,8 +827,8 @@ fn margin_name(map: &AssessMap, budget: Option<&str>) -> String {
 }
 
 /// A blip of the first stall kind, in words ("0.5 s of outage").
-fn blip_name(s: &crate::experiment::assess::AssessSettings, blip: u64) -> String {
-    format!("{} of {}", length_s(blip as f64), s.kinds[0])
+fn blip_name(s: &crate::experiment::assess::AssessSettings, blip: Micros) -> String {
+    format!("{} of {}", length_s(blip.ticks() as f64), s.kinds[0])
 }
 
 /// The headroom map and its place among the maps.

@@ -9,11 +9,11 @@ use serde_json::{Value, json};
 use crate::base::format::{
     counted, format_number, group_thousands, large_number, readable_seconds, significant,
 };
+use crate::base::time::Micros;
 use crate::base::time::format_duration;
 use crate::experiment::backlog::{PassageSummary, SplitEstimate};
 use crate::measure::stats::Summary;
 use crate::model::backlog::{CALM_EXCEEDED, CalmRule, ChosenRegions, StormRule, TIMEOUTS_DEEP};
-use crate::model::server::NS_PER_US;
 use crate::sim::server_loop::backlog_paths::PathRules;
 
 /// What `run` found of the backlog.
@@ -24,8 +24,8 @@ pub struct BacklogReport {
     pub rules: PathRules,
     /// The load's length and the run's horizon, µs (what bounds a path
     /// without a trigger).
-    pub load_us: u64,
-    pub horizon_us: u64,
+    pub load_us: Micros,
+    pub horizon_us: Micros,
     pub passages: PassageSummary,
     pub split: Option<SplitEstimate>,
 }
@@ -123,7 +123,7 @@ pub fn calm_reason(chosen: &ChosenRegions) -> Option<String> {
 /// were not back to calm, and those that reached neither region. Without
 /// a trigger a run that reached no storm by then has its answer (no), so
 /// nothing is said.
-fn open_paths(p: &PassageSummary, load_us: u64) -> String {
+fn open_paths(p: &PassageSummary, load_us: Micros) -> String {
     if !p.after_trigger || p.cut == 0 {
         return String::new();
     }
@@ -167,11 +167,11 @@ pub fn backlog_table(r: &BacklogReport) -> String {
     let scored = if p.after_trigger {
         format!(
             "  judged from the trigger's end ({}), where a path ends at calm{}",
-            format_duration(r.rules.from / NS_PER_US),
+            format_duration(r.rules.from.whole_us()),
             if r.split.is_some() {
                 format!(
                     "; splitting scores from its start ({})",
-                    format_duration(r.rules.scored_from / NS_PER_US)
+                    format_duration(r.rules.scored_from.whole_us())
                 )
             } else {
                 String::new()
@@ -287,8 +287,8 @@ pub fn backlog_json(r: &BacklogReport) -> Value {
         "calm_backlog_at_most": r.chosen.regions.low,
         "calm_default": r.chosen.calm != CalmRule::Given,
         "calm_reason": calm_reason(&r.chosen),
-        "judged_from_s": r.rules.from as f64 / 1e9,
-        "scored_from_s": r.rules.scored_from as f64 / 1e9,
+        "judged_from_s": r.rules.from.ticks() as f64 / 1e9,
+        "scored_from_s": r.rules.scored_from.ticks() as f64 / 1e9,
         "after_trigger": p.after_trigger,
         "question": r.question(),
         "plain": {

@@ -39,8 +39,8 @@ pub struct HerdPicture<'a> {
 /// axis spans the same pixel rows.
 pub fn herd_timeline(picture: &HerdPicture<'_>) -> PlotResult<Figure> {
     let timeline = picture.timeline;
-    let span_us = (timeline.bin_us * timeline.retries.len() as u64).max(1);
-    let (scale, unit) = if span_us > 10_000_000 {
+    let span_us = (timeline.bin_us * timeline.retries.len() as u64).max(Micros::from_us(1));
+    let (scale, unit) = if span_us > Micros::from_s(10) {
         (1e-6, "s")
     } else {
         (1e-3, "ms")
@@ -51,8 +51,8 @@ pub fn herd_timeline(picture: &HerdPicture<'_>) -> PlotResult<Figure> {
         .fold(picture.capacity_per_ms.unwrap_or(0.0), f64::max)
         .max(1e-9)
         * 1.1;
-    let x = (0.0, span_us as f64 * scale);
-    let bin = timeline.bin_us as f64 * scale;
+    let x = (0.0, span_us.ticks() as f64 * scale);
+    let bin = timeline.bin_us.ticks() as f64 * scale;
     let shade = TRIGGER_COLOR.mix(0.15);
     let mut legend = vec![Entry::new(
         format!("retries per ms ({} bins)", format_duration(timeline.bin_us)),
@@ -66,7 +66,7 @@ pub fn herd_timeline(picture: &HerdPicture<'_>) -> PlotResult<Figure> {
     }
     if let Some((from, to)) = picture.outage_us {
         let at = |us: Micros| {
-            if us == 0 {
+            if us == Micros::ZERO {
                 "0".to_string()
             } else {
                 format_duration(us)
@@ -116,7 +116,10 @@ pub fn herd_timeline(picture: &HerdPicture<'_>) -> PlotResult<Figure> {
             .draw()
             .map_err(err)?;
         if let Some((from, to)) = picture.outage_us {
-            let (from, to) = (from as f64 * scale, (to as f64 * scale).min(x.1));
+            let (from, to) = (
+                from.ticks() as f64 * scale,
+                (to.ticks() as f64 * scale).min(x.1),
+            );
             if from < x.1 {
                 chart
                     .draw_series(std::iter::once(Rectangle::new(

@@ -4,6 +4,7 @@ use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 
 use super::{RunReport, ServerRunReport, WorkloadSummary};
+use crate::base::time::Nanos;
 use crate::measure::metrics::Metric;
 use crate::measure::metrics::ReportedMetric;
 use crate::measure::server_metrics::ServerMetric;
@@ -92,7 +93,7 @@ impl ServerWorkloadJson {
                 parameters.insert(column.to_string(), value);
             }
         }
-        let ms = |ns: u64| ns as f64 / 1e6;
+        let ms = |ns: Nanos| ns.ticks() as f64 / 1e6;
         let server = &spec.server;
         ServerWorkloadJson {
             resource: "server",
@@ -100,9 +101,9 @@ impl ServerWorkloadJson {
             offered_rate_per_s: server.offered_rate_per_s(),
             offered_load: server.offered_loads(),
             depth: server.chain.depth,
-            duration_ms: spec.duration_us() as f64 / 1e3,
+            duration_ms: spec.duration_us().ticks() as f64 / 1e3,
             duration_is_default: server.duration_us.is_none(),
-            patience_ms: spec.patience_us() as f64 / 1e3,
+            patience_ms: spec.patience_us().ticks() as f64 / 1e3,
             patience_is_default: server.patience_us.is_none(),
             triggers: server
                 .triggers
@@ -180,7 +181,7 @@ pub fn server_run_json(
         workload: ServerWorkloadJson::of(report.spec),
         master_seed: report.master_seed,
         replicates: report.summaries.first().map_or(0, |(_, s)| s.n),
-        window_ms: report.window_us as f64 / 1e3,
+        window_ms: report.window_us.ticks() as f64 / 1e3,
         metrics: MetricsJson(&report.summaries),
         services: report.layers.iter().map(|l| MetricsJson(l)).collect(),
         storm_probability: StormJson {

@@ -12,7 +12,7 @@
 use std::fmt::Write;
 
 use crate::base::format::{group_thousands, significant, trimmed};
-use crate::base::time::format_duration;
+use crate::base::time::{Micros, Nanos, format_duration};
 use crate::experiment::map::{
     CellCounts, MapAxis, MapSettings, Side, boundaries_of, places, rows_of,
 };
@@ -103,8 +103,15 @@ fn trigger_lengths(values: &[String]) -> Option<Vec<f64>> {
         .iter()
         .map(|v| {
             let triggers: Triggers = v.parse().ok()?;
-            (!triggers.0.is_empty())
-                .then(|| triggers.0.iter().map(|t| t.to - t.from).sum::<u64>() as f64 / 1e9)
+            (!triggers.0.is_empty()).then(|| {
+                triggers
+                    .0
+                    .iter()
+                    .map(|t| t.to - t.from)
+                    .sum::<Nanos>()
+                    .ticks() as f64
+                    / 1e9
+            })
         })
         .collect()
 }
@@ -168,7 +175,8 @@ fn axis_scale(axis: &MapAxis) -> XScale {
         } else {
             "trigger length".to_string()
         };
-        let context = same_start.then(|| format!(", from t = {}", format_duration(from / 1_000)));
+        let context =
+            same_start.then(|| format!(", from t = {}", format_duration(from.whole_us())));
         (what, context)
     } else {
         ("the triggers' total length".to_string(), None)
@@ -297,7 +305,7 @@ pub fn default_title(s: &MapSettings) -> String {
 }
 
 /// A patience span for people: `10s`, or `10s to 478s`.
-pub fn patience_text((least, most): (u64, u64)) -> String {
+pub fn patience_text((least, most): (Micros, Micros)) -> String {
     if least == most {
         format_duration(least)
     } else {
@@ -314,7 +322,7 @@ pub fn patience_note(s: &MapSettings, cells: &[CellCounts]) -> Option<String> {
 }
 
 /// [`patience_note`]'s words: short enough for one line under the map.
-fn patience_words(given: bool, span: (u64, u64)) -> String {
+fn patience_words(given: bool, span: (Micros, Micros)) -> String {
     if given {
         format!(
             "verdicts judged over a patience window of {} after the last trigger (given)",
@@ -698,7 +706,7 @@ mod tests {
     /// bounded to, printed wider (whole ms) than a default is (whole s).
     #[test]
     fn the_patience_note_fits_under_the_map() {
-        let wide = (10_001_000, 599_999_000);
+        let wide = (Micros::from_ms(10_001), Micros::from_ms(599_999));
         for (given, span) in [(true, wide), (false, (wide.1, wide.1)), (false, wide)] {
             let line = patience_words(given, span);
             let width = crate::report::svg::text_width(&line, 11.0);

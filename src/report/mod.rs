@@ -39,7 +39,7 @@ pub use table::{
 use serde::Serialize;
 
 use crate::base::format::{format_number, group_thousands};
-use crate::base::time::{Micros, format_duration, us_to_ms};
+use crate::base::time::{Micros, Nanos, format_duration, us_to_ms};
 use crate::measure::metrics::Metric;
 use crate::measure::stats::Summary;
 use crate::spec::RunSpec;
@@ -166,7 +166,7 @@ impl WorkloadSummary {
                 .map(us_to_ms),
             clients: spec.clients,
             capacity_per_ms: spec.capacity_per_ms,
-            service_ms: spec.service_ns() as f64 / 1e6,
+            service_ms: spec.service_ns().ticks() as f64 / 1e6,
             policy: p.kind.name(),
             base_ms: us_to_ms(p.base_us),
             cap_ms: us_to_ms(p.cap_us),
@@ -196,10 +196,10 @@ impl WorkloadSummary {
         let resource = match spec.resource {
             crate::model::ResourceKind::Slot => {
                 let service = spec.service_ns();
-                let service = if service.is_multiple_of(1_000) {
-                    format_duration(service / 1_000)
+                let service = if service.is_multiple_of(Nanos::from_us(1)) {
+                    format_duration(service.whole_us())
                 } else {
-                    format!("{:.3}us", service as f64 / 1e3)
+                    format!("{:.3}us", service.ticks() as f64 / 1e3)
                 };
                 let mut text = format!(
                     "a slot resource serving {}/ms (one call per {service})",
@@ -374,7 +374,7 @@ pub fn verdict_rule(spec: &RunSpec) -> Option<String> {
                 " and {} times the {} a stall as long as the triggers takes to drain at this load",
                 crate::spec::server_load::PATIENCE_DRAINS,
                 // To a tenth of a second: an estimate, not a measurement.
-                format_duration(drain.div_ceil(100_000) * 100_000)
+                format_duration(drain.div_ceil(Micros::from_ms(100)) * Micros::from_ms(100))
             );
         }
         why + ", within 10s to 10min"
@@ -391,7 +391,9 @@ pub fn verdict_rule(spec: &RunSpec) -> Option<String> {
     // A fixed request count ends the load at its last arrival, about
     // N / rate; otherwise the duration does.
     let load_end = match (spec.server.requests, spec.server.users) {
-        (Some(n), None) => (n as f64 * 1e6 / spec.server.offered_rate_per_s()) as Micros,
+        (Some(n), None) => {
+            Micros::from_ticks((n as f64 * 1e6 / spec.server.offered_rate_per_s()) as u64)
+        }
         _ => spec.duration_us(),
     };
     if load_end < end.saturating_add(patience) {

@@ -2,6 +2,7 @@
 //! series, one row per replicate and window, as tidy CSV.
 
 use crate::base::format::csv_number;
+use crate::base::time::Nanos;
 use crate::measure::server_metrics::ServerMetrics;
 use crate::measure::verdict::{Baseline, Goodput};
 use crate::report::csv::line;
@@ -41,8 +42,8 @@ pub const SERIES_HEADER: [&str; 17] = [
 /// did).
 pub fn series_csv(
     runs: &[ServerMetrics],
-    window_ns: u64,
-    first_trigger: Option<u64>,
+    window_ns: Nanos,
+    first_trigger: Option<Nanos>,
     goodput: Goodput,
 ) -> String {
     let mut text = series_header();
@@ -62,15 +63,15 @@ pub fn series_header() -> String {
 pub fn series_rows(
     replicate: u32,
     run: &ServerMetrics,
-    window_ns: u64,
-    first_trigger: Option<u64>,
+    window_ns: Nanos,
+    first_trigger: Option<Nanos>,
     goodput: Goodput,
 ) -> String {
     let mut text = String::new();
     let baseline = first_trigger.map(|t| Baseline::before(&run.windows, window_ns, t, goodput));
     for (i, w) in run.windows.iter().enumerate() {
         let healthy = baseline.and_then(|b| b.block_healthy(&run.windows, i));
-        let start_ms = (i as u64 * window_ns) as f64 / 1e6;
+        let start_ms = (i as u64 * window_ns).ticks() as f64 / 1e6;
         text += &line(&[
             replicate.to_string(),
             csv_number(start_ms),
@@ -95,6 +96,6 @@ pub fn series_rows(
 }
 
 /// Milliseconds, or empty.
-fn ms(ns: Option<u64>) -> String {
-    ns.map_or_else(String::new, |ns| csv_number(ns as f64 / 1e6))
+fn ms(ns: Option<Nanos>) -> String {
+    ns.map_or_else(String::new, |ns| csv_number(ns.ticks() as f64 / 1e6))
 }

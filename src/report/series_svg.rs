@@ -9,7 +9,7 @@
 use plotters::prelude::*;
 
 use crate::base::format::trimmed;
-use crate::base::time::format_duration;
+use crate::base::time::{Nanos, format_duration};
 use crate::measure::server_metrics::Window;
 use crate::measure::verdict::Verdict;
 use crate::model::server::{Trigger, TriggerKind};
@@ -56,8 +56,8 @@ pub fn trigger_label(trigger: &Trigger) -> String {
     format!(
         "{}, {} to {}",
         trigger_kind_label(trigger.kind),
-        format_duration(trigger.from / 1_000),
-        format_duration(trigger.to / 1_000)
+        format_duration(trigger.from.whole_us()),
+        format_duration(trigger.to.whole_us())
     )
 }
 
@@ -69,7 +69,7 @@ pub struct SeriesPicture<'a> {
     /// One run's windows, from t = 0.
     pub windows: &'a [Window],
     /// The window's length, ns.
-    pub window_ns: u64,
+    pub window_ns: Nanos,
     /// Each trigger's window in seconds and its label ([`trigger_label`]).
     pub triggers: Vec<(f64, f64, String)>,
     /// The server's capacity in attempts per second over time, as steps
@@ -95,7 +95,7 @@ impl SeriesPicture<'_> {
     /// end of the load or of the patience window (whichever is later) plus a
     /// tenth of it, rounded up to a window, if the run goes on past that.
     pub fn shown_end_s(&self) -> f64 {
-        let width_s = self.window_ns as f64 / 1e9;
+        let width_s = self.window_ns.ticks() as f64 / 1e9;
         let data_end = (self.windows.len() as f64 * width_s).max(width_s);
         if self.all {
             return data_end;
@@ -121,7 +121,7 @@ fn seconds(v: f64) -> String {
 /// p50 and p99 of the window's successes (a log axis when it spans more than
 /// a factor of 20). Each panel's legend stands right of it.
 pub fn server_series(picture: &SeriesPicture<'_>) -> PlotResult<Figure> {
-    let width_s = picture.window_ns as f64 / 1e9;
+    let width_s = picture.window_ns.ticks() as f64 / 1e9;
     let per_s = |count: u64| Some(count as f64 / width_s);
     let end_s = picture.shown_end_s();
     let data_end = picture.windows.len() as f64 * width_s;
@@ -132,7 +132,7 @@ pub fn server_series(picture: &SeriesPicture<'_>) -> PlotResult<Figure> {
     let attempts: Vec<_> = windows.iter().map(|w| per_s(w.attempts)).collect();
     let goodput: Vec<_> = windows.iter().map(|w| per_s(w.successes)).collect();
     let queue: Vec<_> = windows.iter().map(|w| Some(w.queue as f64)).collect();
-    let ms = |ns: Option<u64>| ns.map(|v| v as f64 / 1e6);
+    let ms = |ns: Option<Nanos>| ns.map(|v| v.ticks() as f64 / 1e6);
     let p50: Vec<_> = windows.iter().map(|w| ms(w.latency_p50_ns)).collect();
     let p99: Vec<_> = windows.iter().map(|w| ms(w.latency_p99_ns)).collect();
     let capacity: Vec<Vec<(f64, f64)>> = picture
@@ -209,7 +209,7 @@ pub fn server_series(picture: &SeriesPicture<'_>) -> PlotResult<Figure> {
         };
         match picture.verdict {
             Some(Verdict::Recovered(after_ns)) => {
-                let at = from + after_ns as f64 / 1e9;
+                let at = from + after_ns.ticks() as f64 / 1e9;
                 marks.push((at, RECOVERED_COLOR, true));
                 first_legend.push(Entry::new(
                     format!(
@@ -226,7 +226,7 @@ pub fn server_series(picture: &SeriesPicture<'_>) -> PlotResult<Figure> {
                     format!(
                         "draining: backlog still falling at t = {}, healthy by about t = {}",
                         seconds(to),
-                        seconds(from + after_ns as f64 / 1e9)
+                        seconds(from + after_ns.ticks() as f64 / 1e9)
                     ),
                     Swatch::Mark(STUCK_COLOR, true),
                 ));

@@ -5,6 +5,7 @@
 
 use plotters::prelude::*;
 
+use crate::base::time::Nanos;
 use crate::measure::server_metrics::Window;
 use crate::model::server::Trigger;
 use crate::report::series_svg::{TRIGGER_COLOR, trigger_label};
@@ -37,7 +38,7 @@ pub struct StrategiesPicture<'a> {
     /// The runs, one line each.
     pub runs: Vec<StrategyRun<'a>>,
     /// The window's length, ns.
-    pub window_ns: u64,
+    pub window_ns: Nanos,
     /// Draw up to here, s (the load's duration).
     pub end_s: f64,
     /// Each trigger's window in seconds and what it is: collected from the
@@ -58,8 +59,8 @@ impl<'t> FromIterator<&'t Trigger> for TriggerShades {
                 .into_iter()
                 .map(|t| {
                     (
-                        t.from as f64 / 1e9,
-                        t.to as f64 / 1e9,
+                        t.from.ticks() as f64 / 1e9,
+                        t.to.ticks() as f64 / 1e9,
                         Some(trigger_label(t)),
                     )
                 })
@@ -100,7 +101,7 @@ impl TriggerShades {
 /// successes, the queue and the busy share of the workers at the window's
 /// end.
 pub fn strategies_series(picture: &StrategiesPicture<'_>) -> PlotResult<Figure> {
-    let width_s = picture.window_ns as f64 / 1e9;
+    let width_s = picture.window_ns.ticks() as f64 / 1e9;
     let windows_shown = (picture.end_s / width_s).ceil() as usize;
     let x = (0.0, picture.end_s);
     // Each panel's values per run.
@@ -111,7 +112,7 @@ pub fn strategies_series(picture: &StrategiesPicture<'_>) -> PlotResult<Figure> 
             .map(|w| match panel {
                 0 => w.success_rate().map(|r| 100.0 * r),
                 1 => Some(w.attempts as f64 / (run.rate_per_s * width_s)),
-                2 => w.latency_p99_ns.map(|ns| ns as f64 / 1e6),
+                2 => w.latency_p99_ns.map(|ns| ns.ticks() as f64 / 1e6),
                 3 => Some(w.queue as f64),
                 _ => run.workers.map(|c| 100.0 * w.busy as f64 / f64::from(c)),
             })

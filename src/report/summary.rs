@@ -9,6 +9,8 @@
 
 use std::fmt::Write as _;
 
+use crate::base::time::Micros;
+use crate::base::time::Nanos;
 use crate::measure::layer_metrics::LayerMetric;
 use crate::measure::metrics::Metric;
 use crate::measure::server_metrics::{ServerMetric, ServerMetrics, Storm};
@@ -53,7 +55,7 @@ pub struct ServerPointSummary {
     /// Decimals of a time in seconds: the window's.
     pub time_decimals: usize,
     /// The patience window the verdicts were judged over, ns.
-    pub patience_ns: u64,
+    pub patience_ns: Nanos,
 }
 
 /// `x` with `decimals` decimals, no thousands separator, no `-0`.
@@ -74,9 +76,9 @@ fn per_second(x: f64) -> String {
 
 /// The decimals that show a multiple of `window_ns` in seconds exactly
 /// (at least one, at most six).
-fn decimals_of(window_ns: u64) -> usize {
+fn decimals_of(window_ns: Nanos) -> usize {
     (1..=6)
-        .find(|&d| window_ns.is_multiple_of(10u64.pow(9 - d as u32)))
+        .find(|&d| window_ns.ticks().is_multiple_of(10u64.pow(9 - d as u32)))
         .unwrap_or(6)
 }
 
@@ -89,12 +91,12 @@ pub fn server_point_summary(
     run: &ServerMetrics,
     summaries: Option<&[(ServerMetric, Summary)]>,
 ) -> ServerPointSummary {
-    let window_ns = spec.window().max(1) * 1_000;
-    let window_s = window_ns as f64 / 1e9;
+    let window_ns = Nanos::of_us(spec.window().max(Micros::from_us(1)));
+    let window_s = window_ns.ticks() as f64 / 1e9;
     let triggers = &spec.server.triggers.0;
     let first = triggers.iter().map(|t| t.from).min();
     let last = triggers.iter().map(|t| t.to).max();
-    let whole = |i: usize, end: u64| (i as u64 + 1) * window_ns <= end;
+    let whole = |i: usize, end: Nanos| (i as u64 + 1) * window_ns <= end;
     let goodput = |w: &crate::measure::server_metrics::Window| w.successes as f64 / window_s;
     let before_end = first.unwrap_or(run.load_end_ns);
     let before: Vec<f64> = run
@@ -110,7 +112,7 @@ pub fn server_point_summary(
     // or of the load if it ends sooner.
     let from = first.map_or(0, |f| (f / window_ns) as usize);
     let judged_end = last.map_or(run.load_end_ns, |l| {
-        (l + spec.patience_us() * 1_000).min(run.load_end_ns.max(l))
+        (l + Nanos::of_us(spec.patience_us())).min(run.load_end_ns.max(l))
     });
     let mut lowest: Option<(f64, f64)> = None;
     for (i, w) in run.windows.iter().enumerate().skip(from) {
@@ -148,7 +150,7 @@ pub fn server_point_summary(
         runs: find(ServerMetric::Requests).map_or(1, |s| s.n),
         means,
         time_decimals: decimals_of(window_ns),
-        patience_ns: spec.patience_us() * 1_000,
+        patience_ns: Nanos::of_us(spec.patience_us()),
     }
 }
 
@@ -188,20 +190,20 @@ impl ServerPointSummary {
             None => "no trigger, so no verdict".to_string(),
             Some(Verdict::Recovered(ns)) => format!(
                 "recovered {} s after {}",
-                plain(ns as f64 / 1e9, self.time_decimals),
+                plain(ns.ticks() as f64 / 1e9, self.time_decimals),
                 self.the_trigger()
             ),
             Some(Verdict::Draining(ns)) => format!(
                 "draining: still degraded at the patience window's end ({} s) but its backlog \
                  falling steadily, healthy by about {} s after {}",
-                plain(self.patience_ns as f64 / 1e9, self.time_decimals),
-                plain(ns as f64 / 1e9, self.time_decimals),
+                plain(self.patience_ns.ticks() as f64 / 1e9, self.time_decimals),
+                plain(ns.ticks() as f64 / 1e9, self.time_decimals),
                 self.the_trigger()
             ),
             Some(Verdict::Stuck) => format!(
                 "stuck: still degraded late in the patience window ({} s) after {}, its backlog \
                  not falling",
-                plain(self.patience_ns as f64 / 1e9, self.time_decimals),
+                plain(self.patience_ns.ticks() as f64 / 1e9, self.time_decimals),
                 self.the_trigger()
             ),
             Some(Verdict::Unresolved) => {
@@ -334,11 +336,11 @@ impl ServerPointSummary {
                 None => "no trigger".to_string(),
                 Some(Verdict::Recovered(ns)) => format!(
                     "recovered at +{} s",
-                    plain(ns as f64 / 1e9, self.time_decimals)
+                    plain(ns.ticks() as f64 / 1e9, self.time_decimals)
                 ),
                 Some(Verdict::Draining(ns)) => format!(
                     "draining, about +{} s",
-                    plain(ns as f64 / 1e9, self.time_decimals)
+                    plain(ns.ticks() as f64 / 1e9, self.time_decimals)
                 ),
                 Some(v) => v.name().to_string(),
             },
@@ -425,7 +427,7 @@ pub fn herd_point_summary(point: &ComparedPoint) -> String {
         plain(mean(Metric::GaveUp), if runs > 1 { 1 } else { 0 }),
         plain(mean(Metric::LastSuccessMs) / 1e3, 3),
         plain(mean(Metric::PeakRetries), if runs > 1 { 1 } else { 0 }),
-        plain(spec.window() as f64 / 1e3, 3)
+        plain(spec.window().ticks() as f64 / 1e3, 3)
             .trim_end_matches('0')
             .trim_end_matches('.'),
         plain(mean(Metric::PeakRetriesPct), 2)
@@ -503,6 +505,7 @@ pub fn services_markdown(label: &str, depth: usize, runs: usize, services: &[Sum
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::time::Nanos;
 
     #[test]
     fn plain_numbers_have_no_separator_and_no_negative_zero() {
@@ -516,11 +519,11 @@ mod tests {
 
     #[test]
     fn a_windows_decimals_show_its_multiples_exactly() {
-        assert_eq!(decimals_of(100_000_000), 1);
-        assert_eq!(decimals_of(1_000_000_000), 1);
-        assert_eq!(decimals_of(10_000_000), 2);
-        assert_eq!(decimals_of(250_000_000), 2);
-        assert_eq!(decimals_of(1_000), 6);
+        assert_eq!(decimals_of(Nanos::from_ms(100)), 1);
+        assert_eq!(decimals_of(Nanos::from_s(1)), 1);
+        assert_eq!(decimals_of(Nanos::from_ms(10)), 2);
+        assert_eq!(decimals_of(Nanos::from_ms(250)), 2);
+        assert_eq!(decimals_of(Nanos::from_us(1)), 6);
     }
 
     #[test]
@@ -533,12 +536,12 @@ mod tests {
             lowest: Some((0.0, 2.0)),
             queue_peak: 1868,
             server_amplification: 1.004,
-            verdict: Some(Verdict::Recovered(11_300_000_000)),
+            verdict: Some(Verdict::Recovered(Nanos::from_ms(11_300))),
             storm: Some(Storm::of_counts(0, 10, 0)),
             runs: 10,
             means: None,
             time_decimals: 1,
-            patience_ns: 10_000_000_000,
+            patience_ns: Nanos::from_s(10),
         };
         let one = server_summary_markdown(std::slice::from_ref(&point));
         assert!(one.starts_with("**policy=full**: Offered load ρ = 0.790. In replicate 0, goodput fell from 600/s before the trigger to 0/s at t = 2.0 s (capacity:0@2s..5s), the queue peaked at 1868, the server saw 1.004 attempts per request; recovered 11.3 s after the trigger's end (10 of 10 runs decided, 0 stuck, 0 unresolved)."), "{one}");

@@ -12,6 +12,7 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use crate::base::time::Micros;
 use crate::experiment::schedule::Schedule;
 use crate::measure::timeline::Timeline;
 use crate::report::error::ReportError;
@@ -128,8 +129,8 @@ pub fn timelines(
         .iter()
         .map(|(_, t)| t.bin_us * t.retries.len() as u64)
         .max()
-        .unwrap_or(1);
-    let (scale, unit) = if span_us > 10_000_000 {
+        .unwrap_or(Micros::from_us(1));
+    let (scale, unit) = if span_us > Micros::from_s(10) {
         (1e-6, "s")
     } else {
         (1e-3, "ms")
@@ -140,7 +141,7 @@ pub fn timelines(
         .fold(capacity_per_ms.unwrap_or(0.0), f64::max)
         .max(1e-9)
         * 1.1;
-    let x = (0.0, span_us as f64 * scale);
+    let x = (0.0, span_us.ticks() as f64 * scale);
     let legends: Vec<Vec<Entry>> = panels
         .iter()
         .map(|(_, timeline)| {
@@ -174,7 +175,7 @@ pub fn timelines(
                 .y_label_formatter(&|v| tick(*v))
                 .draw()
                 .map_err(err)?;
-            let bin = timeline.bin_us as f64 * scale;
+            let bin = timeline.bin_us.ticks() as f64 * scale;
             let rates: Vec<Option<f64>> = timeline.rates_per_ms().into_iter().map(Some).collect();
             chart
                 .draw_series(LineSeries::new(
@@ -199,7 +200,7 @@ pub fn timelines(
 /// log delay axis, one row per policy on shared axes.
 pub fn delay_bands(title: &str, schedules: &[Schedule]) -> PlotResult<Figure> {
     let retries = schedules.iter().map(|s| s.retries.len()).max().unwrap_or(1);
-    let positive = |v: u64| (v > 0).then_some(v as f64 / 1e3);
+    let positive = |v: Micros| (v > Micros::ZERO).then_some(v.ticks() as f64 / 1e3);
     let low = schedules
         .iter()
         .flat_map(|s| {
@@ -210,7 +211,7 @@ pub fn delay_bands(title: &str, schedules: &[Schedule]) -> PlotResult<Figure> {
         .fold(f64::INFINITY, f64::min);
     let high = schedules
         .iter()
-        .flat_map(|s| s.retries.iter().map(|r| r.p99 as f64 / 1e3))
+        .flat_map(|s| s.retries.iter().map(|r| r.p99.ticks() as f64 / 1e3))
         .fold(0.0, f64::max);
     let y = ((low / 2.0).max(1e-3), (high * 2.0).max(1e-2));
     let x = (0.5, retries as f64 + 0.5);
@@ -246,9 +247,12 @@ pub fn delay_bands(title: &str, schedules: &[Schedule]) -> PlotResult<Figure> {
             chart
                 .draw_series(schedule.retries.iter().map(|r| {
                     let k = f64::from(r.retry);
-                    let p1 = (r.p1 as f64 / 1e3).max(y.0);
+                    let p1 = (r.p1.ticks() as f64 / 1e3).max(y.0);
                     Rectangle::new(
-                        [(k - 0.3, p1), (k + 0.3, (r.p99 as f64 / 1e3).max(y.0))],
+                        [
+                            (k - 0.3, p1),
+                            (k + 0.3, (r.p99.ticks() as f64 / 1e3).max(y.0)),
+                        ],
                         color.mix(0.35).filled(),
                     )
                 }))
@@ -256,7 +260,7 @@ pub fn delay_bands(title: &str, schedules: &[Schedule]) -> PlotResult<Figure> {
             chart
                 .draw_series(schedule.retries.iter().map(|r| {
                     Circle::new(
-                        (f64::from(r.retry), (r.p50 as f64 / 1e3).max(y.0)),
+                        (f64::from(r.retry), (r.p50.ticks() as f64 / 1e3).max(y.0)),
                         3,
                         color.filled(),
                     )

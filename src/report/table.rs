@@ -23,7 +23,7 @@ pub fn run_table(report: &RunReport<'_>) -> String {
         group_thousands(n as u64),
         if n == 1 { "" } else { "s" },
         report.master_seed,
-        format_number(report.spec.window() as f64 / 1e3, 3)
+        format_number(report.spec.window().ticks() as f64 / 1e3, 3)
             .trim_end_matches('0')
             .trim_end_matches('.'),
     );
@@ -100,7 +100,7 @@ pub fn server_run_table(report: &ServerRunReport<'_>) -> String {
         group_thousands(n as u64),
         if n == 1 { "" } else { "s" },
         report.master_seed,
-        format_number(report.window_us as f64 / 1e3, 3)
+        format_number(report.window_us.ticks() as f64 / 1e3, 3)
             .trim_end_matches('0')
             .trim_end_matches('.'),
     );
@@ -258,7 +258,7 @@ pub fn schedule_table(schedule: &crate::experiment::schedule::Schedule) -> Strin
         group_thousands(u64::from(schedule.samples))
     );
     out.push('\n');
-    let ms = |us: crate::base::time::Micros| format_number(us as f64 / 1e3, 1);
+    let ms = |us: crate::base::time::Micros| format_number(us.ticks() as f64 / 1e3, 1);
     let rows: Vec<Vec<String>> = schedule
         .retries
         .iter()

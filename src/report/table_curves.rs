@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::io::Read;
 
+use crate::base::time::Nanos;
 use crate::report::error::ReportError;
 use crate::report::svg::Curve;
 
@@ -68,14 +69,14 @@ fn x_number(text: &str) -> Option<(f64, Option<&'static str>)> {
         return Some((v, None));
     }
     if let Ok(us) = crate::base::time::parse_duration(text) {
-        return Some((us as f64 / 1e3, Some("ms")));
+        return Some((us.ticks() as f64 / 1e3, Some("ms")));
     }
     let triggers = text.parse::<crate::model::server::Triggers>().ok()?;
     if triggers.0.is_empty() {
         return None;
     }
-    let ns: u64 = triggers.0.iter().map(|t| t.to - t.from).sum();
-    Some((ns as f64 / 1e6, Some("total window length, ms")))
+    let ns: Nanos = triggers.0.iter().map(|t| t.to - t.from).sum();
+    Some((ns.ticks() as f64 / 1e6, Some("total window length, ms")))
 }
 
 /// The CI column that goes with `y`: `calls_mean` → `calls_ci95`, `mean` → `ci95`.

@@ -6,6 +6,7 @@
 //! first-out and a run depends on nothing but its spec and seed.
 
 use crate::base::seeding::{Seeds, job_rng};
+use crate::base::time::Micros;
 use crate::control::Outcome;
 use crate::measure::metrics::RunMetrics;
 use crate::measure::observer::{NoObserver, Observer};
@@ -153,6 +154,7 @@ fn call_loop<W: WalkBits, R: CallResource, O: Observer, Q: EventQueue<Client<W>>
     let mut recorder = Recorder::new(spec.clients, spec.window());
 
     while let Some((time, mut client)) = queue.first() {
+        let time = Micros::from_ticks(time);
         let attempt = client.attempt;
         match retries.about_to_call(&client, time, &mut recorder) {
             Admitted::Yes => {}
@@ -161,8 +163,9 @@ fn call_loop<W: WalkBits, R: CallResource, O: Observer, Q: EventQueue<Client<W>>
                 continue;
             }
             Admitted::Retry => {
-                let at = retries.after_failure(&mut client, time, 0, observer, &mut recorder);
-                queue.reschedule_first(at.map(|t| (t, client)));
+                let at =
+                    retries.after_failure(&mut client, time, Micros::ZERO, observer, &mut recorder);
+                queue.reschedule_first(at.map(|t| (t.ticks(), client)));
                 continue;
             }
         }
@@ -181,10 +184,10 @@ fn call_loop<W: WalkBits, R: CallResource, O: Observer, Q: EventQueue<Client<W>>
         let hint = if retries.wants_hints() {
             resource.retry_hint(time)
         } else {
-            0
+            Micros::ZERO
         };
         let at = retries.after_failure(&mut client, time, hint, observer, &mut recorder);
-        queue.reschedule_first(at.map(|t| (t, client)));
+        queue.reschedule_first(at.map(|t| (t.ticks(), client)));
     }
     recorder.finish()
 }
@@ -203,7 +206,7 @@ mod tests {
         let m = simulate(&spec(PolicyKind::Full, 1), Seeds::for_job(1, 0, 0));
         assert_eq!(
             (m.calls, m.retries, m.successes, m.last_success_us),
-            (1, 0, 1, 0)
+            (1, 0, 1, Micros::ZERO)
         );
         assert_eq!(m.peak_retries, 0);
     }
@@ -213,8 +216,14 @@ mod tests {
         // t=0: client 0 served, client 1 fails and waits base (100 ms);
         // t=100 ms: served.
         let m = simulate(&spec(PolicyKind::None, 2), Seeds::for_job(1, 0, 0));
-        assert_eq!((m.calls, m.retries, m.last_success_us), (3, 1, 100_000));
-        assert_eq!((m.completion_p50_us, m.completion_max_us), (0, 100_000));
+        assert_eq!(
+            (m.calls, m.retries, m.last_success_us),
+            (3, 1, Micros::from_ms(100))
+        );
+        assert_eq!(
+            (m.completion_p50_us, m.completion_max_us),
+            (Micros::ZERO, Micros::from_ms(100))
+        );
         assert_eq!(m.completion_total_us, 100_000);
     }
 

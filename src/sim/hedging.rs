@@ -53,7 +53,7 @@ mod tests {
     #[test]
     fn a_slot_reused_starts_with_no_copies_and_hedging_not_frozen() {
         let mut h = Hedging::new(Hedge {
-            delay: 10,
+            delay: Nanos::from_ticks(10),
             copies: 3,
         });
         let c = h.slots.start(4);
@@ -77,7 +77,7 @@ mod tests {
                 users,
                 think: Dist::Const(think),
             },
-            first_call: Some(Dist::Const(0)),
+            first_call: Some(Dist::Const(Nanos::ZERO)),
             duration: MS,
             workers: None,
             service: Service::One(Dist::Const(service)),
@@ -88,7 +88,7 @@ mod tests {
     /// Its user thinks 0 after it: past the load's 1 ms, no request follows,
     /// and the run ends when the request does, or its last copy's service.
     fn one_request(service: Nanos) -> ServerSpec {
-        closed(1, service, 0)
+        closed(1, service, Nanos::ZERO)
     }
 
     /// Every attempt completing in `[from, to)` fails (an outage trigger).
@@ -130,10 +130,10 @@ mod tests {
         // The first copy fails at 2 ms (the outage covers [0, 4 ms)); the
         // second goes at 3 ms, the delay, and succeeds at 5 ms. Sent at the
         // failure, as gRFC A6's prose says, it would succeed at 4 ms.
-        let spec = failing(one_request(2 * MS), 0, 4 * MS);
+        let spec = failing(one_request(2 * MS), Nanos::ZERO, 4 * MS);
         let m = run(&spec, &hedged(3 * MS, 3));
         assert_eq!((m.requests, m.successes, m.attempts), (1, 1, 2));
-        assert_eq!(m.latency_total_ns, 5 * u128::from(MS));
+        assert_eq!(m.latency_total_ns, 5 * u128::from(MS.ticks()));
     }
 
     #[test]
@@ -143,15 +143,15 @@ mod tests {
         let spec = one_request(10 * MS);
         let m = run(&spec, &hedged(3 * MS, 4));
         assert_eq!((m.successes, m.attempts, m.arrived_at_server), (1, 4, 4));
-        assert_eq!(m.latency_total_ns, 10 * u128::from(MS));
-        assert_eq!(m.busy_ns, 40 * u128::from(MS));
+        assert_eq!(m.latency_total_ns, 10 * u128::from(MS.ticks()));
+        assert_eq!(m.busy_ns, 40 * u128::from(MS.ticks()));
         // Every copy started while the request lasted: none is counted
         // wasted (that is judged when a worker takes it).
         assert_eq!(m.wasted_ns, 0);
         // A delay of 6 ms: the copy due at 12 ms never goes.
         let m = run(&spec, &hedged(6 * MS, 4));
         assert_eq!((m.successes, m.attempts), (1, 2));
-        assert_eq!(m.busy_ns, 20 * u128::from(MS));
+        assert_eq!(m.busy_ns, 20 * u128::from(MS.ticks()));
     }
 
     #[test]
@@ -166,10 +166,10 @@ mod tests {
         };
         let m = run(&spec, &hedged(3 * MS, 3));
         assert_eq!((m.successes, m.attempts), (1, 3));
-        assert_eq!(m.latency_total_ns, 10 * u128::from(MS));
+        assert_eq!(m.latency_total_ns, 10 * u128::from(MS.ticks()));
         assert_eq!(
             (m.busy_ns, m.wasted_ns),
-            (30 * u128::from(MS), 10 * u128::from(MS))
+            (30 * u128::from(MS.ticks()), 10 * u128::from(MS.ticks()))
         );
         assert_eq!(m.end_ns, 30 * MS);
     }
@@ -180,20 +180,24 @@ mod tests {
         // failures are fatal (retry_on none): the request fails then,
         // though the second copy would succeed at 3.5 ms. Its service still
         // happens, and the third copy, due at 3 ms, never goes.
-        let spec = failing(one_request(2 * MS), 0, 2 * MS + 1);
+        let spec = failing(
+            one_request(2 * MS),
+            Nanos::ZERO,
+            2 * MS + Nanos::from_ticks(1),
+        );
         let retry = ServerRetry {
             retry_on: "none".parse().unwrap(),
             ..hedged(3 * MS / 2, 3)
         };
         let m = run(&spec, &retry);
         assert_eq!((m.successes, m.gave_up, m.attempts), (0, 1, 2));
-        assert_eq!(m.busy_ns, 4 * u128::from(MS));
+        assert_eq!(m.busy_ns, 4 * u128::from(MS.ticks()));
         assert_eq!(m.end_ns, 7 * MS / 2);
         // Non-fatal: the request goes on, its third copy goes at 3 ms, and
         // the second's success at 3.5 ms wins.
         let m = run(&spec, &hedged(3 * MS / 2, 3));
         assert_eq!((m.successes, m.gave_up, m.attempts), (1, 0, 3));
-        assert_eq!(m.latency_total_ns, 7 * u128::from(MS) / 2);
+        assert_eq!(m.latency_total_ns, 7 * u128::from(MS.ticks()) / 2);
     }
 
     #[test]
@@ -210,7 +214,7 @@ mod tests {
             assert_eq!(m.end_ns, (9 + u64::from(copies)) * MS, "{copies} copies");
         }
         // A delay of 0: every copy at once.
-        let m = run(&spec, &hedged(0, 4));
+        let m = run(&spec, &hedged(Nanos::ZERO, 4));
         assert_eq!((m.gave_up, m.attempts, m.end_ns), (1, 4, 10 * MS));
     }
 
@@ -229,8 +233,8 @@ mod tests {
         assert_eq!((m.gave_up, m.attempts, m.timeouts), (1, 3, 3));
         // Their service goes on after the deadline; each reply would come
         // after it, so all of it is wasted.
-        assert_eq!(m.busy_ns, 30 * u128::from(MS));
-        assert_eq!(m.wasted_ns, 30 * u128::from(MS));
+        assert_eq!(m.busy_ns, 30 * u128::from(MS.ticks()));
+        assert_eq!(m.wasted_ns, 30 * u128::from(MS.ticks()));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The event loop of the `occ` model ([`crate::model::OccNetwork`]): a
 //! conversation over a network rather than a call answered at once.
 
+use crate::base::time::Micros;
 use crate::control::Outcome;
 use crate::measure::metrics::RunMetrics;
 use crate::measure::observer::Observer;
@@ -62,12 +63,13 @@ pub(crate) fn run_occ<W: WalkBits, O: Observer, Q: EventQueue<Client<W>>>(
     let first = if reads { Next::Read } else { Next::Write };
     let mut next = vec![first; n];
     let mut read_version = vec![0u64; n];
-    let mut write_arrived = vec![0; n];
+    let mut write_arrived = vec![Micros::ZERO; n];
     let mut version = 0u64;
     let mut locked = false;
     let mut recorder = Recorder::new(spec.clients, spec.window());
 
     while let Some((time, mut client)) = queue.first() {
+        let time = Micros::from_ticks(time);
         let c = client.id as usize;
         let decided = match next[c] {
             Next::Read => {
@@ -75,7 +77,10 @@ pub(crate) fn run_occ<W: WalkBits, O: Observer, Q: EventQueue<Client<W>>>(
                 // a hop.
                 read_version[c] = version;
                 next[c] = Next::Write;
-                queue.reschedule_first(Some((time + network.delay() + network.delay(), client)));
+                queue.reschedule_first(Some((
+                    (time + network.delay() + network.delay()).ticks(),
+                    client,
+                )));
                 continue;
             }
             Next::Write => {
@@ -91,9 +96,9 @@ pub(crate) fn run_occ<W: WalkBits, O: Observer, Q: EventQueue<Client<W>>>(
                         // after a failed write.
                         next[c] = first;
                         let at = retries
-                            .after_failure(&mut client, time, 0, observer, &mut recorder)
+                            .after_failure(&mut client, time, Micros::ZERO, observer, &mut recorder)
                             .map(|sent| sent + network.delay());
-                        queue.reschedule_first(at.map(|t| (t, client)));
+                        queue.reschedule_first(at.map(|t| (t.ticks(), client)));
                         continue;
                     }
                 }
@@ -105,20 +110,22 @@ pub(crate) fn run_occ<W: WalkBits, O: Observer, Q: EventQueue<Client<W>>>(
                 match occ.server {
                     OccServer::Locking if locked => Some(false),
                     OccServer::Locking => {
-                        locked = write > 0;
-                        (write == 0).then_some(true)
+                        locked = write > Micros::ZERO;
+                        (write == Micros::ZERO).then_some(true)
                     }
-                    OccServer::WriteOnly if write == 0 => Some(true),
+                    OccServer::WriteOnly if write == Micros::ZERO => Some(true),
                     OccServer::WriteOnly => {
                         read_version[c] = version;
                         None
                     }
-                    OccServer::ReadWrite if write == 0 => Some(read_version[c] == version),
+                    OccServer::ReadWrite if write == Micros::ZERO => {
+                        Some(read_version[c] == version)
+                    }
                     OccServer::ReadWrite => None,
                 }
                 .or_else(|| {
                     next[c] = Next::WriteEnd;
-                    queue.reschedule_first(Some((time + write, client)));
+                    queue.reschedule_first(Some(((time + write).ticks(), client)));
                     None
                 })
             }
@@ -152,10 +159,10 @@ pub(crate) fn run_occ<W: WalkBits, O: Observer, Q: EventQueue<Client<W>>>(
             // The next attempt starts when the client sends its read or
             // write.
             retries
-                .after_failure(&mut client, reply, 0, observer, &mut recorder)
+                .after_failure(&mut client, reply, Micros::ZERO, observer, &mut recorder)
                 .map(|sent| sent + network.delay())
         };
-        queue.reschedule_first(arrives.map(|t| (t, client)));
+        queue.reschedule_first(arrives.map(|t| (t.ticks(), client)));
     }
     recorder.finish()
 }

@@ -85,7 +85,7 @@ mod tests {
     fn failed(retry: u32, cause: Outcome) -> Failed {
         Failed {
             source: 0,
-            now: 0,
+            now: Nanos::ZERO,
             cause,
             retry,
         }
@@ -125,8 +125,8 @@ mod tests {
             .expect("a breaker")
             .expect("not off");
         let mut controls = Controls::new(&[breaker], 1, None, 7).expect("one control");
-        controls.request_started(0, 0);
-        controls.attempt_ended(0, 0, 0, Outcome::Failure, None);
+        controls.request_started(0, Nanos::ZERO);
+        controls.attempt_ended(0, Nanos::ZERO, Nanos::ZERO, Outcome::Failure, None);
         let p = policy(PolicyKind::NoBackoff);
         let decision = decide(
             true,
@@ -157,12 +157,12 @@ mod tests {
             clock += 5_000_000;
             let failed = Failed {
                 source: 0,
-                now: clock,
+                now: Nanos::from_ticks(clock),
                 cause: Outcome::Failure,
                 retry: attempts,
             };
             match decide(attempts < 4, None, failed, &any, &mut walk, &mut draws) {
-                Decision::Retry { delay } => clock += delay * 1_000,
+                Decision::Retry { delay } => clock += Nanos::of_us(delay).ticks(),
                 other => break other,
             }
         };
@@ -172,7 +172,7 @@ mod tests {
         let mut expected = vec![0u64];
         for retry in 1..4 {
             let delay = any.delay_after(retry, Cause::Other, &mut memory, &mut concrete);
-            expected.push(expected[retry as usize - 1] + 5_000_000 + delay * 1_000);
+            expected.push(expected[retry as usize - 1] + 5_000_000 + Nanos::of_us(delay).ticks());
         }
         assert_eq!(sent_at, expected);
         // Decorrelated jitter's delays are at least its base (100 ms).

@@ -36,6 +36,7 @@ pub struct TimeoutHedging {
 mod tests {
     use super::*;
     use crate::base::seeding::Seeds;
+    use crate::base::time::Micros;
     use crate::control::{ControlSpec, Family};
     use crate::measure::server_metrics::ServerMetrics;
     use crate::model::retry_on::RetryOn;
@@ -70,7 +71,7 @@ mod tests {
                 users,
                 think: Dist::Const(think),
             },
-            first_call: Some(Dist::Const(0)),
+            first_call: Some(Dist::Const(Nanos::ZERO)),
             duration: MS,
             workers: None,
             service: Service::One(Dist::Const(service)),
@@ -81,7 +82,7 @@ mod tests {
 
     /// One request: past the load's 1 ms no other follows.
     fn one_request(service: Nanos, timeout: Nanos) -> ServerSpec {
-        closed(1, service, 0, timeout)
+        closed(1, service, Nanos::ZERO, timeout)
     }
 
     /// Every attempt completing in `[from, to)` fails (an outage).
@@ -100,7 +101,7 @@ mod tests {
     /// backoff of 1 ms.
     fn kept(attempts: u32) -> ServerRetry {
         let mut policy = RunSpec::seed_002(PolicyKind::Constant, 1).policy;
-        policy.base_us = 1_000;
+        policy.base_us = Micros::from_ms(1);
         ServerRetry {
             policy,
             max_attempts: Some(attempts),
@@ -148,8 +149,11 @@ mod tests {
         let m = run(&spec, &kept(2));
         assert_eq!((m.successes, m.gave_up, m.attempts), (1, 0, 2));
         assert_eq!((m.timeouts, m.kept_wins), (2, 1));
-        assert_eq!(m.latency_total_ns, 10 * u128::from(MS));
-        assert_eq!((m.busy_ns, m.end_ns), (20 * u128::from(MS), 15 * MS));
+        assert_eq!(m.latency_total_ns, 10 * u128::from(MS.ticks()));
+        assert_eq!(
+            (m.busy_ns, m.end_ns),
+            (20 * u128::from(MS.ticks()), 15 * MS)
+        );
         // Plain retries reset each: the request gives up at 9 ms.
         let p = run(&spec, &plain(2));
         assert_eq!(
@@ -182,7 +186,7 @@ mod tests {
             (m.successes, m.gave_up, m.attempts, m.timeouts),
             (1, 0, 2, 2)
         );
-        assert_eq!(m.latency_total_ns, 15 * u128::from(MS));
+        assert_eq!(m.latency_total_ns, 15 * u128::from(MS.ticks()));
         // A failure retry_on does not name goes downstream at once: the
         // request fails at 10 ms though its retry would succeed.
         let strict = ServerRetry {
@@ -198,10 +202,14 @@ mod tests {
     fn the_latest_attempts_failure_is_retried_by_retry_on_after_the_backoff() {
         // The first attempt fails at 2 ms, before its timeout: retried at
         // 3 ms, it succeeds at 5 ms, as plain retries do.
-        let spec = failing(one_request(2 * MS, 4 * MS), 0, 2 * MS + 1);
+        let spec = failing(
+            one_request(2 * MS, 4 * MS),
+            Nanos::ZERO,
+            2 * MS + Nanos::from_ticks(1),
+        );
         let m = run(&spec, &kept(2));
         assert_eq!((m.successes, m.attempts, m.timeouts), (1, 2, 0));
-        assert_eq!(m.latency_total_ns, 5 * u128::from(MS));
+        assert_eq!(m.latency_total_ns, 5 * u128::from(MS.ticks()));
     }
 
     #[test]
@@ -219,7 +227,7 @@ mod tests {
         // Every reply would come after the deadline: all of it is wasted.
         assert_eq!(
             (m.busy_ns, m.wasted_ns),
-            (30 * u128::from(MS), 30 * u128::from(MS))
+            (30 * u128::from(MS.ticks()), 30 * u128::from(MS.ticks()))
         );
     }
 
@@ -229,7 +237,7 @@ mod tests {
         // the next shouldRetry, its attempt's timeout. Attempts at 0, 5, 10
         // and 15 ms (timeouts 4 ms, backoff 1 ms), 20 ms of service: the
         // first wins at 20 ms.
-        let spec = closed(1, 20 * MS, 0, 4 * MS);
+        let spec = closed(1, 20 * MS, Nanos::ZERO, 4 * MS);
         let retry = with_budget(kept(4), "envoy-max-retries:1");
         let m = run(&spec, &retry);
         assert_eq!((m.successes, m.attempts, m.kept_wins), (1, 4, 1));

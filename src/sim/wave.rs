@@ -32,7 +32,7 @@ use crate::measure::recorder::Recorder;
 use crate::model::SlotResource;
 use crate::model::arrivals::FirstCalls;
 use crate::policy::WalkBits;
-use crate::sim::queue::{ClientItem, EventQueue};
+use crate::sim::queue::{ClientItem, EventQueue, Ticks};
 use crate::sim::retries::Retries;
 use crate::spec::RunSpec;
 
@@ -70,10 +70,10 @@ impl<W: Copy> ClientItem for Wave<W> {
 
 /// The first calls as waves: each run of consecutive clients with the same
 /// first-call time is one wave (the herd is a single wave).
-fn first_waves<W: Copy>(first_calls: &FirstCalls, walk: W) -> Vec<(Micros, Wave<W>)> {
-    let wave = |first, count, time| {
+fn first_waves<W: Copy>(first_calls: &FirstCalls, walk: W) -> Vec<(Ticks, Wave<W>)> {
+    let wave = |first, count, time: Micros| {
         (
-            time,
+            time.ticks(),
             Wave {
                 first,
                 count,
@@ -83,12 +83,12 @@ fn first_waves<W: Copy>(first_calls: &FirstCalls, walk: W) -> Vec<(Micros, Wave<
         )
     };
     match first_calls {
-        FirstCalls::AllAtZero { clients } => vec![wave(0, *clients, 0)],
+        FirstCalls::AllAtZero { clients } => vec![wave(0, *clients, Micros::ZERO)],
         FirstCalls::At(times) => {
-            let mut waves: Vec<(Micros, Wave<W>)> = Vec::new();
+            let mut waves: Vec<(Ticks, Wave<W>)> = Vec::new();
             for (client, &time) in (0u32..).zip(times) {
                 match waves.last_mut() {
-                    Some((at, w)) if *at == time => w.count += 1,
+                    Some((at, w)) if *at == time.ticks() => w.count += 1,
                     _ => waves.push(wave(client, 1, time)),
                 }
             }
@@ -110,6 +110,7 @@ pub(crate) fn wave_loop<W: WalkBits, O: Observer, Q: EventQueue<Wave<W>>>(
     let mut recorder = Recorder::new(spec.clients, spec.window());
 
     while let Some((time, mut wave)) = queue.first() {
+        let time = Micros::from_ticks(time);
         let attempt = wave.attempt;
         let made = recorder.calls(time, attempt, wave.count, observer);
         // The calls made, in order: the first may be served, the rest fail.
@@ -127,7 +128,7 @@ pub(crate) fn wave_loop<W: WalkBits, O: Observer, Q: EventQueue<Wave<W>>>(
                 .after_wave_failure(&mut wave, failed.clone(), time, observer, &mut recorder)
                 .map(|at| {
                     (
-                        at,
+                        at.ticks(),
                         Wave {
                             first: failed.start,
                             count: failed.len() as u32,

@@ -16,7 +16,7 @@ use crate::model::server::{NS_PER_S, peak_load_factor_of};
 /// The highest arrival rate in force at any instant, per second: one
 /// arrival per ns, the clock's resolution. Above it the gaps between
 /// arrivals (and between thinning's proposals) round to 0 ns and time stops.
-pub const MAX_ARRIVALS_PER_S: f64 = NS_PER_S as f64;
+pub const MAX_ARRIVALS_PER_S: f64 = NS_PER_S.ticks() as f64;
 
 /// Most requests an open loop's rate may bring over its duration: as many as
 /// `--requests` may ask for.
@@ -116,7 +116,7 @@ fn check_server(spec: &RunSpec) -> Result<(), SpecError> {
                 ),
             ));
         }
-        let expected = rate * duration_us as f64 / 1e6;
+        let expected = rate * duration_us.ticks() as f64 / 1e6;
         if server.requests.is_none() && expected > MAX_LOAD_REQUESTS {
             // A default length follows the triggers: name what set it.
             let (other, length, shorten) = match (server.duration_us, server.last_trigger_end_us())
@@ -173,6 +173,7 @@ fn check_server(spec: &RunSpec) -> Result<(), SpecError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::time::Micros;
     use crate::policy::PolicyKind;
 
     fn server() -> RunSpec {
@@ -186,11 +187,11 @@ mod tests {
         assert_eq!(check_fits(&server()), Ok(()));
         let mut spec = server();
         spec.server.rate_per_s = Some(1e9);
-        spec.server.duration_us = Some(1_000_000);
+        spec.server.duration_us = Some(Micros::from_s(1));
         assert_eq!(check_fits(&spec), Ok(()));
         spec.server.triggers = "spike:1000@1s..2s+spike:1000@3s..4s".parse().unwrap();
         spec.server.rate_per_s = Some(1e6);
-        spec.server.duration_us = Some(10_000_000);
+        spec.server.duration_us = Some(Micros::from_s(10));
         assert_eq!(check_fits(&spec), Ok(()));
     }
 
@@ -198,7 +199,7 @@ mod tests {
     fn a_rate_in_force_above_one_per_ns_is_refused_with_the_product() {
         let mut spec = server();
         spec.server.rate_per_s = Some(1e7);
-        spec.server.duration_us = Some(1_000_000);
+        spec.server.duration_us = Some(Micros::from_s(1));
         spec.server.triggers = "spike:200@100ms..200ms".parse().unwrap();
         let err = check_fits(&spec).unwrap_err();
         assert_eq!((err.key, err.value.as_str()), ("rate", "10000000"));
@@ -209,8 +210,8 @@ mod tests {
     #[test]
     fn a_load_of_more_windows_or_requests_than_fit_is_refused() {
         let mut spec = server();
-        spec.window_us = Some(1);
-        spec.server.duration_us = Some(3_600_000_000);
+        spec.window_us = Some(Micros::from_us(1));
+        spec.server.duration_us = Some(Micros::from_s(3600));
         let err = check_fits(&spec).unwrap_err();
         assert_eq!(err.key, "window");
         assert!(err.to_string().contains("3,600,000,000 windows"), "{err}");

@@ -7,6 +7,7 @@
 
 use crate::base::names::named;
 use crate::base::time::Micros;
+use crate::base::time::Nanos;
 use crate::control::ControlSpec;
 use crate::control::retry_after::RetryAfter;
 use crate::model::arrivals::Arrivals;
@@ -110,14 +111,14 @@ const UNCOUNTED_KEPT: &str = "backoff:uncounted counts a retry while its attempt
                               leave backoff counted (Envoy's code)";
 
 /// The default first-retry delay: 100 ms (seed 002's `BASE_MS`).
-pub const DEFAULT_BASE_US: Micros = 100_000;
+pub const DEFAULT_BASE_US: Micros = Micros::from_ms(100);
 /// resilience4j's `IntervalFunction.DEFAULT_RANDOMIZATION_FACTOR`.
 pub const DEFAULT_RANDOMIZATION_FACTOR: f64 = 0.5;
 /// `aws-2026`'s default base after a throttle: botocore's
 /// `throttling_base_scale`, 1 s.
-pub const DEFAULT_THROTTLE_BASE_US: Micros = 1_000_000;
+pub const DEFAULT_THROTTLE_BASE_US: Micros = Micros::from_s(1);
 /// The default cap: 20 s (seed 002's `CAP_MS`).
-pub const DEFAULT_CAP_US: Micros = 20_000_000;
+pub const DEFAULT_CAP_US: Micros = Micros::from_s(20);
 /// The default herd: 1,000 clients (seed 002's table).
 pub const DEFAULT_CLIENTS: u32 = 1_000;
 
@@ -170,7 +171,7 @@ impl RunSpec {
     }
 
     /// The slot's service time, ns.
-    pub fn service_ns(&self) -> u64 {
+    pub fn service_ns(&self) -> Nanos {
         SlotResource::service_ns_for(self.capacity_per_ms)
     }
 
@@ -178,7 +179,7 @@ impl RunSpec {
     /// time rounded to the nearest µs.
     pub fn window(&self) -> Micros {
         self.window_us.unwrap_or_else(|| match self.resource {
-            ResourceKind::Slot => ((self.service_ns() + 500) / 1_000).max(1),
+            ResourceKind::Slot => self.service_ns().round_us().max(Micros::from_us(1)),
             ResourceKind::Server => server::DEFAULT_SERVER_WINDOW_US,
             _ => crate::base::time::US_PER_MS,
         })
@@ -195,7 +196,7 @@ impl RunSpec {
     /// clocks wrapping, not a prediction.
     fn horizon_parts(&self) -> [(&'static str, f64); 3] {
         let clients = f64::from(self.clients);
-        let service = (self.service_ns() as f64 / 1e3).max(1.0);
+        let service = (self.service_ns().ticks() as f64 / 1e3).max(1.0);
         let hint = if self.retry_after == RetryAfter::Ignore {
             0.0
         } else {
@@ -203,20 +204,20 @@ impl RunSpec {
         };
         let arrivals = match self.arrivals {
             Arrivals::Herd => 0.0,
-            Arrivals::Uniform { window_us } => window_us as f64,
+            Arrivals::Uniform { window_us } => window_us.ticks() as f64,
             Arrivals::Poisson { rate_per_ms } => clients * 1e3 / rate_per_ms * 50.0,
         };
-        let outage = self.down.map_or(0.0, |(_, to)| to as f64) + 30e6 + 1e6;
-        let wait = self.policy.max_delay_us() as f64 + hint;
+        let outage = self.down.map_or(0.0, |(_, to)| to.ticks() as f64) + 30e6 + 1e6;
+        let wait = self.policy.max_delay_us().ticks() as f64 + hint;
         let mut life = ("cap", clients * (wait + service));
         if let Some(m) = self.max_attempts {
             let m = f64::from(m);
             life.1 = life.1.min((m - 1.0) * wait + m * service);
         }
         if let Some(deadline) = self.deadline_us
-            && (deadline as f64 + service) < life.1
+            && (deadline.ticks() as f64 + service) < life.1
         {
-            life = ("deadline", deadline as f64 + service);
+            life = ("deadline", deadline.ticks() as f64 + service);
         }
         [("arrivals", arrivals), ("down", outage), life]
     }
@@ -259,11 +260,11 @@ impl RunSpec {
         let p = &self.policy;
         let largest = p.max_delay_us();
         match (p.kind, self.max_attempts) {
-            (PolicyKind::NoBackoff, _) => 0,
+            (PolicyKind::NoBackoff, _) => Micros::ZERO,
             (PolicyKind::None | PolicyKind::Equal | PolicyKind::Full, Some(m)) => {
                 let retries = m.saturating_sub(1);
                 if retries == 0 {
-                    return 0;
+                    return Micros::ZERO;
                 }
                 let ceiling = crate::policy::exponential_ceiling(
                     p.base_us,
@@ -271,7 +272,9 @@ impl RunSpec {
                     retries.saturating_add(p.first_exponent),
                 );
                 // The jitter factor's overshoot, as in `max_delay_us`.
-                let overshoot = (ceiling as f64 * p.jitter_factor / 2.0).ceil() as Micros;
+                let overshoot = Micros::from_ticks(
+                    (ceiling.ticks() as f64 * p.jitter_factor / 2.0).ceil() as u64,
+                );
                 (ceiling + overshoot).min(largest)
             }
             _ => largest,
@@ -707,12 +710,12 @@ mod tests {
     #[test]
     fn the_default_workload_is_valid_and_its_window_is_one_slot() {
         assert_eq!(spec().validate(), Ok(()));
-        assert_eq!(spec().window(), 1_000);
+        assert_eq!(spec().window(), Micros::from_ms(1));
         let fast = RunSpec {
             capacity_per_ms: 3.0,
             ..spec()
         };
-        assert_eq!(fast.window(), 333);
+        assert_eq!(fast.window(), Micros::from_us(333));
     }
 
     #[test]
@@ -726,7 +729,7 @@ mod tests {
         s.capacity_per_ms = f64::NAN;
         assert_eq!(s.validate().unwrap_err().key, "capacity");
         let mut s = spec();
-        s.policy.base_us = 0;
+        s.policy.base_us = Micros::ZERO;
         assert_eq!(s.validate().unwrap_err().key, "base");
         let mut s = spec();
         s.policy.jitter_factor = 1.5;
@@ -736,7 +739,7 @@ mod tests {
             "invalid value '1.5' for jitter_factor: expected a number from 0 to 1 (0 is off)"
         );
         let mut s = spec();
-        s.window_us = Some(0);
+        s.window_us = Some(Micros::ZERO);
         assert_eq!(s.validate().unwrap_err().key, "window");
     }
 
@@ -750,7 +753,7 @@ mod tests {
         assert_eq!(s.validate().unwrap_err().key, "arrivals");
         let mut s = spec();
         s.clients = 100_000_000;
-        s.policy.cap_us = YEAR_US;
+        s.policy.cap_us = Micros::from_ticks(YEAR_US);
         let err = s.validate().unwrap_err();
         assert_eq!(err.key, "cap");
         assert!(
@@ -762,13 +765,13 @@ mod tests {
         // one-year cap last at most a year, not 2,000.
         let mut s = spec();
         s.clients = 2_000;
-        s.policy.cap_us = YEAR_US;
+        s.policy.cap_us = Micros::from_ticks(YEAR_US);
         assert!(s.validate().is_err());
         s.max_attempts = Some(2);
         assert_eq!(s.validate(), Ok(()));
         // So does a deadline.
         s.max_attempts = None;
-        s.deadline_us = Some(3_600_000_000);
+        s.deadline_us = Some(Micros::from_s(3600));
         assert_eq!(s.validate(), Ok(()));
     }
 
@@ -807,7 +810,7 @@ mod tests {
     #[test]
     fn a_cap_below_the_base_is_valid() {
         let mut s = spec();
-        s.policy.cap_us = 1_000;
+        s.policy.cap_us = Micros::from_ms(1);
         assert_eq!(s.validate(), Ok(()));
     }
 }

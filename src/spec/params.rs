@@ -12,6 +12,7 @@
 //! `set`, so the command line, scenario files and specs built in code accept
 //! exactly the same values, and every shown value is proven to read back.
 
+use crate::base::time::Micros;
 use crate::base::time::{format_duration, parse_duration, us_to_ms};
 use crate::control::Family;
 use crate::model::ResourceKind;
@@ -204,7 +205,7 @@ fn n(v: f64) -> String {
 }
 
 /// Milliseconds in CSV form.
-fn ms(us: u64) -> String {
+fn ms(us: Micros) -> String {
     n(us_to_ms(us))
 }
 
@@ -1712,6 +1713,7 @@ pub fn parameter_fields(spec: &RunSpec) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::time::Micros;
     use crate::policy::PolicyKind;
 
     #[test]
@@ -1744,15 +1746,15 @@ mod tests {
     fn every_shown_value_reads_back_to_the_same_spec() {
         let mut spec = RunSpec::seed_002(PolicyKind::Linear, 250);
         spec.capacity_per_ms = 0.3;
-        spec.policy.base_us = 1_500;
-        spec.policy.step_us = Some(0);
+        spec.policy.base_us = Micros::from_us(1500);
+        spec.policy.step_us = Some(Micros::ZERO);
         spec.policy.jitter_factor = 0.1 + 0.2;
-        spec.window_us = Some(7);
+        spec.window_us = Some(Micros::from_us(7));
         spec.arrivals = "poisson:0.3333333333333333".parse().unwrap();
-        spec.down = Some((1, 2_500_001));
+        spec.down = Some((Micros::from_us(1), Micros::from_us(2_500_001)));
         spec.max_attempts = Some(8);
-        spec.deadline_us = Some(60_000_000);
-        spec.hedge_delay_us = Some(0);
+        spec.deadline_us = Some(Micros::from_s(60));
+        spec.hedge_delay_us = Some(Micros::ZERO);
         spec.budget = spec::parse_control(Family::Budget, "ratio:0.1,min:10").unwrap();
         spec.breaker = spec::parse_control(Family::Breaker, "windowed:0.1,window:200ms").unwrap();
         spec.throttle = spec::parse_control(Family::Throttle, "sre:2,window:2m").unwrap();
@@ -1762,21 +1764,21 @@ mod tests {
         server.concurrency = Some(4);
         server.requests = Some(1500);
         server.users = Some(3);
-        server.duration_us = Some(12_500_000);
-        server.patience_us = Some(45_000_000);
+        server.duration_us = Some(Micros::from_ms(12_500));
+        server.patience_us = Some(Micros::from_s(45));
         server.queue_limit = Some(0);
         server.service = "mix:0.25/lognormal:1.5ms/0.3/exp:20ms".parse().unwrap();
         server.think = "lognormal:1s/1.25".parse().unwrap();
         server.first_call = Some("exp:10ms".parse().unwrap());
-        server.timeout_us = Some(250);
-        server.timeout_choices = vec![100_000, 200_500];
+        server.timeout_us = Some(Micros::from_us(250));
+        server.timeout_choices = vec![Micros::from_ms(100), Micros::from_us(200_500)];
         server.triggers = "outage@1s..1.5s+capacity:0@2s..3s+ramp:1/0.5@4s..5s"
             .parse()
             .unwrap();
-        server.service_per_busy_us = 10_000;
+        server.service_per_busy_us = Micros::from_ms(10);
         spec.occ.write_time = "normal:2ms/1ms".parse().unwrap();
-        server.horizon_us = Some(Some(90_000_000));
-        server.shed_wait_us = Some(20_000);
+        server.horizon_us = Some(Some(Micros::from_s(90)));
+        server.shed_wait_us = Some(Micros::from_ms(20));
         server.workers = None;
         server.chain.depth = 4;
         server.chain.workers = Some(8);

@@ -3,12 +3,13 @@
 //! from them.
 
 use super::ParamError;
+use crate::base::time::Nanos;
 use crate::base::time::{Micros, format_duration, parse_duration};
 use crate::control::deadline_propagation::DeadlinePropagation;
 use crate::control::queue_discipline::Discipline;
 use crate::model::chain::{CONTROL_FAMILIES, Chain, LayerSpec, MAX_DEPTH};
 use crate::model::server::{
-    Dist, FailureEnd, Load, NS_PER_MS, NS_PER_US, RateChanges, ServerSpec, Service, TimeoutLaw,
+    Dist, FailureEnd, Load, NS_PER_MS, RateChanges, ServerSpec, Service, TimeoutLaw,
     TimeoutNoticed, TriggerKind, Triggers,
 };
 
@@ -19,7 +20,7 @@ pub const MAX_RATE_PER_S: f64 = 1e9;
 /// Most sources, users, workers, queue places or client slots.
 pub const MAX_SERVER_COUNT: u64 = 10_000_000;
 /// The default time-series window of the server model, µs.
-pub const DEFAULT_SERVER_WINDOW_US: Micros = 100_000;
+pub const DEFAULT_SERVER_WINDOW_US: Micros = Micros::from_ms(100);
 /// The server model's workload: its load and its server.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerParams {
@@ -107,10 +108,10 @@ impl Default for ServerParams {
             workers: Some(1),
             queue_limit: None,
             service: Service::One(Dist::Exp { mean: NS_PER_MS }),
-            service_per_busy_us: 0,
+            service_per_busy_us: Micros::ZERO,
             fail_rate: 0.0,
-            request_delay: Dist::Const(0),
-            reply_delay: Dist::Const(0),
+            request_delay: Dist::Const(Nanos::ZERO),
+            reply_delay: Dist::Const(Nanos::ZERO),
             timeout_us: None,
             timeout_choices: Vec::new(),
             timeout_noticed: TimeoutNoticed::Deadline,
@@ -146,31 +147,31 @@ impl ServerParams {
             load,
             requests: self.requests,
             first_call: self.first_call,
-            duration: self.duration_with(patience_us) * NS_PER_US,
+            duration: Nanos::of_us(self.duration_with(patience_us)),
             workers: self.workers,
             queue_limit: self.queue_limit,
             service: self.service,
-            service_per_busy: self.service_per_busy_us * NS_PER_US,
+            service_per_busy: Nanos::of_us(self.service_per_busy_us),
             fail_rate: self.fail_rate,
             request_delay: self.request_delay,
             reply_delay: self.reply_delay,
-            timeout: self.timeout_us.map(|us| us * NS_PER_US),
+            timeout: self.timeout_us.map(Nanos::of_us),
             timeout_choices: self
                 .timeout_choices
                 .iter()
-                .map(|us| us * NS_PER_US)
+                .map(|&us| Nanos::of_us(us))
                 .collect(),
             timeout_noticed: self.timeout_noticed,
             timeout_law: self.timeout_law,
             triggers: self.triggers.0.clone(),
             rate_changes: self.rate_changes,
             failure_end: self.failure_end,
-            window: window_us * NS_PER_US,
-            patience: patience_us * NS_PER_US,
-            horizon: self.horizon_with(patience_us).map(|us| us * NS_PER_US),
+            window: Nanos::of_us(window_us),
+            patience: Nanos::of_us(patience_us),
+            horizon: self.horizon_with(patience_us).map(Nanos::of_us),
             deadline_propagation: self.deadline_propagation,
             discipline: self.discipline,
-            shed_wait: self.shed_wait_us.map(|us| us * NS_PER_US),
+            shed_wait: self.shed_wait_us.map(Nanos::of_us),
             chain: self.chain.clone(),
         }
     }
@@ -363,7 +364,7 @@ impl ServerParams {
             ));
         }
         for t in &self.triggers.0 {
-            if self.duration_us.is_some_and(|d| t.from >= d * NS_PER_US) {
+            if self.duration_us.is_some_and(|d| t.from >= Nanos::of_us(d)) {
                 return Some((
                     "trigger",
                     "duration",
@@ -557,7 +558,7 @@ pub fn parse_layer_specs(text: &str) -> Result<Vec<LayerSpec>, ParamError> {
                 match key.as_str() {
                     "workers" => spec.workers = Some(parse_workers(value).map_err(why)?),
                     "service" => spec.service = Some(parse_dist(value).map_err(why)?),
-                    "timeout" => spec.timeout = Some(duration(value)? * NS_PER_US),
+                    "timeout" => spec.timeout = Some(Nanos::of_us(duration(value)?)),
                     "max_attempts" => {
                         spec.max_attempts =
                             Some(super::values::parse_max_attempts(value).map_err(why)?)
@@ -598,7 +599,7 @@ pub fn show_layer_specs(layers: &[LayerSpec]) -> String {
                 settings.push(format!("service={d}"));
             }
             if let Some(t) = l.timeout {
-                settings.push(format!("timeout={}", format_duration(t / NS_PER_US)));
+                settings.push(format!("timeout={}", format_duration(t.whole_us())));
             }
             if let Some(n) = l.max_attempts {
                 settings.push(format!("max_attempts={n}"));
@@ -700,7 +701,7 @@ mod tests {
         );
         let late = ServerParams {
             triggers: "outage@20s..21s".parse().unwrap(),
-            duration_us: Some(10_000_000),
+            duration_us: Some(Micros::from_s(10)),
             ..ServerParams::default()
         };
         // A default duration reaches past any trigger.
@@ -709,7 +710,7 @@ mod tests {
             ..ServerParams::default()
         };
         assert_eq!(auto.conflicts(), None);
-        assert_eq!(auto.duration_with(30_000_000), 51_000_000);
+        assert_eq!(auto.duration_with(Micros::from_s(30)), Micros::from_s(51));
         assert_eq!(
             late.conflicts().map(|c| (c.0, c.1)),
             Some(("trigger", "duration"))

@@ -6,11 +6,12 @@
 
 use super::server::{DEFAULT_RATE_PER_S, ServerParams};
 use crate::base::time::Micros;
+use crate::base::time::Nanos;
 use crate::model::backlog::ServiceShape;
 use crate::model::server::{NS_PER_US, TimeoutLaw, TriggerKind};
 
 /// The load's duration without triggers, and its least with them, µs.
-pub const DEFAULT_DURATION_US: Micros = 10_000_000;
+pub const DEFAULT_DURATION_US: Micros = Micros::from_s(10);
 /// Retry cycles (the longest timeout plus the longest retry delay) the
 /// default patience window spans: enough for every request caught in a
 /// trigger to have made its last attempt several times over at the attempt
@@ -30,7 +31,7 @@ pub const DRAIN_PATIENCES: u64 = 3;
 /// whole seconds): at least 10 s, 100 windows of the default series, enough
 /// to see a recovery hold; at most 10 min, since a longer wait is a choice
 /// to state with `--patience`.
-pub const PATIENCE_RANGE_US: (Micros, Micros) = (10_000_000, 600_000_000);
+pub const PATIENCE_RANGE_US: (Micros, Micros) = (Micros::from_s(10), Micros::from_s(600));
 
 impl ServerParams {
     /// The longest per-attempt timeout, µs (0 without one).
@@ -39,7 +40,7 @@ impl ServerParams {
             .into_iter()
             .chain(self.timeout_choices.iter().copied())
             .max()
-            .unwrap_or(0)
+            .unwrap_or(Micros::ZERO)
     }
 
     /// The default patience window, µs, given the longest retry delay
@@ -59,13 +60,10 @@ impl ServerParams {
         let cycles = cycle.saturating_mul(PATIENCE_CYCLES);
         let drains = self
             .drain_estimate_us()
-            .map_or(0, |d| d.saturating_mul(PATIENCE_DRAINS));
+            .map_or(Micros::ZERO, |d| d.saturating_mul(PATIENCE_DRAINS));
         // Whole seconds, so that the default reads as it is.
-        cycles
-            .max(drains)
-            .div_ceil(1_000_000)
-            .saturating_mul(1_000_000)
-            .clamp(least, most)
+        let whole_s = cycles.max(drains).div_ceil(Micros::from_s(1));
+        Micros::from_s(1).saturating_mul(whole_s).clamp(least, most)
     }
 
     /// Where the run is cut, µs, with patience window `patience_us`: the
@@ -98,10 +96,10 @@ impl ServerParams {
                     TriggerKind::Ramp { start, end } => start.max(end).max(1.0),
                     _ => 1.0,
                 };
-                (t.to - t.from) as f64 / NS_PER_US as f64 * k
+                (t.to - t.from).ticks() as f64 / NS_PER_US.ticks() as f64 * k
             })
             .sum();
-        (stalled > 0.0).then(|| (stalled * rho / (1.0 - rho)).ceil() as Micros)
+        (stalled > 0.0).then(|| Micros::from_ticks((stalled * rho / (1.0 - rho)).ceil() as u64))
     }
 
     /// The requests per second the load offers each service: the open
@@ -149,7 +147,7 @@ impl ServerParams {
     /// service, per-attempt timeout (the mean of per-request ones), queue
     /// limit and offered load.
     pub fn backlog_shape(&self) -> ServiceShape {
-        let ns = |us: Micros| (us * NS_PER_US) as f64;
+        let ns = |us: Micros| Nanos::of_us(us).ticks() as f64;
         let timeout = match (self.timeout_us, self.timeout_choices.as_slice()) {
             (Some(t), _) => Some((ns(t), self.timeout_law == TimeoutLaw::Exponential)),
             (None, []) => None,
@@ -219,8 +217,8 @@ impl ServerParams {
         let Some(first) = self.triggers.0.iter().min_by_key(|t| t.from) else {
             return [None; 3];
         };
-        let ms = |ns: u64| ns as f64 / 1e6;
-        let total: u64 = self.triggers.0.iter().map(|t| t.to - t.from).sum();
+        let ms = |ns: Nanos| ns.ticks() as f64 / 1e6;
+        let total: Nanos = self.triggers.0.iter().map(|t| t.to - t.from).sum();
         [
             Some(ms(first.from)),
             Some(ms(first.to - first.from)),
@@ -230,7 +228,7 @@ impl ServerParams {
 
     /// The end of the last trigger, µs, if any.
     pub fn last_trigger_end_us(&self) -> Option<Micros> {
-        self.triggers.0.iter().map(|t| t.to / NS_PER_US).max()
+        self.triggers.0.iter().map(|t| t.to.whole_us()).max()
     }
 
     /// The load's duration with patience window `patience_us`: the given
@@ -285,11 +283,14 @@ mod tests {
         // at ρ = 0.785 drains in 3 × ρ/(1 − ρ) = 10.95 s, three times 32.9 s:
         // 33 s in whole seconds, and the load runs to 5 s + 33 s.
         let s = spec(&SRE);
-        assert_eq!(s.longest_retry_delay_us(), 800_000);
+        assert_eq!(s.longest_retry_delay_us(), Micros::from_ms(800));
         let drain = s.server.drain_estimate_us().unwrap();
-        assert!((10_900_000..11_000_000).contains(&drain), "{drain}");
-        assert_eq!(s.patience_us(), 33_000_000);
-        assert_eq!(s.duration_us(), 38_000_000);
+        assert!(
+            (10_900_000..11_000_000).contains(&drain.ticks()),
+            "{drain:?}"
+        );
+        assert_eq!(s.patience_us(), Micros::from_s(33));
+        assert_eq!(s.duration_us(), Micros::from_s(38));
         // Immediate retries with a 100 ms timeout: the 10 s floor.
         let immediate = spec(&[
             ("timeout", "100ms"),
@@ -297,8 +298,8 @@ mod tests {
             ("max_attempts", "4"),
             ("trigger", "outage@2s..2.5s"),
         ]);
-        assert_eq!(immediate.patience_us(), 10_000_000);
-        assert_eq!(immediate.duration_us(), 12_500_000);
+        assert_eq!(immediate.patience_us(), Micros::from_s(10));
+        assert_eq!(immediate.duration_us(), Micros::from_ms(12_500));
         // Full jitter from 1 s, 4 attempts: the last retry's ceiling is 4 s,
         // so 10 × 4.1 s = 41 s.
         let jitter = spec(&[
@@ -307,12 +308,12 @@ mod tests {
             ("max_attempts", "4"),
             ("trigger", "outage@2s..2.5s"),
         ]);
-        assert_eq!(jitter.patience_us(), 41_000_000);
+        assert_eq!(jitter.patience_us(), Micros::from_s(41));
         // Given values stand; without triggers the load is 10 s.
         let given = spec(&[("patience", "3s"), ("trigger", "outage@2s..2.5s")]);
         assert_eq!(
             (given.patience_us(), given.duration_us()),
-            (3_000_000, 10_000_000)
+            (Micros::from_s(3), Micros::from_s(10))
         );
         assert_eq!(spec(&[]).duration_us(), DEFAULT_DURATION_US);
         // Overloaded (ρ = 1.2): nothing to wait for, the least patience.
@@ -321,6 +322,6 @@ mod tests {
             ("timeout", "100ms"),
             ("trigger", "outage@2s..2.5s"),
         ]);
-        assert_eq!(over.patience_us(), 10_000_000);
+        assert_eq!(over.patience_us(), Micros::from_s(10));
     }
 }

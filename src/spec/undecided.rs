@@ -145,24 +145,30 @@ mod tests {
         // A patience of 10 s after a trigger ending at 1.5 s.
         let patient = ("patience", "10s");
         let short = spec(&[patient, ("trigger", "outage@1s..1.5s"), ("duration", "3s")]);
-        assert_eq!(short.verdict_end_us(), Some(11_500_000));
-        assert_eq!(short.undecided_cause(), Undecided::Duration(11_500_000));
+        assert_eq!(short.verdict_end_us(), Some(Micros::from_ms(11_500)));
+        assert_eq!(
+            short.undecided_cause(),
+            Undecided::Duration(Micros::from_ms(11_500))
+        );
         let cut = spec(&[patient, ("trigger", "outage@1s..1.5s"), ("horizon", "3s")]);
-        assert_eq!(cut.undecided_cause(), Undecided::Horizon(11_500_000));
+        assert_eq!(
+            cut.undecided_cause(),
+            Undecided::Horizon(Micros::from_ms(11_500))
+        );
         let later = spec(&[patient, ("trigger", "outage@1s..2s"), ("duration", "3s")]);
         assert_eq!(
             Undecided::of_all([&short, &later]),
-            Some(Undecided::Duration(12_000_000))
+            Some(Undecided::Duration(Micros::from_s(12)))
         );
         assert_eq!(
-            Undecided::Duration(11_500_000).advice(),
+            Undecided::Duration(Micros::from_ms(11_500)).advice(),
             "give --duration at least 11.5s or drop --duration"
         );
     }
 
     #[test]
     fn the_decided_line_counts_runs_and_says_which_ended_early() {
-        let cause = Some(Undecided::Duration(11_500_000));
+        let cause = Some(Undecided::Duration(Micros::from_ms(11_500)));
         assert_eq!(
             decided_line(0, 20, cause),
             "decided 0 of 20 runs: every run ended before its patience window did; give \

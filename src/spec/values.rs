@@ -153,7 +153,7 @@ pub fn parse_randomization_factor(text: &str) -> Result<f64, ParamError> {
 
 /// A duration of at least 1 µs.
 pub fn check_positive_duration(us: Micros) -> Result<Micros, ParamError> {
-    if us >= 1 {
+    if us >= Micros::from_us(1) {
         Ok(us)
     } else {
         Err(ParamError::ZeroDuration)

@@ -72,7 +72,7 @@ static METRICS: [StudyMetric; 6] = [
         name: "Lq_timeavg",
         title: "mean queue (waiting)",
         decimals: 3,
-        value: |m, s, _| Some(m.queue_area as f64 / s.duration as f64),
+        value: |m, s, _| Some(m.queue_area as f64 / s.duration.ticks() as f64),
     },
     StudyMetric {
         name: "utilization",
@@ -84,7 +84,7 @@ static METRICS: [StudyMetric; 6] = [
 
 /// The busy share of the one server over the run.
 fn utilisation(m: &ServerMetrics, s: &ServerSpec, _: Option<&Window>) -> Option<f64> {
-    Some(m.busy_area as f64 / s.duration as f64)
+    Some(m.busy_area as f64 / s.duration.ticks() as f64)
 }
 
 /// The columns read.

@@ -193,6 +193,7 @@ pub fn scenario_spec(name: &str) -> Option<ServerSpec> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::time::Nanos;
 
     #[test]
     fn the_embedded_reference_reads_eighty_seconds_of_four_scenarios() {
@@ -211,7 +212,7 @@ mod tests {
     #[test]
     fn the_ramp_goes_from_40_to_80_per_second_and_down_to_nothing() {
         let s = scenario_spec("ramp_backoff_and_jitter").unwrap();
-        let rate = |t_s: f64| 40.0 * s.load_factor_at((t_s * 1e9) as u64);
+        let rate = |t_s: f64| 40.0 * s.load_factor_at(Nanos::from_ticks((t_s * 1e9) as u64));
         // The code's rate(t) = 80 − 1.6·|t − 25|, and 0 from 75 s.
         for t in [0.0, 10.0, 25.0, 50.0, 74.0, 76.0] {
             let code = (80.0 - 1.6 * f64::abs(t - 25.0)).max(0.0);

@@ -102,6 +102,7 @@ pub fn read(text: &str) -> Result<Vec<ReferenceRow>, StudyError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::time::Micros;
 
     #[test]
     fn the_checkpoints_are_the_ends_of_one_second_windows() {
@@ -112,7 +113,7 @@ mod tests {
             .find(|r| r.label() == "group=bimod_timeout config=open_timeout_15 t_ms=5000")
             .unwrap();
         assert_eq!(growth.window, Some(4));
-        assert_eq!(growth.spec.server.timeout_us, Some(15_000));
+        assert_eq!(growth.spec.server.timeout_us, Some(Micros::from_ms(15)));
         assert_eq!(growth.figure("qwait").unwrap().mean, 33756.15);
     }
 }

@@ -7,6 +7,7 @@
 use std::fmt;
 
 use crate::base::time::Micros;
+use crate::base::time::Nanos;
 use crate::measure::metrics::Metric;
 use crate::measure::stats::Summary;
 use crate::model::ResourceKind;
@@ -172,8 +173,8 @@ impl Published {
             };
             let mut spec = RunSpec::seed_002(policy, r.number(0)? as u32);
             spec.resource = ResourceKind::Occ;
-            spec.policy.base_us = 5_000;
-            spec.policy.cap_us = 2_000_000;
+            spec.policy.base_us = Micros::from_ms(5);
+            spec.policy.cap_us = Micros::from_s(2);
             spec.policy.first_exponent = 1;
             let workload = Workload::new(spec, vec![policy]);
             for (column, metric) in [(1, Metric::LastSuccessMs), (2, Metric::Calls)] {
@@ -215,10 +216,10 @@ impl Published {
                         name: r.text(0).unwrap_or_default().to_string(),
                     })?;
             let (policy, base_us) = match r.text(1)? {
-                "Constant" => (PolicyKind::Constant, 500),
-                "Expo" => (PolicyKind::None, 2_000),
-                "FullJitteredExpo" => (PolicyKind::Full, 2_000),
-                "EqualJitteredExpo" => (PolicyKind::Equal, 2_000),
+                "Constant" => (PolicyKind::Constant, Micros::from_us(500)),
+                "Expo" => (PolicyKind::None, Micros::from_ms(2)),
+                "FullJitteredExpo" => (PolicyKind::Full, Micros::from_ms(2)),
+                "EqualJitteredExpo" => (PolicyKind::Equal, Micros::from_ms(2)),
                 other => {
                     return Err(StudyError::UnknownAlgorithm {
                         line: r.line,
@@ -229,12 +230,12 @@ impl Published {
             let mut spec = RunSpec::seed_002(policy, r.number(2)? as u32);
             spec.resource = ResourceKind::Occ;
             spec.policy.base_us = base_us;
-            spec.policy.cap_us = 1_000_000;
+            spec.policy.cap_us = Micros::from_s(1);
             spec.occ = crate::model::occ::OccParams {
                 server,
                 write_time: crate::model::server::Dist::FoldedNormal {
-                    mean: 2_000_000,
-                    sd: 1_000_000,
+                    mean: Nanos::from_ms(2),
+                    sd: Nanos::from_ms(1),
                 },
                 done: crate::model::occ::OccDone::Commit,
             };
@@ -344,7 +345,7 @@ impl Row {
 
     /// Field `n`, in ms, as µs.
     fn micros(&self, n: usize) -> Result<Micros, StudyError> {
-        Ok((self.number(n)? * 1e3).round() as Micros)
+        Ok(Micros::from_ticks((self.number(n)? * 1e3).round() as u64))
     }
 
     /// Field `n` as a number.
@@ -511,20 +512,22 @@ mod tests {
         let published = Published::embedded();
         let mut outage = RunSpec::seed_002(PolicyKind::Decorrelated, 1_000);
         outage.resource = ResourceKind::Outage;
-        outage.policy.cap_us = 10_000_000;
+        outage.policy.cap_us = Micros::from_s(10);
         outage.max_attempts = Some(8);
-        outage.deadline_us = Some(60_000_000);
-        outage.window_us = Some(10_000);
+        outage.deadline_us = Some(Micros::from_s(60));
+        outage.window_us = Some(Micros::from_ms(10));
         let share = published.figure(&outage, Metric::PeakRetryShare).unwrap();
         assert_eq!((share.value, share.runs), (0.0106, Some(1)));
         assert!((share.range.1 - 0.01065).abs() < 1e-12);
         // Measured with 8 attempts and a 60 s deadline: another workload.
         for change in [
             |s: &mut RunSpec| s.max_attempts = Some(50),
-            |s: &mut RunSpec| s.deadline_us = Some(600_000_000),
+            |s: &mut RunSpec| s.deadline_us = Some(Micros::from_s(600)),
             |s: &mut RunSpec| s.window_us = None,
             |s: &mut RunSpec| {
-                s.arrivals = crate::model::arrivals::Arrivals::Uniform { window_us: 10 }
+                s.arrivals = crate::model::arrivals::Arrivals::Uniform {
+                    window_us: Micros::from_us(10),
+                }
             },
         ] {
             let mut other = outage.clone();
@@ -536,8 +539,8 @@ mod tests {
         }
         let mut occ = RunSpec::seed_002(PolicyKind::NoBackoff, 190);
         occ.resource = ResourceKind::Occ;
-        occ.policy.base_us = 5_000;
-        occ.policy.cap_us = 2_000_000;
+        occ.policy.base_us = Micros::from_ms(5);
+        occ.policy.cap_us = Micros::from_s(2);
         occ.policy.first_exponent = 1;
         let calls = published.figure(&occ, Metric::Calls).unwrap();
         assert_eq!(
@@ -560,8 +563,8 @@ mod tests {
         occ.occ.write_time = "normal:2ms/1ms".parse().unwrap();
         occ.occ.done = crate::model::occ::OccDone::Commit;
         occ.policy = RunSpec::seed_002(PolicyKind::Full, 50).policy;
-        occ.policy.base_us = 2_000;
-        occ.policy.cap_us = 1_000_000;
+        occ.policy.base_us = Micros::from_ms(2);
+        occ.policy.cap_us = Micros::from_s(1);
         occ.clients = 50;
         let calls = published.figure(&occ, Metric::Calls).unwrap();
         assert_eq!((calls.runs, calls.shown.as_str()), (Some(100), "173.36"));
@@ -571,8 +574,8 @@ mod tests {
     fn a_mean_of_known_runs_is_judged_with_both_sampling_errors() {
         let mut occ = RunSpec::seed_002(PolicyKind::Full, 50);
         occ.resource = ResourceKind::Occ;
-        occ.policy.base_us = 5_000;
-        occ.policy.cap_us = 2_000_000;
+        occ.policy.base_us = Micros::from_ms(5);
+        occ.policy.cap_us = Micros::from_s(2);
         occ.policy.first_exponent = 1;
         let figure = Published::embedded()
             .figure(&occ, Metric::LastSuccessMs)

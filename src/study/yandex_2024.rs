@@ -61,7 +61,7 @@ static METRICS: [StudyMetric; 10] = [
         name: "client_success_overall",
         title: "success, calls ending before D",
         decimals: 4,
-        value: |m, s, _| success_between(m, s, 0, s.duration),
+        value: |m, s, _| success_between(m, s, Nanos::ZERO, s.duration),
     },
     StudyMetric {
         name: "client_success_outage_win",
@@ -76,7 +76,7 @@ static METRICS: [StudyMetric; 10] = [
         name: "pre_outage_success",
         title: "success before the failure",
         decimals: 4,
-        value: |m, s, _| success_between(m, s, 0, failure(s)?.0),
+        value: |m, s, _| success_between(m, s, Nanos::ZERO, failure(s)?.0),
     },
     StudyMetric {
         name: "recovery_s",
@@ -96,7 +96,7 @@ static METRICS: [StudyMetric; 10] = [
         decimals: 3,
         value: |m, s, _| {
             let (mut attempts, mut calls) = (0, 0);
-            for w in windows_between(m, s, 0, s.duration) {
+            for w in windows_between(m, s, Nanos::ZERO, s.duration) {
                 attempts += w.attempts;
                 calls += w.arrivals;
             }
@@ -108,8 +108,8 @@ static METRICS: [StudyMetric; 10] = [
         title: "peak attempts / nominal (50 ms)",
         decimals: 2,
         value: |m, s, _| {
-            let nominal = s.load.rate_per_s()? * s.window as f64 / 1e9;
-            windows_between(m, s, 0, s.duration)
+            let nominal = s.load.rate_per_s()? * s.window.ticks() as f64 / 1e9;
+            windows_between(m, s, Nanos::ZERO, s.duration)
                 .map(|w| w.attempts as f64 / nominal)
                 .reduce(f64::max)
         },
@@ -118,7 +118,7 @@ static METRICS: [StudyMetric; 10] = [
         name: "queue_mean",
         title: "mean queue",
         decimals: 1,
-        value: |m, s, _| Some(m.queue_area as f64 / s.duration as f64),
+        value: |m, s, _| Some(m.queue_area as f64 / s.duration.ticks() as f64),
     },
     StudyMetric {
         name: "cpu_util_mean",
@@ -126,7 +126,7 @@ static METRICS: [StudyMetric; 10] = [
         decimals: 3,
         value: |m, s, _| {
             let workers = f64::from(s.workers?);
-            Some(m.busy_area as f64 / (workers * s.duration as f64))
+            Some(m.busy_area as f64 / (workers * s.duration.ticks() as f64))
         },
     },
 ];
@@ -148,7 +148,7 @@ fn windows_between<'a>(
         .iter()
         .enumerate()
         .filter(move |(i, _)| {
-            let start = *i as Nanos * w;
+            let start = *i as u64 * w;
             from <= start && start + w <= to
         })
         .map(|(_, window)| window)
@@ -169,10 +169,10 @@ fn success_between(m: &ServerMetrics, spec: &ServerSpec, from: Nanos, to: Nanos)
 /// failure, in seconds; `None` if none does (an empty bucket does not).
 fn recovery_s(m: &ServerMetrics, spec: &ServerSpec, _: Option<&Window>) -> Option<f64> {
     let (from, to) = failure(spec)?;
-    let before = success_between(m, spec, 0, from)?;
+    let before = success_between(m, spec, Nanos::ZERO, from)?;
     windows_between(m, spec, to, spec.duration)
         .position(|w| w.success_rate().is_some_and(|r| r >= 0.99 * before))
-        .map(|k| k as f64 * spec.window as f64 / 1e9)
+        .map(|k| k as f64 * spec.window.ticks() as f64 / 1e9)
 }
 
 /// How a scenario's calls come.
@@ -573,6 +573,7 @@ pub fn read(text: &str) -> Result<Vec<ReferenceRow>, StudyError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::time::Micros;
 
     #[test]
     fn the_embedded_reference_reads_every_scenario() {
@@ -589,7 +590,7 @@ mod tests {
         assert_eq!(drawn.spec.server.timeout_us, None);
         assert_eq!(
             drawn.spec.server.timeout_choices,
-            [100_000, 200_000, 300_000]
+            [100_000, 200_000, 300_000].map(Micros::from_ticks)
         );
         let mfs = rows
             .iter()

@@ -6,6 +6,7 @@ use crate::common::usage_error;
 use assert_cmd::cargo::cargo_bin_cmd;
 use herdsim::base::seeding::Seeds;
 use herdsim::base::seeding::job_rng;
+use herdsim::base::time::{Micros, Nanos};
 use herdsim::control::aws_quota::AwsQuotaSpec;
 use herdsim::control::ratio_budget::RatioBudgetSpec;
 use herdsim::control::retry_after::RetryAfter;
@@ -48,10 +49,10 @@ proptest! {
         let (mut granted, mut credits) = (0u64, 0u64);
         for event in events {
             match event {
-                Event::Request => budget.request_started(0, 0),
-                Event::Retry => granted += u64::from(budget.allow_retry(0, 0, Outcome::Failure)),
+                Event::Request => budget.request_started(0, Nanos::ZERO),
+                Event::Retry => granted += u64::from(budget.allow_retry(0, Nanos::ZERO, Outcome::Failure)),
                 Event::Success { on_retry } => {
-                    budget.attempt_ended(0, 0, 0, Outcome::Success, on_retry.then_some(Outcome::Failure));
+                    budget.attempt_ended(0, Nanos::ZERO, Nanos::ZERO, Outcome::Success, on_retry.then_some(Outcome::Failure));
                     credits += if on_retry { cost } else { refund };
                 }
             }
@@ -68,10 +69,10 @@ proptest! {
         let (mut granted, mut requests) = (0u64, 0u64);
         for event in events {
             match event {
-                Event::Request => { budget.request_started(0, 0); requests += 1; }
-                Event::Retry => granted += u64::from(budget.allow_retry(0, 0, Outcome::Failure)),
+                Event::Request => { budget.request_started(0, Nanos::ZERO); requests += 1; }
+                Event::Retry => granted += u64::from(budget.allow_retry(0, Nanos::ZERO, Outcome::Failure)),
                 Event::Success { on_retry } => {
-                    budget.attempt_ended(0, 0, 0, Outcome::Success, on_retry.then_some(Outcome::Failure));
+                    budget.attempt_ended(0, Nanos::ZERO, Nanos::ZERO, Outcome::Success, on_retry.then_some(Outcome::Failure));
                 }
             }
             prop_assert!(granted as f64 <= min as f64 + ratio * requests as f64 + 1e-9);
@@ -163,12 +164,12 @@ fn retry_hints_as_a_floor_spread_the_herd() {
 fn decorrelated_ceiling_first_draw_is_uniform_on_base_to_three_base() {
     // U[100, 300] ms: mean 200 ms; SE = 57.7 ms/√100,000 = 0.18 ms; 4 SE.
     let p = DecorrelatedCeiling {
-        base: 100_000,
-        cap: 20_000_000,
+        base: Micros::from_ms(100),
+        cap: Micros::from_s(20),
     };
     let mut rng = job_rng(9);
     let mean = (0..100_000)
-        .map(|_| p.delay(1, &mut p.start(), &mut rng) as f64)
+        .map(|_| (p.delay(1, &mut p.start(), &mut rng)).ticks() as f64)
         .sum::<f64>()
         / 1e5;
     assert!((mean - 200_000.0).abs() < 730.0, "{mean}");
@@ -196,12 +197,12 @@ fn decorrelated_v2_first_delay_has_the_formulas_mean() {
         / 3.0;
     let expected = integral / 1.4 * 100_000.0;
     let p = DecorrelatedV2 {
-        base: 100_000,
-        cap: u64::MAX,
+        base: Micros::from_ms(100),
+        cap: Micros::from_ticks(u64::MAX),
     };
     let mut rng = job_rng(10);
     let draws: Vec<f64> = (0..100_000)
-        .map(|_| p.delay(1, &mut p.start(), &mut rng) as f64)
+        .map(|_| (p.delay(1, &mut p.start(), &mut rng)).ticks() as f64)
         .collect();
     let mean = draws.iter().sum::<f64>() / 1e5;
     let sd = (draws.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / 1e5).sqrt();

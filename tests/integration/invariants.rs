@@ -2,7 +2,7 @@
 //! resource model, arrival pattern and stop rule.
 
 use herdsim::base::seeding::Seeds;
-use herdsim::base::time::Micros;
+use herdsim::base::time::{Micros, Nanos};
 use herdsim::control::aws_quota::AwsQuotaSpec;
 use herdsim::control::ratio_budget::RatioBudgetSpec;
 use herdsim::control::retry_after::RetryAfter;
@@ -48,7 +48,7 @@ impl Observer for Trace {
         if let Some(d) = self.deadline {
             // The OCC model's call is its write, two hops after the attempt
             // starts: allow those hops (|N(10 ms, 2 ms)| is under 40 ms).
-            if time - first > d + 40_000 {
+            if time - first > d + Micros::from_ms(40) {
                 self.late_calls += 1;
             }
         }
@@ -91,10 +91,15 @@ fn spec_strategy() -> impl Strategy<Value = RunSpec> {
         ),
         prop_oneof![
             Just(Arrivals::Herd),
-            (1u64..5_000_000).prop_map(|window_us| Arrivals::Uniform { window_us }),
+            (1u64..5_000_000).prop_map(|window_us| Arrivals::Uniform {
+                window_us: Micros::from_ticks(window_us),
+            }),
             (0.01f64..10.0).prop_map(|rate_per_ms| Arrivals::Poisson { rate_per_ms }),
         ],
-        prop::option::of((0u64..2_000_000, 1u64..3_000_000).prop_map(|(a, b)| (a, a + b))),
+        prop::option::of(
+            (0u64..2_000_000, 1u64..3_000_000)
+                .prop_map(|(a, b)| (Micros::from_ticks(a), Micros::from_ticks(a + b))),
+        ),
         prop::option::of(1u32..12),
         prop::option::of(1u64..60_000_000),
     );
@@ -185,9 +190,9 @@ fn spec_strategy() -> impl Strategy<Value = RunSpec> {
                 down: down.filter(|_| resource == ResourceKind::Slot),
                 policy: PolicySpec {
                     kind,
-                    base_us,
-                    cap_us,
-                    step_us: Some(step_us),
+                    base_us: Micros::from_ticks(base_us),
+                    cap_us: Micros::from_ticks(cap_us),
+                    step_us: Some(Micros::from_ticks(step_us)),
                     jitter_factor,
                     first_exponent,
                     multiplier,
@@ -196,14 +201,14 @@ fn spec_strategy() -> impl Strategy<Value = RunSpec> {
                     // no room for an axis of its own.
                     randomization_factor: 1.0 - jitter_factor,
                     // The base's double: aws-2026 after a throttle.
-                    throttle_base_us: base_us.saturating_mul(2),
+                    throttle_base_us: Micros::from_ticks(base_us.saturating_mul(2)),
                 },
                 max_attempts,
-                deadline_us,
+                deadline_us: deadline_us.map(Micros::from_ticks),
                 retry_on: herdsim::model::retry_on::RetryOn::ALL,
                 hedge_delay_us: None,
                 hedge_on_timeout: herdsim::model::timeout_hedging::HedgeOnTimeout::Off,
-                window_us,
+                window_us: window_us.map(Micros::from_ticks),
                 seeding,
                 budget,
                 breaker,
@@ -266,7 +271,7 @@ proptest! {
         if spec.resource == ResourceKind::Slot {
             let service_ns = spec.service_ns();
             for pair in trace.served_at.windows(2) {
-                prop_assert!((pair[1] - pair[0]) * 1_000 >= service_ns, "successes at {:?}", pair);
+                prop_assert!(Nanos::of_us(pair[1] - pair[0]) >= service_ns, "successes at {:?}", pair);
             }
             if let Some((from, to)) = spec.down {
                 prop_assert!(trace.served_at.iter().all(|t| !(from..to).contains(t)));
@@ -414,7 +419,7 @@ fn peak_retries_counts_the_busiest_window() {
     assert_eq!(simulate(&spec(2), seeds).peak_retries, 1);
     let three = simulate(&spec(3), seeds);
     assert_eq!((three.calls, three.retries, three.peak_retries), (6, 3, 2));
-    assert_eq!(three.last_success_us, 300_000);
+    assert_eq!(three.last_success_us, Micros::from_ms(300));
 }
 
 /// Small random chains of services over the server model.
@@ -446,7 +451,7 @@ fn chain_strategy() -> impl Strategy<Value = (ServerSpec, ServerRetry)> {
                     (0..depth as usize - 1)
                         .map(|i| LayerSpec {
                             policy: Some(own[i % own.len()]),
-                            base_us: Some(2_000),
+                            base_us: Some(Micros::from_ms(2)),
                             ..LayerSpec::default()
                         })
                         .collect()
@@ -485,7 +490,7 @@ fn chain_strategy() -> impl Strategy<Value = (ServerSpec, ServerRetry)> {
                 if jittered {
                     policy = PolicySpec {
                         kind: PolicyKind::Full,
-                        base_us: 5_000,
+                        base_us: Micros::from_ms(5),
                         ..policy
                     };
                 }

@@ -7,6 +7,7 @@ use std::fs;
 
 use assert_cmd::cargo::cargo_bin_cmd;
 use herdsim::base::seeding::Seeds;
+use herdsim::base::time::Micros;
 use herdsim::experiment::timelines::run_timeline;
 use herdsim::report::herd_svg::{HerdPicture, SUCCEEDED_COLOR, herd_timeline};
 use herdsim::report::series_svg::{TRIGGER_COLOR, server_series};
@@ -126,7 +127,7 @@ fn the_issues_resilience4j_run_plot_keeps_its_subtitle_whole() {
 /// down for its first 300 ms: every call then fails.
 fn herd_under_an_outage() -> RunSpec {
     let mut spec = RunSpec::seed_002(PolicyKind::Decorrelated, 1_000);
-    spec.down = Some((0, 300_000));
+    spec.down = Some((Micros::ZERO, Micros::from_ms(300)));
     spec
 }
 

@@ -12,7 +12,7 @@ use herdsim::experiment::timelines::run_timeline;
 use herdsim::measure::server_metrics::{ServerMetrics, Window};
 use herdsim::measure::verdict::Verdict;
 use herdsim::model::server::NS_PER_S;
-use herdsim::model::server::{NS_PER_MS, ServerSpec, Triggers};
+use herdsim::model::server::{NS_PER_MS, Nanos, ServerSpec, Triggers};
 use herdsim::report::series_svg::{
     RUG_COLOR, STUCK_COLOR, SeriesPicture, TRIGGER_COLOR, server_series, trigger_label,
 };
@@ -85,7 +85,7 @@ fn a_timeline_draws_the_computed_retry_rates_and_the_capacity() {
         "two vertices per bin (a step line)"
     );
     // The run is under 10 s, so the time axis is in ms.
-    let bin_ms = timeline.bin_us as f64 / 1e3;
+    let bin_ms = timeline.bin_us.ticks() as f64 / 1e3;
     for (i, rate) in rates.iter().enumerate() {
         for (vertex, &(px, py)) in points[2 * i..2 * i + 2].iter().enumerate() {
             let (dx, dy) = pixel(frame, (px, py));
@@ -146,7 +146,7 @@ fn delay_bands_mark_each_retrys_median() {
         // One per retry, plus the legend's sample.
         assert_eq!(medians.len(), s.retries.len() + 1, "{}", s.policy.kind);
         for r in &s.retries {
-            let expected = r.p50 as f64 / 1e3;
+            let expected = r.p50.ticks() as f64 / 1e3;
             let hit = medians.iter().any(|&(px, py)| {
                 let (dx, dy) = pixel(frame, (px, py));
                 (frame.data_x(px) - f64::from(r.retry)).abs() <= dx
@@ -402,12 +402,20 @@ fn the_server_series_shades_each_trigger_and_draws_the_queue_it_measured() {
         triggers: spec
             .triggers
             .iter()
-            .map(|t| (t.from as f64 / 1e9, t.to as f64 / 1e9, trigger_label(t)))
+            .map(|t| {
+                (
+                    t.from.ticks() as f64 / 1e9,
+                    t.to.ticks() as f64 / 1e9,
+                    trigger_label(t),
+                )
+            })
             .collect(),
-        capacity_per_s: spec
-            .capacity_steps()
-            .map(|s| s.into_iter().map(|(t, c)| (t as f64 / 1e9, c)).collect()),
-        load_end_s: run.load_end_ns as f64 / 1e9,
+        capacity_per_s: spec.capacity_steps().map(|s| {
+            s.into_iter()
+                .map(|(t, c)| (t.ticks() as f64 / 1e9, c))
+                .collect()
+        }),
+        load_end_s: run.load_end_ns.ticks() as f64 / 1e9,
         patience_s: None,
         verdict: None,
         recoveries: (Vec::new(), 1),
@@ -502,11 +510,20 @@ pub(crate) fn stuck_picture<'a>(
         triggers: spec
             .triggers
             .iter()
-            .map(|t| (t.from as f64 / 1e9, t.to as f64 / 1e9, trigger_label(t)))
+            .map(|t| {
+                (
+                    t.from.ticks() as f64 / 1e9,
+                    t.to.ticks() as f64 / 1e9,
+                    trigger_label(t),
+                )
+            })
             .collect(),
         capacity_per_s: None,
-        load_end_s: run.load_end_ns as f64 / 1e9,
-        patience_s: Some((end as f64 / 1e9, (end + spec.patience) as f64 / 1e9)),
+        load_end_s: run.load_end_ns.ticks() as f64 / 1e9,
+        patience_s: Some((
+            end.ticks() as f64 / 1e9,
+            (end + spec.patience).ticks() as f64 / 1e9,
+        )),
         verdict: run.verdict,
         recoveries: (Vec::new(), 1),
         all,
@@ -585,9 +602,9 @@ fn assert_legends_clear(svg: &str, legends: &[(i32, i32, i32, i32)]) {
 fn a_server_plot_shows_the_load_and_patience_not_the_drain() {
     let (spec, run) = stuck_run();
     assert_eq!(run.verdict, Some(Verdict::Stuck), "the storm case");
-    let width_s = spec.window as f64 / 1e9;
+    let width_s = spec.window.ticks() as f64 / 1e9;
     let drain_end = run.windows.len() as f64 * width_s;
-    let load_end = run.load_end_ns as f64 / 1e9;
+    let load_end = run.load_end_ns.ticks() as f64 / 1e9;
     assert!((load_end - 5.5).abs() < 1e-9);
     assert!(
         drain_end > load_end * 1.3,
@@ -677,8 +694,8 @@ fn a_log_latency_axis_has_values_to_read() {
             arrivals: 50,
             attempts: 50,
             successes: 50,
-            latency_p50_ns: Some(NS_PER_MS + i * 20_000),
-            latency_p99_ns: Some(5 * NS_PER_MS + i * 1_500_000),
+            latency_p50_ns: Some(NS_PER_MS + Nanos::from_ticks(i * 20_000)),
+            latency_p99_ns: Some(5 * NS_PER_MS + Nanos::from_ticks(i * 1_500_000)),
             ..Window::default()
         })
         .collect();
@@ -889,7 +906,7 @@ fn a_curves_legend_covers_no_curve() {
 #[test]
 fn the_run_plot_draws_every_replicates_recovery_as_a_rug() {
     let (spec, run) = stuck_run();
-    let end_s = spec.last_trigger_end().unwrap() as f64 / 1e9;
+    let end_s = spec.last_trigger_end().unwrap().ticks() as f64 / 1e9;
     let recoveries = vec![0.25, 0.5, 0.5, 1.75];
     let picture = SeriesPicture {
         recoveries: (recoveries.clone(), 7),

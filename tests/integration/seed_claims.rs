@@ -8,7 +8,7 @@ use herdsim::policy::{
     exponential_ceiling,
 };
 
-const MS: Micros = 1_000;
+const MS: Micros = Micros::from_ms(1);
 
 #[test]
 fn decorrelated_walk_reaches_a_10s_cap_in_a_median_of_14_draws_with_step_ratio_1_53() {
@@ -56,11 +56,11 @@ fn plain_exponential_reaches_a_10s_cap_at_retry_8() {
 /// client.
 fn sample<P: Backoff>(policy: &P, retry: u32, n: usize, seed: u64) -> (f64, Micros, Micros) {
     let mut rng = job_rng(seed);
-    let (mut sum, mut lo, mut hi) = (0u128, Micros::MAX, 0);
+    let (mut sum, mut lo, mut hi) = (0u128, Micros::MAX, Micros::ZERO);
     for _ in 0..n {
         let mut walk = policy.start();
         let d = policy.delay(retry, &mut walk, &mut rng);
-        sum += u128::from(d);
+        sum += u128::from(d.ticks());
         lo = lo.min(d);
         hi = hi.max(d);
     }
@@ -95,8 +95,16 @@ fn full_jitter_is_uniform_on_zero_to_the_ceiling() {
     let ceiling = exponential_ceiling(policy.base, policy.cap, 4);
     assert_eq!(ceiling, 800 * MS);
     let (mean, lo, hi) = sample(&policy, 4, N, 3);
-    assert!(lo <= MS && hi >= 799 * MS && hi <= ceiling, "{lo}..{hi}");
-    assert_uniform_mean(mean, ceiling as f64 / 2.0, ceiling as f64, N);
+    assert!(
+        lo <= MS && hi >= 799 * MS && hi <= ceiling,
+        "{lo:?}..{hi:?}"
+    );
+    assert_uniform_mean(
+        mean,
+        ceiling.ticks() as f64 / 2.0,
+        ceiling.ticks() as f64,
+        N,
+    );
 }
 
 #[test]
@@ -113,10 +121,10 @@ fn equal_jitter_is_uniform_on_the_upper_half() {
         let (mean, lo, hi) = sample(&policy, retry, N, u64::from(retry));
         assert!(
             lo >= c / 2 && hi <= c,
-            "retry {retry}: {lo}..{hi} outside [{}, {c}]",
+            "retry {retry}: {lo:?}..{hi:?} outside [{:?}, {c:?}]",
             c / 2
         );
-        assert_uniform_mean(mean, 0.75 * c as f64, c as f64 / 2.0, N);
+        assert_uniform_mean(mean, 0.75 * c.ticks() as f64, c.ticks() as f64 / 2.0, N);
     }
 }
 
@@ -128,7 +136,12 @@ fn decorrelated_first_draw_is_uniform_on_base_to_three_base() {
     };
     let (mean, lo, hi) = sample(&policy, 1, N, 5);
     assert!(lo >= 100 * MS && hi <= 300 * MS);
-    assert_uniform_mean(mean, 200.0 * MS as f64, 200.0 * MS as f64, N);
+    assert_uniform_mean(
+        mean,
+        200.0 * MS.ticks() as f64,
+        200.0 * MS.ticks() as f64,
+        N,
+    );
 }
 
 #[test]
@@ -145,7 +158,7 @@ fn decorrelated_delays_stay_between_base_and_cap() {
             let d = policy.delay(k, &mut prev, &mut rng);
             assert!(
                 d >= policy.base && d <= policy.cap.min(3 * before),
-                "{d} from {before}"
+                "{d:?} from {before:?}"
             );
         }
     }
@@ -163,7 +176,12 @@ fn the_jitter_factor_is_centred_on_the_delay() {
     let policy = ProportionalJitter::new(inner, 0.3);
     let (mean, lo, hi) = sample(&policy, 1, N, 11);
     assert!(lo >= 8_500 * MS && hi <= 11_500 * MS);
-    assert_uniform_mean(mean, 10_000.0 * MS as f64, 3_000.0 * MS as f64, N);
+    assert_uniform_mean(
+        mean,
+        10_000.0 * MS.ticks() as f64,
+        3_000.0 * MS.ticks() as f64,
+        N,
+    );
 }
 
 #[test]

@@ -120,7 +120,7 @@ fn backoff_simulators_servers_conflict_as_their_rules_say() {
     let run = |server: OccServer, write: &str, done: OccDone, clients: u32| {
         let mut spec = RunSpec::seed_002(PolicyKind::Constant, clients);
         spec.resource = herdsim::model::ResourceKind::Occ;
-        spec.policy.base_us = 500;
+        spec.policy.base_us = Micros::from_us(500);
         spec.occ.server = server;
         spec.occ.write_time = write.parse().unwrap();
         spec.occ.done = done;
@@ -136,7 +136,7 @@ fn backoff_simulators_servers_conflict_as_their_rules_say() {
     // first's write ends, so it calls again and commits after 1 s.
     let held = run(OccServer::Locking, "const:1s", OccDone::Commit, 2);
     assert!(
-        held.calls > 2 && held.last_success_us >= 1_000_000,
+        held.calls > 2 && held.last_success_us >= Micros::from_s(1),
         "{held:?}"
     );
     // Done at the reply, a client finishes one hop (~10 ms) after its
@@ -144,7 +144,7 @@ fn backoff_simulators_servers_conflict_as_their_rules_say() {
     let at_reply = run(OccServer::WriteOnly, "const:0", OccDone::Reply, 1);
     let at_commit = run(OccServer::WriteOnly, "const:0", OccDone::Commit, 1);
     let hop = at_reply.last_success_us - at_commit.last_success_us;
-    assert!((2_000..20_000).contains(&hop), "{hop} us");
+    assert!((2_000..20_000).contains(&hop.ticks()), "{hop:?} us");
 }
 
 /// Records the time of every call and of every success.
@@ -177,7 +177,7 @@ fn every_policy_meets_the_same_arrivals() {
         let mut calls = Calls::default();
         simulate_observed(&spec, Seeds::for_job(1, kind as u64, 3), &mut calls);
         calls.first.sort();
-        assert!(calls.first.iter().all(|&(_, t)| t <= 2_000_000));
+        assert!(calls.first.iter().all(|&(_, t)| t <= Micros::from_s(2)));
         firsts.push(calls.first);
     }
     assert_eq!(firsts[0], firsts[1]);
@@ -186,18 +186,21 @@ fn every_policy_meets_the_same_arrivals() {
 #[test]
 fn nothing_succeeds_while_the_slot_is_down() {
     let mut spec = RunSpec::seed_002(PolicyKind::Full, 500);
-    spec.down = Some((50_000, 2_000_000));
+    spec.down = Some((Micros::from_ms(50), Micros::from_s(2)));
     let mut calls = Calls::default();
     let m = simulate_observed(&spec, Seeds::for_job(2, 0, 0), &mut calls);
     assert!(
-        calls.all.iter().any(|t| (50_000..2_000_000).contains(t)),
+        calls
+            .all
+            .iter()
+            .any(|t| (50_000..2_000_000).contains(&t.ticks())),
         "calls were made while down"
     );
     assert!(
         calls
             .served
             .iter()
-            .all(|t| !(50_000..2_000_000).contains(t))
+            .all(|t| !(50_000..2_000_000).contains(&t.ticks()))
     );
     assert_eq!(m.successes, 500);
 }
@@ -214,7 +217,7 @@ fn stop_rules_end_clients_and_count_them() {
         (3, 997, 1_000 + 999 + 998)
     );
     let mut deadline = RunSpec::seed_002(PolicyKind::None, 1_000);
-    deadline.deadline_us = Some(1_000_000);
+    deadline.deadline_us = Some(Micros::from_s(1));
     let m = simulate_observed(&deadline, Seeds::for_job(3, 0, 0), &mut Calls::default());
     // Retries at 0.1, 0.3, 0.7 s are in time; the next (1.5 s) is not.
     assert_eq!((m.successes, m.gave_up), (4, 996));

@@ -5,11 +5,10 @@
 //! uses ([`decide`]) says whether and when the next goes.
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use rand_pcg::Pcg64Mcg;
 
-use herdsim::base::time::ns_of_us;
+use herdsim::base::time::Micros;
 use herdsim::control::{Controls, Outcome};
 use herdsim::model::retry_on::RetryOn;
 use herdsim::model::server::Nanos;
@@ -18,6 +17,7 @@ use herdsim::sim::retry_decision::{Decision, Failed, decide};
 
 use super::record::{Happened, LiveRecorder};
 use super::transport::{Answer, Transport};
+use crate::timing::duration_of;
 
 /// What every request of a drill shares.
 pub struct Clients {
@@ -48,7 +48,7 @@ impl Clients {
     }
 
     /// The retry decision after attempt number `attempts` failed with
-    /// `cause` at `now`: the delay, µs, or `None` to give up.
+    /// `cause` at `now`: the delay, or `None` to give up.
     fn retry_delay(
         &self,
         source: u32,
@@ -56,7 +56,7 @@ impl Clients {
         attempts: u32,
         cause: Outcome,
         walk: &mut AnyWalk,
-    ) -> Option<u64> {
+    ) -> Option<Micros> {
         let limits_allow =
             self.retry_on.retries(cause) && self.max_attempts.is_none_or(|max| attempts < max);
         let failed = Failed {
@@ -143,7 +143,7 @@ pub async fn request(clients: Arc<Clients>, source: u32, open_loop: bool) {
             (t, d) => t.or(d),
         };
         let answer = match wait {
-            Some(wait) => tokio::time::timeout(Duration::from_nanos(wait), c.transport.call())
+            Some(wait) => tokio::time::timeout(duration_of(wait), c.transport.call())
                 .await
                 .ok(),
             None => Some(c.transport.call().await),
@@ -187,11 +187,17 @@ pub async fn request(clients: Arc<Clients>, source: u32, open_loop: bool) {
     }
 }
 
-/// Waits out a retry's `delay` (µs) from `now`, counted as a retry
+/// Waits out a retry's `delay` from `now`, counted as a retry
 /// waiting; false (the retry dropped) if it would start past the request's
 /// deadline.
-async fn wait_to_retry(c: &Clients, source: u32, started: Nanos, now: Nanos, delay: u64) -> bool {
-    let at = now.saturating_add(ns_of_us(delay));
+async fn wait_to_retry(
+    c: &Clients,
+    source: u32,
+    started: Nanos,
+    now: Nanos,
+    delay: Micros,
+) -> bool {
+    let at = now.saturating_add(Nanos::of_us(delay));
     if c.past_deadline(started, at) {
         if let Some(mut controls) = c.controls() {
             controls.retry_dropped(source, now);
@@ -221,7 +227,7 @@ fn admit(c: &Clients, source: u32, now: Nanos, retry: bool) -> Admission {
         return Admission::Now;
     };
     match controls.admit(source, now, retry) {
-        Some(0) => Admission::Now,
+        Some(wait) if wait.is_zero() => Admission::Now,
         Some(wait) => Admission::After(wait),
         None => {
             if retry {

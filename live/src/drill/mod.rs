@@ -102,7 +102,7 @@ pub fn drill(config: DrillConfig) -> std::io::Result<DrillRun> {
         Load::Open { sources, .. } => {
             tighten_timer_slack();
             let mut arrivals = Arrivals::new(&spec, u64::MAX);
-            let mut t = 0;
+            let mut t = Nanos::ZERO;
             while let Next::At(next) = arrivals.next_after(&spec, t, &mut environment) {
                 t = next;
                 if !sleep_until(clients.rec.instant_of(t), &interrupted) {

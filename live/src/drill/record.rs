@@ -13,6 +13,8 @@ use herdsim::measure::server_metrics::ServerMetrics;
 use herdsim::measure::server_recorder::{Backlog, ServerRecorder};
 use herdsim::model::server::{Nanos, ServerSpec};
 
+use crate::timing::{duration_of, nanos_of};
+
 /// The recorder and the client's backlog, behind one lock.
 struct Inner {
     rec: ServerRecorder,
@@ -39,7 +41,7 @@ impl Inner {
         if now >= self.next_window_at && self.open {
             let backlog = self.backlog();
             self.open = self.rec.enter_window(now, backlog);
-            self.next_window_at = (now / window + 1).saturating_mul(window);
+            self.next_window_at = window.saturating_mul(now / window + 1);
         }
     }
 
@@ -90,7 +92,7 @@ impl LiveRecorder {
         LiveRecorder {
             inner: Mutex::new(Inner {
                 rec: ServerRecorder::new(spec, true),
-                next_window_at: 0,
+                next_window_at: Nanos::ZERO,
                 open: true,
                 in_flight: 0,
                 retries_waiting: 0,
@@ -103,12 +105,12 @@ impl LiveRecorder {
 
     /// Ns since the drill began.
     pub fn now(&self) -> Nanos {
-        self.origin.elapsed().as_nanos().min(u128::from(u64::MAX)) as Nanos
+        nanos_of(self.origin.elapsed())
     }
 
     /// The instant of drill time `t`.
     pub fn instant_of(&self, t: Nanos) -> Instant {
-        self.origin + std::time::Duration::from_nanos(t)
+        self.origin + duration_of(t)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {

@@ -4,6 +4,7 @@
 //! the retry quota and adaptive's client rate limiter.
 
 use super::{Behaviour, Resolved};
+use crate::base::time::Micros;
 use crate::import::{Context, ImportError};
 
 /// Sets herdsim's parameters for the resolved settings.
@@ -193,7 +194,7 @@ pub(super) fn set_strategy(ctx: &Context<'_>, resolved: Resolved) -> Result<(), 
 /// A cap of `us` µs as herdsim writes a duration.
 fn cap_text(us: u128) -> String {
     match u64::try_from(us) {
-        Ok(us) if us < u64::MAX / 2 => crate::import::durations::herdsim(us),
+        Ok(us) if us < u64::MAX / 2 => crate::import::durations::herdsim(Micros::from_ticks(us)),
         _ => "1000000000s".to_string(),
     }
 }

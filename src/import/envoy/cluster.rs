@@ -4,6 +4,7 @@
 //! settings are refused, its host and connection choices noted as inert.
 
 use super::{duration, name_of, refuse, uint32};
+use crate::base::time::Micros;
 use crate::import::tree::Node;
 use crate::import::{Context, ImportError};
 
@@ -216,7 +217,7 @@ pub(super) fn read_cluster(
             &["budget_percent", "min_retry_concurrency", "budget_interval"],
         )?;
         if let Some(interval) = node.get("budget_interval")
-            && duration(ctx, &interval)? != 0
+            && duration(ctx, &interval)? != Micros::ZERO
         {
             return Err(ctx.unsupported(
                 &interval,
@@ -304,6 +305,7 @@ pub(super) fn read_cluster(
 
 #[cfg(test)]
 mod tests {
+    use crate::base::time::Nanos;
     use crate::import::envoy::tests::{read, read_with, value};
 
     #[test]
@@ -360,11 +362,11 @@ mod tests {
             .unwrap();
         let mut state = spec.state();
         for _ in 0..25 {
-            state.attempt_sent(0, None);
+            state.attempt_sent(Nanos::ZERO, None);
         }
         let mut allowed = 0;
-        while state.may_retry(0, Outcome::Failure) {
-            state.take_retry(0, Outcome::Failure);
+        while state.may_retry(Nanos::ZERO, Outcome::Failure) {
+            state.take_retry(Nanos::ZERO, Outcome::Failure);
             allowed += 1;
         }
         assert_eq!(allowed, 5);

@@ -3,6 +3,7 @@
 //! `retry_back_off` and `per_try_timeout`.
 
 use super::{duration, refuse, uint32};
+use crate::base::time::{Micros, US_PER_MS};
 use crate::import::durations::herdsim;
 use crate::import::tree::Node;
 use crate::import::{Context, ImportError};
@@ -244,17 +245,17 @@ pub(super) fn read_retry_policy(
                 )
             })?;
             let base_us = duration(ctx, &base_node)?;
-            if base_us == 0 {
+            if base_us == Micros::ZERO {
                 return Err(ctx.error(&base_node, "must be above 0 (Envoy refuses 0s)"));
             }
-            let base_ms = (base_us / 1_000).max(1);
+            let base_ms = (base_us / US_PER_MS).max(1);
             let (max_ms, mut paths) = match back_off.get("max_interval") {
                 Some(node) => {
                     let us = duration(ctx, &node)?;
-                    if us == 0 {
+                    if us == Micros::ZERO {
                         return Err(ctx.error(&node, "must be above 0 (Envoy refuses 0s)"));
                     }
-                    let ms = (us / 1_000).max(1);
+                    let ms = (us / US_PER_MS).max(1);
                     if ms < base_ms {
                         return Err(ctx.error(
                             &node,
@@ -269,7 +270,8 @@ pub(super) fn read_retry_policy(
                 None => (base_ms * 10, Vec::new()),
             };
             paths.insert(0, base_node.path().to_string());
-            let rounded = base_us % 1_000 != 0 || base_us < 1_000;
+            let rounded =
+                base_us % Micros::from_ms(1) != Micros::ZERO || base_us < Micros::from_ms(1);
             let rule = (
                 format!(
                     "base_interval → base {base_ms} ms{}",
@@ -305,16 +307,16 @@ pub(super) fn read_retry_policy(
         "retry k waits U{0, …, n_k − 1} ms with n_1 = base, doubling while below ⌊cap/2⌋, \
          then the cap (JitteredExponentialBackOffStrategy)",
     )?;
-    ctx.set("base", herdsim(base_ms * 1_000), &paths[..1], rule.0)?;
+    ctx.set("base", herdsim(base_ms * US_PER_MS), &paths[..1], rule.0)?;
     ctx.set(
         "cap",
-        herdsim(max_ms * 1_000),
+        herdsim(max_ms * US_PER_MS),
         &paths[paths.len() - 1..],
         rule.1,
     )?;
 
     if let Some(node) = policy.get("per_try_timeout") {
-        let ms = duration(ctx, &node)? / 1_000;
+        let ms = duration(ctx, &node)? / US_PER_MS;
         if ms > 0 {
             let what = if hedged {
                 "Envoy keeps the attempt: hedge_on_per_try_timeout"
@@ -323,7 +325,7 @@ pub(super) fn read_retry_policy(
             };
             ctx.set(
                 "timeout",
-                herdsim(ms * 1_000),
+                herdsim(ms * US_PER_MS),
                 &[node.path()],
                 format!("per_try_timeout → timeout {ms} ms per attempt ({what})"),
             )?;

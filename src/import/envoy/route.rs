@@ -4,6 +4,7 @@
 
 use super::retry_policy::{Answers, RETRY_POLICY_FIELDS, read_retry_policy};
 use super::{duration, fields, refuse};
+use crate::base::time::US_PER_MS;
 use crate::import::durations::herdsim;
 use crate::import::tree::Node;
 use crate::import::{Context, ImportError};
@@ -274,7 +275,11 @@ pub(super) fn read_route(
 
 fn route_timeout(ctx: &Context<'_>, action: &Node<'_>) -> Result<(), ImportError> {
     let (ms, from, given) = match action.get("timeout") {
-        Some(node) => (duration(ctx, &node)? / 1_000, node.path().to_string(), true),
+        Some(node) => (
+            duration(ctx, &node)? / US_PER_MS,
+            node.path().to_string(),
+            true,
+        ),
         None => (DEFAULT_ROUTE_TIMEOUT_MS, action.path().to_string(), false),
     };
     if ms == 0 {
@@ -291,7 +296,7 @@ fn route_timeout(ctx: &Context<'_>, action: &Node<'_>) -> Result<(), ImportError
          starts after it, and the request ends (504) when it passes"
             .to_string()
     };
-    ctx.set("deadline", herdsim(ms * 1_000), &[&from], rule)
+    ctx.set("deadline", herdsim(ms * US_PER_MS), &[&from], rule)
 }
 
 /// Reads `hedge_policy`: the path of `hedge_on_per_try_timeout` if it is

@@ -106,6 +106,7 @@ use super::durations::herdsim;
 use super::kube::{Resource, name_of};
 use super::tree::{Node, from_yaml};
 use super::{Context, Format, ImportError};
+use crate::base::time::Micros;
 use budget::read_budget;
 use go_time::go_duration;
 pub use go_time::{GoDurationError, parse_go_duration};
@@ -276,7 +277,7 @@ fn read_profile(profile: &Node<'_>, ctx: &Context<'_>) -> Result<(), ImportError
             }
             ctx.set(
                 "deadline",
-                herdsim((ns / 1_000) as u64),
+                herdsim(Micros::from_ticks((ns / 1_000) as u64)),
                 &[node.path()],
                 "the route's timeout bounds the request with all its retries (the proxy's \
                  route stack puts the timeout outside the retry layer): herdsim's deadline; \
@@ -318,7 +319,7 @@ fn read_profile(profile: &Node<'_>, ctx: &Context<'_>) -> Result<(), ImportError
         format!(
             "tower:{},ttl:{},min:{}",
             budget.ratio,
-            herdsim(budget.ttl_us),
+            herdsim(Micros::from_ticks(budget.ttl_us)),
             budget.min_per_s
         ),
         &from,

@@ -82,7 +82,9 @@ pub fn spring_duration(text: &str) -> Result<Micros, String> {
             "\"{text}\" is not a whole number of microseconds, herdsim's resolution"
         ));
     }
-    Micros::try_from(ns / 1_000).map_err(|_| format!("\"{text}\" is too long"))
+    u64::try_from(ns / 1_000)
+        .map(Micros::from_ticks)
+        .map_err(|_| format!("\"{text}\" is too long"))
 }
 
 /// `java.time.Duration.parse`'s `PnDTnHnMn.nS` (days, hours, minutes,
@@ -178,6 +180,7 @@ pub(super) fn constant<'c>(
 #[cfg(test)]
 mod tests {
     use super::spring_duration;
+    use crate::base::time::Micros;
 
     #[test]
     fn spring_boot_durations_are_whole_numbers_with_units_or_iso_8601() {
@@ -196,7 +199,7 @@ mod tests {
             ("P1DT2H", 93_600_000_000),
             ("pt10s", 10_000_000),
         ] {
-            assert_eq!(spring_duration(text), Ok(us), "{text}");
+            assert_eq!(spring_duration(text), Ok(Micros::from_ticks(us)), "{text}");
         }
         for bad in ["0.5s", "-1s", "10 s", "1w", "PT", "P1S", "1500ns", "abc"] {
             assert!(spring_duration(bad).is_err(), "{bad}");

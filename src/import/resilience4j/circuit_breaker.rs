@@ -122,21 +122,21 @@ pub(super) fn read_breaker(
     };
     let failure = percent("failureRateThreshold", 50.0, &mut from)?;
     let slow = percent("slowCallRateThreshold", 100.0, &mut from)?;
-    let slow_call = dur("slowCallDurationThreshold", 60_000_000, &mut from)?;
-    if slow_call == 0 {
+    let slow_call = dur("slowCallDurationThreshold", Micros::from_s(60), &mut from)?;
+    if slow_call == Micros::ZERO {
         return Err(ctx.error_at(
             from.last().map_or("", String::as_str),
             "must be at least 1ns (resilience4j refuses 0)",
         ));
     }
-    let open = dur("waitDurationInOpenState", 60_000_000, &mut from)?;
-    if open < 1_000 {
+    let open = dur("waitDurationInOpenState", Micros::from_s(60), &mut from)?;
+    if open < Micros::from_ms(1) {
         return Err(ctx.error_at(
             from.last().map_or("", String::as_str),
             "must be at least 1ms (resilience4j refuses less)",
         ));
     }
-    let half_open_max = dur("maxWaitDurationInHalfOpenState", 0, &mut from)?;
+    let half_open_max = dur("maxWaitDurationInHalfOpenState", Micros::ZERO, &mut from)?;
     let window_type = match get("slidingWindowType") {
         Some(n) => {
             from.push(n.path().to_string());

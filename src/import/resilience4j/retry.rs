@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use super::{Section, boolean, duration, fields, refuse_unmodelled};
-use crate::base::time::Micros;
+use crate::base::time::{Micros, US_PER_MS};
 use crate::import::durations::herdsim;
 use crate::import::tree::Node;
 use crate::import::{Context, ImportError};
@@ -146,12 +146,12 @@ pub(super) fn read_retry(
     );
     // The longest wait the retries can reach, for a cap that never binds.
     let retries = built.attempts.saturating_sub(1).clamp(1, u32::MAX as u64) as u32;
-    let cap_above = |top_ms: i64| herdsim(((top_ms.max(1) as Micros) + 1).saturating_mul(1_000));
+    let cap_above = |top_ms: i64| herdsim(US_PER_MS.saturating_mul(top_ms.max(1) as u64 + 1));
     match built.interval {
         Interval::Default | Interval::Fixed(_) => {
             let wait = match built.interval {
                 Interval::Fixed(w) => w,
-                _ => 500_000,
+                _ => Micros::from_ms(500),
             };
             let why = if built.interval == Interval::Default {
                 "resilience4j's default interval: a fixed 500 ms".to_string()
@@ -159,7 +159,7 @@ pub(super) fn read_retry(
                 "waitDuration alone: a fixed wait (whole ms)".to_string()
             };
             let wait_ms = wait / 1_000 * 1_000;
-            if wait_ms == 0 {
+            if wait_ms == Micros::ZERO {
                 ctx.set("policy", "no-backoff", &ifrom, format!("{why} of 0 ms"))?;
             } else {
                 ctx.set("policy", "constant", &ifrom, why)?;
@@ -323,7 +323,7 @@ pub(super) fn read_retry(
 /// resilience4j's `checkInterval`: the exponential and randomized waits
 /// need at least 1 ms.
 fn check_wait(ctx: &Context<'_>, from: &[&str], wait: Micros) -> Result<(), ImportError> {
-    if wait < 1_000 {
+    if wait < Micros::from_ms(1) {
         return Err(ctx.error_at(
             &from.join(", "),
             "waitDuration is under 1 ms, which resilience4j's exponential and randomized \

@@ -36,7 +36,7 @@ const FIELDS: [&str; 4] = [
 ];
 
 /// `TimeLimiterConfig`'s default timeout, 1 s, in µs.
-const DEFAULT_TIMEOUT_US: Micros = 1_000_000;
+const DEFAULT_TIMEOUT_US: Micros = Micros::from_s(1);
 
 /// A built TimeLimiter config, with the fields it came from.
 struct Built {

@@ -3,15 +3,15 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+use super::Ticks;
 use super::{ClientItem, EventQueue};
-use crate::base::time::Micros;
 use crate::model::arrivals::FirstCalls;
 
 /// One pending event of the binary heap: `item` is due at `time`; `seq`
 /// orders events at the same instant first-in first-out.
 #[derive(Debug, Clone, Copy)]
 struct HeapEntry<T> {
-    time: Micros,
+    time: Ticks,
     seq: u64,
     item: T,
 }
@@ -52,7 +52,7 @@ impl<T: ClientItem> EventQueue<T> for HeapQueue<T> {
     fn with_first_calls(first_calls: &FirstCalls, template: T) -> Self {
         let heap = (0..first_calls.clients())
             .map(|client| HeapEntry {
-                time: first_calls.of(client),
+                time: first_calls.of(client).ticks(),
                 seq: u64::from(client),
                 item: template.for_client(client),
             })
@@ -63,7 +63,7 @@ impl<T: ClientItem> EventQueue<T> for HeapQueue<T> {
         }
     }
 
-    fn with_events(events: Vec<(Micros, T)>) -> Self {
+    fn with_events(events: Vec<(Ticks, T)>) -> Self {
         let seq = events.len() as u64;
         let heap = events
             .into_iter()
@@ -74,12 +74,12 @@ impl<T: ClientItem> EventQueue<T> for HeapQueue<T> {
     }
 
     #[inline]
-    fn first(&mut self) -> Option<(Micros, T)> {
+    fn first(&mut self) -> Option<(Ticks, T)> {
         self.heap.peek().map(|e| (e.time, e.item))
     }
 
     #[inline]
-    fn reschedule_first(&mut self, next: Option<(Micros, T)>) {
+    fn reschedule_first(&mut self, next: Option<(Ticks, T)>) {
         let Some(mut top) = self.heap.peek_mut() else {
             return;
         };
@@ -104,7 +104,7 @@ impl<T: ClientItem> EventQueue<T> for HeapQueue<T> {
     }
 
     #[inline]
-    fn push(&mut self, time: Micros, item: T) {
+    fn push(&mut self, time: Ticks, item: T) {
         self.heap.push(HeapEntry {
             time,
             seq: self.seq,

@@ -13,9 +13,11 @@
 //! keeps events of equal time in the order they were scheduled, so it pops in
 //! exactly the heap's order without storing a sequence number. A test runs
 //! both over many workloads and compares every metric.
+//!
+//! Times are [`Ticks`], the integer behind a [`crate::base::time::Time`]:
+//! the radix heap works on their bits.
 
 use crate::base::names::named;
-use crate::base::time::Micros;
 use crate::model::ResourceKind;
 use crate::model::arrivals::FirstCalls;
 
@@ -24,6 +26,11 @@ mod radix;
 
 pub use heap::HeapQueue;
 pub use radix::RadixQueue;
+
+/// An event's time as the queue keeps it: the bare count of its loop's
+/// clock ticks (µs for the herd's loops, ns for the server's), each loop
+/// converting at its pushes and pops; the queue only orders them.
+pub type Ticks = u64;
 
 /// What an event carries: a client, and what it keeps between attempts.
 pub trait ClientItem: Copy {
@@ -38,16 +45,16 @@ pub trait EventQueue<T: ClientItem> {
     /// `template.for_client(client)`.
     fn with_first_calls(first_calls: &FirstCalls, template: T) -> Self;
     /// A queue holding `events`, in schedule order.
-    fn with_events(events: Vec<(Micros, T)>) -> Self;
+    fn with_events(events: Vec<(Ticks, T)>) -> Self;
     /// The earliest event, `(time, item)`, if any.
-    fn first(&mut self) -> Option<(Micros, T)>;
+    fn first(&mut self) -> Option<(Ticks, T)>;
     /// Replaces the earliest event with `(time, item)`, due after every event
     /// already scheduled at that instant, or removes it on `None`. The time is
     /// never before the earliest event's.
-    fn reschedule_first(&mut self, next: Option<(Micros, T)>);
+    fn reschedule_first(&mut self, next: Option<(Ticks, T)>);
     /// Schedules one more event, due after every event already scheduled at
     /// its instant; `time` is never before the last event taken.
-    fn push(&mut self, time: Micros, item: T);
+    fn push(&mut self, time: Ticks, item: T);
     /// Bytes of event storage held (its capacity, not its use).
     fn capacity_bytes(&self) -> usize;
 }
@@ -120,6 +127,7 @@ mod tests {
     use super::*;
     use crate::base::draws::Draws;
     use crate::base::seeding::job_rng;
+    use crate::base::time::Micros;
     use radix::SMALL;
 
     /// Drains `Q` as an event loop would: every event is rescheduled a random
@@ -144,7 +152,7 @@ mod tests {
         first_calls: &FirstCalls,
         rounds: u32,
         seed: u64,
-    ) -> Vec<(Micros, u32)> {
+    ) -> Vec<(Ticks, u32)> {
         let mut draws = job_rng(seed);
         let mut queue = Q::with_first_calls(first_calls, Rounds(0, rounds));
         let mut order = Vec::new();
@@ -161,8 +169,11 @@ mod tests {
     fn both_queues_pop_in_the_same_order() {
         for (clients, rounds, seed) in [(1, 5, 1), (10, 50, 2), (500, 20, 3), (2_000, 5, 4)] {
             let mut draws = job_rng(seed + 100);
-            let spread =
-                FirstCalls::At((0..clients).map(|_| draws.uniform(0, 5) * 1_000).collect());
+            let spread = FirstCalls::At(
+                (0..clients)
+                    .map(|_| Micros::from_ms(draws.uniform(0, 5)))
+                    .collect(),
+            );
             for first_calls in [FirstCalls::AllAtZero { clients }, spread] {
                 let heap = drain::<HeapQueue<_>>(&first_calls, rounds, seed);
                 let radix = drain::<RadixQueue<_>>(&first_calls, rounds, seed);
@@ -178,7 +189,7 @@ mod tests {
     /// phases of growth and decline, so the pending set grows past the radix
     /// queue's small set and shrinks back. The order events left in, and how
     /// many times the pending set fell from above `3 × SMALL` to below 4.
-    fn branch<Q: EventQueue<u32>>(seed: u64, events: u32) -> (Vec<(Micros, u32)>, u32) {
+    fn branch<Q: EventQueue<u32>>(seed: u64, events: u32) -> (Vec<(Ticks, u32)>, u32) {
         let mut draws = job_rng(seed);
         let mut queue = Q::with_events(vec![(0, 0)]);
         let mut order = Vec::new();
@@ -227,7 +238,10 @@ mod tests {
     fn the_heap_pops_earliest_first_and_fifo_within_an_instant() {
         // Clients 0..5 first call at 5, 1, 5, 1, 0: the herd order at each
         // instant is the client order.
-        let mut heap = HeapQueue::with_first_calls(&FirstCalls::At(vec![5, 1, 5, 1, 0]), 0u32);
+        let mut heap = HeapQueue::with_first_calls(
+            &FirstCalls::At([5, 1, 5, 1, 0].map(Micros::from_us).to_vec()),
+            0u32,
+        );
         let mut order = Vec::new();
         while let Some((time, client)) = heap.first() {
             order.push((time, client));

@@ -1,8 +1,8 @@
 //! The monotone radix heap over integer time: every event is due at or
 //! after the last one taken, and equal times leave in schedule order.
 
+use super::Ticks;
 use super::{ClientItem, EventQueue};
-use crate::base::time::Micros;
 use crate::model::arrivals::FirstCalls;
 
 /// A monotone radix heap over integer time.
@@ -34,7 +34,7 @@ use crate::model::arrivals::FirstCalls;
 /// takes every event of the earliest time, so the order is the heap's.
 #[derive(Clone)]
 pub struct RadixQueue<T> {
-    last: Micros,
+    last: Ticks,
     /// Herd clients not yet in `now`: all due at 0, before anything else
     /// due at 0, and made from `template` a chunk at a time.
     herd: std::ops::Range<u32>,
@@ -53,7 +53,7 @@ pub struct RadixQueue<T> {
     /// moves; in pairs, a sorted insert moved a pair as two halves that
     /// split the item, and the refill right after read it across both
     /// (`perf` sampled those reads most in the server loop).
-    small_times: Vec<Micros>,
+    small_times: Vec<Ticks>,
     small_items: Vec<T>,
     /// Empty chunks, for reuse.
     spare: Vec<Chunk<T>>,
@@ -66,7 +66,7 @@ pub(super) const SMALL: usize = 16;
 /// Events a chunk holds: 1,024 events are 16 to 32 KB.
 const CHUNK_EVENTS: usize = 1 << 10;
 
-type Chunk<T> = Vec<(Micros, T)>;
+type Chunk<T> = Vec<(Ticks, T)>;
 
 /// One bucket's events, in arrival order: the full chunks, then `open`.
 #[derive(Clone)]
@@ -111,7 +111,7 @@ impl<T: ClientItem> RadixQueue<T> {
     /// went to it by reference, so every caller built its item on the stack
     /// and the server loop read events back across narrower stores.
     #[inline(always)]
-    fn push(&mut self, time: Micros, item: T) {
+    fn push(&mut self, time: Ticks, item: T) {
         debug_assert!(time >= self.last, "a radix heap takes times in order");
         if time == self.last {
             // Behind the herd and whatever is already waiting behind it.
@@ -147,7 +147,7 @@ impl<T: ClientItem> RadixQueue<T> {
     /// [`Self::push`] to the buckets, spilling `small` into them first if
     /// they are not in use yet (a herd's pushes mostly come here).
     #[inline(always)]
-    fn push_later(&mut self, time: Micros, item: T) {
+    fn push_later(&mut self, time: Ticks, item: T) {
         if self.occupied == 0 {
             self.spill_small();
         }
@@ -164,7 +164,7 @@ impl<T: ClientItem> RadixQueue<T> {
     }
 
     #[inline(always)]
-    fn push_to_bucket(&mut self, time: Micros, item: T) {
+    fn push_to_bucket(&mut self, time: Ticks, item: T) {
         let b = 63 - (time ^ self.last).leading_zeros() as usize;
         self.occupied |= 1 << b;
         if self.buckets[b].open.len() == CHUNK_EVENTS {
@@ -175,7 +175,7 @@ impl<T: ClientItem> RadixQueue<T> {
 
     /// A refill's event: due now, or to a bucket below the one emptied.
     #[inline(always)]
-    fn push_now_or_bucket(&mut self, time: Micros, item: T) {
+    fn push_now_or_bucket(&mut self, time: Ticks, item: T) {
         if time == self.last {
             self.now.push(item);
         } else {
@@ -217,7 +217,7 @@ impl<T: ClientItem> RadixQueue<T> {
     /// Moves `small`'s events at `earliest`, its earliest time, into `now`
     /// (the buckets are empty while `small` is in use).
     #[inline(always)]
-    fn take_small_instant(&mut self, earliest: Micros) {
+    fn take_small_instant(&mut self, earliest: Ticks) {
         self.last = earliest;
         while self.small_times.last() == Some(&earliest) {
             self.small_times.pop();
@@ -291,14 +291,14 @@ impl<T: ClientItem> EventQueue<T> for RadixQueue<T> {
             FirstCalls::AllAtZero { clients } => queue.herd = 0..*clients,
             FirstCalls::At(times) => {
                 for (&time, client) in times.iter().zip(0u32..) {
-                    queue.push(time, template.for_client(client));
+                    queue.push(time.ticks(), template.for_client(client));
                 }
             }
         }
         queue
     }
 
-    fn with_events(events: Vec<(Micros, T)>) -> Self {
+    fn with_events(events: Vec<(Ticks, T)>) -> Self {
         let mut queue = RadixQueue::empty(None);
         for (time, item) in events {
             queue.push(time, item);
@@ -307,7 +307,7 @@ impl<T: ClientItem> EventQueue<T> for RadixQueue<T> {
     }
 
     #[inline(always)]
-    fn first(&mut self) -> Option<(Micros, T)> {
+    fn first(&mut self) -> Option<(Ticks, T)> {
         if self.head == self.now.len() && !self.refill() {
             return None;
         }
@@ -315,7 +315,7 @@ impl<T: ClientItem> EventQueue<T> for RadixQueue<T> {
     }
 
     #[inline(always)]
-    fn reschedule_first(&mut self, next: Option<(Micros, T)>) {
+    fn reschedule_first(&mut self, next: Option<(Ticks, T)>) {
         if self.head == self.now.len() {
             return;
         }
@@ -326,7 +326,7 @@ impl<T: ClientItem> EventQueue<T> for RadixQueue<T> {
     }
 
     #[inline(always)]
-    fn push(&mut self, time: Micros, item: T) {
+    fn push(&mut self, time: Ticks, item: T) {
         RadixQueue::push(self, time, item);
     }
 
@@ -336,8 +336,8 @@ impl<T: ClientItem> EventQueue<T> for RadixQueue<T> {
             .iter()
             .flat_map(|b| b.full.iter().chain([&b.open]));
         let entries: usize = chunks.chain(&self.spare).map(Vec::capacity).sum();
-        entries * size_of::<(Micros, T)>()
-            + self.small_times.capacity() * size_of::<Micros>()
+        entries * size_of::<(Ticks, T)>()
+            + self.small_times.capacity() * size_of::<Ticks>()
             + (self.small_items.capacity() + self.now.capacity() + self.after_herd.capacity())
                 * size_of::<T>()
     }

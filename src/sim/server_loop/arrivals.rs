@@ -58,7 +58,7 @@ impl Arrivals {
         Arrivals {
             peak_load,
             peak_gap: match spec.load {
-                Load::Open { rate_per_s, .. } => NS_PER_S as f64 / (rate_per_s * peak_load),
+                Load::Open { rate_per_s, .. } => NS_PER_S.ticks() as f64 / (rate_per_s * peak_load),
                 Load::Closed { .. } => f64::INFINITY,
             },
             rate_varies: spec.trigger_effects().load,
@@ -90,7 +90,7 @@ impl Arrivals {
             if rate <= 0.0 {
                 return Next::None;
             }
-            let gap = round_ns(NS_PER_S as f64 / rate * environment.exp1());
+            let gap = round_ns(NS_PER_S.ticks() as f64 / rate * environment.exp1());
             t = t.saturating_add(gap);
             if spec.requests.is_none() && t >= spec.duration {
                 return Next::None;

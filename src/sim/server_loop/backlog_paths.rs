@@ -159,7 +159,11 @@ impl<Q: EventQueue<Event> + Clone + Send, M: Mode> SplitPath for ServerPath<'_, 
     }
 
     fn run_past(&mut self, level: i64) -> Option<i64> {
-        let horizon = self.state.spec.horizon.unwrap_or(CLOCK_END_NS - 1);
+        let horizon = self
+            .state
+            .spec
+            .horizon
+            .unwrap_or(CLOCK_END_NS - Nanos::from_ticks(1));
         while !self.ended {
             // A phase starts at its moment with the state as it stands
             // then, before any event after it.
@@ -169,7 +173,7 @@ impl<Q: EventQueue<Event> + Clone + Send, M: Mode> SplitPath for ServerPath<'_, 
                 Phase::Judged => (None, Phase::Judged),
             };
             if let Some(at) = boundary {
-                let next = self.state.events.first().map(|(t, _)| t);
+                let next = self.state.events.first().map(|(t, _)| Nanos::from_ticks(t));
                 if next.is_none_or(|t| t > at) {
                     self.phase = next_phase;
                     let score = self.score_at(at);
@@ -183,7 +187,7 @@ impl<Q: EventQueue<Event> + Clone + Send, M: Mode> SplitPath for ServerPath<'_, 
                 .state
                 .events
                 .first()
-                .is_some_and(|(t, _)| t > self.rules.until)
+                .is_some_and(|(t, _)| Nanos::from_ticks(t) > self.rules.until)
             {
                 self.ended = true;
                 self.seen.cut = true;
@@ -205,7 +209,7 @@ impl<Q: EventQueue<Event> + Clone + Send, M: Mode> SplitPath for ServerPath<'_, 
                 .state
                 .events
                 .first()
-                .is_some_and(|(t, _)| t == self.state.now)
+                .is_some_and(|(t, _)| Nanos::from_ticks(t) == self.state.now)
             {
                 continue;
             }
@@ -265,6 +269,7 @@ impl<Q: EventQueue<Event>, M: Mode> State<'_, Q, M> {
         let Some((time, event)) = self.events.first() else {
             return false;
         };
+        let time = Nanos::from_ticks(time);
         if time > horizon {
             let cut = self.spec.horizon.is_none().then_some(Cut::ClockEnd);
             self.rec.stopped(cut);

@@ -85,8 +85,9 @@ pub(super) struct AttemptId {
 #[derive(Debug, Clone, Copy)]
 #[repr(C)]
 pub(super) struct Event {
-    /// The kind's one argument: read only through the kind's reader.
-    arg: Nanos,
+    /// The kind's one argument, a time in ns, a reply or a flag: read
+    /// only through the kind's reader.
+    arg: u64,
     /// The request's slab index (or the source or user, for `FirstCall`
     /// and `ThinkDone`).
     pub(super) req: u32,
@@ -110,11 +111,11 @@ impl ClientItem for Event {
 
 /// A resend's argument: the controls admitted it already (it waited for a
 /// rate limiter's token).
-const ADMITTED: Nanos = 1;
+const ADMITTED: u64 = 1;
 
 impl Event {
     #[inline(always)]
-    fn new(kind: Kind, id: AttemptId, arg: Nanos, layer: u8) -> Event {
+    fn new(kind: Kind, id: AttemptId, arg: u64, layer: u8) -> Event {
         Event {
             arg,
             req: id.req,
@@ -142,7 +143,7 @@ impl Event {
     /// (`Nanos::MAX` for none).
     #[inline(always)]
     pub(super) fn at_server(id: AttemptId, deadline: Nanos, layer: u8) -> Event {
-        Event::new(Kind::AtServer, id, deadline, layer)
+        Event::new(Kind::AtServer, id, deadline.ticks(), layer)
     }
 
     /// A worker of service `layer` ends attempt `id`, `expired` if it
@@ -154,13 +155,13 @@ impl Event {
         } else {
             Kind::ServiceDone
         };
-        Event::new(kind, id, back, layer)
+        Event::new(kind, id, back.ticks(), layer)
     }
 
     /// The reply of attempt `id` reaches the caller of service `layer`.
     #[inline(always)]
     pub(super) fn reply(id: AttemptId, reply: Reply, layer: u8) -> Event {
-        Event::new(Kind::Reply, id, reply as Nanos, layer)
+        Event::new(Kind::Reply, id, reply as u64, layer)
     }
 
     /// The client's timeout of attempt `id`.
@@ -185,7 +186,7 @@ impl Event {
     /// `held_since`, calls the service below.
     #[inline(always)]
     pub(super) fn call_below(id: AttemptId, held_since: Nanos, layer: u8) -> Event {
-        Event::new(Kind::CallBelow, id, held_since, layer)
+        Event::new(Kind::CallBelow, id, held_since.ticks(), layer)
     }
 
     /// The next copy of a hedged request is due (`id.attempt`: its number).
@@ -208,7 +209,7 @@ impl Event {
     #[inline(always)]
     pub(super) fn deadline(&self) -> Nanos {
         debug_assert_eq!(self.kind, Kind::AtServer);
-        self.arg
+        Nanos::from_ticks(self.arg)
     }
 
     /// `ServiceDone`, `ServiceExpired`: when the reply reaches the client.
@@ -218,7 +219,7 @@ impl Event {
             self.kind,
             Kind::ServiceDone | Kind::ServiceExpired
         ));
-        self.arg
+        Nanos::from_ticks(self.arg)
     }
 
     /// `Reply`: how the attempt ended.
@@ -244,7 +245,7 @@ impl Event {
     #[inline(always)]
     pub(super) fn held_since(&self) -> Nanos {
         debug_assert_eq!(self.kind, Kind::CallBelow);
-        self.arg
+        Nanos::from_ticks(self.arg)
     }
 }
 
@@ -273,12 +274,13 @@ mod tests {
             let e = Event::reply(id, reply, 1);
             assert_eq!((e.reply_of(), e.id(), e.layer), (reply, id, 1));
         }
-        assert_eq!(Event::at_server(id, 99, 0).deadline(), 99);
-        let done = Event::service_done(id, true, 42, 2);
-        assert_eq!((done.kind, done.back()), (Kind::ServiceExpired, 42));
+        let t = Nanos::from_ticks;
+        assert_eq!(Event::at_server(id, t(99), 0).deadline(), t(99));
+        let done = Event::service_done(id, true, t(42), 2);
+        assert_eq!((done.kind, done.back()), (Kind::ServiceExpired, t(42)));
         assert!(Event::resend(7, 3, true).admitted());
         assert!(!Event::resend(7, 3, false).admitted());
-        assert_eq!(Event::call_below(id, 5, 1).held_since(), 5);
+        assert_eq!(Event::call_below(id, t(5), 1).held_since(), t(5));
         assert_eq!(Reply::FailedBelow.outcome(), Outcome::Failure);
         assert_eq!(Reply::Rejected.outcome(), Outcome::Rejected);
     }

@@ -45,7 +45,7 @@ use crate::measure::server_recorder::{Backlog, ServerRecorder};
 use crate::model::chain::CONTROL_FAMILIES;
 use crate::model::hedging::Hedge;
 use crate::model::retry_on::RetryOn;
-use crate::model::server::{CLOCK_END_NS, Load, NS_PER_US, Nanos, ServerSpec, TriggerEffects};
+use crate::model::server::{CLOCK_END_NS, Load, Nanos, ServerSpec, TriggerEffects};
 use crate::policy::{AnyPolicy, PolicySpec};
 use crate::sim::queue::{EventQueue, HeapQueue, QueueKind, RadixQueue};
 
@@ -292,7 +292,7 @@ impl<'a, Q: EventQueue<Event>, M: Mode> State<'a, Q, M> {
             ),
             backoff: job_rng(seeds.policy),
             events: Q::with_events(Vec::new()),
-            now: 0,
+            now: Nanos::ZERO,
             slab: Slab::new(policies.iter().any(AnyPolicy::remembers)),
             waiting_for_slot: VecDeque::new(),
             holding_slot: 0,
@@ -331,7 +331,7 @@ impl<'a, Q: EventQueue<Event>, M: Mode> State<'a, Q, M> {
                         }
                     }
                 }
-                state.schedule_next_arrival(0);
+                state.schedule_next_arrival(Nanos::ZERO);
             }
             Load::Closed { users, think } => {
                 let first = spec.first_call.unwrap_or(think);
@@ -350,7 +350,7 @@ impl<'a, Q: EventQueue<Event>, M: Mode> State<'a, Q, M> {
     /// Schedules `event` at `time`.
     #[inline(always)]
     fn push(&mut self, time: Nanos, event: Event) {
-        self.events.push(time, event);
+        self.events.push(time.ticks(), event);
     }
 
     /// The backoff of calls to service `layer` (0: the users').
@@ -414,15 +414,19 @@ impl<'a, Q: EventQueue<Event>, M: Mode> State<'a, Q, M> {
     fn run(&mut self, watch: &Watch<'_>) {
         // Without a horizon the clock's end is one: every time added
         // saturates, so a run that would pass it stops there.
-        let horizon = self.spec.horizon.unwrap_or(CLOCK_END_NS - 1);
+        let horizon = self
+            .spec
+            .horizon
+            .unwrap_or(CLOCK_END_NS - Nanos::from_ticks(1));
         let open_loop = matches!(self.spec.load, Load::Open { .. });
-        let mut next_window_at = 0;
+        let mut next_window_at = Nanos::ZERO;
         let mut events = self.rec.events();
         // A report comes once the count reaches a multiple of
         // PROGRESS_EVERY: at the mark one before it.
         let mut next_report = (events / PROGRESS_EVERY + 1) * PROGRESS_EVERY;
         let mut mark = watch.max_events.min(next_report - 1);
         while let Some((time, event)) = self.events.first() {
+            let time = Nanos::from_ticks(time);
             if time > horizon {
                 let cut = self.spec.horizon.is_none().then_some(Cut::ClockEnd);
                 self.rec.stopped(cut);
@@ -438,7 +442,7 @@ impl<'a, Q: EventQueue<Event>, M: Mode> State<'a, Q, M> {
                     self.rec.stopped(Some(Cut::InFlight));
                     break;
                 }
-                (watch.on_progress)(time / NS_PER_US, self.rec.ended());
+                (watch.on_progress)(time.whole_us(), self.rec.ended());
                 next_report += PROGRESS_EVERY;
                 mark = watch.max_events.min(next_report - 1);
             }
@@ -453,7 +457,7 @@ impl<'a, Q: EventQueue<Event>, M: Mode> State<'a, Q, M> {
                 if !self.enter_window(time) || self.rec.event_limit_hit() {
                     break;
                 }
-                next_window_at = (time / self.spec.window + 1).saturating_mul(self.spec.window);
+                next_window_at = self.spec.window.saturating_mul(time / self.spec.window + 1);
             }
             events += 1;
             self.now = time;

@@ -68,7 +68,7 @@ impl<Q: EventQueue<Event>, M: Mode> State<'_, Q, M> {
         let slot = (u64::from(id.req) << 32) | u64::from(id.generation);
         let bits = splitmix64(splitmix64(self.timeout_key ^ slot) ^ u64::from(id.attempt));
         let unit = crate::base::draws::unit_above_zero_of(bits);
-        round_ns(timeout as f64 * -unit.ln())
+        round_ns(timeout.ticks() as f64 * -unit.ln())
     }
 
     /// The timeout of the attempts of request `r` ([`NO_TIMEOUT`] for
@@ -157,7 +157,7 @@ impl<Q: EventQueue<Event>, M: Mode> State<'_, Q, M> {
                         self.give_up(layer, self.slab[req].started);
                         return false;
                     }
-                    Some(0) => {}
+                    Some(Nanos::ZERO) => {}
                     Some(wait) => {
                         self.push(
                             now.saturating_add(wait),

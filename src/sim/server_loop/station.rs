@@ -87,7 +87,7 @@ impl Station {
             base_workers: spec.workers.unwrap_or(u32::MAX),
             workers_vary: effects.capacity,
             slows_down: effects.slowdown,
-            latest_start: 0,
+            latest_start: Nanos::ZERO,
         }
     }
 
@@ -135,13 +135,13 @@ impl Station {
         self.busy += 1;
         self.latest_start = now;
         let mut time = spec.service.sample(environment);
-        if spec.service_per_busy > 0 {
+        if spec.service_per_busy > Nanos::ZERO {
             time += spec.service_per_busy * u64::from(self.busy);
         }
         if self.slows_down {
             let factor = spec.slowdown_at(now);
             if factor != 1.0 {
-                time = round_ns(time as f64 * factor);
+                time = round_ns(time.ticks() as f64 * factor);
             }
         }
         let mut expired = false;

@@ -87,7 +87,7 @@ impl<Q: EventQueue<Event>, M: Mode> State<'_, Q, M> {
                 source,
                 started: now,
                 attempts: 0,
-                sent: 0,
+                sent: Nanos::ZERO,
                 awaiting: false,
                 retry_of: None,
                 fate,

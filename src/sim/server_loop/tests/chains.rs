@@ -2,6 +2,7 @@
 //! attempts, workers, controls and policy, the retry scope and timeouts.
 
 use super::*;
+use crate::base::time::Micros;
 
 /// A chain of `depth` services in front of an unbounded server of 1 ms
 /// constant service failing with probability `fail_rate`, 1 user
@@ -155,7 +156,7 @@ fn an_upper_service_may_back_off_by_its_own_policy() {
         },
         triggers: vec![crate::model::server::Trigger {
             kind: TriggerKind::Outage,
-            from: 0,
+            from: Nanos::ZERO,
             to: 50 * NS_PER_MS,
         }],
         ..chain_spec(2, 0.0)
@@ -169,7 +170,7 @@ fn an_upper_service_may_back_off_by_its_own_policy() {
     let paced = run(LayerSpec {
         max_attempts: Some(3),
         policy: Some(PolicyKind::Constant),
-        base_us: Some(100_000),
+        base_us: Some(Micros::from_ms(100)),
         ..LayerSpec::default()
     });
     assert!(at_once.success_rate() < 0.98, "{}", at_once.success_rate());

@@ -2,6 +2,7 @@
 //! ([`chains`]), and its windows, limits and draws ([`runs`]).
 
 use super::*;
+use crate::base::time::Micros;
 use crate::measure::server_metrics::Window;
 use crate::model::chain::RetryScope;
 use crate::model::chain::{Chain, LayerSpec};
@@ -14,15 +15,15 @@ pub(super) fn retry(kind: PolicyKind, max_attempts: Option<u32>) -> ServerRetry 
     ServerRetry {
         policy: PolicySpec {
             kind,
-            base_us: 100_000,
-            cap_us: 20_000_000,
+            base_us: Micros::from_ms(100),
+            cap_us: Micros::from_s(20),
             step_us: None,
             jitter_factor: 0.0,
             first_exponent: 0,
             multiplier: 2.0,
             cap_mode: CapMode::Before,
             randomization_factor: 0.5,
-            throttle_base_us: 1_000_000,
+            throttle_base_us: Micros::from_s(1),
         },
         max_attempts,
         controls: Vec::new(),

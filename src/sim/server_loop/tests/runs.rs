@@ -2,6 +2,7 @@
 //! service growth, arrivals, timeouts noticed and drawn, and seeds.
 
 use super::*;
+use crate::base::time::Micros;
 
 #[test]
 fn window_latency_quantiles_are_exact_within_each_window() {
@@ -50,7 +51,7 @@ fn window_latency_quantiles_are_exact_within_each_window() {
         (0.5, m.windows[0].latency_p50_ns),
         (0.99, m.windows[0].latency_p99_ns),
     ] {
-        let exact = exact.expect("successes") as f64;
+        let exact = exact.expect("successes").ticks() as f64;
         let binned = m.latency.quantile(q);
         assert!(
             (binned - exact).abs() <= exact / 256.0 + 0.5,
@@ -157,7 +158,10 @@ fn the_event_limit_and_progress_reports_come_when_the_count_says() {
         ended > PROGRESS_EVERY / 5 && ended < PROGRESS_EVERY / 4,
         "{ended}"
     );
-    assert!(time > 0 && time * NS_PER_US < 100 * NS_PER_S, "{time}");
+    assert!(
+        time > Micros::ZERO && Nanos::of_us(time) < 100 * NS_PER_S,
+        "{time:?}"
+    );
     let watch = Watch {
         max_events: 2 * PROGRESS_EVERY,
         ..watch
@@ -180,7 +184,7 @@ fn both_event_queues_give_the_same_run() {
         service: Service::One(Dist::Const(NS_PER_MS)),
         request_delay: Dist::Const(NS_PER_MS),
         reply_delay: Dist::Const(NS_PER_MS),
-        timeout: Some(3_500 * NS_PER_US),
+        timeout: Some(Nanos::from_us(3_500)),
         fail_rate: 0.1,
         ..mm_spec(0.9, Some(1), Some(10))
     };
@@ -243,7 +247,7 @@ fn a_failure_ending_at_the_next_start_fails_what_completes_before_it() {
             service: Service::One(Dist::Const(10 * ms)),
             triggers: vec![crate::model::server::Trigger {
                 kind: TriggerKind::Outage,
-                from: 0,
+                from: Nanos::ZERO,
                 to: 5 * ms,
             }],
             failure_end: end,
@@ -291,7 +295,7 @@ fn service_grows_with_the_requests_in_service_when_each_starts() {
         u64::MAX,
     );
     assert_eq!(m.successes, 3);
-    assert_eq!(m.latency_total_ns, u128::from(3_060 * ms));
+    assert_eq!(m.latency_total_ns, u128::from((3_060 * ms).ticks()));
 }
 
 #[test]
@@ -401,7 +405,7 @@ fn each_request_draws_its_timeout_from_the_choices() {
     // Every success took its 150 ms: only the 200 ms draws met it.
     assert_eq!(
         m.latency_total_ns,
-        u128::from(150 * ms) * u128::from(m.successes)
+        u128::from((150 * ms).ticks()) * u128::from(m.successes)
     );
 }
 

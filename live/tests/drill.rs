@@ -41,7 +41,7 @@ fn json_metric(json: &str, name: &str) -> f64 {
 /// A stall the service recovers from: during a 200 ms outage attempts fail
 /// and are retried with backoff, and after it the requests succeed again;
 /// every attempt the drill sent reached the server (they count the same),
-/// and the verdict is recovered.
+/// the verdict is recovered, and run --plot's picture says so.
 #[test]
 fn a_drill_against_serve_counts_what_the_server_counts_and_recovers() {
     let _alone = alone();
@@ -73,6 +73,9 @@ fn a_drill_against_serve_counts_what_the_server_counts_and_recovers() {
         "--window",
         "100ms",
     ];
+    let dir = std::env::temp_dir().join(format!("herdsim-drill-plot-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let plot = dir.join("drill.svg");
     // The server outlives the drill's 3 s and its drain.
     let (server, port) = serve(&[&workload[..], &["--for", "5s"]].concat());
     let out = live()
@@ -81,6 +84,8 @@ fn a_drill_against_serve_counts_what_the_server_counts_and_recovers() {
             "--target",
             &format!("http://127.0.0.1:{port}"),
             "--json",
+            "--plot",
+            plot.to_str().unwrap(),
         ])
         .args(workload)
         .output()
@@ -109,12 +114,19 @@ fn a_drill_against_serve_counts_what_the_server_counts_and_recovers() {
         !json.contains("\"utilisation\""),
         "server-side metrics are left out"
     );
+    // run --plot's picture of the live run, its verdict marked.
+    let svg = std::fs::read_to_string(&plot).expect("the plot is written");
+    assert!(
+        svg.starts_with("<svg") && svg.contains("recovered"),
+        "{svg:.300}"
+    );
     let served = finish(server);
     let summary = String::from_utf8(served.stdout).unwrap();
     assert!(
         summary.contains(&format!("{} attempts arrived", attempts as u64)),
         "every attempt reached the server: drill {attempts}, serve {summary}"
     );
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Ctrl-C stops a drill at once and keeps what it recorded: the report and

@@ -48,6 +48,22 @@ fn find_live() -> Option<PathBuf> {
 /// Runs `herdsim-live COMMAND ARGS`.
 pub fn run_live(command: &str, args: &LiveArgs) -> Result<(), CliError> {
     let Some(live) = find_live() else {
+        // Its help is this binary's description of the command and where
+        // the rest is, not an error.
+        if args.args.iter().any(|a| a == "-h" || a == "--help") {
+            let mut cli = super::cli_command();
+            let mut sub = cli
+                .find_subcommand_mut(command)
+                .expect("a live command is a subcommand")
+                .clone()
+                .bin_name(format!("herdsim {command}"));
+            let help = sub.render_long_help().to_string();
+            return super::write_stdout(&format!(
+                "{help}\n{command}'s flags are herdsim-live's, which this install lacks: install it \
+                 with `cargo install --path live` from herdsim's repository, then \
+                 `herdsim {command} --help` lists them.\n"
+            ));
+        }
         return Err(CliError::Usage(format!(
             "{command} is in the {LIVE} package, which this install lacks: install it with \
              `cargo install --path live` from herdsim's repository (or run `cargo run -p {LIVE} -- {command} …`)"

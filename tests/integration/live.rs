@@ -46,3 +46,21 @@ fn serve_without_herdsim_live_says_how_to_install_it() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("cargo install --path live"), "{err}");
 }
+
+/// Without `herdsim-live`, `--help` still helps: what the command is and
+/// how to install it, exit 0 (every long help's examples run in the
+/// conventions test, where herdsim-live is not built).
+#[test]
+fn serve_help_without_herdsim_live_says_what_it_is_and_how_to_install_it() {
+    for command in ["serve", "drill"] {
+        let out = cargo_bin_cmd!("herdsim")
+            .env("HERDSIM_LIVE", "/nonexistent/herdsim-live")
+            .args([command, "--help"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        let help = String::from_utf8(out.stdout).unwrap();
+        assert!(help.contains("in wall-clock time"), "{help}");
+        assert!(help.contains("cargo install --path live"), "{help}");
+    }
+}

@@ -235,7 +235,7 @@ fn what_drill_cannot_do_is_refused_in_one_line() {
         (&["--target", &unreachable], "cannot connect"),
         (
             &["--target", &unreachable, "--rate", "50000"],
-            "at most 20000 requests/s",
+            "at most 10000 requests/s",
         ),
         (
             &["--target", &unreachable, "--depth", "2"],

@@ -120,6 +120,8 @@ fn a_drill_against_serve_counts_what_the_server_counts_and_recovers() {
         svg.starts_with("<svg") && svg.contains("recovered"),
         "{svg:.300}"
     );
+    // A client cannot see the server's queue: the panel says whose it is.
+    assert!(svg.contains("attempts in flight") && svg.contains("a live run"));
     let served = finish(server);
     let summary = String::from_utf8(served.stdout).unwrap();
     assert!(

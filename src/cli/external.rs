@@ -141,6 +141,7 @@ pub fn live_report(
             force: outputs.force,
             all: false,
             master_seed: seed,
+            live: true,
         };
         let recoveries = runs
             .iter()

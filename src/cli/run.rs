@@ -361,6 +361,7 @@ fn run_server(args: &RunArgs, setup: &Setup) -> Result<(), CliError> {
             force: args.force,
             all: args.plot_all,
             master_seed: seed,
+            live: false,
         };
         let recoveries = done
             .values(ServerMetric::RecoveryMs)
@@ -584,6 +585,9 @@ pub(super) struct ServerPlot<'a> {
     /// `--plot-all`: to the end of the drain.
     pub(super) all: bool,
     pub(super) master_seed: u64,
+    /// A live run's (`herdsim drill`'s): one run, not a replicate, and its
+    /// clients' view of the backlog.
+    pub(super) live: bool,
 }
 
 /// Draws replicate 0's time series: load and goodput, queue, latency, each
@@ -650,8 +654,13 @@ pub(super) fn plot_server_series(
     let picture = SeriesPicture {
         title: format!(
             "server, depth {}, {load}: {triggers}\n{policy}, {attempts}, timeout {timeout}\
-             {controls}; replicate 0 of master seed {}{verdict}",
-            spec.server.chain.depth, plot.master_seed
+             {controls}; {}{verdict}",
+            spec.server.chain.depth,
+            if plot.live {
+                "a live run (herdsim drill)".to_string()
+            } else {
+                format!("replicate 0 of master seed {}", plot.master_seed)
+            }
         ),
         windows: &run.windows,
         window_ns: server.window,
@@ -671,6 +680,7 @@ pub(super) fn plot_server_series(
         verdict: run.verdict,
         recoveries,
         all: plot.all,
+        live: plot.live,
     };
     write_svg(plot.path, plot.force, &server_series(&picture)?)
 }

@@ -88,6 +88,10 @@ pub struct SeriesPicture<'a> {
     /// Draw every window, to the end of the drain; otherwise to the end of
     /// the load (or of the patience window, if later) plus a tenth.
     pub all: bool,
+    /// A live run seen from its clients (`herdsim drill`): the middle
+    /// panel is their attempts in flight, not the server's queue, which a
+    /// client cannot see.
+    pub live: bool,
 }
 
 impl SeriesPicture<'_> {
@@ -294,6 +298,11 @@ pub fn server_series(picture: &SeriesPicture<'_>) -> PlotResult<Figure> {
                 }
                 lines
             }
+            1 if picture.live => vec![(
+                "in flight at window end",
+                PALETTE[0],
+                steps(&queue, width_s),
+            )],
             1 => vec![("queue at window end", PALETTE[0], steps(&queue, width_s))],
             _ => vec![
                 ("p50", PALETTE[0], steps(&p50, width_s)),
@@ -331,6 +340,12 @@ pub fn server_series(picture: &SeriesPicture<'_>) -> PlotResult<Figure> {
                 "offered load and goodput",
                 "per second",
                 (0.0, load_top),
+                false,
+            ),
+            1 if picture.live => (
+                "the clients' attempts in flight (queue, service and the wire)",
+                "attempts",
+                (0.0, queue_top),
                 false,
             ),
             1 => ("server queue", "attempts waiting", (0.0, queue_top), false),

@@ -420,6 +420,7 @@ fn the_server_series_shades_each_trigger_and_draws_the_queue_it_measured() {
         verdict: None,
         recoveries: (Vec::new(), 1),
         all: true,
+        live: false,
     };
     let figure = server_series(&picture).unwrap();
     assert_eq!(figure.frames.len(), 3, "load, queue and latency panels");
@@ -527,6 +528,7 @@ pub(crate) fn stuck_picture<'a>(
         verdict: run.verdict,
         recoveries: (Vec::new(), 1),
         all,
+        live: false,
     }
 }
 
@@ -710,6 +712,7 @@ fn a_log_latency_axis_has_values_to_read() {
         verdict: None,
         recoveries: (Vec::new(), 1),
         all: false,
+        live: false,
     };
     let figure = server_series(&picture).unwrap();
     let frame = &figure.frames[2];

@@ -15,6 +15,7 @@
 
 pub mod base;
 pub mod cli;
+pub mod conform;
 pub mod control;
 pub mod exact;
 pub mod experiment;

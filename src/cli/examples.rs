@@ -273,6 +273,21 @@ pub const EXACT: [Example; 3] = [
     ),
 ];
 
+pub const CONFORM: [Example; 3] = [
+    (
+        "A trace of 300 calls by full jitter, each failing five times (synthetic)",
+        "herdsim policy full --base 10ms --cap 1s --retries 4 --samples 300 --trace trace.csv",
+    ),
+    (
+        "Held to the policy that made it: it conforms (exit code 0)",
+        "herdsim conform trace.csv --policy full --base 10ms --cap 1s --max-attempts 5",
+    ),
+    (
+        "The same test as JSON, for a CI pipeline",
+        "herdsim conform trace.csv --policy full --base 10ms --cap 1s --max-attempts 5 --json",
+    ),
+];
+
 pub const POLICY: [Example; 3] = [
     (
         "Three policies' delays, retry by retry",

@@ -119,7 +119,9 @@ pub fn call(args: &[String]) -> Called {
     let result = match Cli::try_parse_from(args) {
         Ok(cli) => execute(cli).map_err(|err| match err {
             CliError::Usage(_) | CliError::Report(_) => (EXIT_USAGE, printable(&err.to_string())),
-            CliError::Io(_) | CliError::Limit(_) => (1, printable(&err.to_string())),
+            CliError::Io(_) | CliError::Limit(_) | CliError::DoesNotConform => {
+                (1, printable(&err.to_string()))
+            }
         }),
         Err(err) => {
             use clap::error::ErrorKind;

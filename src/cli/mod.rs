@@ -11,6 +11,7 @@ mod bench;
 pub mod bench_minimal;
 pub mod bench_server;
 mod compare;
+mod conform;
 mod exact;
 mod exact_metafor;
 mod examples;
@@ -192,6 +193,17 @@ enum Command {
     /// Show policies' delays retry by retry, without contention
     #[command(after_long_help = examples::with_examples("", &examples::POLICY))]
     Policy(policy::PolicyArgs),
+    /// Test a recorded retry trace against a policy or an imported configuration
+    ///
+    /// Does a client retry as its policy and configuration say? From a trace
+    /// anyone can log (a call id, each attempt's send time and outcome), per
+    /// retry number its delays against the policy's (quantiles side by side,
+    /// a Kolmogorov–Smirnov distance with the overhead shift estimated, a
+    /// bootstrap p-value, Holm-corrected), and every retry decision against
+    /// the attempt limit and the retry budget or quota replayed over the
+    /// trace. One verdict line; exit code 0 if the trace conforms, 1 if not.
+    #[command(after_long_help = examples::with_examples(&conform::conform_help(), &examples::CONFORM))]
+    Conform(conform::ConformArgs),
     /// List the backoff policies with their formulas and parameters
     Policies,
     /// List the retry controls (budgets, breakers, throttles) and their syntax
@@ -307,6 +319,7 @@ where
             ExitCode::from(EXIT_USAGE)
         }
         Err(CliError::Io(err)) if err.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(CliError::DoesNotConform) => ExitCode::FAILURE,
         Err(err @ (CliError::Io(_) | CliError::Limit(_))) => {
             eprintln!("error: {}", printable(&err.to_string()));
             ExitCode::FAILURE
@@ -332,6 +345,7 @@ fn execute(cli: Cli) -> Result<(), CliError> {
         Command::Compare(args) => compare::compare(&args),
         Command::Plot(args) => plot::plot(&args),
         Command::Policy(args) => policy::policy(&args),
+        Command::Conform(args) => conform::conform_command(&args),
         Command::Policies => write_stdout(&policies_table()),
         Command::Controls => write_stdout(&controls_table()),
         Command::Triggers => write_stdout(&triggers_table()),
@@ -364,6 +378,9 @@ enum CliError {
     /// A run hit a limit it was given (`--max-events`): exit code 1.
     #[error("{0}")]
     Limit(String),
+    /// A trace does not conform (its report said why): exit code 1.
+    #[error("the trace does not conform")]
+    DoesNotConform,
 }
 
 /// Sizes rayon's pool: `RAYON_NUM_THREADS` if given, but never more threads

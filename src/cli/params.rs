@@ -109,6 +109,17 @@ impl FlagSet for PolicyShape {
     }
 }
 
+/// What a client's retries are: the policy and the retry controls, one
+/// value each (`conform`, which holds a recorded trace to them).
+pub struct ClientRetries;
+
+impl FlagSet for ClientRetries {
+    const LIST: bool = false;
+    fn takes(param: &Param) -> bool {
+        matches!(param.group, Group::Policy | Group::RetryControl)
+    }
+}
+
 /// The registry flags a command was given, in registry order.
 pub struct ParamFlags<S> {
     /// Each given parameter with its values (one, unless a list).

@@ -49,10 +49,24 @@ pub struct PolicyArgs {
     #[arg(long, value_name = "FILE.svg", allow_hyphen_values = true, help_heading = OUTPUTS)]
     plot: Option<PathBuf>,
 
-    /// Replace the CSV and SVG files if they exist
+    /// Also write a synthetic retry trace of one policy: --samples calls of --retries retries
+    ///
+    /// What `herdsim conform` reads: one row per attempt (call, sent_ms,
+    /// done_ms, outcome), every attempt failing and taking 1 ms, calls 10 ms
+    /// apart. A conforming trace to compare a library's with, or to check
+    /// conform itself.
+    #[arg(long, value_name = "FILE.csv", allow_hyphen_values = true, help_heading = OUTPUTS)]
+    trace: Option<PathBuf>,
+
+    /// Replace the CSV, SVG and trace files if they exist
     #[arg(long, help_heading = OUTPUTS)]
     force: bool,
 }
+
+/// How long each attempt of a synthetic trace takes, ms.
+const TRACE_ATTEMPT_MS: f64 = 1.0;
+/// How far apart a synthetic trace's calls start, ms.
+const TRACE_SPACING_MS: f64 = 10.0;
 
 /// The heading of the flags that choose how the schedule is sampled.
 const SAMPLING: &str = "Sampling";
@@ -73,6 +87,7 @@ pub fn policy(args: &PolicyArgs) -> Result<(), CliError> {
     warn_extensions(&[
         ("--csv", args.csv.as_deref(), "csv"),
         ("--plot", args.plot.as_deref(), "svg"),
+        ("--trace", args.trace.as_deref(), "csv"),
     ]);
     let delays = u64::from(args.samples) * u64::from(args.retries);
     if delays > MAX_DELAYS {
@@ -93,12 +108,24 @@ pub fn policy(args: &PolicyArgs) -> Result<(), CliError> {
         .iter()
         .map(|&kind| PolicySpec { kind, ..shape })
         .collect();
-    for path in args.csv.iter().chain(&args.plot) {
+    if args.trace.is_some() && specs.len() > 1 {
+        return Err(CliError::Usage(format!(
+            "--trace writes one policy's trace; {} policies were given",
+            specs.len()
+        )));
+    }
+    for path in args.csv.iter().chain(&args.plot).chain(&args.trace) {
         check_output(path, args.force)?;
     }
-    if let (Some(csv), Some(plot)) = (&args.csv, &args.plot) {
-        check_distinct(&[("--csv", csv), ("--plot", plot)])?;
-    }
+    let outputs: Vec<(&str, &std::path::Path)> = [
+        ("--csv", args.csv.as_deref()),
+        ("--plot", args.plot.as_deref()),
+        ("--trace", args.trace.as_deref()),
+    ]
+    .into_iter()
+    .filter_map(|(flag, path)| path.map(|p| (flag, p)))
+    .collect();
+    check_distinct(&outputs)?;
     let schedules: Vec<_> = specs
         .iter()
         .map(|p| schedule(p, args.retries, args.samples, args.seed))
@@ -111,6 +138,17 @@ pub fn policy(args: &PolicyArgs) -> Result<(), CliError> {
             }
         }
         write_whole(path, args.force, &text)?;
+    }
+    if let Some(path) = &args.trace {
+        let trace = crate::conform::synthetic(
+            &specs[0],
+            args.retries + 1,
+            args.samples,
+            TRACE_ATTEMPT_MS,
+            TRACE_SPACING_MS,
+            args.seed,
+        );
+        write_whole(path, args.force, &trace.to_csv())?;
     }
     if let Some(path) = &args.plot {
         let title = format!(

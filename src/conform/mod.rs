@@ -92,7 +92,7 @@ const REFERENCE_DRAWS: usize = 20_000;
 const MAX_REFERENCE_DRAWS: usize = 4_000_000;
 
 /// One retry number's delay test.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct DelayTest {
     /// 1 is the first retry.
     pub retry: u32,
@@ -112,7 +112,7 @@ pub struct DelayTest {
 }
 
 /// How the failed attempts' retry decisions compare.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 pub struct Decisions {
     /// Retried, as the configuration says.
     pub retried_as_predicted: u64,
@@ -144,7 +144,7 @@ impl Decisions {
 }
 
 /// The whole test.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Conformance {
     pub calls: usize,
     pub attempts: usize,

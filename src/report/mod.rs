@@ -4,6 +4,7 @@
 pub mod assessment;
 pub mod backlog;
 pub mod compare_file;
+pub mod conform;
 pub mod csv;
 pub mod error;
 pub mod herd_svg;
@@ -351,6 +352,22 @@ impl WorkloadSummary {
             lines.push(controls.join("; "));
         }
         lines
+    }
+}
+
+impl WorkloadSummary {
+    /// The lines of [`WorkloadSummary::lines`] that say how a client
+    /// retries: its policy and when it stops (what `conform` holds a trace
+    /// to), whatever the resource.
+    pub fn retry_lines(spec: &RunSpec) -> Vec<String> {
+        let slot = RunSpec {
+            resource: crate::model::ResourceKind::Slot,
+            ..spec.clone()
+        };
+        WorkloadSummary::lines(&slot)
+            .into_iter()
+            .filter(|l| l.starts_with("policy ") || l.starts_with("each client stops"))
+            .collect()
     }
 }
 

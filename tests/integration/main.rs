@@ -8,6 +8,7 @@ mod chain;
 mod cli;
 mod common;
 mod compare;
+mod conform;
 mod controls;
 mod conventions;
 mod docs;

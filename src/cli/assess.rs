@@ -97,7 +97,7 @@ pub struct AssessArgs {
     quiet: bool,
 }
 
-fn parse_kind(text: &str) -> Result<String, String> {
+pub(super) fn parse_kind(text: &str) -> Result<String, String> {
     let trigger = param("trigger").expect("trigger is a key");
     if text.contains('@') || text.contains('+') {
         return Err(format!(
@@ -131,7 +131,7 @@ pub(super) fn parse_share(text: &str) -> Result<f64, String> {
     }
 }
 
-fn parse_rounds(text: &str) -> Result<u32, ParamError> {
+pub(super) fn parse_rounds(text: &str) -> Result<u32, ParamError> {
     spec::parse_count(text, 0, 10).map(|n| n as u32)
 }
 
@@ -169,11 +169,21 @@ pub(super) fn read_service(
     grid: &GridArgs,
     command: &str,
 ) -> Result<Scenario, CliError> {
-    let usage = CliError::Usage;
     let scenario = match path {
         Some(path) => read_scenario(path)?,
         None => Scenario::default(),
     };
+    check_service(scenario, grid, command)
+}
+
+/// `scenario` with `grid`'s flags applied, checked as one service
+/// `command` (assess, tune, diff) can stall.
+pub(super) fn check_service(
+    scenario: Scenario,
+    grid: &GridArgs,
+    command: &str,
+) -> Result<Scenario, CliError> {
+    let usage = CliError::Usage;
     let scenario = grid.apply(scenario)?;
     if scenario.grid.len() != 1 {
         return Err(usage(format!(

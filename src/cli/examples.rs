@@ -273,6 +273,17 @@ pub const EXACT: [Example; 3] = [
     ),
 ];
 
+pub const DIFF: [Example; 2] = [
+    (
+        "Is the 2026 quota worse for my service? The same AWS config read both ways",
+        "herdsim diff scenarios/configs/aws-config scenarios/configs/aws-config --select-b behaviour=2026 --rate 500 --workers 1 --service exp:1ms --timeout 100ms --stall outage --seeds 4 --refine 0 -q",
+    ),
+    (
+        "The same as JSON",
+        "herdsim diff scenarios/configs/aws-config scenarios/configs/aws-config --select-b behaviour=2026 --rate 500 --workers 1 --service exp:1ms --timeout 100ms --stall outage --seeds 4 --refine 0 -q --json",
+    ),
+];
+
 pub const CONFORM: [Example; 3] = [
     (
         "A trace of 300 calls by full jitter, each failing five times (synthetic)",

@@ -12,6 +12,7 @@ pub mod bench_minimal;
 pub mod bench_server;
 mod compare;
 mod conform;
+mod diff;
 mod exact;
 mod exact_metafor;
 mod examples;
@@ -152,6 +153,16 @@ enum Command {
     /// the Pareto front as a table (and --svg), its knee recommended.
     #[command(after_long_help = examples::with_examples(&tune::tune_help(), &examples::TUNE))]
     Tune(tune::TuneArgs),
+    /// Am I affected? One service assessed under two configurations, side by side
+    ///
+    /// Two configuration files (or one read two ways, `--select-a` and
+    /// `--select-b`) on one service, through assess's stalls, a partial
+    /// failure and a full outage with the same seeds: margin, headroom,
+    /// amplification, success and recovery side by side, the z-score of
+    /// every difference, and one summary line naming what moved and the
+    /// settings behind it.
+    #[command(after_long_help = examples::with_examples(&diff::diff_help(), &examples::DIFF))]
+    Diff(diff::DiffArgs),
     /// Solve a Markovian service exactly: stationary figures, time to a storm, storm probability
     ///
     /// The service as a continuous-time Markov chain, with no seeds: its
@@ -340,6 +351,7 @@ fn execute(cli: Cli) -> Result<(), CliError> {
         Command::Drill(args) => live::run_live("drill", &args),
         Command::Assess(args) => assess::assess_command(&args),
         Command::Tune(args) => tune::tune_command(&args),
+        Command::Diff(args) => diff::diff_command(&args),
         Command::Exact(args) => exact::exact_command(&args),
         Command::Report(args) => report::report(&args),
         Command::Compare(args) => compare::compare(&args),

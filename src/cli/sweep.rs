@@ -338,6 +338,11 @@ impl GridArgs {
         words
     }
 
+    /// The import flags given (`--import`, `--select`).
+    pub fn import_flags(&self) -> &ImportFlags {
+        &self.import
+    }
+
     /// `scenario` with the settings of its imported files and of `--import`
     /// in place where it has none of its own (once).
     pub fn imported(&self, scenario: Scenario) -> Result<Scenario, CliError> {

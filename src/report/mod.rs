@@ -6,6 +6,7 @@ pub mod backlog;
 pub mod compare_file;
 pub mod conform;
 pub mod csv;
+pub mod diff;
 pub mod error;
 pub mod herd_svg;
 pub mod html;

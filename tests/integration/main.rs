@@ -11,6 +11,7 @@ mod compare;
 mod conform;
 mod controls;
 mod conventions;
+mod diff;
 mod docs;
 mod envoy;
 mod envoy_hedging;

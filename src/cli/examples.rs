@@ -275,12 +275,12 @@ pub const EXACT: [Example; 3] = [
 
 pub const DIFF: [Example; 2] = [
     (
-        "Is the 2026 quota worse for my service? The same AWS config read both ways",
-        "herdsim diff scenarios/configs/aws-config scenarios/configs/aws-config --select-b behaviour=2026 --rate 500 --workers 1 --service exp:1ms --timeout 100ms --stall outage --seeds 4 --refine 0 -q",
+        "Am I affected by botocore 1.44? The same AWS config under 1.43 and under the current release",
+        "herdsim diff scenarios/configs/aws-config scenarios/configs/aws-config --select-a sdk=botocore==1.43.67 --rate 500 --workers 1 --service exp:1ms --timeout 100ms --stall outage --seeds 4 --refine 0 -q",
     ),
     (
         "The same as JSON",
-        "herdsim diff scenarios/configs/aws-config scenarios/configs/aws-config --select-b behaviour=2026 --rate 500 --workers 1 --service exp:1ms --timeout 100ms --stall outage --seeds 4 --refine 0 -q --json",
+        "herdsim diff scenarios/configs/aws-config scenarios/configs/aws-config --select-a sdk=botocore==1.43.67 --rate 500 --workers 1 --service exp:1ms --timeout 100ms --stall outage --seeds 4 --refine 0 -q --json",
     ),
 ];
 

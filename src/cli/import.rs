@@ -90,6 +90,9 @@ pub fn read_configs(files: &[PathBuf], choices: &ImportChoices) -> Result<Import
     for warning in &imported.warnings {
         super::warn(warning);
     }
+    for assumption in &imported.assumptions {
+        super::output::hold_note(assumption);
+    }
     Ok(imported)
 }
 

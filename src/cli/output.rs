@@ -571,6 +571,21 @@ pub fn write_svg(
 /// input: a refused command says only its one-line error.
 static HELD_WARNINGS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
 
+/// Notes of what a figure depends on that the input did not say (an SDK
+/// release an import assumed), held as the warnings are, each said once.
+static HELD_NOTES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Notes `text` once the command has checked its input
+/// ([`release_warnings`]); a note already held is not held twice.
+pub fn hold_note(text: &str) {
+    let mut held = HELD_NOTES
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if !held.iter().any(|n| n == text) {
+        held.push(text.to_string());
+    }
+}
+
 /// Warns (once the command has checked its input: [`release_warnings`]), in
 /// one line on stderr, of each given output file whose name does not end in
 /// the extension of what is written to it (`outputs` as flag, file,
@@ -609,9 +624,17 @@ pub fn release_warnings(shown: bool) {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner),
     );
+    let notes = std::mem::take(
+        &mut *HELD_NOTES
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    );
     if shown {
         for warning in held {
             super::warn(&warning);
+        }
+        for note in notes {
+            super::note(&note);
         }
     }
 }

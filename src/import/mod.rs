@@ -91,6 +91,9 @@ pub struct Imported {
     pub settings: Vec<Setting>,
     /// Unknown fields passed over (with [`Unknown::Warn`]) and other notes.
     pub warnings: Vec<String>,
+    /// What a reader assumed that the file does not say and a figure
+    /// depends on (the SDK release that runs it), for the run's notes.
+    pub assumptions: Vec<String>,
 }
 
 impl Imported {
@@ -143,6 +146,7 @@ pub struct Context<'a> {
     settings: RefCell<Vec<Setting>>,
     warnings: RefCell<Vec<String>>,
     chosen: RefCell<Vec<String>>,
+    assumptions: RefCell<Vec<String>>,
     /// The selection kinds this file's reader asked about.
     asked: RefCell<Vec<String>>,
 }
@@ -156,6 +160,7 @@ impl<'a> Context<'a> {
             settings: RefCell::default(),
             warnings: RefCell::default(),
             chosen: RefCell::default(),
+            assumptions: RefCell::default(),
             asked: RefCell::default(),
         }
     }
@@ -217,6 +222,15 @@ impl<'a> Context<'a> {
     /// Notes what was chosen in the file, for the import's header.
     pub fn chose(&self, text: impl Into<String>) {
         self.chosen.borrow_mut().push(text.into());
+    }
+
+    /// Notes what the reader assumed that the file does not say (the
+    /// release that runs it), for every run that imports it: prefixed with
+    /// the file's name.
+    pub fn assumed(&self, text: impl Into<String>) {
+        self.assumptions
+            .borrow_mut()
+            .push(format!("{}: {}", self.file, text.into()));
     }
 
     /// The environment variable `name`, as the command line found it.
@@ -400,6 +414,7 @@ pub fn import(sources: &[Source], options: &Options) -> Result<Imported, ImportE
             imported.settings.push(setting);
         }
         imported.warnings.extend(ctx.warnings.into_inner());
+        imported.assumptions.extend(ctx.assumptions.into_inner());
         asked.extend(ctx.asked.into_inner());
         imported.files.push((
             source.file.clone(),

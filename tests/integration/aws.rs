@@ -11,6 +11,9 @@ use assert_cmd::cargo::cargo_bin_cmd;
 use crate::common::{succeed, workdir};
 
 const CONFIG: &str = "scenarios/configs/aws-config";
+/// The botocore release whose 2.0 behaviour these tests compare with
+/// flags (the current one, 1.44, runs 2026: its tests name none).
+const OLD: &str = "sdk=botocore==1.43.67";
 
 /// The AWS variables the reader reads, cleared so the tester's own
 /// environment cannot change a run.
@@ -93,8 +96,19 @@ fn a_run_from_an_aws_profile_is_the_run_written_as_flags() {
         herdsim(&[head, &SERVICE[..], &["--json"][..]].concat(), env)
     };
     // [profile api]: adaptive, 5 attempts (the file), 2.0 behaviour
-    // (assumed): standard's backoff and quota plus CUBIC.
-    let imported = run(&["run", "--import", CONFIG, "--select", "profile=api"], &[]);
+    // (botocore 1.43's): standard's backoff and quota plus CUBIC.
+    let imported = run(
+        &[
+            "run",
+            "--import",
+            CONFIG,
+            "--select",
+            "profile=api",
+            "--select",
+            OLD,
+        ],
+        &[],
+    );
     let mut written: Vec<&str> = vec!["run"];
     written.extend(&STANDARD[..12]);
     written.extend([
@@ -107,10 +121,16 @@ fn a_run_from_an_aws_profile_is_the_run_written_as_flags() {
     // The profile chosen by AWS_PROFILE is the same run.
     assert_eq!(
         imported,
-        run(&["run", "--import", CONFIG], &[("AWS_PROFILE", "api")])
+        run(
+            &["run", "--import", CONFIG, "--select", OLD],
+            &[("AWS_PROFILE", "api")]
+        )
     );
     // [default] with AWS_MAX_ATTEMPTS over its max_attempts 3: env wins.
-    let env = run(&["run", "--import", CONFIG], &[("AWS_MAX_ATTEMPTS", "4")]);
+    let env = run(
+        &["run", "--import", CONFIG, "--select", OLD],
+        &[("AWS_MAX_ATTEMPTS", "4")],
+    );
     let mut four: Vec<&str> = vec!["run"];
     four.extend(&STANDARD[..12]);
     four.extend(["--max-attempts", "4"]);
@@ -126,7 +146,7 @@ fn a_scenario_importing_the_file_runs_as_the_flags_do() {
     fs::write(
         &scenario,
         format!(
-            "import = [{:?}]\nimport_select = [\"profile=batch\"]\n",
+            "import = [{:?}]\nimport_select = [\"profile=batch\", \"{OLD}\"]\n",
             root.join(CONFIG).display().to_string()
         ),
     )

@@ -1,5 +1,6 @@
-//! `herdsim diff` as a user runs it: one AWS config read two ways (the 2.0
-//! quota and the 2026 one) on one service, and bad input.
+//! `herdsim diff` as a user runs it: one AWS config under two botocore
+//! releases (1.43's 2.0 quota and the current 1.44's 2026 one) on one
+//! service, and bad input.
 
 use assert_cmd::cargo::cargo_bin_cmd;
 
@@ -30,8 +31,8 @@ fn the_2026_quota_spends_a_full_outages_retries_sooner() {
             "diff",
             config,
             config,
-            "--select-b",
-            "behaviour=2026",
+            "--select-a",
+            "sdk=botocore==1.43.67",
             "-q",
             "--json",
         ])

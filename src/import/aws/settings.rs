@@ -20,35 +20,103 @@ const DEFAULTS_MODES: &[&str] = &[
     "auto",
 ];
 
+/// botocore's retry generations, by release line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BotocoreLine {
+    /// 1.43 and before: the 2.0 behaviour unless `AWS_NEW_RETRIES_2026`.
+    V143,
+    /// 1.44 (10 Nov 2026) and after: the 2026 behaviour always, `standard`
+    /// the default mode, `AWS_NEW_RETRIES_2026` no longer read.
+    V144,
+}
+
+/// The release botocore is assumed to be when the user names none.
+pub(super) const CURRENT_BOTOCORE: &str = "1.44";
+
+/// The botocore line `--select sdk=botocore==VERSION` names, or the
+/// current one; with why, in words.
+fn sdk_line(ctx: &Context<'_>) -> Result<(BotocoreLine, String), ImportError> {
+    let Some(text) = ctx.selection("sdk") else {
+        ctx.assumed(format!(
+            "assumed botocore {CURRENT_BOTOCORE}, the current release (the 2026 retry behaviour); \
+             --select sdk=botocore==1.43.67 for the 1.43 line"
+        ));
+        return Ok((
+            BotocoreLine::V144,
+            format!(
+                "assumed botocore {CURRENT_BOTOCORE}, the current release; --select \
+                 sdk=botocore==1.43.67 for the 1.43 line"
+            ),
+        ));
+    };
+    let refuse = || {
+        ctx.error_at(
+            "--select sdk",
+            format!(
+                "'{text}': expected botocore==VERSION, such as botocore==1.43.67 or \
+                 botocore==1.44.2 (the other SDKs are not read by version)"
+            ),
+        )
+    };
+    let version = text.strip_prefix("botocore==").ok_or_else(refuse)?;
+    let mut parts = version.split('.');
+    let (Some(Ok(major)), Some(Ok(minor))) = (
+        parts.next().map(str::parse::<u32>),
+        parts.next().map(str::parse::<u32>),
+    ) else {
+        return Err(refuse());
+    };
+    if parts.any(|p| p.parse::<u32>().is_err()) {
+        return Err(refuse());
+    }
+    let line = if (major, minor) >= (1, 44) {
+        BotocoreLine::V144
+    } else {
+        BotocoreLine::V143
+    };
+    Ok((line, format!("--select sdk={text}")))
+}
+
 /// Resolves the settings for `profile` (and the environment), in the order
 /// botocore reads them.
 pub(super) fn resolve(
     ctx: &Context<'_>,
     profile: Option<&Node<'_>>,
 ) -> Result<Resolved, ImportError> {
-    let behaviour = match ctx.selection("behaviour") {
-        Some("2.0") => (Behaviour::V2, "--select behaviour=2.0".to_string()),
-        Some("2026") => (Behaviour::V2026, "--select behaviour=2026".to_string()),
-        Some(other) => {
+    let line = sdk_line(ctx)?;
+    let behaviour = match (ctx.selection("behaviour"), line) {
+        (Some("2.0"), (BotocoreLine::V144, _)) => {
+            return Err(ctx.error_at(
+                "--select behaviour",
+                "'2.0': botocore 1.44 always runs the 2026 behaviour; name an older SDK \
+                 (--select sdk=botocore==1.43.67) for 2.0"
+                    .to_string(),
+            ));
+        }
+        (Some("2.0"), _) => (Behaviour::V2, "--select behaviour=2.0".to_string()),
+        (Some("2026"), _) => (Behaviour::V2026, "--select behaviour=2026".to_string()),
+        (Some(other), _) => {
             return Err(ctx.error_at(
                 "--select behaviour",
                 format!("'{other}': expected 2.0 or 2026"),
             ));
         }
-        None => match ctx.env("AWS_NEW_RETRIES_2026") {
+        (None, (BotocoreLine::V144, why)) => (
+            Behaviour::V2026,
+            format!("{why}; 1.44 always runs 2026 and reads no AWS_NEW_RETRIES_2026"),
+        ),
+        (None, (BotocoreLine::V143, why)) => match ctx.env("AWS_NEW_RETRIES_2026") {
             Some(v) if v.to_lowercase() == "true" => (
                 Behaviour::V2026,
-                format!("$AWS_NEW_RETRIES_2026={v} (lowercased, true)"),
+                format!("{why}, $AWS_NEW_RETRIES_2026={v} (lowercased, true)"),
             ),
             Some(v) => (
                 Behaviour::V2,
-                format!("$AWS_NEW_RETRIES_2026={v} (not true, lowercased)"),
+                format!("{why}, $AWS_NEW_RETRIES_2026={v} (not true, lowercased)"),
             ),
             None => (
                 Behaviour::V2,
-                "assumed, botocore 1.43's default; SDKs since 10 Nov 2026 run 2026: \
-                 --select behaviour=2026"
-                    .to_string(),
+                format!("{why}; the 1.43 line's default without $AWS_NEW_RETRIES_2026"),
             ),
         },
     };
@@ -210,6 +278,66 @@ pub(super) fn resolve(
 mod tests {
     use crate::import::aws::tests::{FILE, ok, run};
 
+    /// `("current", "")`: no `--select sdk`, the current release assumed.
+    const CURRENT: (&str, &str) = ("current", "");
+
+    #[test]
+    fn without_a_release_the_current_botocore_runs_the_file() {
+        // botocore 1.44: the 2026 behaviour and standard mode by default,
+        // AWS_NEW_RETRIES_2026 not read; the assumption is said.
+        let got = ok(
+            "[default]\n",
+            &[CURRENT],
+            &[("AWS_NEW_RETRIES_2026", "false")],
+        );
+        assert_eq!(got.value("policy"), Some("aws-2026"));
+        assert_eq!(got.value("max_attempts"), Some("3"));
+        assert_eq!(
+            got.value("budget"),
+            Some("tokens:500,cost:14,refund:1,throttle-cost:5")
+        );
+        assert_eq!(got.assumptions.len(), 1, "{:?}", got.assumptions);
+        assert!(
+            got.assumptions[0].starts_with("config: assumed botocore 1.44, the current release"),
+            "{:?}",
+            got.assumptions
+        );
+        assert!(
+            got.files[0].2.contains("reads no AWS_NEW_RETRIES_2026"),
+            "{:?}",
+            got.files
+        );
+        // Named: the 1.44 line the same, without the note; the 1.43 line
+        // as before, its switch read.
+        let named = ok("[default]\n", &[("sdk", "botocore==1.44.2")], &[]);
+        assert_eq!(named.value("policy"), Some("aws-2026"));
+        assert!(named.assumptions.is_empty());
+        let old = ok("[default]\n", &[("sdk", "botocore==1.43")], &[]);
+        assert_eq!(old.value("policy"), Some("full"));
+        assert_eq!(old.value("max_attempts"), Some("5"));
+        let switched = ok(
+            "[default]\nretry_mode = standard\n",
+            &[("sdk", "botocore==1.43.67")],
+            &[("AWS_NEW_RETRIES_2026", "true")],
+        );
+        assert_eq!(switched.value("policy"), Some("aws-2026"));
+        // 1.44 has no 2.0 behaviour; other names are refused.
+        let err = run("[default]\n", &[CURRENT, ("behaviour", "2.0")], &[]).unwrap_err();
+        assert!(
+            err.contains("botocore 1.44 always runs the 2026 behaviour"),
+            "{err}"
+        );
+        for bad in [
+            "boto3==1.40",
+            "botocore==1",
+            "botocore==1.x",
+            "botocore==1.44.2.b",
+        ] {
+            let err = run("[default]\n", &[("sdk", bad)], &[]).unwrap_err();
+            assert!(err.contains("--select sdk: '"), "{bad}: {err}");
+        }
+    }
+
     #[test]
     fn the_2026_switch_is_lowercased_true_and_select_overrides_it() {
         // _resolve_new_retries: os.environ value .lower() == 'true'.
@@ -217,9 +345,9 @@ mod tests {
             let got = ok(FILE, &[], &[("AWS_NEW_RETRIES_2026", on)]);
             assert_eq!(got.value("policy"), Some("aws-2026"), "{on}");
             assert!(
-                got.files[0]
-                    .2
-                    .contains("behaviour 2026 ($AWS_NEW_RETRIES_2026"),
+                got.files[0].2.contains(
+                    "behaviour 2026 (--select sdk=botocore==1.43.67, $AWS_NEW_RETRIES_2026"
+                ),
                 "{:?}",
                 got.files
             );

@@ -219,7 +219,9 @@ mod tests {
         );
         assert_eq!(got.value("throttle"), None);
         assert!(
-            got.files[0].2.contains("behaviour 2.0 (assumed"),
+            got.files[0]
+                .2
+                .contains("behaviour 2.0 (--select sdk=botocore==1.43.67; the 1.43 line's default"),
             "{:?}",
             got.files
         );

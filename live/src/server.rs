@@ -26,6 +26,7 @@ use tokio::sync::oneshot;
 use herdsim::model::server::{Nanos, ServerSpec};
 
 use crate::grpc::{self, Status};
+use crate::lateness::Lateness;
 use crate::station::{Admission, Job, Station};
 use crate::timing::{duration_of, nanos_of, tighten_timer_slack};
 use crate::window_series::WindowSeries;
@@ -43,6 +44,14 @@ enum Outcome {
 
 type Ticket = oneshot::Sender<Outcome>;
 
+/// The request header in which a client (`herdsim drill`) says how far
+/// into its run it sent the request, in ns: the first such request starts
+/// the serve's clock that far back, rather than at its arrival.
+pub const CLOCK_HEADER: &str = "herdsim-clock-ns";
+
+/// Clients' clocks ahead of ours by more than this are not believed.
+const MAX_CLOCK_AHEAD: Duration = Duration::from_secs(3600);
+
 /// The serve's clock: ns since its first request, so that a load generator
 /// started any time later meets the triggers where its spec puts them.
 #[derive(Debug, Default)]
@@ -51,6 +60,17 @@ struct Clock {
 }
 
 impl Clock {
+    /// Starts the clock, if it has not started, `ahead` before now: a
+    /// client that says how far into its own run it is (the
+    /// [`CLOCK_HEADER`]) puts the serve's clock on its own, so that both
+    /// meet the triggers at the same instants.
+    fn start(&self, ahead: Duration) {
+        self.origin.get_or_init(|| {
+            let now = Instant::now();
+            now.checked_sub(ahead).unwrap_or(now)
+        });
+    }
+
     /// Now, ns since the first request (starting the clock if it has not).
     fn now(&self) -> Nanos {
         let origin = *self.origin.get_or_init(Instant::now);
@@ -83,6 +103,8 @@ struct State {
     stopping: bool,
     /// Replies whose client had gone (closed its connection): wasted work.
     unheard: u64,
+    /// How late each worker's service sleep ended.
+    late: Lateness,
 }
 
 impl Shared {
@@ -108,6 +130,9 @@ pub struct ServeConfig {
 pub struct ServeReport {
     pub series: WindowSeries,
     pub unheard: u64,
+    /// How late the workers' service sleeps ended: each attempt held its
+    /// worker this much longer than its drawn service time.
+    pub service_late: Lateness,
     /// Clock time at the stop, ns (0 if no request came).
     pub ran_ns: Nanos,
     pub workers: u32,
@@ -129,6 +154,7 @@ pub fn serve(
             ready: VecDeque::new(),
             stopping: false,
             unheard: 0,
+            late: Lateness::default(),
         }),
         work: Condvar::new(),
         clock: Clock::default(),
@@ -159,12 +185,17 @@ pub fn serve(
         Arc::clone(&shared),
         config.stop_after,
     ))?;
-    let (series, unheard, ran_ns) = {
+    let (series, unheard, service_late, ran_ns) = {
         let mut state = shared.lock();
         state.stopping = true;
         let now = shared.clock.peek().unwrap_or(Nanos::ZERO);
         state.station.close(now);
-        (state.station.series().clone(), state.unheard, now)
+        (
+            state.station.series().clone(),
+            state.unheard,
+            state.late.clone(),
+            now,
+        )
     };
     shared.work.notify_all();
     // Connections still open end with the runtime; workers holding an
@@ -174,6 +205,7 @@ pub fn serve(
     Ok(ServeReport {
         series,
         unheard,
+        service_late,
         ran_ns,
         workers,
     })
@@ -251,8 +283,15 @@ fn work(shared: &Shared) {
             }
         };
         loop {
-            sleep_until(shared.clock.instant_of(job.done()));
-            let finished = shared.lock().station.finish(shared.clock.now(), job);
+            let deadline = shared.clock.instant_of(job.done());
+            sleep_until(deadline);
+            let finished = {
+                let mut state = shared.lock();
+                state
+                    .late
+                    .record(Instant::now().saturating_duration_since(deadline));
+                state.station.finish(shared.clock.now(), job)
+            };
             let outcome = if finished.succeeded {
                 Outcome::Success
             } else {
@@ -335,6 +374,13 @@ async fn answer(request: Request<Incoming>, shared: &Shared) -> Response<ReplyBo
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok());
     let is_grpc = grpc::is_grpc(content_type);
+    let client_clock = request
+        .headers()
+        .get(CLOCK_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+        .map(Duration::from_nanos)
+        .filter(|ahead| *ahead <= MAX_CLOCK_AHEAD);
     let path_ok = !is_grpc || request.uri().path() == grpc::METHOD;
     let body = match Limited::new(request.into_body(), MAX_BODY).collect().await {
         Ok(collected) => collected.to_bytes(),
@@ -359,6 +405,7 @@ async fn answer(request: Request<Incoming>, shared: &Shared) -> Response<ReplyBo
         body
     };
     let (ticket, reply) = oneshot::channel();
+    shared.clock.start(client_clock.unwrap_or(Duration::ZERO));
     let refused = {
         let mut state = shared.lock();
         match state.station.arrive(shared.clock.now(), ticket) {

@@ -25,10 +25,11 @@ use herdsim::model::server::{Load, Nanos, ServerSpec};
 use herdsim::policy::AnyPolicy;
 use herdsim::sim::server_loop::{Arrivals, Next, ServerRetry};
 
-use client::{Clients, request};
+use client::{Clients, TimerLateness, request};
 use record::LiveRecorder;
 use transport::{Target, Transport};
 
+use crate::lateness::Lateness;
 use crate::timing::tighten_timer_slack;
 
 /// A drill: the workload, the clients' retry settings, the target.
@@ -58,6 +59,10 @@ pub enum Ending {
 pub struct DrillRun {
     pub metrics: ServerMetrics,
     pub ending: Ending,
+    /// How late the open loop's arrivals were sent past their drawn times.
+    pub arrivals_late: Lateness,
+    /// How late the runtime's timers fired.
+    pub timers_late: TimerLateness,
 }
 
 /// Runs the drill: arrivals until the load's end (or its request bound),
@@ -85,7 +90,9 @@ pub fn drill(config: DrillConfig) -> std::io::Result<DrillRun> {
         deadline: config.retry.deadline,
         max_attempts: config.retry.max_attempts,
         retry_on: config.retry.retry_on,
+        late: Mutex::new(TimerLateness::default()),
     });
+    let mut arrivals_late = Lateness::default();
     // The requests not yet ended (admission waits included).
     let open = Arc::new(AtomicU64::new(0));
     let interrupted = Arc::new(AtomicBool::new(false));
@@ -105,9 +112,11 @@ pub fn drill(config: DrillConfig) -> std::io::Result<DrillRun> {
             let mut t = Nanos::ZERO;
             while let Next::At(next) = arrivals.next_after(&spec, t, &mut environment) {
                 t = next;
-                if !sleep_until(clients.rec.instant_of(t), &interrupted) {
+                let due = clients.rec.instant_of(t);
+                if !sleep_until(due, &interrupted) {
                     break;
                 }
+                arrivals_late.record(Instant::now().saturating_duration_since(due));
                 let source = if sources > 1 {
                     environment.uniform(0, u64::from(sources - 1)) as u32
                 } else {
@@ -162,7 +171,17 @@ pub fn drill(config: DrillConfig) -> std::io::Result<DrillRun> {
     };
     let metrics = clients.rec.finish(&spec, ending != Ending::Drained);
     runtime.shutdown_timeout(Duration::from_millis(100));
-    Ok(DrillRun { metrics, ending })
+    let timers_late = clients
+        .late
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    Ok(DrillRun {
+        metrics,
+        ending,
+        arrivals_late,
+        timers_late,
+    })
 }
 
 /// Sleeps to `deadline` in steps short enough to notice Ctrl-C; false if

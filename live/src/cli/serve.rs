@@ -169,7 +169,7 @@ fn summary(report: &ServeReport) -> String {
     format!(
         "served for {seconds:.3} s from the first request: {} attempts arrived, {} finished \
          ({} succeeded), {} refused, {} replies unheard (the client had gone), queue peak {}, \
-         utilisation {:.3}\nservice sleeps ended late (each attempt held its worker this much past its drawn \
+         utilisation {:.3}, {} connections accepted\nservice sleeps ended late (each attempt held its worker this much past its drawn \
          service): {}\n",
         t.attempts,
         t.completions,
@@ -178,6 +178,7 @@ fn summary(report: &ServeReport) -> String {
         report.unheard,
         t.queue_peak,
         utilisation,
+        report.connections,
         report.service_late.describe()
     )
 }

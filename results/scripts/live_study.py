@@ -9,10 +9,17 @@ M simulated seeds. Per metric, z = (mean_live − mean_sim) /
 way (its 0/1 values). First the testbed's own faithfulness: serve and drill
 at rising rates with no trigger, how late their timers fire.
 
+Each |z| >= 3 is then put to runs that isolate its cause: the simulation
+calibrated by what the testbed measured in that scenario's live runs (the
+serve's service-sleep lateness, the round trip, the timeouts' lateness), one
+at a time and all together, and live runs with one thing changed
+(ISOLATIONS).
+
 Writes into RESULTS_DIR: live-faithfulness.csv, live-runs.csv (every live
 run and its timers), live-study.csv (per scenario and metric: both means,
-spreads and z), live-<scenario>.svg (the series drawn together), and pastes
-the tables into live-study.md between its markers.
+spreads and z), live-calibrated.csv, live-isolated.csv, live-<scenario>.svg
+(the series drawn together), and pastes the tables into live-study.md
+between its markers.
 
 Usage: live_study.py BIN_DIR RESULTS_DIR [--runs N] [--seeds M]
        [--only NAME] [--no-faithfulness]
@@ -158,7 +165,8 @@ def faithfulness(bins, workdir, out):
     rows = []
     for rate in RATES:
         workers = max(1, rate // 500)
-        args = ["--resource", "server", "--rate", str(rate), "--workers", str(workers), "--service", "exp:1ms",
+        args = ["--resource", "server", "--rate", str(rate), "--workers", str(workers),
+                "--service", "exp:1ms",
                 "--timeout", "100ms", "--policy", "no-backoff", "--max-attempts", "4",
                 "--duration", "4s"]
         run, timers, _, _, util = live_run(bins, args, 1, workdir, "10s")
@@ -184,7 +192,8 @@ def round_trip(bins, workdir):
     against one worker of constant 1 ms (no queueing to speak of); its
     median latency less the service held (1 ms and the sleep's lateness)
     is HTTP, loopback and scheduling, both ways. µs."""
-    args = ["--resource", "server", "--rate", "100", "--workers", "1", "--service", "const:1ms", "--duration", "5s",
+    args = ["--resource", "server", "--rate", "100", "--workers", "1", "--service", "const:1ms",
+            "--duration", "5s",
             "--timeout", "100ms", "--max-attempts", "1"]
     run, timers, _, _, _ = live_run(bins, args, 1, workdir, "10s")
     overhead = run["latency_p50_ms"] * 1000 - 1000 - timers["service"]["p50"]
@@ -383,7 +392,8 @@ def main():
 
         svg_picture(
             os.path.join(args.results, f"live-{name}.svg"),
-            f"{name}: {args.runs} live runs (drill against serve) over {args.seeds} simulated seeds",
+            f"{name}: {args.runs} live runs (drill against serve) over {args.seeds} "
+            "simulated seeds",
             [("attempts reaching the server per 100 ms window",
               window_means(sim_series, "attempts"), runs_of(serve_series, "attempts")),
              ("requests succeeding per window (client side)",
@@ -465,7 +475,7 @@ def render(summary, faith, live_rows, calibrated, overhead_us, args, started, lo
                   "ρ = 0.5), the server's utilisation within 0.03 of 0.5, and the live latency's "
                   "p99 at most 1.5 times the simulated one plus 1 ms (the round trip). "
                   f"Highest rate at which every rate up to it was faithful: "
-                  f"{highest_in_a_row(faith):,} requests/s"
+                  f"{highest_in_a_row(faith):,} requests/s."
                   if held else "No rate was faithful.", ""]
     lines += [f"A call's cost beyond its service (HTTP/1.1, loopback, scheduling; a drill of "
               f"100 requests/s against one worker of const:1ms, its median latency less the "

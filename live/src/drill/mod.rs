@@ -1,8 +1,10 @@
 //! `herdsim drill`: the client side of the model in real time. Arrivals
 //! come from the simulator's own arrival process ([`Arrivals`], load
 //! triggers included) on a thread that sleeps to each one precisely (the
-//! async runtime's timers tick in whole milliseconds); each request is a
-//! task that lives as [`client::request`] says, against a real endpoint.
+//! async runtime's timers tick in whole milliseconds), and closed-loop
+//! users' think times end on a thread that does the same ([`Wakeups`]);
+//! each request is a task that lives as [`client::request`] says, against
+//! a real endpoint.
 //! It stops at the load's end (then lets the requests in flight finish,
 //! up to the horizon), at its request bound, or at Ctrl-C, and reports
 //! through the simulator's recorder. A live run is not reproducible: the
@@ -11,6 +13,7 @@
 pub mod client;
 pub mod record;
 pub mod transport;
+pub mod wakeups;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -28,6 +31,7 @@ use herdsim::sim::server_loop::{Arrivals, Next, ServerRetry};
 use client::{Clients, TimerLateness, request};
 use record::LiveRecorder;
 use transport::{Target, Transport};
+use wakeups::Wakeups;
 
 use crate::lateness::Lateness;
 use crate::timing::tighten_timer_slack;
@@ -132,8 +136,12 @@ pub fn drill(config: DrillConfig) -> std::io::Result<DrillRun> {
         }
         Load::Closed { users, think } => {
             let first = spec.first_call.unwrap_or(think);
+            // Think times end on the precise wake-up thread, not on the
+            // runtime's millisecond timer.
+            let wakeups = Wakeups::start()?;
             for user in 0..users {
                 let (clients, open) = (Arc::clone(&clients), Arc::clone(&open));
+                let wakeups = wakeups.clone();
                 let (start, duration) = (first.sample(&mut environment), spec.duration);
                 let mut thinking = Lookahead::new(job_rng(
                     config.seeds.environment ^ u64::from(user) << 32 ^ 0x7573_6572,
@@ -142,7 +150,7 @@ pub fn drill(config: DrillConfig) -> std::io::Result<DrillRun> {
                 runtime.spawn(async move {
                     let mut at = start;
                     while at < duration {
-                        tokio::time::sleep_until(clients.rec.instant_of(at).into()).await;
+                        wakeups.until(clients.rec.instant_of(at)).await;
                         request(Arc::clone(&clients), user, false).await;
                         at = clients
                             .rec

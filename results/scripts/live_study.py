@@ -321,7 +321,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("bins")
     parser.add_argument("results")
-    parser.add_argument("--runs", type=int, default=6)
+    parser.add_argument("--runs", type=int, default=8)
     parser.add_argument("--seeds", type=int, default=100)
     parser.add_argument("--only", action="append")
     parser.add_argument("--no-faithfulness", action="store_true")

@@ -5,6 +5,7 @@
 pub mod cli;
 pub mod drill;
 pub mod grpc;
+pub mod lateness;
 pub mod server;
 pub mod station;
 pub mod timing;

@@ -10,6 +10,7 @@ use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -26,6 +27,7 @@ use tokio::sync::oneshot;
 use herdsim::model::server::{Nanos, ServerSpec};
 
 use crate::grpc::{self, Status};
+use crate::lateness::Lateness;
 use crate::station::{Admission, Job, Station};
 use crate::timing::{duration_of, nanos_of, tighten_timer_slack};
 use crate::window_series::WindowSeries;
@@ -43,6 +45,14 @@ enum Outcome {
 
 type Ticket = oneshot::Sender<Outcome>;
 
+/// The request header in which a client (`herdsim drill`) says how far
+/// into its run it sent the request, in ns: the first such request starts
+/// the serve's clock that far back, rather than at its arrival.
+pub const CLOCK_HEADER: &str = "herdsim-clock-ns";
+
+/// Clients' clocks ahead of ours by more than this are not believed.
+const MAX_CLOCK_AHEAD: Duration = Duration::from_secs(3600);
+
 /// The serve's clock: ns since its first request, so that a load generator
 /// started any time later meets the triggers where its spec puts them.
 #[derive(Debug, Default)]
@@ -51,6 +61,17 @@ struct Clock {
 }
 
 impl Clock {
+    /// Starts the clock, if it has not started, `ahead` before now: a
+    /// client that says how far into its own run it is (the
+    /// [`CLOCK_HEADER`]) puts the serve's clock on its own, so that both
+    /// meet the triggers at the same instants.
+    fn start(&self, ahead: Duration) {
+        self.origin.get_or_init(|| {
+            let now = Instant::now();
+            now.checked_sub(ahead).unwrap_or(now)
+        });
+    }
+
     /// Now, ns since the first request (starting the clock if it has not).
     fn now(&self) -> Nanos {
         let origin = *self.origin.get_or_init(Instant::now);
@@ -74,6 +95,9 @@ struct Shared {
     /// Wakes an idle worker when a job is ready.
     work: Condvar,
     clock: Clock,
+    /// Connections accepted: a client that times out an HTTP/1.1 call
+    /// must close its connection, so its next attempt opens another.
+    connections: AtomicU64,
 }
 
 struct State {
@@ -83,6 +107,8 @@ struct State {
     stopping: bool,
     /// Replies whose client had gone (closed its connection): wasted work.
     unheard: u64,
+    /// How late each worker's service sleep ended.
+    late: Lateness,
 }
 
 impl Shared {
@@ -108,6 +134,11 @@ pub struct ServeConfig {
 pub struct ServeReport {
     pub series: WindowSeries,
     pub unheard: u64,
+    /// Connections accepted.
+    pub connections: u64,
+    /// How late the workers' service sleeps ended: each attempt held its
+    /// worker this much longer than its drawn service time.
+    pub service_late: Lateness,
     /// Clock time at the stop, ns (0 if no request came).
     pub ran_ns: Nanos,
     pub workers: u32,
@@ -129,9 +160,11 @@ pub fn serve(
             ready: VecDeque::new(),
             stopping: false,
             unheard: 0,
+            late: Lateness::default(),
         }),
         work: Condvar::new(),
         clock: Clock::default(),
+        connections: AtomicU64::new(0),
     });
     let threads: Vec<_> = (0..workers)
         .map(|i| {
@@ -159,12 +192,17 @@ pub fn serve(
         Arc::clone(&shared),
         config.stop_after,
     ))?;
-    let (series, unheard, ran_ns) = {
+    let (series, unheard, service_late, ran_ns) = {
         let mut state = shared.lock();
         state.stopping = true;
         let now = shared.clock.peek().unwrap_or(Nanos::ZERO);
         state.station.close(now);
-        (state.station.series().clone(), state.unheard, now)
+        (
+            state.station.series().clone(),
+            state.unheard,
+            state.late.clone(),
+            now,
+        )
     };
     shared.work.notify_all();
     // Connections still open end with the runtime; workers holding an
@@ -174,6 +212,8 @@ pub fn serve(
     Ok(ServeReport {
         series,
         unheard,
+        connections: shared.connections.load(Ordering::Relaxed),
+        service_late,
         ran_ns,
         workers,
     })
@@ -214,6 +254,7 @@ async fn accept_until_stop(
         tokio::select! {
             accepted = listener.accept() => {
                 let Ok((stream, _)) = accepted else { continue };
+                shared.connections.fetch_add(1, Ordering::Relaxed);
                 // Replies go out at once (no Nagle delay on small writes).
                 let _ = stream.set_nodelay(true);
                 let shared = Arc::clone(&shared);
@@ -237,6 +278,7 @@ async fn accept_until_stop(
 /// it ended, and goes on with the next the station gives it.
 fn work(shared: &Shared) {
     tighten_timer_slack();
+    let mut sleeper = ServiceSleep::default();
     loop {
         let mut job = {
             let mut state = shared.lock();
@@ -251,8 +293,15 @@ fn work(shared: &Shared) {
             }
         };
         loop {
-            sleep_until(shared.clock.instant_of(job.done()));
-            let finished = shared.lock().station.finish(shared.clock.now(), job);
+            let deadline = shared.clock.instant_of(job.done());
+            sleeper.sleep_until(deadline);
+            let finished = {
+                let mut state = shared.lock();
+                state
+                    .late
+                    .record(Instant::now().saturating_duration_since(deadline));
+                state.station.finish(shared.clock.now(), job)
+            };
             let outcome = if finished.succeeded {
                 Outcome::Success
             } else {
@@ -269,6 +318,44 @@ fn work(shared: &Shared) {
                 Some(next) => job = next,
                 None => break,
             }
+        }
+    }
+}
+
+/// A worker's service sleep, aimed early by how late the kernel has been
+/// waking it: a sleep ends tens of microseconds past its deadline (more on
+/// a busy machine: 66 to 94 µs on average in the live study's runs before
+/// this), which lengthened every 1 ms service by 7 to 9% and raised the
+/// server's load by as much. The worker sleeps to the deadline less its
+/// recent mean oversleep and spins the rest (at most [`MAX_EARLY`]), so
+/// that its attempts hold it for their drawn service on average; a wake-up
+/// later than that (the machine busy) is still late, and counted.
+#[derive(Debug, Default)]
+struct ServiceSleep {
+    /// The running mean of how far past its aim a sleep woke.
+    oversleep: Duration,
+}
+
+/// The most a service sleep aims early (and so the most a worker spins
+/// per attempt).
+const MAX_EARLY: Duration = Duration::from_micros(500);
+
+impl ServiceSleep {
+    fn sleep_until(&mut self, deadline: Instant) {
+        let now = Instant::now();
+        if deadline <= now {
+            return;
+        }
+        let aim = deadline - self.oversleep.min(MAX_EARLY).min(deadline - now);
+        if aim > now {
+            std::thread::sleep(aim - now);
+            let woke = Instant::now();
+            // A running mean over the last 16 or so sleeps.
+            let over = woke.saturating_duration_since(aim).min(MAX_EARLY * 4);
+            self.oversleep = (self.oversleep * 15 + over) / 16;
+        }
+        while Instant::now() < deadline {
+            std::hint::spin_loop();
         }
     }
 }
@@ -335,6 +422,13 @@ async fn answer(request: Request<Incoming>, shared: &Shared) -> Response<ReplyBo
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok());
     let is_grpc = grpc::is_grpc(content_type);
+    let client_clock = request
+        .headers()
+        .get(CLOCK_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+        .map(Duration::from_nanos)
+        .filter(|ahead| *ahead <= MAX_CLOCK_AHEAD);
     let path_ok = !is_grpc || request.uri().path() == grpc::METHOD;
     let body = match Limited::new(request.into_body(), MAX_BODY).collect().await {
         Ok(collected) => collected.to_bytes(),
@@ -359,6 +453,7 @@ async fn answer(request: Request<Incoming>, shared: &Shared) -> Response<ReplyBo
         body
     };
     let (ticket, reply) = oneshot::channel();
+    shared.clock.start(client_clock.unwrap_or(Duration::ZERO));
     let refused = {
         let mut state = shared.lock();
         match state.station.arrive(shared.clock.now(), ticket) {

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::process::Output;
 use std::time::{Duration, Instant};
 
-use common::{PATIENCE, Served, alone, live, post, start_serve};
+use common::{PATIENCE, Served, alone, live, post, post_with, start_serve};
 
 /// Starts `serve ARGS` on a free port.
 fn serve(args: &[&str]) -> Served {
@@ -237,6 +237,42 @@ fn a_client_that_hangs_up_still_costs_its_worker_the_whole_service() {
         summary.contains("1 replies unheard"),
         "the hang-up really happened: {summary}"
     );
+}
+
+/// A client that says how far into its run it is (drill's
+/// `herdsim-clock-ns`) starts the serve's clock that far back: a first
+/// call 1.5 s into the client's run meets an outage from 1 s, where a
+/// first call without the header starts the clock at 0 and succeeds (the
+/// outage test above). A clock claimed beyond an hour is not believed.
+#[test]
+fn a_drills_clock_header_starts_the_serves_clock_on_its_own() {
+    let _alone = alone();
+    let workload = [
+        "--resource",
+        "server",
+        "--workers",
+        "1",
+        "--service",
+        "const:1ms",
+        "--trigger",
+        "outage@1s..60s",
+        "--for",
+        "2s",
+    ];
+    let served = serve(&workload);
+    let (status, ..) = post_with(served.port, "x", "herdsim-clock-ns: 1500000000\r\n");
+    assert_eq!(
+        status, 503,
+        "the clock started 1.5 s back: inside the outage"
+    );
+    let _ = finish(served);
+    let served = serve(&workload);
+    let (status, ..) = post_with(served.port, "x", "herdsim-clock-ns: 7200000000000\r\n");
+    assert_eq!(
+        status, 200,
+        "two hours back is not believed: the clock starts at 0"
+    );
+    let _ = finish(served);
 }
 
 /// Bad input is one line and exit 2: workers the live server cannot be, a

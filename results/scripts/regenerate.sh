@@ -151,3 +151,13 @@ results/scripts/aws_2026.sh target/release/herdsim
 python3 results/scripts/splitting_agreement.py target/release/herdsim results
 python3 results/scripts/metafor_mechanistic.py target/release/herdsim \
     ../shared/reference/metafor-ctmc.csv results
+# Issue 58: herdsim against a real server (docs/src/studies/live.md): drill
+# against serve beside run, five scenarios of scenarios/live/. Its live runs
+# are real timers on a real machine, so no two regenerations give the same
+# figures (and a busy machine gives worse ones): it runs only when asked,
+# `results/scripts/regenerate.sh --live`, on a quiet machine (about 15
+# minutes on 2 cores).
+if [[ ${1:-} == --live ]]; then
+  cargo build --release --quiet -p herdsim-live
+  python3 results/scripts/live_study.py target/release results
+fi

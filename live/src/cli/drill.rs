@@ -130,6 +130,13 @@ pub(super) fn drill_command(args: &DrillArgs) -> Result<(), Failure> {
         }
     };
     eprintln!("drill: {ended} (a live run: another gives other figures)");
+    // The testbed's own faithfulness in this run: how late its timers fired.
+    eprintln!(
+        "drill: arrivals sent late: {}; timeouts fired late: {}; retry delays ended late: {}",
+        run.arrivals_late.describe(),
+        run.timers_late.timeouts.describe(),
+        run.timers_late.retry_delays.describe()
+    );
     let outputs = LiveOutputs {
         json: args.json,
         series: args.series.as_deref(),

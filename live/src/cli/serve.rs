@@ -169,13 +169,16 @@ fn summary(report: &ServeReport) -> String {
     format!(
         "served for {seconds:.3} s from the first request: {} attempts arrived, {} finished \
          ({} succeeded), {} refused, {} replies unheard (the client had gone), queue peak {}, \
-         utilisation {:.3}\n",
+         utilisation {:.3}, {} connections accepted\nservice sleeps ended late (each attempt held its worker this much past its drawn \
+         service): {}\n",
         t.attempts,
         t.completions,
         t.successes,
         t.rejected,
         report.unheard,
         t.queue_peak,
-        utilisation
+        utilisation,
+        report.connections,
+        report.service_late.describe()
     )
 }

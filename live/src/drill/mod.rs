@@ -1,8 +1,10 @@
 //! `herdsim drill`: the client side of the model in real time. Arrivals
 //! come from the simulator's own arrival process ([`Arrivals`], load
 //! triggers included) on a thread that sleeps to each one precisely (the
-//! async runtime's timers tick in whole milliseconds); each request is a
-//! task that lives as [`client::request`] says, against a real endpoint.
+//! async runtime's timers tick in whole milliseconds), and closed-loop
+//! users' think times end on a thread that does the same ([`Wakeups`]);
+//! each request is a task that lives as [`client::request`] says, against
+//! a real endpoint.
 //! It stops at the load's end (then lets the requests in flight finish,
 //! up to the horizon), at its request bound, or at Ctrl-C, and reports
 //! through the simulator's recorder. A live run is not reproducible: the
@@ -11,6 +13,7 @@
 pub mod client;
 pub mod record;
 pub mod transport;
+pub mod wakeups;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -25,10 +28,12 @@ use herdsim::model::server::{Load, Nanos, ServerSpec};
 use herdsim::policy::AnyPolicy;
 use herdsim::sim::server_loop::{Arrivals, Next, ServerRetry};
 
-use client::{Clients, request};
+use client::{Clients, TimerLateness, request};
 use record::LiveRecorder;
 use transport::{Target, Transport};
+use wakeups::Wakeups;
 
+use crate::lateness::Lateness;
 use crate::timing::tighten_timer_slack;
 
 /// A drill: the workload, the clients' retry settings, the target.
@@ -58,6 +63,10 @@ pub enum Ending {
 pub struct DrillRun {
     pub metrics: ServerMetrics,
     pub ending: Ending,
+    /// How late the open loop's arrivals were sent past their drawn times.
+    pub arrivals_late: Lateness,
+    /// How late the runtime's timers fired.
+    pub timers_late: TimerLateness,
 }
 
 /// Runs the drill: arrivals until the load's end (or its request bound),
@@ -85,7 +94,9 @@ pub fn drill(config: DrillConfig) -> std::io::Result<DrillRun> {
         deadline: config.retry.deadline,
         max_attempts: config.retry.max_attempts,
         retry_on: config.retry.retry_on,
+        late: Mutex::new(TimerLateness::default()),
     });
+    let mut arrivals_late = Lateness::default();
     // The requests not yet ended (admission waits included).
     let open = Arc::new(AtomicU64::new(0));
     let interrupted = Arc::new(AtomicBool::new(false));
@@ -105,9 +116,11 @@ pub fn drill(config: DrillConfig) -> std::io::Result<DrillRun> {
             let mut t = Nanos::ZERO;
             while let Next::At(next) = arrivals.next_after(&spec, t, &mut environment) {
                 t = next;
-                if !sleep_until(clients.rec.instant_of(t), &interrupted) {
+                let due = clients.rec.instant_of(t);
+                if !sleep_until(due, &interrupted) {
                     break;
                 }
+                arrivals_late.record(Instant::now().saturating_duration_since(due));
                 let source = if sources > 1 {
                     environment.uniform(0, u64::from(sources - 1)) as u32
                 } else {
@@ -123,8 +136,12 @@ pub fn drill(config: DrillConfig) -> std::io::Result<DrillRun> {
         }
         Load::Closed { users, think } => {
             let first = spec.first_call.unwrap_or(think);
+            // Think times end on the precise wake-up thread, not on the
+            // runtime's millisecond timer.
+            let wakeups = Wakeups::start()?;
             for user in 0..users {
                 let (clients, open) = (Arc::clone(&clients), Arc::clone(&open));
+                let wakeups = wakeups.clone();
                 let (start, duration) = (first.sample(&mut environment), spec.duration);
                 let mut thinking = Lookahead::new(job_rng(
                     config.seeds.environment ^ u64::from(user) << 32 ^ 0x7573_6572,
@@ -133,7 +150,7 @@ pub fn drill(config: DrillConfig) -> std::io::Result<DrillRun> {
                 runtime.spawn(async move {
                     let mut at = start;
                     while at < duration {
-                        tokio::time::sleep_until(clients.rec.instant_of(at).into()).await;
+                        wakeups.until(clients.rec.instant_of(at)).await;
                         request(Arc::clone(&clients), user, false).await;
                         at = clients
                             .rec
@@ -162,7 +179,17 @@ pub fn drill(config: DrillConfig) -> std::io::Result<DrillRun> {
     };
     let metrics = clients.rec.finish(&spec, ending != Ending::Drained);
     runtime.shutdown_timeout(Duration::from_millis(100));
-    Ok(DrillRun { metrics, ending })
+    let timers_late = clients
+        .late
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    Ok(DrillRun {
+        metrics,
+        ending,
+        arrivals_late,
+        timers_late,
+    })
 }
 
 /// Sleeps to `deadline` in steps short enough to notice Ctrl-C; false if

@@ -11,7 +11,10 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 
+use herdsim::model::server::Nanos;
+
 use crate::grpc;
+use crate::server::CLOCK_HEADER;
 
 /// The body every call sends (the server echoes it).
 const PAYLOAD: &[u8] = b"herdsim drill";
@@ -117,9 +120,13 @@ impl Transport {
         }
     }
 
-    /// One attempt: sends the call and reads its answer to the end.
-    pub async fn call(&self) -> Answer {
-        let mut request = Request::post(&self.target.url);
+    /// One attempt, sent at drill time `sent`: sends the call and reads
+    /// its answer to the end. The request carries `sent`
+    /// ([`CLOCK_HEADER`]), so that a `serve` starts its clock on the
+    /// drill's (other servers ignore it).
+    pub async fn call(&self, sent: Nanos) -> Answer {
+        let mut request =
+            Request::post(&self.target.url).header(CLOCK_HEADER, sent.ticks().to_string());
         let body = if self.target.grpc {
             request = request
                 .header(CONTENT_TYPE, "application/grpc")

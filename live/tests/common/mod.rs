@@ -95,12 +95,17 @@ pub fn ctrl_c(child: &Child) {
 /// One HTTP/1.1 POST of `body` to `/call` on a fresh connection: the
 /// status code, the reply's body and how long the reply took.
 pub fn post(port: u16, body: &str) -> (u16, String, Duration) {
+    post_with(port, body, "")
+}
+
+/// `post` with extra header lines (`Name: value\r\n` each).
+pub fn post_with(port: u16, body: &str, headers: &str) -> (u16, String, Duration) {
     let start = Instant::now();
     let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connects");
     stream.set_read_timeout(Some(PATIENCE)).unwrap();
     write!(
         stream,
-        "POST /call HTTP/1.1\r\nHost: test\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        "POST /call HTTP/1.1\r\nHost: test\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     )
     .unwrap();

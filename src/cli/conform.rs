@@ -68,6 +68,10 @@ pub struct ConformArgs {
     /// Print the test as JSON, for machines
     #[arg(long, help_heading = super::run::OUTPUTS)]
     json: bool,
+
+    /// Hide the progress bar
+    #[arg(long, short, help_heading = super::run::OUTPUTS)]
+    quiet: bool,
 }
 
 /// The heading of the test's own flags.
@@ -140,7 +144,10 @@ pub fn conform_command(args: &ConformArgs) -> Result<(), CliError> {
         resamples: args.resamples,
         seed: args.seed,
     };
-    let result: Conformance = conform(&trace, &side, &options);
+    let bar = super::progress::runs_bar(u64::from(options.resamples), args.quiet);
+    bar.set_message("bootstrap resamples");
+    let result: Conformance = conform(&trace, &side, &options, &|| bar.inc(1));
+    bar.finish_and_clear();
     let mut held = WorkloadSummary::retry_lines(&spec);
     held.insert(0, held_to);
     if args.json {

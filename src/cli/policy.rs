@@ -63,6 +63,9 @@ pub struct PolicyArgs {
     force: bool,
 }
 
+/// The most attempts a synthetic trace has (about 25 MB of CSV).
+const MAX_TRACE_ATTEMPTS: u64 = 1_000_000;
+
 /// How long each attempt of a synthetic trace takes, ms.
 const TRACE_ATTEMPT_MS: f64 = 1.0;
 /// How far apart a synthetic trace's calls start, ms.
@@ -108,6 +111,17 @@ pub fn policy(args: &PolicyArgs) -> Result<(), CliError> {
         .iter()
         .map(|&kind| PolicySpec { kind, ..shape })
         .collect();
+    let attempts = u64::from(args.samples) * u64::from(args.retries + 1);
+    if args.trace.is_some() && attempts > MAX_TRACE_ATTEMPTS {
+        return Err(CliError::Usage(format!(
+            "--trace: --samples {} × (--retries {} + 1) is {} attempts; a synthetic trace has at \
+             most {}: lower --samples",
+            group_thousands(u64::from(args.samples)),
+            args.retries,
+            group_thousands(attempts),
+            group_thousands(MAX_TRACE_ATTEMPTS)
+        )));
+    }
     if args.trace.is_some() && specs.len() > 1 {
         return Err(CliError::Usage(format!(
             "--trace writes one policy's trace; {} policies were given",

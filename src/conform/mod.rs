@@ -225,8 +225,14 @@ fn sort_each(lists: &mut [Vec<f64>]) {
     lists.iter_mut().for_each(|l| l.sort_by(f64::total_cmp));
 }
 
-/// Tests `trace` against `side`.
-pub fn conform(trace: &Trace, side: &RetrySide, options: &Options) -> Conformance {
+/// Tests `trace` against `side`, calling `on_resample` as each bootstrap
+/// resample is done (for progress: a trace of many retries takes a while).
+pub fn conform(
+    trace: &Trace,
+    side: &RetrySide,
+    options: &Options,
+    on_resample: &(dyn Fn() + Sync),
+) -> Conformance {
     let policy = AnyPolicy::new(&side.policy);
     let retries = retries_of(trace);
     let deepest = retries.iter().map(|r| r.gaps.len()).max().unwrap_or(0);
@@ -281,6 +287,7 @@ pub fn conform(trace: &Trace, side: &RetrySide, options: &Options) -> Conformanc
             }
             sort_each(&mut fake);
             let fake_shift = ks::shift(&fake, &references, tolerance);
+            on_resample();
             (0..deepest)
                 .map(|k| {
                     if tested[k] {

@@ -46,7 +46,7 @@ fn a_policys_own_trace_conforms_to_it() {
     ] {
         let p = policy(kind, 100, 2_000);
         let trace = synthetic(&p, 5, 200, 2.0, 50.0, 11);
-        let c = conform(&trace, &side(p, Some(5)), &OPTIONS);
+        let c = conform(&trace, &side(p, Some(5)), &OPTIONS, &|| {});
         assert!(c.conforms(), "{kind:?}: {:?}", c.failures);
         assert_eq!(c.delays.len(), 4);
         assert!(c.delays.iter().all(|d| d.p_value.is_some()));
@@ -74,6 +74,7 @@ fn another_policys_trace_is_refused() {
             &trace,
             &side(policy(held_to, 100, 2_000), Some(4)),
             &OPTIONS,
+            &|| {},
         );
         assert!(!c.conforms(), "{drawn:?} held to {held_to:?}");
         assert!(c.delays.iter().any(|d| d.rejected), "{:?}", c.failures);
@@ -89,6 +90,7 @@ fn a_slower_base_is_not_absorbed_by_the_shift() {
         &trace,
         &side(policy(PolicyKind::Constant, 100, 100), Some(3)),
         &OPTIONS,
+        &|| {},
     );
     // Every shift within the resolution (1 ms) of 50 ms matches as well.
     assert!((c.shift_ms - 50.0).abs() <= 1.0, "{}", c.shift_ms);
@@ -111,7 +113,7 @@ fn an_overhead_within_the_bound_is_estimated_and_allowed() {
         .iter_mut()
         .flat_map(|c| &mut c.attempts)
         .for_each(|a| a.done = None);
-    let c = conform(&trace, &side(p, Some(4)), &OPTIONS);
+    let c = conform(&trace, &side(p, Some(4)), &OPTIONS, &|| {});
     assert!(c.conforms(), "{:?}", c.failures);
     // The shift's own error: the distances' sampling noise (about 1/√300)
     // over the density of full jitter's first delays (1 per 100 ms) is
@@ -123,14 +125,14 @@ fn an_overhead_within_the_bound_is_estimated_and_allowed() {
 fn attempts_beyond_the_limit_are_decisions_against_it() {
     let p = policy(PolicyKind::Full, 100, 2_000);
     let trace = synthetic(&p, 5, 100, 2.0, 50.0, 9);
-    let c = conform(&trace, &side(p, Some(3)), &OPTIONS);
+    let c = conform(&trace, &side(p, Some(3)), &OPTIONS, &|| {});
     // Attempts 3 and 4 of every call retried where the limit stops.
     assert_eq!(c.decisions.retried_against, 200);
     assert_eq!(c.decisions.retried_as_predicted, 200);
     assert!(!c.conforms());
     // And a limit above the trace's: its last failures stop early, but so
     // near the trace's end only for the last calls.
-    let c = conform(&trace, &side(p, Some(8)), &OPTIONS);
+    let c = conform(&trace, &side(p, Some(8)), &OPTIONS, &|| {});
     assert!(c.decisions.stopped_against > 0, "{:?}", c.decisions);
     assert!(c.decisions.censored > 0, "{:?}", c.decisions);
     assert!(!c.conforms());
@@ -154,7 +156,7 @@ fn a_retry_budget_is_replayed_over_the_traces_outcomes() {
     for call in trace.calls.iter_mut().skip(1) {
         call.attempts.truncate(1);
     }
-    let c = conform(&trace, &held, &OPTIONS);
+    let c = conform(&trace, &held, &OPTIONS, &|| {});
     assert_eq!(
         c.decisions.predicted_retries(),
         c.decisions.observed_retries(),
@@ -164,7 +166,7 @@ fn a_retry_budget_is_replayed_over_the_traces_outcomes() {
     assert_eq!(c.decisions.mismatches(), 0, "{:?}", c.decisions);
     // The same trace with every call retrying is more than it allows.
     let trace = synthetic(&p, 5, 6, 1.0, 20_000.0, 2);
-    let c = conform(&trace, &held, &OPTIONS);
+    let c = conform(&trace, &held, &OPTIONS, &|| {});
     assert!(c.decisions.retried_against >= 20, "{:?}", c.decisions);
     assert!(
         c.failures.iter().any(|f| f.contains("allows")),
@@ -194,7 +196,7 @@ fn the_test_is_the_same_at_any_thread_count() {
         .num_threads(1)
         .build()
         .unwrap();
-    let a = one.install(|| conform(&trace, &held, &OPTIONS));
-    let b = conform(&trace, &held, &OPTIONS);
+    let a = one.install(|| conform(&trace, &held, &OPTIONS, &|| {}));
+    let b = conform(&trace, &held, &OPTIONS, &|| {});
     assert_eq!(a, b);
 }

@@ -144,5 +144,21 @@ fn bad_traces_and_flags_are_refused_in_one_line() {
     ]);
     assert!(err.contains("--trace writes one policy's trace"), "{err}");
     assert!(!dir.join("t.csv").exists());
+    let t = dir.join("t.csv");
+    let err = usage_error(&[
+        "policy",
+        "full",
+        "--samples",
+        "400000",
+        "--retries",
+        "4",
+        "--trace",
+        t.to_str().unwrap(),
+    ]);
+    assert!(
+        err.contains("2,000,000 attempts; a synthetic trace has at most 1,000,000"),
+        "{err}"
+    );
+    assert!(!t.exists());
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -4,6 +4,7 @@
 
 use std::fs;
 use std::path::Path;
+use std::sync::OnceLock;
 
 use assert_cmd::cargo::cargo_bin_cmd;
 
@@ -224,10 +225,22 @@ const SPLIT: &[&str] = &[
     "4",
 ];
 
+/// `assess SERVICE QUICK SPLIT` on one thread, in a directory of its own:
+/// its standard output. Run once for the three tests that read it (the
+/// thread-count test checks two threads print the same).
+fn split_assessment() -> &'static str {
+    static TEXT: OnceLock<String> = OnceLock::new();
+    TEXT.get_or_init(|| {
+        let dir = workdir("assess-split-one-thread");
+        let out = assess(&dir, "1", SPLIT);
+        let _ = fs::remove_dir_all(&dir);
+        out
+    })
+}
+
 #[test]
 fn a_rare_storm_figure_is_the_splitting_of_the_run_it_names() {
-    let dir = workdir("assess-rare");
-    let out = assess(&dir, "2", SPLIT);
+    let out = split_assessment();
     assert!(
         out.contains("storm region before calm") && out.contains("not the verdict's stuck"),
         "the table says which question it answers:\n{out}"
@@ -244,7 +257,7 @@ fn a_rare_storm_figure_is_the_splitting_of_the_run_it_names() {
         );
         let run = succeed(
             cargo_bin_cmd!("herdsim")
-                .args(&command(&out, n)[..])
+                .args(&command(out, n)[..])
                 .arg("-q"),
         );
         let line = run
@@ -267,7 +280,7 @@ fn a_rare_storm_figure_is_the_splitting_of_the_run_it_names() {
 #[test]
 fn an_assessment_is_the_same_at_any_thread_count_and_writes_its_page() {
     let dir = workdir("assess-threads");
-    let one = assess(&dir, "1", SPLIT);
+    let one = split_assessment();
     let page = dir.join("assess.html");
     let mut with_page = SPLIT.to_vec();
     with_page.extend(["--report", page.to_str().unwrap()]);
@@ -300,7 +313,7 @@ fn an_assessment_is_the_same_at_any_thread_count_and_writes_its_page() {
 #[test]
 fn the_json_answer_is_the_texts_with_its_figures_as_numbers() {
     let dir = workdir("assess-json");
-    let text = assess(&dir, "2", SPLIT);
+    let text = split_assessment();
     let mut with_json = SPLIT.to_vec();
     with_json.push("--json");
     let json: serde_json::Value = serde_json::from_str(&assess(&dir, "2", &with_json)).unwrap();
@@ -311,11 +324,11 @@ fn the_json_answer_is_the_texts_with_its_figures_as_numbers() {
     assert_eq!(json["verdict"], verdict);
     for (i, line) in json["commands"].as_array().unwrap().iter().enumerate() {
         let words = shell_words(line.as_str().unwrap());
-        assert_eq!(words[1..], command(&text, i + 1), "command [{}]", i + 1);
+        assert_eq!(words[1..], command(text, i + 1), "command [{}]", i + 1);
     }
     // Each table row is the text's, and its numbers are what it prints.
     let margin = &json["tables"]["margin"];
-    let printed = row(&text, "outage ");
+    let printed = row(text, "outage ");
     assert_eq!(margin["rows"][0], serde_json::json!(printed));
     let at = margin["numbers"]["margin_s"][0].as_f64().unwrap();
     assert_eq!(

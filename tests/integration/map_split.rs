@@ -4,6 +4,7 @@
 //! across shards, and bad input refused.
 
 use std::fs;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use assert_cmd::cargo::cargo_bin_cmd;
@@ -71,17 +72,34 @@ fn number(row: &std::collections::HashMap<String, String>, column: &str) -> f64 
         .unwrap_or_else(|_| panic!("{column}: {}", row[column]))
 }
 
+/// The map of 200 paths a batch on one thread: what it printed and its
+/// file's bytes. Made once for the two tests that read it (seconds of
+/// splitting each time): the kill test resumes a run on two threads to
+/// these bytes, so the rare-cells test checks what any thread count makes.
+fn whole_map() -> &'static (String, Vec<u8>) {
+    static WHOLE: OnceLock<(String, Vec<u8>)> = OnceLock::new();
+    WHOLE.get_or_init(|| {
+        let dir = workdir("map-split-whole");
+        let out = dir.join("w.csv").to_str().unwrap().to_string();
+        let table = succeed(
+            cargo_bin_cmd!("herdsim")
+                .args(map_args("200", &["--out", &out, "--quiet"]))
+                .env("RAYON_NUM_THREADS", "1"),
+        );
+        let bytes = fs::read(&out).unwrap();
+        let _ = fs::remove_dir_all(&dir);
+        (table, bytes)
+    })
+}
+
 #[test]
 fn a_map_splits_its_rare_cells_and_means_runs_storm_before_calm() {
-    let dir = workdir("map-split");
-    let out = dir.join("m.csv").to_str().unwrap().to_string();
-    let args = map_args("200", &["--out", &out, "--quiet"]);
-    let table = succeed(cargo_bin_cmd!("herdsim").args(&args));
+    let (table, bytes) = whole_map();
     assert!(
         table.contains("storm region before calm") && table.contains("not the verdict's stuck"),
         "the table says which question splitting answers: {table}"
     );
-    let cells = rows(&fs::read_to_string(&out).unwrap());
+    let cells = rows(std::str::from_utf8(bytes).unwrap());
     assert_eq!(cells.len(), 6);
     let mut compared = 0;
     for cell in &cells {
@@ -151,15 +169,13 @@ fn a_split_map_is_the_same_at_any_thread_count_and_through_a_kill() {
     use std::os::unix::process::ExitStatusExt;
     let dir = workdir("map-split-killed");
     let path = |name: &str| dir.join(name).to_str().unwrap().to_string();
-    // 600 paths a batch: seconds of splitting, killed once a batch is in
-    // the journal, so the kill lands in the splitting, not the runs.
-    let (out, journal, whole) = (path("k.csv"), path("k.csv.runs"), path("w.csv"));
-    let args = |out: &str| map_args("600", &["--out", out, "--quiet"]);
-    succeed(
-        cargo_bin_cmd!("herdsim")
-            .args(args(&whole))
-            .env("RAYON_NUM_THREADS", "1"),
-    );
+    // 200 paths a batch, the rare-cells test's map: its 6 cells' splitting
+    // (up to 60 batches) takes seconds, and the run is killed once a batch
+    // is in the journal (polled every 5 ms), so the kill lands in the
+    // splitting, not the runs, and cuts it short (checked below).
+    let (out, journal) = (path("k.csv"), path("k.csv.runs"));
+    let args = |out: &str| map_args("200", &["--out", out, "--quiet"]);
+    let whole = &whole_map().1;
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("herdsim"))
         .args(args(&out))
         .env("RAYON_NUM_THREADS", "2")
@@ -211,8 +227,8 @@ fn a_split_map_is_the_same_at_any_thread_count_and_through_a_kill() {
             .env("RAYON_NUM_THREADS", "2"),
     );
     assert_eq!(
-        fs::read(&out).unwrap(),
-        fs::read(&whole).unwrap(),
+        &fs::read(&out).unwrap(),
+        whole,
         "resumed on 2 threads, the bytes of one made whole on 1"
     );
     assert!(!dir.join("k.csv.runs").exists());

@@ -11,7 +11,7 @@ const LAYERS: [&[&str]; 11] = [
     &["spec"],
     &["measure", "exact"],
     &["sim"],
-    &["import"],
+    &["import", "conform"],
     &["experiment"],
     &["study"],
     &["report"],

@@ -151,6 +151,15 @@ results/scripts/aws_2026.sh target/release/herdsim
 python3 results/scripts/splitting_agreement.py target/release/herdsim results
 python3 results/scripts/metafor_mechanistic.py target/release/herdsim \
     ../shared/reference/metafor-ctmc.csv results
+# Issue 60: am I affected by botocore 1.44? One AWS config under the 1.43
+# line (the 2.0 quota) and the current release (2026), on a service near
+# capacity (docs/src/guide/diff.md).
+herdsim diff scenarios/configs/aws-config scenarios/configs/aws-config \
+    --select-a sdk=botocore==1.43.67 --rate 900 --workers 1 --service exp:1ms \
+    --timeout 20ms --seeds 16 -q > results/diff-aws-botocore-1.43-1.44.txt 2>&1
+herdsim diff scenarios/configs/aws-config scenarios/configs/aws-config \
+    --select-a sdk=botocore==1.43.67 --rate 900 --workers 1 --service exp:1ms \
+    --timeout 20ms --seeds 16 -q --json > results/diff-aws-botocore-1.43-1.44.json
 # Issue 58: herdsim against a real server (docs/src/studies/live.md): drill
 # against serve beside run, five scenarios of scenarios/live/. Its live runs
 # are real timers on a real machine, so no two regenerations give the same

@@ -151,3 +151,12 @@ results/scripts/aws_2026.sh target/release/herdsim
 python3 results/scripts/splitting_agreement.py target/release/herdsim results
 python3 results/scripts/metafor_mechanistic.py target/release/herdsim \
     ../shared/reference/metafor-ctmc.csv results
+# Real retry libraries against `herdsim serve` (issue 59;
+# docs/src/studies/real-libraries.md): run only on request
+# (`regenerate.sh --live`), since a live run is not byte-identical to the
+# last one; it installs grpcio, botocore and grpc-js in throwaway
+# environments and takes about 25 minutes.
+if [[ "${1:-}" == --live ]]; then
+    cargo build --release --quiet -p herdsim-live
+    results/scripts/real_libraries.sh target/release/herdsim
+fi

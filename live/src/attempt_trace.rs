@@ -20,6 +20,9 @@ pub enum TracedOutcome {
     Success,
     Failure,
     Throttled,
+    /// The client hung up before the reply (its timeout or deadline): the
+    /// attempt's `done` is when it did.
+    Timeout,
 }
 
 impl TracedOutcome {
@@ -28,6 +31,7 @@ impl TracedOutcome {
             TracedOutcome::Success => "success",
             TracedOutcome::Failure => "failure",
             TracedOutcome::Throttled => "throttled",
+            TracedOutcome::Timeout => "timeout",
         }
     }
 }
@@ -104,6 +108,45 @@ impl AttemptTrace {
     }
 }
 
+/// An attempt on its way: recorded with its outcome by [`Pending::answered`],
+/// or as a `timeout` at the moment it is dropped unanswered (the client
+/// hung up, and the connection's task dropped the attempt's future).
+pub struct Pending<'a, F: Fn() -> Nanos> {
+    trace: &'a AttemptTrace,
+    /// `None` once recorded.
+    call: Option<Option<String>>,
+    sent: Nanos,
+    now: F,
+}
+
+impl<'a, F: Fn() -> Nanos> Pending<'a, F> {
+    /// An attempt of `call` that arrived at `sent`; `now` reads serve's clock.
+    pub fn new(trace: &'a AttemptTrace, call: Option<String>, sent: Nanos, now: F) -> Self {
+        Pending {
+            trace,
+            call: Some(call),
+            sent,
+            now,
+        }
+    }
+
+    /// The reply is going out.
+    pub fn answered(mut self, outcome: TracedOutcome) {
+        if let Some(call) = self.call.take() {
+            self.trace.record(call, self.sent, (self.now)(), outcome);
+        }
+    }
+}
+
+impl<F: Fn() -> Nanos> Drop for Pending<'_, F> {
+    fn drop(&mut self) {
+        if let Some(call) = self.call.take() {
+            self.trace
+                .record(call, self.sent, (self.now)(), TracedOutcome::Timeout);
+        }
+    }
+}
+
 /// ns as ms with three decimals (µs).
 fn ms(t: Nanos) -> String {
     let us = t.ticks() / 1_000;
@@ -142,12 +185,24 @@ mod tests {
             TracedOutcome::Failure,
         );
         trace.record(None, ns(4_000_000), ns(4_000_000), TracedOutcome::Throttled);
+        drop(Pending::new(
+            &trace,
+            Some("gone".into()),
+            ns(5_000_000),
+            || Nanos::from_ticks(6_000_000),
+        ));
+        Pending::new(&trace, Some("c".into()), ns(7_000_000), || {
+            Nanos::from_ticks(8_000_000)
+        })
+        .answered(TracedOutcome::Success);
         assert_eq!(
             trace.csv(),
             "call,sent_ms,done_ms,outcome\n\
              \"a,1\",1.000,2.000,failure\n\
              b,2.500,3.000,success\n\
-             anonymous-2,4.000,4.000,throttled\n"
+             anonymous-2,4.000,4.000,throttled\n\
+             gone,5.000,6.000,timeout\n\
+             c,7.000,8.000,success\n"
         );
     }
 }

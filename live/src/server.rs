@@ -25,7 +25,7 @@ use tokio::sync::oneshot;
 
 use herdsim::model::server::{Nanos, ServerSpec};
 
-use crate::attempt_trace::{AttemptTrace, TracedOutcome};
+use crate::attempt_trace::{AttemptTrace, Pending, TracedOutcome};
 use crate::grpc::{self, Status};
 use crate::station::{Admission, Job, Station};
 use crate::timing::{duration_of, nanos_of, tighten_timer_slack};
@@ -378,6 +378,11 @@ async fn answer(request: Request<Incoming>, shared: &Shared) -> Response<ReplyBo
     };
     let (ticket, reply) = oneshot::channel();
     let sent = shared.clock.now();
+    // Logged when answered, or as a timeout if the client hangs up first.
+    let traced = match (&shared.trace, call_id) {
+        (Some(trace), Some(call)) => Some(Pending::new(trace, call, sent, || shared.clock.now())),
+        _ => None,
+    };
     let refused = {
         let mut state = shared.lock();
         match state.station.arrive(sent, ticket) {
@@ -396,13 +401,12 @@ async fn answer(request: Request<Incoming>, shared: &Shared) -> Response<ReplyBo
         // The serve stopping drops the worker's sender: a failure.
         reply.await.unwrap_or(Outcome::Failure)
     };
-    if let (Some(trace), Some(call)) = (&shared.trace, call_id) {
-        let traced = match outcome {
+    if let Some(pending) = traced {
+        pending.answered(match outcome {
             Outcome::Success => TracedOutcome::Success,
             Outcome::Failure => TracedOutcome::Failure,
             Outcome::Rejected => TracedOutcome::Throttled,
-        };
-        trace.record(call, sent, shared.clock.now(), traced);
+        });
     }
     match (is_grpc, outcome) {
         (true, Outcome::Success) => grpc_reply(Status::Ok, Some(grpc::frame(&payload))),

@@ -122,6 +122,55 @@ fn every_attempt_is_logged_with_its_call_and_outcome() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A client that hangs up before its reply (its timeout) is logged as a
+/// `timeout` when it hung up, though its worker serves the attempt to the
+/// end.
+#[test]
+fn an_attempt_whose_client_hangs_up_is_a_timeout() {
+    let _alone = alone();
+    let dir = std::env::temp_dir().join(format!("herdsim-live-trace-gone-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("trace.csv");
+    let served = start_serve(
+        &[
+            "serve",
+            "--workers",
+            "1",
+            "--service",
+            "const:400ms",
+            "--for",
+            "1s",
+            "--trace",
+            trace.to_str().unwrap(),
+        ],
+        None,
+    );
+    {
+        let mut stream = TcpStream::connect(("127.0.0.1", served.port)).expect("connects");
+        write!(
+            stream,
+            "POST /call HTTP/1.1\r\nHost: test\r\nx-call-id: gone\r\nContent-Length: 1\r\n\r\nx"
+        )
+        .unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let out = finish(served.child, PATIENCE);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&trace).expect("the trace is written");
+    let row: Vec<&str> = text.lines().nth(1).expect("one row").split(',').collect();
+    assert_eq!((row[0], row[3]), ("gone", "timeout"), "{text}");
+    let held = row[2].parse::<f64>().unwrap() - row[1].parse::<f64>().unwrap();
+    assert!(
+        (80.0..390.0).contains(&held),
+        "logged when the client hung up: {text}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// --trace and --series in one file would overwrite each other: refused in
 /// one line, exit 2, before serving; a call id header must be a header name.
 #[test]

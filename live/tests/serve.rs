@@ -327,7 +327,7 @@ fn grpc_calls_get_their_status_in_the_trailers() {
                 // A failure is Trailers-Only: its status in the headers
                 // and no trailers (gRPC clients retry only such replies).
                 let status = match (in_headers, body.trailers()) {
-                    (Some(code), None) => format!("{}", code.to_str().unwrap()),
+                    (Some(code), None) => code.to_str().unwrap().to_string(),
                     (None, Some(trailers)) => trailers["grpc-status"].to_str().unwrap().to_string(),
                     other => panic!("grpc-status in the headers or the trailers: {other:?}"),
                 };

@@ -61,6 +61,13 @@ def library_table():
             config=cfg_grpc, select=[], header="x-call-id", predict_extra=[],
             wrong=["--policy", "full", "--base", "10ms", "--cap", "100ms", "--max-attempts", "4"],
             wrong_name="--policy full (base 10ms, cap 100ms, 4 attempts)")
+    if os.environ.get("TOWER_DRIVER"):
+        table["tower"] = dict(
+            driver=[os.environ["TOWER_DRIVER"]],
+            config=os.path.join(LIBS, "linkerd-service-profile.yaml"), select=[], header="x-call-id",
+            predict_extra=[],
+            wrong=["--policy", "full", "--base", "10ms", "--cap", "100ms", "--max-attempts", "4"],
+            wrong_name="--policy full (base 10ms, cap 100ms, 4 attempts)")
     for key, env, behaviour, wrong in (("botocore-1.43", "BOTOCORE143_PYTHON", "2.0", "2026"),
                                        ("botocore-1.44", "BOTOCORE144_PYTHON", "2026", "2.0")):
         if os.environ.get(env):

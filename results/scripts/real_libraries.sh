@@ -3,7 +3,8 @@
 # configuration file, beside `herdsim run --import` of that same file
 # (docs/src/studies/real-libraries.md). Each library is installed here, in a
 # throwaway environment (a venv per Python library, a temporary npm folder
-# for grpc-js), at the versions below; nothing is installed outside $TMP.
+# for grpc-js, a temporary cargo project for tower), at the versions below;
+# nothing is installed outside $TMP.
 #
 #   results/scripts/real_libraries.sh HERDSIM            # the committed table (about 20 minutes)
 #   results/scripts/real_libraries.sh HERDSIM --quick    # CI: botocore 1.44, 2 runs of ~200 calls (under 2 minutes)
@@ -19,6 +20,7 @@ GRPCIO=1.85.4
 BOTOCORE_2_0=1.43.127
 BOTOCORE_2026=1.44.18
 GRPC_JS=1.14.7
+TOWER=0.5.3 # pinned in results/scripts/libraries/tower_driver/Cargo.toml
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -47,6 +49,10 @@ if command -v npm >/dev/null; then
     export GRPCJS_NODE=$PWD/results/scripts/libraries/grpcjs_driver.js
     export NODE_PATH=$tmp/node/node_modules
 fi
+# tower's retry and TpsBudget (crates.io), built in a temporary cargo project
+cp -r results/scripts/libraries/tower_driver "$tmp/tower"
+cargo build --release --quiet --manifest-path "$tmp/tower/Cargo.toml"
+export TOWER_DRIVER=$tmp/tower/target/release/herdsim-tower-driver
 echo "load: $(uptime)"
 python3 results/scripts/real_libraries.py "$herdsim" results/real-libraries --workdir "$tmp/work" \
     > results/real-libraries.md

@@ -2,6 +2,7 @@
 //! server model as a real network server (`herdsim serve`) and the client
 //! model as a real load generator (`herdsim drill`).
 
+pub mod attempt_trace;
 pub mod cli;
 pub mod drill;
 pub mod grpc;

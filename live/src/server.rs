@@ -26,6 +26,7 @@ use tokio::sync::oneshot;
 
 use herdsim::model::server::{Nanos, ServerSpec};
 
+use crate::attempt_trace::{AttemptTrace, Pending, TracedOutcome};
 use crate::grpc::{self, Status};
 use crate::lateness::Lateness;
 use crate::station::{Admission, Job, Station};
@@ -98,6 +99,8 @@ struct Shared {
     /// Connections accepted: a client that times out an HTTP/1.1 call
     /// must close its connection, so its next attempt opens another.
     connections: AtomicU64,
+    /// Every answered attempt, with `--trace`.
+    trace: Option<AttemptTrace>,
 }
 
 struct State {
@@ -127,6 +130,9 @@ pub struct ServeConfig {
     /// Stop this long after the first request, or after the start if no
     /// request comes in that time (`None`: at Ctrl-C).
     pub stop_after: Option<Duration>,
+    /// Log every attempt (`--trace`), its call named by this request
+    /// header.
+    pub trace_header: Option<String>,
 }
 
 /// What a serve did, when it stopped.
@@ -142,6 +148,8 @@ pub struct ServeReport {
     /// Clock time at the stop, ns (0 if no request came).
     pub ran_ns: Nanos,
     pub workers: u32,
+    /// The attempts as `--trace`'s CSV, with `trace_header`.
+    pub trace: Option<String>,
 }
 
 /// Binds `config.listen`; on success `announce` is told the bound address
@@ -165,6 +173,7 @@ pub fn serve(
         work: Condvar::new(),
         clock: Clock::default(),
         connections: AtomicU64::new(0),
+        trace: config.trace_header.as_deref().map(AttemptTrace::new),
     });
     let threads: Vec<_> = (0..workers)
         .map(|i| {
@@ -209,6 +218,7 @@ pub fn serve(
     // attempt finish their sleep and stop (none outlives the process).
     runtime.shutdown_timeout(Duration::from_millis(100));
     drop((threads, capacity));
+    let trace = shared.trace.as_ref().map(AttemptTrace::csv);
     Ok(ServeReport {
         series,
         unheard,
@@ -216,6 +226,7 @@ pub fn serve(
         service_late,
         ran_ns,
         workers,
+        trace,
     })
 }
 
@@ -429,6 +440,13 @@ async fn answer(request: Request<Incoming>, shared: &Shared) -> Response<ReplyBo
         .and_then(|v| v.parse::<u64>().ok())
         .map(Duration::from_nanos)
         .filter(|ahead| *ahead <= MAX_CLOCK_AHEAD);
+    let call_id = shared.trace.as_ref().map(|t| {
+        request
+            .headers()
+            .get(t.header())
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+    });
     let path_ok = !is_grpc || request.uri().path() == grpc::METHOD;
     let body = match Limited::new(request.into_body(), MAX_BODY).collect().await {
         Ok(collected) => collected.to_bytes(),
@@ -454,9 +472,15 @@ async fn answer(request: Request<Incoming>, shared: &Shared) -> Response<ReplyBo
     };
     let (ticket, reply) = oneshot::channel();
     shared.clock.start(client_clock.unwrap_or(Duration::ZERO));
+    let sent = shared.clock.now();
+    // Logged when answered, or as a timeout if the client hangs up first.
+    let traced = match (&shared.trace, call_id) {
+        (Some(trace), Some(call)) => Some(Pending::new(trace, call, sent, || shared.clock.now())),
+        _ => None,
+    };
     let refused = {
         let mut state = shared.lock();
-        match state.station.arrive(shared.clock.now(), ticket) {
+        match state.station.arrive(sent, ticket) {
             Admission::Started(job) => {
                 state.ready.push_back(job);
                 shared.work.notify_one();
@@ -472,6 +496,13 @@ async fn answer(request: Request<Incoming>, shared: &Shared) -> Response<ReplyBo
         // The serve stopping drops the worker's sender: a failure.
         reply.await.unwrap_or(Outcome::Failure)
     };
+    if let Some(pending) = traced {
+        pending.answered(match outcome {
+            Outcome::Success => TracedOutcome::Success,
+            Outcome::Failure => TracedOutcome::Failure,
+            Outcome::Rejected => TracedOutcome::Throttled,
+        });
+    }
     match (is_grpc, outcome) {
         (true, Outcome::Success) => grpc_reply(Status::Ok, Some(grpc::frame(&payload))),
         (true, Outcome::Failure) => grpc_reply(Status::Unavailable, None),
@@ -503,13 +534,17 @@ fn plain(status: StatusCode, content_type: &'static str, body: Bytes) -> Respons
     response
 }
 
-/// A gRPC response: headers, the message if any, `grpc-status` in the
-/// trailers.
+/// A gRPC response: on success headers, the message and `grpc-status` 0 in
+/// the trailers; on any other status a Trailers-Only response (one HEADERS
+/// frame holding `grpc-status`, the stream ended), as gRPC servers answer
+/// an error: a client counts response headers as the server's commitment
+/// to the call and does not retry after them (gRFC A6), so headers then
+/// trailers would make every failure final to grpcio and grpc-js.
 fn grpc_reply(status: Status, message: Option<Bytes>) -> Response<ReplyBody> {
-    let mut trailers = HeaderMap::new();
-    trailers.insert("grpc-status", HeaderValue::from(u16::from(status.code())));
+    let mut fields = HeaderMap::new();
+    fields.insert("grpc-status", HeaderValue::from(u16::from(status.code())));
     if status != Status::Ok {
-        trailers.insert(
+        fields.insert(
             "grpc-message",
             HeaderValue::from_static(match status {
                 Status::Unavailable => "failed",
@@ -519,13 +554,17 @@ fn grpc_reply(status: Status, message: Option<Bytes>) -> Response<ReplyBody> {
             }),
         );
     }
+    let trailers_only = status != Status::Ok;
     let mut response = Response::new(ReplyBody {
         data: message,
-        trailers: Some(trailers),
+        trailers: (!trailers_only).then(|| fields.clone()),
     });
     response
         .headers_mut()
         .insert(CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
+    if trailers_only {
+        response.headers_mut().extend(fields);
+    }
     response
 }
 

@@ -169,4 +169,8 @@ herdsim diff scenarios/configs/aws-config scenarios/configs/aws-config \
 if [[ ${1:-} == --live ]]; then
   cargo build --release --quiet -p herdsim-live
   python3 results/scripts/live_study.py target/release results
+  # Real retry libraries against `herdsim serve` (issue 59;
+  # docs/src/studies/real-libraries.md): it installs grpcio, botocore,
+  # grpc-js and tower in throwaway environments; about 25 minutes.
+  results/scripts/real_libraries.sh target/release/herdsim
 fi

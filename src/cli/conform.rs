@@ -134,6 +134,19 @@ pub fn conform_command(args: &ConformArgs) -> Result<(), CliError> {
                 .to_string(),
         ));
     }
+    // The smallest p-value a bootstrap gives is 1/(resamples + 1): below
+    // it, no trace could ever be refused.
+    let floor = 1.0 / f64::from(args.resamples + 1);
+    if args.alpha < floor {
+        return Err(CliError::Usage(format!(
+            "--alpha {} is below the smallest p-value {} resamples can give (1/{}): raise \
+             --resamples to at least {}",
+            args.alpha,
+            args.resamples,
+            args.resamples + 1,
+            (1.0 / args.alpha).ceil() as u64 - 1
+        )));
+    }
     let name = args.trace.display().to_string();
     let text = read_input(&args.trace, "the trace", MAX_TRACE_BYTES)?;
     let trace = trace::parse(&name, &text).map_err(CliError::Usage)?;

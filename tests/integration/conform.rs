@@ -123,6 +123,8 @@ fn bad_traces_and_flags_are_refused_in_one_line() {
     assert!(err.contains("row 3: sent_ms is \"x\""), "{err}");
     let err = usage_error(&["conform", bad]);
     assert!(err.contains("--policy"), "{err}");
+    let err = usage_error(&["conform", bad, "--policy", "full", "--alpha", "0.001"]);
+    assert!(err.contains("raise --resamples to at least 999"), "{err}");
     let err = usage_error(&["conform", bad, "--policy", "full", "--alpha", "0.7"]);
     assert!(err.contains("--alpha"), "{err}");
     let err = usage_error(&[

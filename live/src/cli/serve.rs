@@ -13,6 +13,7 @@ use herdsim::experiment::server_runs::server_parts;
 use herdsim::model::server::{ServerSpec, TriggerKind, show_ns};
 
 use super::Failure;
+use crate::attempt_trace::DEFAULT_CALL_ID_HEADER;
 use crate::server::{ServeConfig, ServeReport, serve};
 use crate::timing::nanos_of;
 
@@ -35,7 +36,17 @@ pub(super) struct ServeArgs {
     #[arg(long, value_name = "FILE.csv", help_heading = SERVING)]
     series: Option<PathBuf>,
 
-    /// Replace an existing --series file
+    /// Write every attempt as CSV when it stops (call, sent_ms, done_ms,
+    /// outcome: the trace `herdsim conform` reads)
+    #[arg(long, value_name = "FILE.csv", help_heading = SERVING)]
+    trace: Option<PathBuf>,
+
+    /// The request header (gRPC metadata) naming an attempt's call in
+    /// --trace, the same on every attempt of a call
+    #[arg(long, value_name = "NAME", default_value = DEFAULT_CALL_ID_HEADER, value_parser = parse_header_name, help_heading = SERVING)]
+    call_id_header: String,
+
+    /// Replace existing --series and --trace files
     #[arg(long, help_heading = SERVING)]
     force: bool,
 
@@ -45,6 +56,13 @@ pub(super) struct ServeArgs {
 
 /// The heading of serve's own flags, above the workload's.
 const SERVING: &str = "Serving";
+
+fn parse_header_name(text: &str) -> Result<String, String> {
+    match hyper::header::HeaderName::from_bytes(text.as_bytes()) {
+        Ok(name) => Ok(name.as_str().to_string()),
+        Err(_) => Err("expected an HTTP header name, such as x-call-id".into()),
+    }
+}
 
 fn parse_stop(text: &str) -> Result<Duration, String> {
     match parse_duration(text) {
@@ -100,11 +118,21 @@ pub(super) fn serve_command(args: &ServeArgs) -> Result<(), Failure> {
     if let Some(path) = &args.series {
         check_output_file(path, args.force).map_err(Failure::Usage)?;
     }
+    if let Some(path) = &args.trace {
+        if args.series.as_ref() == Some(path) {
+            return Err(Failure::Usage(format!(
+                "--trace {}: the same file as --series; give each its own",
+                path.display()
+            )));
+        }
+        check_output_file(path, args.force).map_err(Failure::Usage)?;
+    }
     let config = ServeConfig {
         spec: spec.clone(),
         seed: herdsim::Seeds::for_job(point.seed, 0, 0).environment,
         listen: args.listen,
         stop_after: args.stop_after,
+        trace_header: args.trace.as_ref().map(|_| args.call_id_header.clone()),
     };
     let what = describe(&spec, args.stop_after);
     let report = serve(config, |addr| {
@@ -119,6 +147,9 @@ pub(super) fn serve_command(args: &ServeArgs) -> Result<(), Failure> {
     })?;
     if let Some(path) = &args.series {
         write_whole_file(path, args.force, &report.series.csv()).map_err(Failure::Io)?;
+    }
+    if let (Some(path), Some(trace)) = (&args.trace, &report.trace) {
+        write_whole_file(path, args.force, trace).map_err(Failure::Io)?;
     }
     print!("{}", summary(&report));
     Ok(())

@@ -142,6 +142,8 @@ impl Transport {
             return Answer::Failure;
         };
         let status = response.status();
+        // A Trailers-Only reply (a failure) holds grpc-status in its headers.
+        let header_code = response.headers().get("grpc-status").cloned();
         let collected = match response.into_body().collect().await {
             Ok(collected) => collected,
             Err(_) => return Answer::Failure,
@@ -150,6 +152,7 @@ impl Transport {
             let code = collected
                 .trailers()
                 .and_then(|t| t.get("grpc-status"))
+                .or(header_code.as_ref())
                 .and_then(|v| v.to_str().ok())
                 .and_then(|v| v.parse::<u8>().ok());
             return match code {

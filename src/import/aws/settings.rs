@@ -37,6 +37,23 @@ pub(super) const CURRENT_BOTOCORE: &str = "1.44";
 /// current one; with why, in words.
 fn sdk_line(ctx: &Context<'_>) -> Result<(BotocoreLine, String), ImportError> {
     let Some(text) = ctx.selection("sdk") else {
+        // A behaviour named alone says enough: 2.0 is the 1.43 line's only,
+        // and under 2026 the lines default alike.
+        match ctx.selection("behaviour") {
+            Some("2.0") => {
+                return Ok((
+                    BotocoreLine::V143,
+                    "the 1.43 line, the last to run it".to_string(),
+                ));
+            }
+            Some(_) => {
+                return Ok((
+                    BotocoreLine::V144,
+                    format!("botocore {CURRENT_BOTOCORE} or 1.43 with its switch on"),
+                ));
+            }
+            None => {}
+        }
         ctx.assumed(format!(
             "assumed botocore {CURRENT_BOTOCORE}, the current release (the 2026 retry behaviour); \
              --select sdk=botocore==1.43.67 for the 1.43 line"
@@ -322,7 +339,12 @@ mod tests {
         );
         assert_eq!(switched.value("policy"), Some("aws-2026"));
         // 1.44 has no 2.0 behaviour; other names are refused.
-        let err = run("[default]\n", &[CURRENT, ("behaviour", "2.0")], &[]).unwrap_err();
+        let err = run(
+            "[default]\n",
+            &[("sdk", "botocore==1.44.2"), ("behaviour", "2.0")],
+            &[],
+        )
+        .unwrap_err();
         assert!(
             err.contains("botocore 1.44 always runs the 2026 behaviour"),
             "{err}"

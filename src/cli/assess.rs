@@ -162,6 +162,22 @@ pub fn assess_help() -> String {
     )
 }
 
+/// The stall kinds given with `--stall`, or assess's defaults.
+pub(super) fn stall_kinds(given: &[String]) -> Vec<String> {
+    if given.is_empty() {
+        DEFAULT_KINDS.iter().map(|k| k.to_string()).collect()
+    } else {
+        given.to_vec()
+    }
+}
+
+/// Seeds per cell and per run: `--seeds`, else the scenario's, at least
+/// [`DEFAULT_SEEDS`].
+pub(super) fn assess_seeds(grid: &GridArgs, scenario: &Scenario) -> u32 {
+    grid.seeds()
+        .unwrap_or(DEFAULT_SEEDS.max(scenario.replicates))
+}
+
 /// The scenario at `path` (or none) with `grid`'s flags applied, checked
 /// as one service `command` (assess, tune) can stall.
 pub(super) fn read_service(
@@ -261,11 +277,7 @@ pub fn assess_command(args: &AssessArgs) -> Result<(), CliError> {
         None => None,
     };
     let settings = AssessSettings {
-        kinds: if args.kinds.is_empty() {
-            DEFAULT_KINDS.iter().map(|k| k.to_string()).collect()
-        } else {
-            args.kinds.clone()
-        },
+        kinds: stall_kinds(&args.kinds),
         blips: if args.blips.is_empty() {
             vec![DEFAULT_BLIP_US]
         } else {
@@ -273,10 +285,7 @@ pub fn assess_command(args: &AssessArgs) -> Result<(), CliError> {
         },
         partial: args.partial,
         suggest,
-        seeds: args
-            .grid
-            .seeds()
-            .unwrap_or(DEFAULT_SEEDS.max(scenario.replicates)),
+        seeds: assess_seeds(&args.grid, &scenario),
         rounds: args.refine,
         master_seed: scenario.master_seed,
         splitting: splitting(args, &base)?,

@@ -7,14 +7,13 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use super::assess::{check_service, parse_share};
+use super::assess::{assess_seeds, check_service, parse_share, stall_kinds};
 use super::import::ImportFlags;
 use super::progress::runs_bar;
 use super::sweep::{GridArgs, read_scenario};
 use super::{CliError, write_stdout};
 use crate::experiment::assess::{
-    AssessSettings, DEFAULT_BLIP_US, DEFAULT_KINDS, DEFAULT_PARTIAL, DEFAULT_ROUNDS, DEFAULT_SEEDS,
-    assess,
+    AssessSettings, DEFAULT_BLIP_US, DEFAULT_PARTIAL, DEFAULT_ROUNDS, assess,
 };
 use crate::experiment::scenario::Scenario;
 use crate::import::parse_select;
@@ -110,18 +109,11 @@ pub fn diff_command(args: &DiffArgs) -> Result<(), CliError> {
         .iter()
         .map(|scenario| AssessSettings {
             base: scenario.grid.point(0),
-            kinds: if args.kinds.is_empty() {
-                DEFAULT_KINDS.iter().map(|k| k.to_string()).collect()
-            } else {
-                args.kinds.clone()
-            },
+            kinds: stall_kinds(&args.kinds),
             blips: vec![DEFAULT_BLIP_US],
             partial: args.partial,
             suggest: None,
-            seeds: args
-                .grid
-                .seeds()
-                .unwrap_or(DEFAULT_SEEDS.max(scenario.replicates)),
+            seeds: assess_seeds(&args.grid, scenario),
             rounds: args.refine,
             master_seed: scenario.master_seed,
             splitting: None,
